@@ -1,0 +1,505 @@
+#include "analysis/levels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+namespace gpuprobe::analysis {
+namespace {
+
+// The MAD of a normal sample times this estimates its standard deviation.
+constexpr double kMadToSigma = 1.4826;
+// Penalty per extra segment, in units of sigma^2 * ln(n): BIC charges ~ln(n) per parameter and
+// a change point costs two (its position and the new level); 3 leaves a margin against the
+// heavy tails of real timing noise. Over-segmentation is cheap anyway (close levels are merged
+// afterwards); missing a real step is not.
+constexpr double kPenaltyPerSegment = 3.0;
+// Without this floor the penalty of a noiseless curve would be zero and every point would be
+// its own segment; a third of the tolerance keeps steps below the tolerance unsplit.
+constexpr double kSigmaFloorFractionOfTolerance = 1.0 / 3.0;
+// Ramp test: a candidate plateau whose own rise is at least this fraction of the rise that the
+// straight line through its two outer neighbours predicts for it is a piece of a ramp.
+constexpr double kRampFractionOfNeighbourSlope = 0.5;
+// ... but only if its own rise is at least this fraction of the tolerance (a perfectly flat
+// plateau between two equal steps is collinear with its neighbours too).
+constexpr double kRampMinRiseFractionOfTolerance = 0.1;
+// Confidence: contrast (step / noise) at which the contrast term reaches 1 - 1/e, and bracket
+// width (x_first_off / x_last_on - 1) at which the resolution term halves.
+constexpr double kContrastScale = 5.0;
+constexpr double kBracketScale = 0.05;
+// The plateau noise used for the contrast is never taken below this fraction of the level: a
+// noiseless model curve would otherwise have infinite contrast for any step.
+constexpr double kContrastNoiseFloor = 0.005;
+
+double median_of(std::vector<double> v) {
+  const std::size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  double m = v[mid];
+  if (v.size() % 2 == 0) {
+    m = 0.5 * (m + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)));
+  }
+  return m;
+}
+
+// Median of values with positive weights: the value below and above which half the weight lies
+// (the midpoint of the two middle values on an exact tie, as the plain median does).
+double weighted_median(std::vector<std::pair<double, double>> vw) {
+  std::sort(vw.begin(), vw.end());
+  double total = 0;
+  for (const auto& p : vw) total += p.second;
+  const double half = 0.5 * total;
+  double cum = 0;
+  for (std::size_t i = 0; i < vw.size(); ++i) {
+    cum += vw[i].second;
+    if (std::fabs(cum - half) <= 1e-12 * total && i + 1 < vw.size()) {
+      return 0.5 * (vw[i].first + vw[i + 1].first);
+    }
+    if (cum > half) return vw[i].first;
+  }
+  return vw.back().first;
+}
+
+double mad_of(const std::vector<double>& v, double center) {
+  std::vector<double> dev(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) dev[i] = std::fabs(v[i] - center);
+  return median_of(std::move(dev));
+}
+
+bool differ_by_step(double a, double b, double min_relative_step) {
+  return std::fabs(a - b) >= min_relative_step * std::min(std::fabs(a), std::fabs(b));
+}
+
+struct Run {
+  std::size_t first = 0, last = 0;
+};
+
+// The sorted curve with its logs; everything below works on indices into it.
+class Curve {
+ public:
+  Curve(std::vector<CurvePoint> points, const SegmentOptions& options)
+      : p_(std::move(points)), opt_(options) {
+    std::stable_sort(p_.begin(), p_.end(),
+                     [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });
+    u_.reserve(p_.size());
+    z_.reserve(p_.size());
+    for (const CurvePoint& q : p_) {
+      u_.push_back(std::log(q.x));
+      z_.push_back(std::log(q.y));
+    }
+    // Point-to-point differences are noise on the plateaus and large only at the few steps, so
+    // their median is a robust noise estimate (a difference of two points has sqrt(2) sigma).
+    std::vector<double> diffs;
+    for (std::size_t i = 1; i < z_.size(); ++i) diffs.push_back(std::fabs(z_[i] - z_[i - 1]));
+    sigma_ = diffs.empty() ? 0.0 : kMadToSigma * median_of(diffs) / std::sqrt(2.0);
+    // Each point stands for the stretch of log x halfway to its neighbours. Bisection packs
+    // points around every knee, and the top of a gradual rise is still within tolerance there;
+    // with plain medians those points would drag the level up the rise (and the next
+    // bisection would put even more points there). Weighted by coverage, the level is that of
+    // the curve, not of where it was sampled most.
+    const std::size_t n = p_.size();
+    weight_.assign(n, 1.0);
+    if (n > 1) {
+      const double span = u_[n - 1] - u_[0];
+      for (std::size_t i = 0; i < n; ++i) {
+        const double left = u_[i] - u_[i == 0 ? 0 : i - 1];
+        const double right = u_[i + 1 < n ? i + 1 : n - 1] - u_[i];
+        // An end point covers as much beyond itself as towards its neighbour.
+        const double w = (i == 0 ? right : left) + (i + 1 == n ? left : right);
+        weight_[i] = std::max(0.5 * w, 1e-9 * std::max(span, 1e-300));
+      }
+    }
+  }
+
+  std::size_t size() const { return p_.size(); }
+  const CurvePoint& point(std::size_t i) const { return p_[i]; }
+  double sigma() const { return sigma_; }
+
+  double tolerance(std::size_t i, double level) const {
+    return std::max(opt_.rel_tolerance * std::fabs(level), opt_.noise_k * p_[i].noise);
+  }
+  bool within(std::size_t i, double level) const {
+    return std::fabs(p_[i].y - level) <= tolerance(i, level);
+  }
+
+  std::vector<double> ys(std::size_t first, std::size_t last) const {
+    std::vector<double> v;
+    for (std::size_t i = first; i <= last; ++i) v.push_back(p_[i].y);
+    return v;
+  }
+  // The level of a set of points: their median weighted by log-x coverage.
+  double level(const std::vector<std::size_t>& members) const {
+    std::vector<std::pair<double, double>> vw;
+    for (std::size_t i : members) vw.emplace_back(p_[i].y, weight_[i]);
+    return weighted_median(std::move(vw));
+  }
+  double level(const Run& r) const { return level(indices(r)); }
+  static std::vector<std::size_t> indices(const Run& r) {
+    std::vector<std::size_t> v;
+    for (std::size_t i = r.first; i <= r.last; ++i) v.push_back(i);
+    return v;
+  }
+
+  // Optimal partitioning of log(y) into constant pieces: minimise the sum of squared residuals
+  // plus a penalty per segment, exactly, by dynamic programming over the end of the last
+  // segment (O(n^2), negligible for the few hundred points a sweep has).
+  std::vector<Run> segment() const {
+    const std::size_t n = z_.size();
+    const double tol = std::log1p(opt_.rel_tolerance);
+    const double s = std::max(sigma_, kSigmaFloorFractionOfTolerance * tol);
+    const double penalty = kPenaltyPerSegment * s * s * std::log(std::max<double>(n, 3));
+    // Prefix sums of the centred values keep the SSE differences accurate.
+    double mean = 0;
+    for (double v : z_) mean += v / static_cast<double>(n);
+    std::vector<double> s1(n + 1, 0.0), s2(n + 1, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double c = z_[i] - mean;
+      s1[i + 1] = s1[i] + c;
+      s2[i + 1] = s2[i] + c * c;
+    }
+    auto sse = [&](std::size_t b, std::size_t e) {  // points [b, e)
+      const double m = static_cast<double>(e - b);
+      const double d1 = s1[e] - s1[b];
+      return std::max(0.0, (s2[e] - s2[b]) - d1 * d1 / m);
+    };
+    std::vector<double> best(n + 1, 0.0);
+    std::vector<std::size_t> start(n + 1, 0);
+    best[0] = -penalty;
+    for (std::size_t e = 1; e <= n; ++e) {
+      best[e] = std::numeric_limits<double>::infinity();
+      for (std::size_t b = 0; b < e; ++b) {
+        const double c = best[b] + sse(b, e) + penalty;
+        if (c < best[e]) {
+          best[e] = c;
+          start[e] = b;
+        }
+      }
+    }
+    std::vector<Run> runs;
+    for (std::size_t e = n; e > 0; e = start[e]) runs.push_back({start[e], e - 1});
+    std::reverse(runs.begin(), runs.end());
+    return runs;
+  }
+
+  // Merges neighbours whose levels are closer than min_relative_step, closest pair first, so
+  // that a run of small noise-driven splits collapses back into its level.
+  std::vector<Run> merge_close(std::vector<Run> runs) const {
+    while (runs.size() > 1) {
+      std::size_t best_i = 0;
+      double best_d = std::numeric_limits<double>::infinity();
+      for (std::size_t i = 0; i + 1 < runs.size(); ++i) {
+        const double a = level(runs[i]), b = level(runs[i + 1]);
+        const double d = std::fabs(a - b) / std::min(std::fabs(a), std::fabs(b));
+        if (d < best_d) {
+          best_d = d;
+          best_i = i;
+        }
+      }
+      if (best_d >= opt_.min_relative_step) break;
+      runs[best_i].last = runs[best_i + 1].last;
+      runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(best_i) + 1);
+    }
+    return runs;
+  }
+
+  // The parts of a segment that are flat within tolerance: if the point farthest from the
+  // median is out of tolerance it cannot belong to the level; drop it and look at both sides
+  // again. At a segment's ends this sheds the foot or top of a ramp; inside it cuts at an
+  // outlier (the pieces are joined again later if their levels agree).
+  void flat_parts(std::size_t first, std::size_t last, std::vector<Run>& out) const {
+    const double lvl = level({first, last});
+    std::size_t worst = first;
+    double worst_excess = -std::numeric_limits<double>::infinity();
+    for (std::size_t i = first; i <= last; ++i) {
+      const double excess = std::fabs(p_[i].y - lvl) / std::max(tolerance(i, lvl), 1e-300);
+      if (excess > worst_excess) {
+        worst_excess = excess;
+        worst = i;
+      }
+    }
+    if (worst_excess <= 1.0) {
+      out.push_back({first, last});
+      return;
+    }
+    if (worst > first) flat_parts(first, worst - 1, out);
+    if (worst < last) flat_parts(worst + 1, last, out);
+  }
+
+  // Least-squares rise of log(y) across a run (slope times its log-x span).
+  double fitted_rise(const Run& r) const {
+    const double n = static_cast<double>(r.last - r.first + 1);
+    double mu = 0, mz = 0;
+    for (std::size_t i = r.first; i <= r.last; ++i) {
+      mu += u_[i] / n;
+      mz += z_[i] / n;
+    }
+    double sxy = 0, sxx = 0;
+    for (std::size_t i = r.first; i <= r.last; ++i) {
+      sxy += (u_[i] - mu) * (z_[i] - mz);
+      sxx += (u_[i] - mu) * (u_[i] - mu);
+    }
+    if (sxx <= 0) return 0;
+    return sxy / sxx * (u_[r.last] - u_[r.first]);
+  }
+
+  // A flat run inside a smooth rise (y = hit * L_hit + (1 - hit) * L_miss rises over a factor
+  // of 2 or more in x) can pass the tolerance test when the rise is slow there, but it keeps
+  // rising with the curve: its own rise is a good part of what the line through its two
+  // neighbours predicts. A real plateau is flat however steep its surroundings are. Runs at
+  // either end of the curve have no neighbour on one side and are not judged (the tolerance
+  // is all we know there).
+  bool is_ramp(const Run& r) const {
+    if (r.first == 0 || r.last + 1 >= p_.size()) return false;
+    const std::size_t a = r.first - 1, b = r.last + 1;
+    const double outer_slope = (z_[b] - z_[a]) / (u_[b] - u_[a]);
+    const double predicted = outer_slope * (u_[r.last] - u_[r.first]);
+    const double rise = fitted_rise(r);
+    const double min_rise = kRampMinRiseFractionOfTolerance * std::log1p(opt_.rel_tolerance);
+    if (std::fabs(rise) < min_rise) return false;
+    if (rise * predicted <= 0) return false;  // flat, or against the trend: not a ramp
+    return std::fabs(rise) >= kRampFractionOfNeighbourSlope * std::fabs(predicted);
+  }
+
+ private:
+  std::vector<CurvePoint> p_;
+  SegmentOptions opt_;
+  std::vector<double> u_, z_;
+  std::vector<double> weight_;
+  double sigma_ = 0;
+};
+
+Plateau make_plateau(const Curve& c, std::size_t first, std::size_t last,
+                     const std::vector<std::size_t>& members) {
+  Plateau p;
+  p.first = first;
+  p.last = last;
+  p.level = c.level(members);
+  std::vector<double> ys;
+  for (std::size_t i : members) ys.push_back(c.point(i).y);
+  p.noise = mad_of(ys, p.level);
+  p.x_min = c.point(first).x;
+  p.x_max = c.point(last).x;
+  return p;
+}
+
+void validate_points(const std::vector<CurvePoint>& points) {
+  if (points.empty()) throw std::invalid_argument("find_levels: the curve has no points");
+  for (const CurvePoint& p : points) {
+    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.noise)) {
+      throw std::invalid_argument("find_levels: a point is not finite");
+    }
+    // Segmentation works on log x and log y (relative tolerance, log-spaced sweeps).
+    if (p.x <= 0 || p.y <= 0) {
+      throw std::invalid_argument("find_levels: x and y must be positive");
+    }
+  }
+}
+
+}  // namespace
+
+LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& options) {
+  validate_points(points);
+  if (options.min_relative_step < 0 || options.rel_tolerance < 0 || options.noise_k < 0) {
+    throw std::invalid_argument("find_levels: tolerances must not be negative");
+  }
+  const Curve curve(std::move(points), options);
+  const std::size_t n = curve.size();
+  const std::size_t min_points = std::max<std::size_t>(options.min_plateau_points, 1);
+
+  LevelAnalysis out;
+  out.method =
+      "piecewise-constant segmentation of log latency (optimal partitioning by DP, "
+      "BIC-like penalty from a robust noise estimate), close levels merged, plateaus by "
+      "tolerance with ramp rejection; knees bracketed by bisection";
+
+  // 1. Change points, 2. merge levels that are not really different.
+  const std::vector<Run> segments = curve.merge_close(curve.segment());
+
+  // 3. Candidate plateaus: the flat parts of each segment with enough points that are not
+  //    pieces of a ramp.
+  struct Candidate {
+    Run run;
+    std::vector<std::size_t> members;
+  };
+  std::vector<Candidate> candidates;
+  for (const Run& s : segments) {
+    std::vector<Run> parts;
+    curve.flat_parts(s.first, s.last, parts);
+    for (const Run& r : parts) {
+      const std::size_t count = r.last - r.first + 1;
+      const bool is_last = r.last + 1 == n;
+      if (count < min_points) {
+        // A short run at the far end (the DRAM level is sometimes one or two points of a
+        // sweep) counts only if it follows a plateau directly: then it is a clean step to a
+        // new level, not the top of a ramp.
+        if (!is_last || candidates.empty() || candidates.back().run.last + 1 != r.first) continue;
+        if (!differ_by_step(curve.level(r), curve.level(candidates.back().run),
+                            options.min_relative_step)) {
+          continue;
+        }
+      } else if (curve.is_ramp(r)) {
+        continue;
+      }
+      candidates.push_back({r, Curve::indices(r)});
+    }
+  }
+
+  // 4. Neighbouring plateaus at the same level are one plateau cut by an outlier or a bump
+  //    (whatever lies between them is inside it, but does not move its level).
+  std::vector<Candidate> merged;
+  for (Candidate& c : candidates) {
+    if (!merged.empty()) {
+      Candidate& prev = merged.back();
+      if (!differ_by_step(curve.level(prev.members), curve.level(c.members),
+                          options.min_relative_step)) {
+        prev.run.last = c.run.last;
+        prev.members.insert(prev.members.end(), c.members.begin(), c.members.end());
+        continue;
+      }
+    }
+    merged.push_back(std::move(c));
+  }
+  for (const Candidate& c : merged) {
+    out.plateaus.push_back(make_plateau(curve, c.run.first, c.run.last, c.members));
+  }
+
+  // 5. Transitions: walk up from the end of each plateau while the curve is still on it.
+  for (std::size_t k = 0; k + 1 < out.plateaus.size(); ++k) {
+    const Plateau& lo = out.plateaus[k];
+    const Plateau& hi = out.plateaus[k + 1];
+    // A single point out of tolerance followed by one back on the level is an outlier, not
+    // the knee: real sweeps have the odd disturbed point, and stopping at it would put the
+    // capacity wherever the outlier happens to be.
+    std::size_t on = lo.last;
+    while (on + 1 < hi.first) {
+      if (curve.within(on + 1, lo.level)) {
+        ++on;
+      } else if (on + 2 < hi.first && curve.within(on + 2, lo.level)) {
+        on += 2;
+      } else {
+        break;
+      }
+    }
+    Transition t;
+    t.below = k;
+    t.x_last_on = curve.point(on).x;
+    t.x_first_off = curve.point(on + 1).x;
+    t.estimate = t.x_last_on;
+    t.level_below = lo.level;
+    t.level_above = hi.level;
+    // confidence = (1 - exp(-contrast / 5)) * 1 / (1 + (x_first_off / x_last_on - 1) / 0.05)
+    //   contrast = |level_above - level_below| / max(sigma_below, sigma_above, 0.5% of the
+    //   larger level), sigma = 1.4826 * MAD of the plateau's points.
+    // A step of 5 sigma gives 0.63 and of 15 sigma 0.95; a bracket of 1% gives 0.83, of 5%
+    // 0.5: a capacity is only as certain as the step is clear and the knee is narrow.
+    const double noise_floor = kContrastNoiseFloor * std::max(lo.level, hi.level);
+    const double noise = std::max({kMadToSigma * lo.noise, kMadToSigma * hi.noise, noise_floor});
+    const double contrast = std::fabs(hi.level - lo.level) / noise;
+    const double bracket = t.x_first_off / t.x_last_on - 1.0;
+    t.confidence = (1.0 - std::exp(-contrast / kContrastScale)) / (1.0 + bracket / kBracketScale);
+    t.confidence = std::clamp(t.confidence, 0.0, 1.0);
+    out.transitions.push_back(t);
+  }
+  return out;
+}
+
+namespace {
+
+double align_to(double x, double align) {
+  return std::max(align, std::round(x / align) * align);
+}
+
+}  // namespace
+
+std::vector<CurvePoint> adaptive_sweep(const MeasureFn& measure, const SweepOptions& sweep,
+                                       const SegmentOptions& segment) {
+  if (!measure) throw std::invalid_argument("adaptive_sweep: no measure function");
+  if (!std::isfinite(sweep.x_min) || !std::isfinite(sweep.x_max) || sweep.x_min <= 0 ||
+      sweep.x_max < sweep.x_min) {
+    throw std::invalid_argument("adaptive_sweep: need 0 < x_min <= x_max");
+  }
+  if (!std::isfinite(sweep.align) || sweep.align <= 0) {
+    throw std::invalid_argument("adaptive_sweep: align must be positive");
+  }
+  if (sweep.coarse_per_octave < 1) {
+    throw std::invalid_argument("adaptive_sweep: coarse_per_octave must be at least 1");
+  }
+  if (!(sweep.resolution > 0)) {
+    throw std::invalid_argument("adaptive_sweep: resolution must be positive");
+  }
+
+  // Measured points by x: each x is measured once, whatever asks for it again.
+  std::map<double, CurvePoint> measured;
+  auto take = [&](double x) {
+    if (measured.count(x) != 0) return;
+    CurvePoint p = measure(x);
+    p.x = x;  // the sweep owns x (aligned, unique); the measurement supplies y and noise
+    measured.emplace(x, p);
+  };
+  auto sorted_points = [&] {
+    std::vector<CurvePoint> v;
+    for (const auto& kv : measured) v.push_back(kv.second);
+    return v;
+  };
+
+  // Coarse grid: an equal log step no wider than 1/coarse_per_octave octave that lands exactly
+  // on both ends. The coarse grid is always measured in full; max_points limits refinement.
+  const double octaves = std::log2(sweep.x_max / sweep.x_min);
+  const int steps = std::max(1, static_cast<int>(std::ceil(octaves * sweep.coarse_per_octave - 1e-9)));
+  std::set<double> coarse;
+  for (int k = 0; k <= steps; ++k) {
+    const double x = sweep.x_min * std::pow(sweep.x_max / sweep.x_min, double(k) / steps);
+    coarse.insert(align_to(k == steps ? sweep.x_max : x, sweep.align));
+  }
+  for (double x : coarse) take(x);
+
+  // Gaps wider than half a coarse step around points that are on no plateau get one probe: a
+  // narrow level that the coarse grid hit only once, or a plateau the ramp test could not
+  // tell from a ramp at coarse spacing, gets the points it needs to be recognised. It stops
+  // at half the coarse step, so a long ramp costs about one extra point per coarse point.
+  const double probe_ratio = std::pow(2.0, 1.0 / (2.0 * sweep.coarse_per_octave)) * (1 + 1e-9);
+
+  while (measured.size() < sweep.max_points) {
+    const std::vector<CurvePoint> pts = sorted_points();
+    const LevelAnalysis levels = find_levels(pts, segment);
+    std::set<double> todo;
+    auto bisect = [&](double lo, double hi) {
+      const double mid = align_to(std::sqrt(lo * hi), sweep.align);
+      if (mid > lo && mid < hi && measured.count(mid) == 0) todo.insert(mid);
+    };
+    for (const Transition& t : levels.transitions) {
+      if (t.x_first_off / t.x_last_on - 1.0 > sweep.resolution) {
+        bisect(t.x_last_on, t.x_first_off);
+        continue;
+      }
+      // Resolved. The first point off the plateau is trusted only when another point close
+      // above it agrees (a lone outlier is skipped by find_levels); when the next point is
+      // far away, e.g. the knee sits just below a coarse point, measure one there.
+      const auto next = measured.upper_bound(t.x_first_off);
+      const double confirm = align_to(t.x_first_off * (1.0 + sweep.resolution), sweep.align);
+      const bool near = next != measured.end() && next->first <= confirm * (1.0 + 1e-12);
+      if (!near && confirm > t.x_first_off && measured.count(confirm) == 0) todo.insert(confirm);
+    }
+    if (todo.empty()) {
+      std::vector<bool> on_plateau(pts.size(), false);
+      for (const Plateau& p : levels.plateaus) {
+        for (std::size_t i = p.first; i <= p.last; ++i) on_plateau[i] = true;
+      }
+      for (std::size_t i = 0; i + 1 < pts.size(); ++i) {
+        if (on_plateau[i] && on_plateau[i + 1]) continue;
+        if (pts[i + 1].x / pts[i].x > probe_ratio) bisect(pts[i].x, pts[i + 1].x);
+      }
+    }
+    if (todo.empty()) break;
+    for (double x : todo) {
+      if (measured.size() >= sweep.max_points) break;
+      take(x);
+    }
+  }
+  return sorted_points();
+}
+
+}  // namespace gpuprobe::analysis

@@ -1,0 +1,75 @@
+#pragma once
+// Finding structure in a measured curve: plateaus (cache levels) and the transitions between
+// them (capacities), by change-point segmentation. Pure host code.
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::analysis {
+
+/// One measured point: x (e.g. working set in bytes), y (e.g. median cycles per load) and the
+/// point's own noise (e.g. the MAD of its repetitions, same unit as y; 0 if unknown).
+struct CurvePoint {
+  double x = 0;
+  double y = 0;
+  double noise = 0;
+};
+
+struct SegmentOptions {
+  /// Two neighbouring levels closer than this (relative) are one level.
+  double min_relative_step = 0.04;
+  /// A point belongs to a plateau when |y - level| <= max(rel_tolerance * level, noise_k * noise).
+  double rel_tolerance = 0.025;
+  double noise_k = 4.0;
+  /// A plateau needs at least this many points.
+  std::size_t min_plateau_points = 2;
+};
+
+/// A run of consecutive points (indices first..last, inclusive, into the sorted curve) at one
+/// level.
+struct Plateau {
+  std::size_t first = 0, last = 0;
+  double level = 0;  ///< median y of its points
+  double noise = 0;  ///< robust spread (MAD) of its points
+  double x_min = 0, x_max = 0;
+};
+
+/// The boundary between plateau `below` and the next one: the curve leaves the lower plateau
+/// somewhere in (x_last_on, x_first_off].
+struct Transition {
+  std::size_t below = 0;  ///< index into plateaus
+  double x_last_on = 0;   ///< largest x still on the lower plateau
+  double x_first_off = 0; ///< smallest larger x that is off it
+  double estimate = 0;    ///< the capacity: x_last_on (the largest working set that still fits)
+  double level_below = 0, level_above = 0;
+  double confidence = 0;  ///< in [0, 1]: contrast of the step against noise, and bracket width
+};
+
+struct LevelAnalysis {
+  std::vector<Plateau> plateaus;       ///< sorted by x
+  std::vector<Transition> transitions; ///< transitions[i] is between plateaus[i] and [i+1]
+  std::string method;                  ///< a short description for the findings' "method"
+};
+
+/// Segments a curve (any order; it is sorted by x) into plateaus and transitions.
+LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& options = {});
+
+struct SweepOptions {
+  double x_min = 1024;
+  double x_max = 256.0 * 1024 * 1024;
+  int coarse_per_octave = 2;  ///< coarse log-spaced points per doubling
+  double resolution = 0.01;   ///< stop refining a transition when x_first_off / x_last_on - 1 < this
+  std::size_t max_points = 150;
+  double align = 128;  ///< every measured x is a multiple of this
+};
+
+/// Measures x, returns the point. May throw; the exception propagates.
+using MeasureFn = std::function<CurvePoint(double x)>;
+
+/// Adaptive sweep: coarse log-spaced points over [x_min, x_max], then bisection (in log x) of
+/// every transition until it is bracketed to `resolution`. Returns all points, sorted by x.
+std::vector<CurvePoint> adaptive_sweep(const MeasureFn& measure, const SweepOptions& sweep,
+                                       const SegmentOptions& segment = {});
+
+}  // namespace gpuprobe::analysis

@@ -1,0 +1,310 @@
+#include "cli/app.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "build_info.hpp"
+#include "core/environment.hpp"
+#include "core/error.hpp"
+#include "core/experiment.hpp"
+#include "core/units.hpp"
+#include "device/device.hpp"
+#include "report/writer.hpp"
+
+namespace gpuprobe::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string utc_now(const char* format = "%Y-%m-%dT%H:%M:%SZ") {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), format, &tm);
+  return buf;
+}
+
+json device_json(const device::DeviceInfo& d) {
+  return {{"kind", d.kind},
+          {"name", d.name},
+          {"ordinal", d.ordinal},
+          {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+          {"sm_count", d.sm_count},
+          {"l2_bytes", d.l2_bytes},
+          {"global_memory_bytes", d.global_mem_bytes},
+          {"shared_per_sm_bytes", d.shared_per_sm_bytes},
+          {"shared_per_block_optin_bytes", d.shared_per_block_optin_bytes},
+          {"sm_clock_max_mhz", d.sm_clock_max_mhz},
+          {"mem_clock_max_mhz", d.mem_clock_max_mhz},
+          {"mem_bus_width_bits", d.mem_bus_width_bits},
+          {"dram_bandwidth_theoretical_gb_s",
+           d.mem_clock_max_mhz * 1e6 * 2 * d.mem_bus_width_bits / 8 / 1e9},
+          {"uuid", d.uuid},
+          {"extra", d.extra}};
+}
+
+json clocks_json(const device::ClockReading& before, const device::ClockReading& after) {
+  json j = {{"before", device::to_json(before)}, {"after", device::to_json(after)}};
+  if (before.valid && after.valid && before.sm_mhz > 0) {
+    const double drift = (after.sm_mhz - before.sm_mhz) / before.sm_mhz * 100;
+    j["sm_clock_drift_percent"] = drift;
+    j["sm_clock_drift_flagged"] = std::fabs(drift) > 2.0;
+    const std::uint64_t idle_bit = 0x1;  // gpu_idle is not a throttle
+    j["throttled"] = ((before.throttle_reasons | after.throttle_reasons) & ~idle_bit) != 0;
+  } else {
+    j["note"] = "clocks unknown (NVML not available)";
+  }
+  return j;
+}
+
+struct Cli {
+  RunOptions options;
+  std::string loads_text;
+  std::string min_size_text, max_size_text;
+  std::vector<int> carveouts;
+  std::vector<std::string> ids;
+  bool info_json = false;
+  bool device_given = false;
+};
+
+std::vector<device::LoadOp> parse_loads(const std::string& text) {
+  std::vector<device::LoadOp> ops;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item == "all") {
+      for (auto op : device::all_load_ops()) ops.push_back(op);
+    } else {
+      ops.push_back(device::parse_load_op(item));
+    }
+  }
+  if (ops.empty()) throw UsageError("--loads is empty; allowed: default, ca, cg, cv, nc, all");
+  return ops;
+}
+
+int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int argc,
+                    const char* const* argv, std::ostream& out, std::ostream& err,
+                    const std::string& command) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string started = utc_now();
+  if (cli.options.out_dir.empty())
+    cli.options.out_dir = "gpuprobe-results/" + utc_now("%Y%m%dT%H%M%SZ");
+  report::check_writable(cli.options.out_dir);
+  auto dev = device::open_device(cli.options.device);
+  // Everything that can be wrong with the input is found before anything is written.
+  std::vector<const Experiment*> runnable;
+  std::vector<std::pair<const Experiment*, std::string>> waived;
+  for (const auto* e : chosen) {
+    if (auto why = e->waiver(dev->info())) {
+      waived.emplace_back(e, *why);
+      continue;
+    }
+    e->validate(*dev, cli.options);
+    runnable.push_back(e);
+  }
+  if (runnable.empty() && !waived.empty() && command == "run")
+    throw UsageError("experiment " + waived.front().first->id() +
+                     " does not apply to this GPU: " + waived.front().second);
+
+  json argv_json = json::array();
+  for (int i = 0; i < argc; ++i) argv_json.push_back(argv[i]);
+  json header = {
+      {"schema_version", 1},
+      {"tool",
+       {{"name", "gpuprobe"},
+        {"version", build::kVersion},
+        {"git_sha", build::kGitSha},
+        {"argv", argv_json},
+        {"build",
+         {{"cxx_compiler", build::kCxxCompiler},
+          {"cuda_compiler", build::kCudaCompiler},
+          {"cuda_architectures", build::kCudaArchitectures},
+          {"build_type", build::kBuildType},
+          {"cuda_flags", build::kCudaFlags}}}}},
+      {"command", command},
+      {"started_utc", started},
+      {"device", device_json(dev->info())},
+      {"environment", dev->environment()},
+      {"conventions",
+       {{"latency", "dependent chain, cycles per load (SM clock64); ns = cycles / measured SM clock"},
+        {"statistics", "median, min, p5, p95, MAD over repetitions; stopping rule in protocol"}}}};
+  const auto timer = dev->calibrate_timer();
+  header["timer"] = {{"clock64_overhead_cycles", timer.clock64_overhead_cycles},
+                     {"clock32_overhead_cycles", timer.clock32_overhead_cycles},
+                     {"note", "one clock64 read per chase end; amortised over >= 1024 steps"}};
+  report::ResultWriter writer(cli.options.out_dir, header);
+  out << "gpuprobe " << build::kVersion << " on " << dev->info().name << " -> "
+      << cli.options.out_dir << "\n";
+
+  FindingBoard board;
+  int errors = 0;
+  bool sticky = false;
+  for (const auto& [e, why] : waived) {
+    ExperimentResult r;
+    r.id = e->id();
+    r.status = Status::kWaived;
+    r.reason = why;
+    writer.add(r);
+    out << "  " << r.id << ": waived (" << why << ")\n";
+  }
+  for (const auto* e : runnable) {
+    ExperimentResult r;
+    r.id = e->id();
+    r.protocol = to_json(cli.options.protocol);
+    r.protocol["timer"] = "clock64 in-kernel (cycles); %globaltimer for the SM clock";
+    r.protocol["l2_flush"] = "2 x L2 streamed after every chain is built";
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto before = dev->read_clocks();
+    if (sticky) {
+      r.status = Status::kError;
+      r.reason = "not run: an earlier experiment left the device in an unusable state";
+    } else {
+      try {
+        Context ctx{*dev, cli.options, board};
+        e->run(ctx, r);
+        e->analyze(r);
+        for (const auto& f : r.findings) board.add(f);
+      } catch (const CudaError& ex) {
+        r.status = Status::kError;
+        r.reason = ex.what();
+        sticky = ex.sticky();
+      } catch (const UsageError&) {
+        throw;
+      } catch (const std::exception& ex) {
+        r.status = Status::kError;
+        r.reason = ex.what();
+      }
+    }
+    r.clocks = clocks_json(before, dev->read_clocks());
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (r.status == Status::kError) ++errors;
+    writer.add(r);
+    out << "  " << r.id << ": " << to_string(r.status);
+    if (!r.reason.empty()) out << " (" << r.reason << ")";
+    out << ", " << r.wall_s << " s\n";
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  writer.finish({{"wall_s", wall},
+                 {"finished_utc", utc_now()},
+                 {"summary", {{"experiments", chosen.size()},
+                              {"errors", errors},
+                              {"waived", waived.size()}}}});
+  out << "\n" << report::summary_table(writer.result());
+  out << "\nwall time " << wall << " s; results: " << cli.options.out_dir
+      << "/result.json, report: " << cli.options.out_dir << "/report.html\n";
+  return errors ? 1 : 0;
+}
+
+}  // namespace
+
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"gpuprobe: measures and reverse-engineers a GPU's memory subsystem", "gpuprobe"};
+  app.require_subcommand(1);
+  Cli cli;
+  auto& o = cli.options;
+  app.option_defaults()->always_capture_default();
+  app.add_option("--device,-d", o.device,
+                 "GPU to measure: a CUDA ordinal (0), cuda:N, or model:NAME (h200, a100, "
+                 "rtx5080, tiny) for the modelled GPU");
+  app.add_option("--out,-o", o.out_dir,
+                 "directory for result.json, CSVs and report.html (default: "
+                 "gpuprobe-results/<UTC time>)");
+  app.add_option("--loads", cli.loads_text,
+                 "load operators, comma-separated: default, ca, cg, cv, nc, all");
+  app.add_option("--min-size", cli.min_size_text, "smallest working set (e.g. 1K)");
+  app.add_option("--max-size", cli.max_size_text, "largest working set (default 4 x L2)");
+  app.add_option("--node-stride", o.node_stride,
+                 "bytes between chase nodes: 128 = one per line, 8 = one per element")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--carveouts", cli.carveouts,
+                 "shared-memory carveouts in percent for latency.carveout (-1 = driver default)")
+      ->delimiter(',');
+  app.add_option("--seed", o.seed, "seed of the random chains");
+  app.add_option("--min-reps", o.protocol.min_repetitions, "fewest repetitions per measurement")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--max-reps", o.protocol.max_repetitions, "most repetitions per measurement")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--spread", o.protocol.target_spread,
+                 "stop repeating when (p95-p5)/median falls to this")
+      ->check(CLI::Range(0.0, 1.0));
+  app.fallthrough();
+
+  auto* info = app.add_subcommand("info", "print the device and its environment (JSON)");
+  auto* list = app.add_subcommand("list", "list the experiments");
+  auto* run_cmd = app.add_subcommand("run", "run the experiments whose ids match the globs");
+  run_cmd->add_option("ids", cli.ids, "experiment ids or globs, e.g. 'latency.*'")->required();
+  auto* characterize =
+      app.add_subcommand("characterize", "run every experiment; write result, CSVs and report");
+  (void)info;
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    out << app.help();
+    if (!app.get_subcommands().empty()) out << app.get_subcommands().front()->help();
+    return 0;
+  } catch (const CLI::CallForAllHelp& e) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    if (msg.find('\n') != std::string::npos) msg = msg.substr(0, msg.find('\n'));
+    err << "gpuprobe: error: " << msg << " (see gpuprobe --help)\n";
+    return 2;
+  }
+  cli.device_given = app.count("--device") > 0;
+
+  try {
+    if (!cli.loads_text.empty()) o.loads = parse_loads(cli.loads_text);
+    if (!cli.min_size_text.empty()) o.min_size = units::parse_size(cli.min_size_text, "--min-size");
+    if (!cli.max_size_text.empty()) o.max_size = units::parse_size(cli.max_size_text, "--max-size");
+    o.carveouts = cli.carveouts;
+    if (o.protocol.max_repetitions < o.protocol.min_repetitions)
+      throw UsageError("--max-reps is smaller than --min-reps");
+    const auto& registry = Registry::builtin();
+    if (list->parsed()) {
+      std::unique_ptr<device::Device> dev;
+      if (cli.device_given) dev = device::open_device(o.device);
+      for (const auto& e : registry.all()) {
+        out << e->id();
+        for (std::size_t i = e->id().size(); i < 20; ++i) out << ' ';
+        out << e->description();
+        if (dev)
+          if (auto why = e->waiver(dev->info())) out << " [waived: " << *why << "]";
+        out << "\n";
+      }
+      return 0;
+    }
+    if (info->parsed()) {
+      auto dev = device::open_device(o.device);
+      json j = {{"device", device_json(dev->info())}, {"environment", dev->environment()},
+                {"clocks", device::to_json(dev->read_clocks())}};
+      out << j.dump(2) << "\n";
+      return 0;
+    }
+    std::vector<const Experiment*> chosen;
+    std::string command;
+    if (run_cmd->parsed()) {
+      chosen = registry.select(cli.ids);
+      command = "run";
+    } else if (characterize->parsed()) {
+      for (const auto& e : registry.all()) chosen.push_back(e.get());
+      command = "characterize";
+    }
+    return run_experiments(chosen, cli, argc, argv, out, err, command);
+  } catch (const UsageError& e) {
+    err << "gpuprobe: error: " << e.what() << "\n";
+    return 2;
+  } catch (const CudaError& e) {
+    err << "gpuprobe: CUDA error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace gpuprobe::cli

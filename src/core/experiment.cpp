@@ -1,0 +1,134 @@
+#include "core/experiment.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace gpuprobe {
+
+nlohmann::json to_json(const Finding& f) {
+  nlohmann::json j = {{"name", f.name},
+                      {"value", f.value},
+                      {"unit", f.unit},
+                      {"confidence", f.confidence},
+                      {"method", f.method}};
+  for (auto it = f.extra.begin(); it != f.extra.end(); ++it) j[it.key()] = it.value();
+  return j;
+}
+
+Finding finding_from_json(const nlohmann::json& j) {
+  Finding f;
+  f.name = j.at("name").get<std::string>();
+  f.value = j.at("value").get<double>();
+  f.unit = j.at("unit").get<std::string>();
+  f.confidence = j.at("confidence").get<double>();
+  f.method = j.at("method").get<std::string>();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() != "name" && it.key() != "value" && it.key() != "unit" &&
+        it.key() != "confidence" && it.key() != "method")
+      f.extra[it.key()] = it.value();
+  }
+  return f;
+}
+
+std::string to_string(Status s) {
+  switch (s) {
+    case Status::kPassed: return "passed";
+    case Status::kWaived: return "waived";
+    case Status::kError: return "error";
+  }
+  return "?";
+}
+
+nlohmann::json to_json(const ExperimentResult& r) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& f : r.findings) findings.push_back(to_json(f));
+  nlohmann::json curves = nlohmann::json::array();
+  for (const auto& c : r.curves) curves.push_back({{"name", c.name}, {"columns", c.columns}});
+  return {{"id", r.id},
+          {"status", to_string(r.status)},
+          {"reason", r.reason},
+          {"wall_s", r.wall_s},
+          {"protocol", r.protocol},
+          {"parameters", r.parameters},
+          {"clocks", r.clocks},
+          {"samples", r.samples},
+          {"statistics", r.statistics},
+          {"findings", findings},
+          {"curves", curves}};
+}
+
+std::optional<Finding> FindingBoard::get(const std::string& name, double min_confidence) const {
+  auto it = findings_.find(name);
+  if (it == findings_.end() || it->second.confidence < min_confidence) return std::nullopt;
+  return it->second;
+}
+
+void Registry::add(std::unique_ptr<Experiment> e) { experiments_.push_back(std::move(e)); }
+
+const Experiment* Registry::find(const std::string& id) const {
+  for (const auto& e : experiments_)
+    if (e->id() == id) return e.get();
+  return nullptr;
+}
+
+bool glob_match(const std::string& p, const std::string& t) {
+  // Iterative matcher with one backtrack point for the last '*'.
+  std::size_t pi = 0, ti = 0, star = std::string::npos, mark = 0;
+  while (ti < t.size()) {
+    if (pi < p.size() && (p[pi] == '?' || p[pi] == t[ti])) {
+      ++pi;
+      ++ti;
+    } else if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      mark = ti;
+    } else if (star != std::string::npos) {
+      pi = star + 1;
+      ti = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::vector<const Experiment*> Registry::select(const std::vector<std::string>& globs) const {
+  std::vector<const Experiment*> chosen;
+  for (const auto& g : globs) {
+    bool any = false;
+    for (const auto& e : experiments_) {
+      if (!glob_match(g, e->id())) continue;
+      any = true;
+      if (std::find(chosen.begin(), chosen.end(), e.get()) == chosen.end()) chosen.push_back(e.get());
+    }
+    if (!any) {
+      std::vector<std::pair<std::size_t, std::string>> near;
+      for (const auto& e : experiments_) near.emplace_back(edit_distance(g, e->id()), e->id());
+      std::sort(near.begin(), near.end());
+      std::string hint;
+      for (std::size_t i = 0; i < near.size() && i < 3; ++i) hint += (i ? ", " : "") + near[i].second;
+      throw UsageError("unknown experiment '" + g + "'; closest: " + hint +
+                       " ('gpuprobe list' shows all)");
+    }
+  }
+  // Keep registry order so dependencies run first.
+  std::vector<const Experiment*> ordered;
+  for (const auto& e : experiments_)
+    if (std::find(chosen.begin(), chosen.end(), e.get()) != chosen.end()) ordered.push_back(e.get());
+  return ordered;
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,124 @@
+#pragma once
+// An experiment declares what it measures and how its samples become findings; the registry
+// lists them; the runner runs them. Measuring (run) and concluding (analyze) are separate so
+// that analyze can be tested on recorded samples without a GPU.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/protocol.hpp"
+#include "device/device.hpp"
+
+namespace gpuprobe {
+
+/// A conclusion with its unit, confidence in [0, 1] and the method that reached it.
+struct Finding {
+  std::string name;
+  double value = 0;
+  std::string unit;
+  double confidence = 0;
+  std::string method;
+  nlohmann::json extra = nlohmann::json::object();  ///< e.g. value_ns, working_set_bytes
+};
+nlohmann::json to_json(const Finding& f);
+Finding finding_from_json(const nlohmann::json& j);
+
+/// A table of numbers written as one CSV file (<experiment id>.<name>.csv).
+struct Curve {
+  std::string name;
+  std::vector<std::string> columns;
+  std::vector<std::vector<nlohmann::json>> rows;  ///< numbers or strings
+};
+
+enum class Status { kPassed, kWaived, kError };
+std::string to_string(Status s);
+
+struct ExperimentResult {
+  std::string id;
+  Status status = Status::kPassed;
+  std::string reason;
+  nlohmann::json protocol = nlohmann::json::object();
+  nlohmann::json parameters = nlohmann::json::object();
+  nlohmann::json samples = nlohmann::json::object();
+  nlohmann::json statistics = nlohmann::json::object();
+  std::vector<Finding> findings;
+  std::vector<Curve> curves;
+  nlohmann::json clocks = nlohmann::json::object();  ///< before / after / drift
+  double wall_s = 0;
+};
+nlohmann::json to_json(const ExperimentResult& r);
+
+/// What the user asked for, shared by every experiment.
+struct RunOptions {
+  std::string device = "0";
+  std::string out_dir;
+  std::vector<device::LoadOp> loads;  ///< empty = the experiment's default
+  std::uint64_t min_size = 0;         ///< 0 = the experiment's default
+  std::uint64_t max_size = 0;
+  std::uint32_t node_stride = 128;
+  std::vector<int> carveouts;  ///< empty = default set
+  std::uint64_t seed = 1;
+  ProtocolOptions protocol;
+};
+
+/// Findings of the experiments that ran before, by name: later experiments use them only when
+/// they are confident enough.
+class FindingBoard {
+ public:
+  void add(const Finding& f) { findings_[f.name] = f; }
+  std::optional<Finding> get(const std::string& name, double min_confidence = 0.5) const;
+
+ private:
+  std::map<std::string, Finding> findings_;
+};
+
+struct Context {
+  device::Device& device;
+  const RunOptions& options;
+  const FindingBoard& prior;
+};
+
+class Experiment {
+ public:
+  virtual ~Experiment() = default;
+  virtual std::string id() const = 0;
+  virtual std::string description() const = 0;
+  /// The parameter axes and their defaults, for `list` and the result.
+  virtual nlohmann::json axes() const = 0;
+  /// Experiments whose findings this one uses when available.
+  virtual std::vector<std::string> depends_on() const { return {}; }
+  /// A reason when the experiment does not apply to this device (it is then waived).
+  virtual std::optional<std::string> waiver(const device::DeviceInfo&) const { return std::nullopt; }
+  /// Checks the options before anything runs; throws UsageError for bad input.
+  virtual void validate(const device::Device&, const RunOptions&) const {}
+  /// Measures: fills parameters, protocol, samples, statistics and curves.
+  virtual void run(Context& ctx, ExperimentResult& result) const = 0;
+  /// Concludes: turns result.samples into result.findings. Pure (no device access).
+  virtual void analyze(ExperimentResult& result) const = 0;
+};
+
+class Registry {
+ public:
+  /// Every experiment gpuprobe knows, in the order characterize runs them.
+  static const Registry& builtin();
+  void add(std::unique_ptr<Experiment> e);
+  const std::vector<std::unique_ptr<Experiment>>& all() const { return experiments_; }
+  const Experiment* find(const std::string& id) const;
+  /// Experiments whose id matches any of the globs (`*`, `?`); throws UsageError for a glob
+  /// that matches nothing, suggesting the closest ids.
+  std::vector<const Experiment*> select(const std::vector<std::string>& globs) const;
+
+ private:
+  std::vector<std::unique_ptr<Experiment>> experiments_;
+};
+
+/// Glob match with * and ?.
+bool glob_match(const std::string& pattern, const std::string& text);
+/// Levenshtein distance, for suggestions.
+std::size_t edit_distance(const std::string& a, const std::string& b);
+
+}  // namespace gpuprobe

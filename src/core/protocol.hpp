@@ -1,0 +1,34 @@
+#pragma once
+// The measurement protocol: warm-up, repetitions and the stopping rule.
+#include <functional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/stats.hpp"
+
+namespace gpuprobe {
+
+struct ProtocolOptions {
+  int warmup_runs = 1;           ///< untimed runs before the first repetition
+  int min_repetitions = 3;
+  int max_repetitions = 15;
+  double target_spread = 0.01;   ///< stop when relative_spread <= this (after min_repetitions)
+  double budget_s = 2.0;         ///< or when one measurement has taken this long
+};
+nlohmann::json to_json(const ProtocolOptions& p);
+
+struct Measurement {
+  std::vector<double> values;
+  stats::Summary summary;
+  bool converged = false;  ///< the spread target was met (not the budget or the maximum)
+  double wall_s = 0;
+};
+nlohmann::json to_json(const Measurement& m);
+
+/// Calls `once(repetition)` until the stopping rule holds; `once` returns one sample value.
+/// Warm-up calls get negative repetition numbers (-warmup_runs .. -1) and are not recorded.
+Measurement repeat_until_stable(const std::function<double(int)>& once,
+                                const ProtocolOptions& options);
+
+}  // namespace gpuprobe

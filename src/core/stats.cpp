@@ -1,0 +1,56 @@
+#include "core/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace gpuprobe::stats {
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) throw std::invalid_argument("quantile of an empty sample");
+  if (q < 0 || q > 1) throw std::invalid_argument("quantile outside [0, 1]");
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return v[lo] + (v[hi] - v[lo]) * frac;
+}
+
+double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
+
+Summary summarize(const std::vector<double>& values) {
+  if (values.empty()) throw std::invalid_argument("summary of an empty sample");
+  Summary s;
+  s.n = values.size();
+  auto [mn, mx] = std::minmax_element(values.begin(), values.end());
+  s.min = *mn;
+  s.max = *mx;
+  s.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(s.n);
+  s.median = median(values);
+  s.p5 = quantile(values, 0.05);
+  s.p95 = quantile(values, 0.95);
+  std::vector<double> dev(values.size());
+  std::transform(values.begin(), values.end(), dev.begin(),
+                 [&](double x) { return std::fabs(x - s.median); });
+  s.mad = median(dev);
+  double ss = 0;
+  for (double x : values) ss += (x - s.mean) * (x - s.mean);
+  s.stddev = s.n > 1 ? std::sqrt(ss / static_cast<double>(s.n - 1)) : 0.0;
+  return s;
+}
+
+double relative_spread(const Summary& s) {
+  if (s.median == 0) return 0;
+  if (s.n < 5) return s.mad / std::fabs(s.median);
+  return (s.p95 - s.p5) / std::fabs(s.median);
+}
+
+nlohmann::json to_json(const Summary& s) {
+  return {{"n", s.n},        {"min", s.min}, {"max", s.max},       {"mean", s.mean},
+          {"median", s.median}, {"p5", s.p5}, {"p95", s.p95},      {"mad", s.mad},
+          {"stddev", s.stddev}};
+}
+
+}  // namespace gpuprobe::stats

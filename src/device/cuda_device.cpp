@@ -1,0 +1,270 @@
+#include "device/cuda_device.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/chain.hpp"
+#include "core/cuda_check.hpp"
+#include "core/environment.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "device/chase_kernels.hpp"
+
+namespace gpuprobe::device {
+namespace {
+
+constexpr int kMinCcMajor = 7;
+constexpr int kMinCcMinor = 5;
+// Free memory kept back when sizing working sets: the runtime and the flush buffer need room.
+constexpr std::uint64_t kMemoryMargin = 512ull << 20;
+
+/// Device memory owned by one object; freed on every path.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+    GP_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+  }
+  ~DeviceBuffer() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+class CudaChain : public Chain {
+ public:
+  CudaChain(const ChainSpec& spec, std::vector<std::uint32_t> order, DeviceBuffer buffer)
+      : spec_(spec), order_(std::move(order)), buffer_(std::move(buffer)) {}
+  const ChainSpec& spec() const override { return spec_; }
+  std::uint64_t nodes() const override { return order_.size(); }
+  const std::vector<std::uint32_t>& order() const { return order_; }
+  std::uint64_t address_of(std::uint64_t step) const {
+    return reinterpret_cast<std::uint64_t>(buffer_.as<char>()) +
+           static_cast<std::uint64_t>(analysis::node_after(order_, step)) * spec_.node_stride_bytes;
+  }
+
+ private:
+  ChainSpec spec_;
+  std::vector<std::uint32_t> order_;
+  DeviceBuffer buffer_;
+};
+
+int attribute(cudaDeviceAttr attr, int ordinal) {
+  int value = 0;
+  GP_CUDA_CHECK(cudaDeviceGetAttribute(&value, attr, ordinal));
+  return value;
+}
+
+class CudaDevice : public Device {
+ public:
+  explicit CudaDevice(int ordinal) : ordinal_(ordinal) {
+    GP_CUDA_CHECK(cudaSetDevice(ordinal));
+    cudaDeviceProp prop{};
+    GP_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+    info_.kind = "cuda";
+    info_.name = prop.name;
+    info_.ordinal = ordinal;
+    info_.cc_major = prop.major;
+    info_.cc_minor = prop.minor;
+    info_.sm_count = prop.multiProcessorCount;
+    info_.l2_bytes = static_cast<std::uint64_t>(prop.l2CacheSize);
+    info_.global_mem_bytes = prop.totalGlobalMem;
+    info_.shared_per_sm_bytes = prop.sharedMemPerMultiprocessor;
+    info_.shared_per_block_optin_bytes = prop.sharedMemPerBlockOptin;
+    info_.sm_clock_max_mhz = attribute(cudaDevAttrClockRate, ordinal) / 1000.0;
+    info_.mem_clock_max_mhz = attribute(cudaDevAttrMemoryClockRate, ordinal) / 1000.0;
+    info_.mem_bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, ordinal);
+    std::ostringstream uuid;
+    uuid << "GPU-";
+    for (int i = 0; i < 16; ++i) {
+      static const char* hex = "0123456789abcdef";
+      const auto b = static_cast<unsigned char>(prop.uuid.bytes[i]);
+      uuid << hex[b >> 4] << hex[b & 15];
+      if (i == 3 || i == 5 || i == 7 || i == 9) uuid << '-';
+    }
+    info_.uuid = uuid.str();
+    GP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    GP_CUDA_CHECK(cudaMalloc(&out_, sizeof(kernels::ChaseOut)));
+  }
+
+  ~CudaDevice() override {
+    if (out_) cudaFree(out_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+
+  std::uint64_t free_memory() const override {
+    std::size_t free = 0, total = 0;
+    GP_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return free;
+  }
+
+  ClockReading read_clocks() const override { return env::read_clocks(ordinal_); }
+
+  TimerCalibration calibrate_timer() override {
+    DeviceBuffer out(2 * sizeof(std::uint64_t));
+    kernels::launch_timer_calibration(out.as<std::uint64_t>(), stream_);
+    std::uint64_t host[2] = {0, 0};
+    GP_CUDA_CHECK(cudaMemcpyAsync(host, out.as<std::uint64_t>(), sizeof(host),
+                                  cudaMemcpyDeviceToHost, stream_));
+    GP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (host[0] == 0 || host[0] > 10000 || host[1] > 10000)
+      throw VerificationError("timer calibration returned implausible values");
+    return {static_cast<double>(host[0]), static_cast<double>(host[1])};
+  }
+
+  std::unique_ptr<Chain> make_chain(const ChainSpec& spec) override {
+    if (spec.node_stride_bytes < 8 || spec.node_stride_bytes % 8 != 0)
+      throw UsageError("node stride " + std::to_string(spec.node_stride_bytes) +
+                       " B is not allowed; use a multiple of 8 bytes");
+    if (spec.working_set_bytes < spec.node_stride_bytes)
+      throw UsageError("working set " + units::format_bytes(spec.working_set_bytes) +
+                       " is smaller than one node (" + std::to_string(spec.node_stride_bytes) +
+                       " B)");
+    const std::uint64_t nodes64 = spec.working_set_bytes / spec.node_stride_bytes;
+    if (nodes64 > 0xffffffffull)
+      throw UsageError("working set " + units::format_bytes(spec.working_set_bytes) +
+                       " has more than 2^32 nodes; use a larger node stride");
+    ensure_flush_buffer();
+    const std::uint64_t bytes = nodes64 * spec.node_stride_bytes;
+    const std::uint64_t free = free_memory();
+    if (bytes + nodes64 * 4 + kMemoryMargin > free)
+      throw UsageError("working set " + units::format_bytes(bytes) +
+                       " does not fit in free GPU memory (" + units::format_bytes(free) +
+                       " free, " + units::format_bytes(kMemoryMargin) + " kept back)");
+    const auto nodes = static_cast<std::uint32_t>(nodes64);
+    auto order = analysis::random_cycle_order(nodes, spec.seed);
+    const auto next = analysis::successors(order);
+    DeviceBuffer chain(bytes);
+    {
+      DeviceBuffer next_dev(next.size() * sizeof(std::uint32_t));
+      GP_CUDA_CHECK(cudaMemcpyAsync(next_dev.as<std::uint32_t>(), next.data(), next_dev.bytes(),
+                                    cudaMemcpyHostToDevice, stream_));
+      kernels::launch_build_chain(chain.as<std::uint64_t>(), next_dev.as<std::uint32_t>(), nodes,
+                                  spec.node_stride_bytes, stream_);
+      // Push the freshly written chain out of the L2 so that every chase starts from memory.
+      kernels::launch_flush(flush_.as<std::uint64_t>(), flush_.bytes(), info_.sm_count, stream_);
+      GP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+    return std::make_unique<CudaChain>(spec, std::move(order), std::move(chain));
+  }
+
+  ChaseTiming chase(Chain& chain_base, const ChaseParams& params) override {
+    auto& chain = dynamic_cast<CudaChain&>(chain_base);
+    const auto* start = reinterpret_cast<const std::uint64_t*>(chain.address_of(params.start_step));
+    kernels::launch_chase(params.op, start, params.warmup_steps, params.timed_steps,
+                          params.carveout_percent, out_, stream_);
+    kernels::ChaseOut out{};
+    GP_CUDA_CHECK(cudaMemcpyAsync(&out, out_, sizeof(out), cudaMemcpyDeviceToHost, stream_));
+    GP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const std::uint64_t expected =
+        chain.address_of(params.start_step + params.warmup_steps + params.timed_steps);
+    if (out.end_address != expected) {
+      std::ostringstream msg;
+      msg << "chase verification failed: ended on 0x" << std::hex << out.end_address
+          << ", host predicted 0x" << expected;
+      throw VerificationError(msg.str());
+    }
+    ChaseTiming t;
+    t.total_cycles = static_cast<double>(out.cycles);
+    t.cycles_per_step = t.total_cycles / static_cast<double>(std::max<std::uint64_t>(1, params.timed_steps));
+    t.smid = static_cast<int>(out.smid);
+    t.elapsed_ns = static_cast<double>(out.globaltimer_ns);
+    t.verified = true;
+    return t;
+  }
+
+  ChaseTiming shared_chase(std::uint32_t bytes, std::uint32_t stride,
+                           std::uint64_t timed_steps) override {
+    if (stride < 4 || stride % 4 != 0)
+      throw UsageError("shared-memory node stride must be a multiple of 4 bytes");
+    if (bytes < stride || bytes > info_.shared_per_block_optin_bytes)
+      throw UsageError("shared-memory working set " + units::format_bytes(bytes) +
+                       " is outside 1 node .. " +
+                       units::format_bytes(info_.shared_per_block_optin_bytes));
+    const std::uint32_t nodes = bytes / stride;
+    const auto order = analysis::random_cycle_order(nodes, 7);
+    const auto next = analysis::successors(order);
+    DeviceBuffer next_dev(next.size() * sizeof(std::uint32_t));
+    GP_CUDA_CHECK(cudaMemcpyAsync(next_dev.as<std::uint32_t>(), next.data(), next_dev.bytes(),
+                                  cudaMemcpyHostToDevice, stream_));
+    kernels::launch_shared_chase(next_dev.as<std::uint32_t>(), nodes, stride, timed_steps, out_,
+                                 stream_);
+    kernels::ChaseOut out{};
+    GP_CUDA_CHECK(cudaMemcpyAsync(&out, out_, sizeof(out), cudaMemcpyDeviceToHost, stream_));
+    GP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    constexpr std::uint64_t kSettleSteps = 32;  // must match the kernel
+    const std::uint64_t expected = analysis::node_after(order, kSettleSteps + timed_steps);
+    if (out.end_address != expected)
+      throw VerificationError("shared-memory chase ended on node " +
+                              std::to_string(out.end_address) + ", host predicted " +
+                              std::to_string(expected));
+    ChaseTiming t;
+    t.total_cycles = static_cast<double>(out.cycles);
+    t.cycles_per_step = t.total_cycles / static_cast<double>(timed_steps);
+    t.smid = static_cast<int>(out.smid);
+    t.verified = true;
+    return t;
+  }
+
+  nlohmann::json environment() const override { return env::capture_cuda_environment(ordinal_); }
+
+ private:
+  void ensure_flush_buffer() {
+    if (flush_.bytes() > 0) return;
+    // Twice the L2 streamed through evicts everything a chase left there.
+    flush_ = DeviceBuffer(std::max<std::uint64_t>(2 * info_.l2_bytes, 64ull << 20));
+    GP_CUDA_CHECK(cudaMemsetAsync(flush_.as<void>(), 1, flush_.bytes(), stream_));
+  }
+
+  int ordinal_;
+  DeviceInfo info_;
+  cudaStream_t stream_ = nullptr;
+  kernels::ChaseOut* out_ = nullptr;
+  DeviceBuffer flush_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_cuda_device(int ordinal) {
+  int count = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess || count == 0) {
+    throw UsageError(std::string("no CUDA device found (") +
+                     (rc != cudaSuccess ? cudaGetErrorString(rc) : "device count is 0") +
+                     "); try --device model:h200 to run against the modelled GPU");
+  }
+  if (ordinal < 0 || ordinal >= count)
+    throw UsageError("CUDA device " + std::to_string(ordinal) + " does not exist; this machine has " +
+                     std::to_string(count) + " (0.." + std::to_string(count - 1) + ")");
+  const int major = attribute(cudaDevAttrComputeCapabilityMajor, ordinal);
+  const int minor = attribute(cudaDevAttrComputeCapabilityMinor, ordinal);
+  if (major < kMinCcMajor || (major == kMinCcMajor && minor < kMinCcMinor))
+    throw UsageError("GPU " + std::to_string(ordinal) + " has compute capability " +
+                     std::to_string(major) + "." + std::to_string(minor) +
+                     "; gpuprobe supports 7.5 and newer (CUDA 13 dropped older GPUs)");
+  return std::make_unique<CudaDevice>(ordinal);
+}
+
+}  // namespace gpuprobe::device

@@ -1,0 +1,44 @@
+#include <string>
+
+#include "core/error.hpp"
+#include "device/device.hpp"
+
+namespace gpuprobe::device {
+
+std::string to_string(LoadOp op) {
+  switch (op) {
+    case LoadOp::kDefault: return "default";
+    case LoadOp::kCa: return "ca";
+    case LoadOp::kCg: return "cg";
+    case LoadOp::kCv: return "cv";
+    case LoadOp::kNc: return "nc";
+  }
+  return "?";
+}
+
+LoadOp parse_load_op(const std::string& text) {
+  for (LoadOp op : all_load_ops())
+    if (to_string(op) == text) return op;
+  throw UsageError("unknown load operator '" + text + "'; allowed: default, ca, cg, cv, nc");
+}
+
+bool caches_in_l1(LoadOp op) { return op != LoadOp::kCg && op != LoadOp::kCv; }
+
+std::vector<LoadOp> all_load_ops() {
+  return {LoadOp::kDefault, LoadOp::kCa, LoadOp::kCg, LoadOp::kCv, LoadOp::kNc};
+}
+
+nlohmann::json to_json(const ClockReading& c) {
+  if (!c.valid) return {{"valid", false}, {"time_utc", c.time_utc}};
+  return {{"valid", true},
+          {"time_utc", c.time_utc},
+          {"sm_clock_mhz", c.sm_mhz},
+          {"mem_clock_mhz", c.mem_mhz},
+          {"power_w", c.power_w},
+          {"power_limit_w", c.power_limit_w},
+          {"temperature_c", c.temperature_c},
+          {"throttle_reasons_mask", c.throttle_reasons},
+          {"throttle_reasons", c.throttle_names}};
+}
+
+}  // namespace gpuprobe::device

@@ -1,0 +1,226 @@
+#pragma once
+// The MODELLED GPU: a cache-hierarchy simulator behind the same Device interface as the real
+// CUDA device, so every experiment runs on it and tests can check that the analysis recovers the
+// model's known parameters.
+//
+// What is modelled: one SM's single-thread dependent chase through
+//   L1 (set-associative, true LRU, capacity = unified L1/shared size - shared carve-out)
+//   -> L2, either one cache, or (l2_partitioned) a "near" partition that holds a copy of every
+//      line this SM touched plus the whole L2 behind it (a near miss that hits the whole L2 costs
+//      the far latency)
+//   -> DRAM.
+// Every load costs the hit latency of the first level that holds its line; on a miss every level
+// that was looked up is filled (L1 only for operators that cache in L1, see caches_in_l1). There
+// is no timer overhead, no prefetching and no TLB: the timings are exactly the latencies above
+// (plus optional gaussian noise per chase).
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "device/device.hpp"
+
+namespace gpuprobe::device {
+
+namespace detail {
+struct ModelLedger;  // the device's record of live chains, shared with them
+}
+
+/// One set-associative cache level. Set index = (address / line_bytes) % sets, with
+/// sets = capacity / (line_bytes * ways).
+struct CacheConfig {
+  std::uint64_t capacity_bytes = 0;  ///< 0 = no cache (every access misses)
+  std::uint32_t line_bytes = 128;
+  std::uint32_t ways = 0;  ///< 0 = fully associative
+  double hit_latency_cycles = 0;
+};
+
+/// A modelled GPU. All sizes are bytes, clocks MHz, latencies SM cycles.
+struct ModelConfig {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 1;
+  double sm_clock_mhz = 1000, mem_clock_mhz = 1000;
+  int mem_bus_width_bits = 0;
+  std::uint64_t global_mem_bytes = 0;
+
+  /// The SM's unified L1/shared storage; the L1 capacity is this minus the shared carve-out.
+  std::uint64_t l1_shared_unified_bytes = 0;
+  /// The shared carve-out when ChaseParams::carveout_percent == -1 (the "driver default").
+  std::uint64_t default_shared_carveout_bytes = 0;
+  /// The most shared memory an SM can have (the carve-out at 100 %).
+  std::uint64_t shared_per_sm_bytes = 0;
+  /// L1 geometry and latency; capacity_bytes is ignored (it follows from the carve-out).
+  CacheConfig l1;
+
+  bool l2_partitioned = false;
+  /// The partition near the SM (used only when l2_partitioned).
+  CacheConfig l2_near;
+  /// The whole L2: capacity_bytes is the total. hit_latency_cycles is used only when the L2 is
+  /// not partitioned; a partitioned L2 costs l2_near.hit_latency_cycles on a near hit and
+  /// l2_far_hit_latency_cycles on a near miss that hits the whole L2.
+  CacheConfig l2;
+  double l2_far_hit_latency_cycles = 0;
+  double dram_latency_cycles = 0;
+  double shared_latency_cycles = 0;
+  /// Relative sigma of gaussian noise multiplied onto each chase's cycles_per_step; 0 = exact.
+  double noise_relative_sigma = 0;
+  std::uint64_t seed = 1;  ///< seeds the noise
+};
+
+/// The L1 capacity for a carve-out request: -1 = default_shared_carveout_bytes, otherwise
+/// shared = round(shared_per_sm_bytes * percent / 100) (0 gives the largest L1); then
+/// L1 = unified - shared, rounded down to a multiple of line * ways (line for fully associative).
+/// Throws UsageError for a percent outside -1 and 0..100.
+std::uint64_t l1_capacity_bytes(const ModelConfig& config, int carveout_percent);
+
+/// Throws UsageError naming the first inconsistent parameter.
+void validate(const ModelConfig& config);
+
+/// Every parameter, snake_case keys with units in the names (e.g. "l2_capacity_bytes").
+nlohmann::json to_json(const ModelConfig& config);
+
+/// A set-associative cache with true LRU replacement, on flat arrays: O(ways) per access for
+/// ways <= kMaxScanWays (the ways of a set are kept in MRU-to-LRU order), O(1) expected with a
+/// hash table and per-set LRU lists above that (e.g. large fully associative caches).
+class CacheSim {
+ public:
+  static constexpr std::uint32_t kMaxScanWays = 32;
+
+  /// Throws UsageError if line_bytes is 0 or the capacity is not a multiple of line * ways.
+  explicit CacheSim(const CacheConfig& config);
+
+  /// Looks up the line holding `address`. Hit: it becomes most recently used, returns true.
+  /// Miss: it is filled, evicting the set's least recently used line if full; returns false.
+  bool access(std::uint64_t address);
+  /// A host-prefetch hint for the set `address` maps to (speed only; changes nothing).
+  void prefetch(std::uint64_t address) const;
+  /// Whether the line holding `address` is cached; changes nothing.
+  bool contains(std::uint64_t address) const;
+  /// Empties the cache and zeroes the counters.
+  void clear();
+
+  const CacheConfig& config() const { return config_; }
+  std::uint64_t sets() const { return sets_; }
+  std::uint32_t ways() const { return ways_; }  ///< effective: lines per set
+  std::uint64_t lines() const { return sets_ * ways_; }
+  std::uint64_t hits() const { return hits_; }
+  std::uint64_t misses() const { return misses_; }
+
+ private:
+  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+  static constexpr std::uint32_t kNil = ~std::uint32_t{0};
+
+  std::uint64_t line_of(std::uint64_t address) const {
+    return line_shift_ >= 0 ? address >> line_shift_ : address / config_.line_bytes;
+  }
+  /// line % sets_, by Lemire's multiply-based reduction when line and sets fit in 32 bits.
+  std::uint64_t set_of(std::uint64_t line) const {
+    if (line <= 0xffffffffu && mod_m_ != 0)
+      return static_cast<std::uint64_t>((static_cast<unsigned __int128>(mod_m_ * line) * sets_) >> 64);
+    return line % sets_;
+  }
+  bool access_scan(std::uint64_t line);
+  bool access_hashed(std::uint64_t line);
+  std::uint64_t home(std::uint64_t line) const;
+  std::uint64_t find(std::uint64_t line) const;  ///< hash index, or kEmpty
+  void hash_insert(std::uint64_t line, std::uint32_t slot);
+  void hash_erase(std::uint64_t index);
+
+  CacheConfig config_;
+  std::uint64_t sets_ = 0;
+  std::uint32_t ways_ = 0;
+  int line_shift_ = -1;  ///< log2(line_bytes) when a power of two
+  std::uint64_t mod_m_ = 0;  ///< 2^64 / sets_ rounded up, when sets_ < 2^32 (else 0)
+  bool hashed_ = false;
+  std::uint64_t hits_ = 0, misses_ = 0;
+
+  // Scan mode: tags_[set * ways_ + i] is the set's i-th most recently used line (kEmpty = free).
+  // Hashed mode: tags_[slot] is the line in slot (set s owns slots s*ways_ .. s*ways_+ways_-1).
+  std::vector<std::uint64_t> tags_;
+  // Hashed mode only: per-slot LRU list links, per-set list ends and fill counts, and an
+  // open-addressing (linear probing) table line+1 -> slot.
+  std::vector<std::uint32_t> prev_, next_;
+  std::vector<std::uint32_t> head_, tail_, used_;
+  std::vector<std::uint64_t> hkeys_;
+  std::vector<std::uint32_t> hslots_;
+  std::uint64_t hmask_ = 0;
+  int hshift_ = 0;
+};
+
+/// Where the timed loads of the last chase() were served.
+struct ModelChaseStats {
+  std::uint64_t l1_hits = 0;
+  std::uint64_t l2_hits = 0;      ///< near-partition hits, or all L2 hits when not partitioned
+  std::uint64_t l2_far_hits = 0;  ///< near misses that hit the whole L2 (partitioned only)
+  std::uint64_t dram_loads = 0;
+};
+
+/// The modelled GPU. Chains live at line-aligned addresses of a simulated address space; the
+/// cache state persists across chase() calls (like a real GPU), make_chain() empties every cache
+/// (a fresh allocation), and a chase whose carve-out gives a different L1 capacity than the
+/// previous one starts with an empty L1 (a reconfigured L1).
+class ModelDevice : public Device {
+ public:
+  /// Throws UsageError if the configuration is inconsistent (see validate()).
+  explicit ModelDevice(ModelConfig config);
+  ~ModelDevice() override;
+
+  const DeviceInfo& info() const override { return info_; }
+  /// global_mem_bytes minus the working sets of the live chains.
+  std::uint64_t free_memory() const override;
+  /// valid, at the configured clocks (the model's clocks are exact), no throttling.
+  ClockReading read_clocks() const override;
+  /// Fixed: clock64 2 cycles, %clock 1 cycle. The chase timings do NOT include any timer
+  /// overhead, so an analysis that subtracts overhead / timed_steps is off by that (negligible).
+  TimerCalibration calibrate_timer() override;
+
+  /// Throws UsageError if node_stride_bytes is 0, working_set_bytes < node_stride_bytes, the
+  /// working set does not fit in free_memory(), or it has more than 2^32 - 1 nodes.
+  std::unique_ptr<Chain> make_chain(const ChainSpec& spec) override;
+  /// Simulates warmup_steps + timed_steps loads from node order[0]. Throws UsageError if
+  /// timed_steps is 0, the chain is not this device's, or carveout_percent is invalid.
+  ChaseTiming chase(Chain& chain, const ChaseParams& params) override;
+  /// shared_latency_cycles per step (plus noise). Throws UsageError unless
+  /// node_stride_bytes <= bytes <= shared_per_sm_bytes, node_stride_bytes > 0, timed_steps > 0.
+  ChaseTiming shared_chase(std::uint32_t bytes, std::uint32_t node_stride_bytes,
+                           std::uint64_t timed_steps) override;
+  nlohmann::json environment() const override;
+
+  const ModelConfig& config() const { return config_; }
+  /// The node the last chase() ended on.
+  std::uint32_t last_final_node() const { return last_final_node_; }
+  const ModelChaseStats& last_chase_stats() const { return last_stats_; }
+  /// The L1 capacity the L1 is configured for now (the default carve-out's until a chase asks
+  /// for another).
+  std::uint64_t current_l1_capacity_bytes() const { return l1_capacity_; }
+
+ private:
+  template <bool kL1, bool kPartitioned, bool kCount>
+  std::uint32_t walk(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_t>& next,
+                     std::uint64_t base, std::uint32_t stride, std::uint32_t node,
+                     std::uint64_t first_step, std::uint64_t steps, ModelChaseStats& stats);
+  double noise_factor();
+  void reset_caches();
+
+  ModelConfig config_;
+  DeviceInfo info_;
+  std::shared_ptr<detail::ModelLedger> ledger_;
+  std::uint64_t next_base_ = 0;  ///< bump allocator of the simulated address space
+  CacheSim l1_, l2_near_, l2_;
+  std::uint64_t l1_capacity_ = 0;
+  std::mt19937_64 rng_;
+  std::uint32_t last_final_node_ = 0;
+  ModelChaseStats last_stats_;
+};
+
+/// The built-in models' configurations: "h200", "a100", "rtx5080", "tiny". Throws UsageError
+/// ("unknown model 'x'; available: h200, a100, rtx5080, tiny") for any other name.
+ModelConfig builtin_model_config(const std::string& name);
+std::vector<std::string> model_names();
+std::unique_ptr<Device> make_model_device(const std::string& name);
+
+}  // namespace gpuprobe::device

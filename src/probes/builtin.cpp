@@ -1,0 +1,15 @@
+#include "core/experiment.hpp"
+#include "probes/latency.hpp"
+
+namespace gpuprobe {
+
+const Registry& Registry::builtin() {
+  static const Registry registry = [] {
+    Registry r;
+    probes::register_latency_experiments(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace gpuprobe

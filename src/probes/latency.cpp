@@ -1,0 +1,541 @@
+// Latency family: dependent pointer chases through global and shared memory, the working-set
+// sweep that finds the cache levels, and the L1 capacity under each shared-memory carveout.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "analysis/levels.hpp"
+#include "core/error.hpp"
+#include "core/experiment.hpp"
+#include "core/stats.hpp"
+#include "core/units.hpp"
+#include "probes/latency.hpp"
+
+namespace gpuprobe::probes {
+namespace {
+
+using device::LoadOp;
+using nlohmann::json;
+
+constexpr std::uint64_t kKiB = 1024;
+constexpr std::uint64_t kMiB = 1024 * 1024;
+// Timed steps of one chase: enough to amortise the timer read (a few cycles) to < 0.1%, few
+// enough that a DRAM-latency chase takes milliseconds.
+constexpr std::uint64_t kMinTimedSteps = 4096;
+constexpr std::uint64_t kMaxTimedSteps = 16384;
+
+/// How one working set is chased: "hot" sets (up to twice the L2) are walked once in full
+/// before timing, so the caches hold the chase's own steady state; "cold" sets (larger) are
+/// timed from a flushed L2 over lines no earlier run touched, so every load misses the L2
+/// without a full pass (a 512 MB chain would need 4 M steps for one).
+struct ChasePlan {
+  bool cold = false;
+  std::uint64_t warmup_steps = 0;
+  std::uint64_t timed_steps = 0;
+};
+
+ChasePlan plan_chase(std::uint64_t nodes, std::uint64_t working_set, std::uint64_t l2_bytes) {
+  ChasePlan p;
+  p.cold = working_set > 2 * l2_bytes;
+  if (p.cold) {
+    p.timed_steps = std::clamp<std::uint64_t>(nodes / 32, 1024, kMaxTimedSteps);
+  } else {
+    p.warmup_steps = nodes;
+    p.timed_steps = std::clamp<std::uint64_t>(nodes, kMinTimedSteps, kMaxTimedSteps);
+  }
+  return p;
+}
+
+struct ChasePoint {
+  std::uint64_t working_set = 0;
+  LoadOp op = LoadOp::kCa;
+  int carveout = -1;
+  ChasePlan plan;
+  Measurement cycles;
+  double clock_mhz = 0;  ///< SM clock during the chase: cycles over %globaltimer (0 = unknown)
+  int smid = -1;
+};
+
+json to_json(const ChasePoint& p) {
+  return {{"working_set_bytes", p.working_set},
+          {"load", device::to_string(p.op)},
+          {"carveout_percent", p.carveout},
+          {"regime", p.plan.cold ? "cold" : "hot"},
+          {"warmup_steps", p.plan.warmup_steps},
+          {"timed_steps", p.plan.timed_steps},
+          {"cycles_per_load", to_json(p.cycles)},
+          {"sm_clock_mhz_measured", p.clock_mhz},
+          {"smid", p.smid}};
+}
+
+ChasePoint measure_chase(Context& ctx, LoadOp op, std::uint64_t working_set, int carveout) {
+  auto& dev = ctx.device;
+  device::ChainSpec spec{working_set, ctx.options.node_stride, ctx.options.seed};
+  auto chain = dev.make_chain(spec);
+  ChasePoint point;
+  point.working_set = chain->nodes() * spec.node_stride_bytes;
+  point.op = op;
+  point.carveout = carveout;
+  point.plan = plan_chase(chain->nodes(), point.working_set, dev.info().l2_bytes);
+  std::uint64_t position = 0;
+  std::vector<double> clocks;
+  auto once = [&](int rep) {
+    device::ChaseParams params;
+    params.op = op;
+    params.carveout_percent = carveout;
+    params.start_step = position;
+    params.timed_steps = point.plan.timed_steps;
+    // The warm-up run walks the whole hot chain; repetitions continue where it stopped.
+    params.warmup_steps = rep < 0 ? point.plan.warmup_steps : 0;
+    const auto t = dev.chase(*chain, params);
+    position += params.warmup_steps + params.timed_steps;
+    if (rep >= 0) {
+      point.smid = t.smid;
+      if (t.elapsed_ns > 0) clocks.push_back(t.total_cycles / t.elapsed_ns * 1e3);
+    }
+    return t.cycles_per_step;
+  };
+  point.cycles = repeat_until_stable(once, ctx.options.protocol);
+  if (!clocks.empty()) point.clock_mhz = stats::median(clocks);
+  return point;
+}
+
+std::uint64_t default_max_working_set(const device::Device& dev) {
+  return 4 * dev.info().l2_bytes;
+}
+
+/// The SM clock used to turn cycles into ns: measured in-kernel when possible, else NVML's
+/// reading, else the device's maximum (each choice is recorded).
+json clock_for_ns(const std::vector<double>& measured, const device::Device& dev) {
+  std::vector<double> valid;
+  for (double c : measured)
+    if (c > 0) valid.push_back(c);
+  if (!valid.empty())
+    return {{"sm_clock_mhz", stats::median(valid)},
+            {"sm_clock_source", "clock64 cycles / %globaltimer ns during the chases"}};
+  const auto reading = dev.read_clocks();
+  if (reading.valid && reading.sm_mhz > 0)
+    return {{"sm_clock_mhz", reading.sm_mhz}, {"sm_clock_source", "NVML current SM clock"}};
+  return {{"sm_clock_mhz", dev.info().sm_clock_max_mhz},
+          {"sm_clock_source", "device maximum SM clock (no reading available)"}};
+}
+
+double ns_of(double cycles, const json& parameters) {
+  const double mhz = parameters.value("sm_clock_mhz", 0.0);
+  return mhz > 0 ? cycles / mhz * 1e3 : 0.0;
+}
+
+Finding latency_finding(const std::string& name, double cycles, double confidence,
+                        const std::string& method, const json& parameters) {
+  Finding f{name, cycles, "cycles", confidence, method, json::object()};
+  f.extra["value_ns"] = ns_of(cycles, parameters);
+  return f;
+}
+
+/// Confidence of a plateau level: how tight its points are and how many there are.
+double plateau_confidence(const analysis::Plateau& p) {
+  const double rel = p.level > 0 ? p.noise / p.level : 1.0;
+  const double tight = 1.0 / (1.0 + rel / 0.01);
+  const double count = 1.0 - std::exp(-static_cast<double>(p.last - p.first + 1) / 2.0);
+  return std::clamp(tight * count, 0.0, 1.0);
+}
+
+std::vector<analysis::CurvePoint> curve_from_points(const json& points) {
+  std::vector<analysis::CurvePoint> curve;
+  for (const auto& p : points)
+    curve.push_back({p.at("working_set_bytes").get<double>(),
+                     p.at("cycles_per_load").at("median").get<double>(),
+                     p.at("cycles_per_load").at("mad").get<double>()});
+  return curve;
+}
+
+Curve curve_table(const std::string& name, const json& points, const json& parameters) {
+  Curve c{name,
+          {"working_set_bytes", "cycles_median", "cycles_min", "cycles_p5", "cycles_p95",
+           "cycles_mad", "n", "ns_median", "sm_clock_mhz_measured"},
+          {}};
+  for (const auto& p : points) {
+    const auto& s = p.at("cycles_per_load");
+    c.rows.push_back({p.at("working_set_bytes").get<double>(), s.at("median").get<double>(),
+                      s.at("min").get<double>(), s.at("p5").get<double>(),
+                      s.at("p95").get<double>(), s.at("mad").get<double>(),
+                      s.at("n").get<double>(), ns_of(s.at("median").get<double>(), parameters),
+                      p.at("sm_clock_mhz_measured").get<double>()});
+  }
+  std::sort(c.rows.begin(), c.rows.end(), [](const auto& a, const auto& b) {
+    return a[0].template get<double>() < b[0].template get<double>();
+  });
+  return c;
+}
+
+analysis::SweepOptions sweep_options(std::uint64_t lo, std::uint64_t hi, std::uint32_t align) {
+  analysis::SweepOptions s;
+  s.x_min = static_cast<double>(std::max<std::uint64_t>(lo, align));
+  s.x_max = static_cast<double>(hi);
+  s.coarse_per_octave = 2;
+  s.resolution = 0.015;
+  s.align = align;
+  return s;
+}
+
+void check_sizes(const device::Device& dev, const RunOptions& o) {
+  if (o.node_stride < 8 || o.node_stride % 8 != 0 || o.node_stride > 4096)
+    throw UsageError("node stride " + std::to_string(o.node_stride) +
+                     " B is not allowed; use a multiple of 8 between 8 and 4096");
+  const std::uint64_t hi = o.max_size ? o.max_size : default_max_working_set(dev);
+  const std::uint64_t lo = o.min_size ? o.min_size : kKiB;
+  if (lo < o.node_stride)
+    throw UsageError("--min-size " + units::format_bytes(lo) + " is smaller than one node (" +
+                     std::to_string(o.node_stride) + " B)");
+  if (hi < lo)
+    throw UsageError("--max-size " + units::format_bytes(hi) + " is smaller than --min-size " +
+                     units::format_bytes(lo));
+  const std::uint64_t free = dev.free_memory();
+  // The chain, its successor table and the L2 flush buffer must fit.
+  const std::uint64_t need = hi + hi / o.node_stride * 4 + 2 * dev.info().l2_bytes + (512 * kMiB);
+  if (need > free)
+    throw UsageError("working set " + units::format_bytes(hi) +
+                     " does not fit in free GPU memory (" + units::format_bytes(free) +
+                     " free); choose --max-size below " +
+                     units::format_bytes(free > need - hi ? free - (need - hi) : 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+class LatencySweep : public Experiment {
+ public:
+  std::string id() const override { return "latency.sweep"; }
+  std::string description() const override {
+    return "dependent chase over working sets from 1 KiB to 4x L2, sampled adaptively; finds "
+           "the L1, L2 near/far and DRAM plateaus and the capacities between them";
+  }
+  json axes() const override {
+    return {{"working_set_bytes", "1 KiB .. 4 x L2 (--min-size/--max-size), log-spaced, refined at knees"},
+            {"load", "ca (--loads takes the first)"},
+            {"node_stride_bytes", 128}};
+  }
+  void validate(const device::Device& dev, const RunOptions& o) const override {
+    check_sizes(dev, o);
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const auto& o = ctx.options;
+    const LoadOp op = o.loads.empty() ? LoadOp::kCa : o.loads.front();
+    const std::uint64_t lo = o.min_size ? o.min_size : kKiB;
+    const std::uint64_t hi = o.max_size ? o.max_size : default_max_working_set(ctx.device);
+    json points = json::array();
+    std::vector<double> clocks;
+    auto measure = [&](double x) {
+      const auto p = measure_chase(ctx, op, static_cast<std::uint64_t>(x), -1);
+      points.push_back(to_json(p));
+      clocks.push_back(p.clock_mhz);
+      return analysis::CurvePoint{static_cast<double>(p.working_set), p.cycles.summary.median,
+                                  p.cycles.summary.mad};
+    };
+    const auto sweep = sweep_options(lo, hi, o.node_stride);
+    analysis::adaptive_sweep(measure, sweep);
+    std::sort(points.begin(), points.end(), [](const json& a, const json& b) {
+      return a.at("working_set_bytes").get<double>() < b.at("working_set_bytes").get<double>();
+    });
+    r.parameters = {{"load", device::to_string(op)},
+                    {"caches_in_l1", device::caches_in_l1(op)},
+                    {"node_stride_bytes", o.node_stride},
+                    {"min_working_set_bytes", lo},
+                    {"max_working_set_bytes", hi},
+                    {"l2_bytes_reported", ctx.device.info().l2_bytes},
+                    {"coarse_points_per_octave", sweep.coarse_per_octave},
+                    {"knee_resolution", sweep.resolution},
+                    {"chain", "random single cycle, one node per stride, Fisher-Yates seed " +
+                                  std::to_string(o.seed)}};
+    r.parameters.update(clock_for_ns(clocks, ctx.device));
+    r.samples = {{"points", points}};
+    r.statistics = {{"points_measured", points.size()}};
+    r.curves.push_back(curve_table("curve", points, r.parameters));
+  }
+  void analyze(ExperimentResult& r) const override { analyze_sweep(r); }
+};
+
+class LatencyChase : public Experiment {
+ public:
+  std::string id() const override { return "latency.chase"; }
+  std::string description() const override {
+    return "dependent chase with each load operator (default, ca, cg, cv, nc) at one working set "
+           "per level: L1, L2 near, L2 far, DRAM";
+  }
+  json axes() const override {
+    return {{"load", {"default", "ca", "cg", "cv", "nc"}},
+            {"level", {"l1", "l2_near", "l2_far", "dram"}},
+            {"working_set_bytes", "half of each capacity latency.sweep found, else fixed fractions of L2"}};
+  }
+  std::vector<std::string> depends_on() const override { return {"latency.sweep"}; }
+  void validate(const device::Device& dev, const RunOptions& o) const override {
+    RunOptions copy = o;
+    copy.max_size = 0;
+    copy.min_size = 0;
+    check_sizes(dev, copy);
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const auto& o = ctx.options;
+    const std::uint64_t l2 = ctx.device.info().l2_bytes;
+    const auto l1cap = ctx.prior.get("l1.capacity");
+    const auto near = ctx.prior.get("l2.near_capacity");
+    const auto cap = ctx.prior.get("l2.capacity");
+    auto align = [&](double x) {
+      const auto s = static_cast<std::uint64_t>(x) / o.node_stride * o.node_stride;
+      return std::max<std::uint64_t>(s, o.node_stride);
+    };
+    struct Level {
+      std::string name;
+      std::uint64_t ws;
+      std::string chosen_by;
+    };
+    std::vector<Level> levels;
+    levels.push_back(l1cap ? Level{"l1", align(l1cap->value / 2), "half of l1.capacity"}
+                           : Level{"l1", 16 * kKiB, "default 16 KiB"});
+    if (near && cap && cap->value > near->value * 1.2) {
+      levels.push_back({"l2_near", align(near->value / 2), "half of l2.near_capacity"});
+      levels.push_back({"l2_far", align(std::sqrt(near->value * cap->value) * 0.98),
+                        "geometric mean of l2.near_capacity and l2.capacity"});
+    } else if (cap) {
+      levels.push_back({"l2_near", align(cap->value / 4), "a quarter of l2.capacity"});
+    } else {
+      levels.push_back({"l2_near", align(static_cast<double>(l2) / 8), "an eighth of the reported L2"});
+    }
+    levels.push_back({"dram", align(4.0 * static_cast<double>(l2)), "4 x the reported L2"});
+    const auto ops = o.loads.empty() ? device::all_load_ops() : o.loads;
+    json rows = json::array();
+    std::vector<double> clocks;
+    for (const auto op : ops) {
+      for (const auto& lv : levels) {
+        const auto p = measure_chase(ctx, op, lv.ws, -1);
+        auto j = to_json(p);
+        j["level"] = lv.name;
+        j["working_set_chosen_by"] = lv.chosen_by;
+        rows.push_back(j);
+        clocks.push_back(p.clock_mhz);
+      }
+    }
+    r.parameters = {{"node_stride_bytes", o.node_stride}, {"loads", json::array()}};
+    for (auto op : ops) r.parameters["loads"].push_back(device::to_string(op));
+    r.parameters.update(clock_for_ns(clocks, ctx.device));
+    r.samples = {{"points", rows}};
+    Curve c{"table",
+            {"load", "level", "working_set_bytes", "cycles_median", "cycles_p5", "cycles_p95",
+             "n", "ns_median"},
+            {}};
+    for (const auto& p : rows) {
+      const auto& s = p.at("cycles_per_load");
+      c.rows.push_back({p.at("load"), p.at("level"), p.at("working_set_bytes"), s.at("median"),
+                        s.at("p5"), s.at("p95"), s.at("n"),
+                        ns_of(s.at("median").get<double>(), r.parameters)});
+    }
+    r.curves.push_back(c);
+    r.statistics = {{"points_measured", rows.size()}};
+  }
+  void analyze(ExperimentResult& r) const override {
+    for (const auto& p : r.samples.at("points")) {
+      const std::string level = p.at("level");
+      const std::string load = p.at("load");
+      const auto& s = p.at("cycles_per_load");
+      std::string base = level == "l1" ? "l1.hit_latency"
+                         : level == "l2_near" ? "l2.hit_latency"
+                         : level == "l2_far" ? "l2.far_hit_latency"
+                                             : "dram.latency";
+      const double med = s.at("median").get<double>();
+      const double spread = med > 0 ? (s.at("p95").get<double>() - s.at("p5").get<double>()) / med : 1;
+      auto f = latency_finding(base + "." + load, med, 1.0 / (1.0 + spread / 0.02),
+                               "median of repeated single-thread chases at " +
+                                   units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()),
+                               r.parameters);
+      f.extra["working_set_bytes"] = p.at("working_set_bytes");
+      f.extra["load"] = load;
+      r.findings.push_back(f);
+    }
+  }
+};
+
+class LatencyShared : public Experiment {
+ public:
+  std::string id() const override { return "latency.shared"; }
+  std::string description() const override {
+    return "dependent chase through shared memory (ld.shared, one thread)";
+  }
+  json axes() const override { return {{"working_set_bytes", {4096, 32768, 98304}}, {"node_stride_bytes", 4}}; }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const std::uint64_t optin = ctx.device.info().shared_per_block_optin_bytes;
+    std::vector<std::uint32_t> sizes = {4096, 32768, 98304};
+    json points = json::array();
+    for (auto bytes : sizes) {
+      if (optin && bytes > optin) continue;
+      std::vector<double> clocks;
+      auto once = [&](int) { return ctx.device.shared_chase(bytes, 4, 16384).cycles_per_step; };
+      const auto m = repeat_until_stable(once, ctx.options.protocol);
+      points.push_back({{"working_set_bytes", bytes}, {"node_stride_bytes", 4},
+                        {"timed_steps", 16384}, {"cycles_per_load", to_json(m)}});
+    }
+    r.parameters = clock_for_ns({}, ctx.device);
+    r.samples = {{"points", points}};
+  }
+  void analyze(ExperimentResult& r) const override {
+    std::vector<double> medians;
+    for (const auto& p : r.samples.at("points"))
+      medians.push_back(p.at("cycles_per_load").at("median").get<double>());
+    if (medians.empty()) return;
+    const auto s = stats::summarize(medians);
+    const double agree = s.median > 0 ? (s.max - s.min) / s.median : 1;
+    r.findings.push_back(latency_finding("shared.latency", s.median, 1.0 / (1.0 + agree / 0.02),
+                                         "median over working sets of single-thread ld.shared chases",
+                                         r.parameters));
+  }
+};
+
+class LatencyCarveout : public Experiment {
+ public:
+  std::string id() const override { return "latency.carveout"; }
+  std::string description() const override {
+    return "L1 capacity under each preferred shared-memory carveout (knee of a .ca chase sweep)";
+  }
+  json axes() const override {
+    return {{"carveout_percent", {-1, 0, 25, 50, 100}}, {"working_set_bytes", "4 KiB .. 1 MiB"}};
+  }
+  void validate(const device::Device&, const RunOptions& o) const override {
+    for (int c : o.carveouts)
+      if (c < -1 || c > 100)
+        throw UsageError("carveout " + std::to_string(c) +
+                         " is not allowed; use -1 (driver default) or 0..100 percent shared memory");
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const auto carveouts = ctx.options.carveouts.empty() ? std::vector<int>{-1, 0, 25, 50, 100}
+                                                          : ctx.options.carveouts;
+    const std::uint64_t hi = std::min<std::uint64_t>(kMiB, ctx.device.info().l2_bytes / 4);
+    json sets = json::array();
+    std::vector<double> clocks;
+    for (int c : carveouts) {
+      json points = json::array();
+      auto measure = [&](double x) {
+        const auto p = measure_chase(ctx, LoadOp::kCa, static_cast<std::uint64_t>(x), c);
+        points.push_back(to_json(p));
+        clocks.push_back(p.clock_mhz);
+        return analysis::CurvePoint{static_cast<double>(p.working_set), p.cycles.summary.median,
+                                    p.cycles.summary.mad};
+      };
+      analysis::adaptive_sweep(measure, sweep_options(4 * kKiB, hi, ctx.options.node_stride));
+      std::sort(points.begin(), points.end(), [](const json& a, const json& b) {
+        return a.at("working_set_bytes").get<double>() < b.at("working_set_bytes").get<double>();
+      });
+      sets.push_back({{"carveout_percent", c}, {"points", points}});
+    }
+    r.parameters = {{"load", "ca"}, {"node_stride_bytes", ctx.options.node_stride},
+                    {"carveouts_percent", carveouts}};
+    r.parameters.update(clock_for_ns(clocks, ctx.device));
+    r.samples = {{"carveouts", sets}};
+    for (const auto& s : sets)
+      r.curves.push_back(curve_table("carveout_" + carveout_label(s.at("carveout_percent")),
+                                     s.at("points"), r.parameters));
+  }
+  void analyze(ExperimentResult& r) const override {
+    for (const auto& s : r.samples.at("carveouts")) {
+      const int c = s.at("carveout_percent");
+      const auto levels = analysis::find_levels(curve_from_points(s.at("points")));
+      if (levels.transitions.empty()) continue;
+      const auto& t = levels.transitions.front();
+      Finding f{"l1.capacity." + carveout_label(c), t.estimate, "bytes", t.confidence,
+                "largest working set on the L1 plateau of a .ca chase sweep; " + levels.method,
+                json::object()};
+      f.extra["carveout_percent"] = c;
+      f.extra["bracket_bytes"] = {t.x_last_on, t.x_first_off};
+      f.extra["l1_hit_cycles"] = t.level_below;
+      r.findings.push_back(f);
+    }
+  }
+
+ private:
+  static std::string carveout_label(int c) {
+    return c < 0 ? "carveout_default" : c == 0 ? "max_l1" : "carveout_" + std::to_string(c);
+  }
+};
+
+}  // namespace
+
+void analyze_sweep(ExperimentResult& r) {
+  const auto levels = analysis::find_levels(curve_from_points(r.samples.at("points")));
+  const auto& P = r.parameters;
+  const bool l1_possible = P.value("caches_in_l1", true);
+  const double l2 = P.value("l2_bytes_reported", 0.0);
+  const std::string method = levels.method;
+  std::size_t next_plateau = 0;
+  std::vector<std::size_t> l2_transitions;
+  for (std::size_t i = 0; i < levels.transitions.size(); ++i) {
+    const auto& t = levels.transitions[i];
+    // Naming uses the reported L2 size only as a prior: an L1 knee lies far below it, the L2
+    // knees within a factor of 8 of it.
+    if (i == 0 && l1_possible && t.estimate < 4.0 * kMiB && (l2 <= 0 || t.estimate < l2 / 16)) {
+      const auto& p = levels.plateaus[t.below];
+      r.findings.push_back(latency_finding("l1.hit_latency", p.level, plateau_confidence(p),
+                                           "median of the first plateau; " + method, P));
+      Finding cap{"l1.capacity", t.estimate, "bytes", t.confidence,
+                  "largest working set on the L1 plateau (knee bracketed by bisection); " + method,
+                  json::object()};
+      cap.extra["bracket_bytes"] = {t.x_last_on, t.x_first_off};
+      r.findings.push_back(cap);
+      next_plateau = t.below + 1;
+      continue;
+    }
+    if (l2 <= 0 || (t.estimate >= l2 / 8 && t.estimate <= 2 * l2)) l2_transitions.push_back(i);
+  }
+  if (next_plateau < levels.plateaus.size()) {
+    const auto& p = levels.plateaus[next_plateau];
+    r.findings.push_back(latency_finding("l2.hit_latency", p.level, plateau_confidence(p),
+                                         "median of the first plateau past L1; " + method, P));
+  }
+  auto capacity = [&](const std::string& name, const analysis::Transition& t, const std::string& what) {
+    Finding f{name, t.estimate, "bytes", t.confidence,
+              "largest working set on the " + what + " plateau (knee bracketed by bisection); " + method,
+              json::object()};
+    f.extra["bracket_bytes"] = {t.x_last_on, t.x_first_off};
+    r.findings.push_back(f);
+  };
+  if (l2_transitions.size() >= 2) {
+    const auto& tn = levels.transitions[l2_transitions.front()];
+    const auto& tc = levels.transitions[l2_transitions.back()];
+    capacity("l2.near_capacity", tn, "L2 near-partition");
+    const auto& far = levels.plateaus[tc.below];
+    r.findings.push_back(latency_finding("l2.far_hit_latency", far.level, plateau_confidence(far),
+                                         "median of the plateau between the L2 near-partition and "
+                                         "L2 capacity knees; " + method, P));
+    capacity("l2.capacity", tc, "L2 (far)");
+  } else if (l2_transitions.size() == 1) {
+    capacity("l2.capacity", levels.transitions[l2_transitions.front()], "L2");
+  }
+  if (!l2_transitions.empty()) {
+    const auto& tc = levels.transitions[l2_transitions.back()];
+    if (tc.below + 1 < levels.plateaus.size()) {
+      const auto& d = levels.plateaus[tc.below + 1];
+      auto f = latency_finding("dram.latency", d.level, plateau_confidence(d),
+                               "median of the first plateau past the L2 capacity (cold chase "
+                               "from a flushed L2); " + method, P);
+      f.extra["working_set_bytes_range"] = {d.x_min, d.x_max};
+      r.findings.push_back(f);
+    }
+  }
+  json plateaus = json::array();
+  for (const auto& p : levels.plateaus)
+    plateaus.push_back({{"level_cycles", p.level}, {"noise_cycles", p.noise},
+                        {"working_set_bytes_min", p.x_min}, {"working_set_bytes_max", p.x_max},
+                        {"points", p.last - p.first + 1}});
+  json transitions = json::array();
+  for (const auto& t : levels.transitions)
+    transitions.push_back({{"last_on_bytes", t.x_last_on}, {"first_off_bytes", t.x_first_off},
+                           {"level_below_cycles", t.level_below},
+                           {"level_above_cycles", t.level_above}, {"confidence", t.confidence}});
+  r.statistics["plateaus"] = plateaus;
+  r.statistics["transitions"] = transitions;
+}
+
+void register_latency_experiments(Registry& registry) {
+  registry.add(std::make_unique<LatencySweep>());
+  registry.add(std::make_unique<LatencyChase>());
+  registry.add(std::make_unique<LatencyShared>());
+  registry.add(std::make_unique<LatencyCarveout>());
+}
+
+}  // namespace gpuprobe::probes

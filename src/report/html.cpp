@@ -1,0 +1,155 @@
+// The HTML report: a findings table and latency-vs-working-set charts drawn as inline SVG, so
+// the file opens anywhere with nothing else installed.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "report/writer.hpp"
+
+namespace gpuprobe::report {
+namespace {
+
+using nlohmann::json;
+
+struct Series {
+  std::string label;
+  std::vector<std::pair<double, double>> points;
+};
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string bytes_label(double b) {
+  char buf[32];
+  if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof(buf), "%gG", b / (1024.0 * 1024 * 1024));
+  else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof(buf), "%gM", b / (1024.0 * 1024));
+  else if (b >= 1024) std::snprintf(buf, sizeof(buf), "%gK", b / 1024);
+  else std::snprintf(buf, sizeof(buf), "%g", b);
+  return buf;
+}
+
+Series series_of(const std::string& label, const json& points) {
+  Series s{label, {}};
+  for (const auto& p : points)
+    if (p.contains("working_set_bytes") && p.contains("cycles_per_load"))
+      s.points.emplace_back(p["working_set_bytes"].get<double>(),
+                            p["cycles_per_load"]["median"].get<double>());
+  std::sort(s.points.begin(), s.points.end());
+  return s;
+}
+
+/// A log-x line chart of one or more series with circles at the measured points.
+std::string svg_chart(const std::string& title, const std::vector<Series>& series) {
+  const double W = 760, H = 380, L = 64, R = 16, T = 28, B = 44;
+  double x0 = 1e300, x1 = 0, y1 = 0;
+  for (const auto& s : series)
+    for (auto [x, y] : s.points) {
+      x0 = std::min(x0, x);
+      x1 = std::max(x1, x);
+      y1 = std::max(y1, y);
+    }
+  if (x1 <= x0 || y1 <= 0) return "";
+  const double lx0 = std::floor(std::log2(x0)), lx1 = std::ceil(std::log2(x1));
+  const double ymax = y1 * 1.08;
+  auto px = [&](double x) { return L + (std::log2(x) - lx0) / (lx1 - lx0) * (W - L - R); };
+  auto py = [&](double y) { return H - B - y / ymax * (H - T - B); };
+  static const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+  std::ostringstream o;
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H
+    << "' font-family='sans-serif' font-size='11'>";
+  o << "<text x='" << W / 2 << "' y='16' text-anchor='middle' font-size='13'>" << escape(title)
+    << "</text>";
+  for (double e = lx0; e <= lx1; e += 1) {
+    const double x = px(std::pow(2.0, e));
+    o << "<line x1='" << x << "' y1='" << T << "' x2='" << x << "' y2='" << H - B
+      << "' stroke='#eee'/>";
+    if (static_cast<long>(e) % 2 == 0)
+      o << "<text x='" << x << "' y='" << H - B + 14 << "' text-anchor='middle'>"
+        << bytes_label(std::pow(2.0, e)) << "</text>";
+  }
+  for (int i = 0; i <= 5; ++i) {
+    const double y = ymax * i / 5;
+    o << "<line x1='" << L << "' y1='" << py(y) << "' x2='" << W - R << "' y2='" << py(y)
+      << "' stroke='#eee'/><text x='" << L - 6 << "' y='" << py(y) + 4
+      << "' text-anchor='end'>" << static_cast<long>(y) << "</text>";
+  }
+  o << "<text x='" << W / 2 << "' y='" << H - 8 << "' text-anchor='middle'>working set (bytes, log scale)</text>";
+  o << "<text x='14' y='" << H / 2 << "' transform='rotate(-90 14 " << H / 2
+    << ")' text-anchor='middle'>cycles per load</text>";
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const char* color = kColors[k % 6];
+    o << "<polyline fill='none' stroke='" << color << "' stroke-width='1.5' points='";
+    for (auto [x, y] : series[k].points) o << px(x) << "," << py(y) << " ";
+    o << "'/>";
+    for (auto [x, y] : series[k].points)
+      o << "<circle cx='" << px(x) << "' cy='" << py(y) << "' r='2.2' fill='" << color
+        << "'><title>" << bytes_label(x) << ": " << y << " cycles</title></circle>";
+    o << "<text x='" << L + 10 << "' y='" << T + 14 + 14 * k << "' fill='" << color << "'>"
+      << escape(series[k].label) << "</text>";
+  }
+  o << "</svg>";
+  return o.str();
+}
+
+}  // namespace
+
+std::string html_report(const json& result) {
+  std::ostringstream o;
+  const std::string device = result.contains("device") ? result["device"].value("name", "?") : "?";
+  o << "<!doctype html><html><head><meta charset='utf-8'><title>gpuprobe: " << escape(device)
+    << "</title><style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;}"
+       "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;"
+       "text-align:right}td.l,th.l{text-align:left}</style></head><body>";
+  o << "<h1>gpuprobe report: " << escape(device) << "</h1>";
+  if (result.contains("tool"))
+    o << "<p>gpuprobe " << escape(result["tool"].value("version", "")) << ", git "
+      << escape(result["tool"].value("git_sha", "")) << "; started "
+      << escape(result.value("started_utc", "")) << "; wall time "
+      << result.value("wall_s", 0.0) << " s</p>";
+  o << "<h2>Findings</h2><table><tr><th class='l'>finding</th><th>value</th><th>unit</th>"
+       "<th>ns</th><th>confidence</th><th class='l'>method</th></tr>";
+  for (const auto& e : result.value("experiments", json::array())) {
+    for (const auto& f : e.value("findings", json::array())) {
+      o << "<tr><td class='l'>" << escape(f.value("name", "")) << "</td><td>"
+        << f.value("value", 0.0) << "</td><td>" << escape(f.value("unit", "")) << "</td><td>"
+        << (f.contains("value_ns") ? std::to_string(f["value_ns"].get<double>()) : "")
+        << "</td><td>" << f.value("confidence", 0.0) << "</td><td class='l'>"
+        << escape(f.value("method", "")) << "</td></tr>";
+    }
+  }
+  o << "</table><h2>Curves</h2>";
+  for (const auto& e : result.value("experiments", json::array())) {
+    const auto& samples = e.value("samples", json::object());
+    std::vector<Series> series;
+    if (samples.contains("points") && !samples["points"].empty() &&
+        !samples["points"][0].contains("level"))
+      series.push_back(series_of(e.value("id", ""), samples["points"]));
+    if (samples.contains("carveouts"))
+      for (const auto& c : samples["carveouts"])
+        series.push_back(series_of("carveout " + c["carveout_percent"].dump() + "%", c["points"]));
+    if (!series.empty()) o << svg_chart(e.value("id", ""), series) << "\n";
+  }
+  o << "<h2>Experiments</h2><table><tr><th class='l'>id</th><th class='l'>status</th>"
+       "<th>wall s</th><th class='l'>reason</th></tr>";
+  for (const auto& e : result.value("experiments", json::array()))
+    o << "<tr><td class='l'>" << escape(e.value("id", "")) << "</td><td class='l'>"
+      << escape(e.value("status", "")) << "</td><td>" << e.value("wall_s", 0.0)
+      << "</td><td class='l'>" << escape(e.value("reason", "")) << "</td></tr>";
+  o << "</table><h2>Environment</h2><pre>"
+    << escape(result.value("environment", json::object()).dump(2)) << "</pre></body></html>\n";
+  return o.str();
+}
+
+}  // namespace gpuprobe::report

@@ -1,0 +1,142 @@
+#include "report/writer.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace gpuprobe::report {
+namespace fs = std::filesystem;
+
+void check_writable(const std::string& dir) {
+  if (dir.empty()) throw UsageError("output directory is empty; give a path with --out");
+  fs::path p = fs::absolute(dir);
+  std::error_code ec;
+  if (fs::exists(p, ec)) {
+    if (!fs::is_directory(p, ec))
+      throw UsageError("output path '" + dir + "' exists and is not a directory");
+    if (::access(p.c_str(), W_OK) != 0)
+      throw UsageError("output directory '" + dir + "' is not writable");
+    return;
+  }
+  fs::path parent = p.parent_path();
+  while (!parent.empty() && !fs::exists(parent, ec)) parent = parent.parent_path();
+  if (parent.empty() || !fs::is_directory(parent, ec) || ::access(parent.c_str(), W_OK) != 0)
+    throw UsageError("output directory '" + dir + "' cannot be created (" + parent.string() +
+                     " is not a writable directory)");
+}
+
+namespace {
+
+void write_atomically(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    out << text;
+    if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path);
+}
+
+std::string csv_cell(const nlohmann::json& v) {
+  if (v.is_string()) {
+    const auto s = v.get<std::string>();
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  }
+  if (v.is_number_float()) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.10g", v.get<double>());
+    return buf;
+  }
+  return v.dump();
+}
+
+}  // namespace
+
+std::string to_csv(const Curve& c) {
+  std::ostringstream out;
+  for (std::size_t i = 0; i < c.columns.size(); ++i) out << (i ? "," : "") << c.columns[i];
+  out << "\n";
+  for (const auto& row : c.rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << csv_cell(row[i]);
+    out << "\n";
+  }
+  return out.str();
+}
+
+ResultWriter::ResultWriter(std::string dir, nlohmann::json header)
+    : dir_(std::move(dir)), result_(std::move(header)) {
+  fs::create_directories(fs::path(dir_) / "experiments");
+  result_["experiments"] = nlohmann::json::array();
+  result_["complete"] = false;
+  flush();
+}
+
+void ResultWriter::add(const ExperimentResult& r) {
+  auto j = to_json(r);
+  for (auto& c : j["curves"]) c["file"] = r.id + "." + c["name"].get<std::string>() + ".csv";
+  for (const auto& c : r.curves)
+    write_atomically(fs::path(dir_) / (r.id + "." + c.name + ".csv"), to_csv(c));
+  write_atomically(fs::path(dir_) / "experiments" / (r.id + ".json"), j.dump(2) + "\n");
+  result_["experiments"].push_back(j);
+  flush();
+}
+
+void ResultWriter::finish(const nlohmann::json& extra) {
+  result_.update(extra);
+  result_["complete"] = true;
+  flush();
+  write_atomically(fs::path(dir_) / "report.html", html_report(result_));
+}
+
+void ResultWriter::flush() {
+  write_atomically(fs::path(dir_) / "result.json", result_.dump(2) + "\n");
+}
+
+std::string summary_table(const nlohmann::json& result) {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-34s %14s %-6s %10s %5s  %s\n", "finding", "value", "unit",
+                "ns", "conf", "experiment");
+  out << line;
+  for (const auto& e : result.at("experiments")) {
+    const std::string status = e.value("status", "");
+    if (status != "passed") {
+      std::snprintf(line, sizeof(line), "%-34s %s: %s\n", e.value("id", "").c_str(),
+                    status.c_str(), e.value("reason", "").c_str());
+      out << line;
+      continue;
+    }
+    for (const auto& f : e.at("findings")) {
+      const std::string unit = f.value("unit", "");
+      double v = f.value("value", 0.0);
+      std::string shown_unit = unit;
+      char value[32];
+      if (unit == "bytes" && v >= 1024) {
+        const bool mib = v >= 1024 * 1024;
+        v /= mib ? 1024.0 * 1024 : 1024.0;
+        shown_unit = mib ? "MiB" : "KiB";
+        std::snprintf(value, sizeof(value), "%.2f", v);
+      } else {
+        std::snprintf(value, sizeof(value), "%.1f", v);
+      }
+      char ns[32] = "";
+      if (f.contains("value_ns")) std::snprintf(ns, sizeof(ns), "%.1f", f["value_ns"].get<double>());
+      std::snprintf(line, sizeof(line), "%-34s %14s %-6s %10s %5.2f  %s\n",
+                    f.value("name", "").c_str(), value, shown_unit.c_str(), ns,
+                    f.value("confidence", 0.0), e.value("id", "").c_str());
+      out << line;
+    }
+  }
+  return out.str();
+}
+
+}  // namespace gpuprobe::report

@@ -1,0 +1,41 @@
+#pragma once
+// Results on disk: one JSON per run (rewritten atomically after every experiment, so a killed
+// run keeps what finished), one JSON per experiment, one CSV per curve, and an HTML report.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/experiment.hpp"
+
+namespace gpuprobe::report {
+
+/// Throws UsageError when `dir` cannot be created or written; creates nothing.
+void check_writable(const std::string& dir);
+
+class ResultWriter {
+ public:
+  /// `header` holds schema_version, tool, environment, device; experiments are appended.
+  ResultWriter(std::string dir, nlohmann::json header);
+  void add(const ExperimentResult& result);
+  /// Writes the final result.json (with `extra` merged at the top level) and the HTML report.
+  void finish(const nlohmann::json& extra);
+  const nlohmann::json& result() const { return result_; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  void flush();
+  std::string dir_;
+  nlohmann::json result_;
+};
+
+/// CSV text of a curve (header line, then rows; strings quoted when needed).
+std::string to_csv(const Curve& c);
+
+/// Self-contained HTML report (inline SVG charts) of a result.
+std::string html_report(const nlohmann::json& result);
+
+/// The terminal summary: findings as an aligned table.
+std::string summary_table(const nlohmann::json& result);
+
+}  // namespace gpuprobe::report
