@@ -21,12 +21,13 @@ constexpr double kPenaltyPerSegment = 3.0;
 // Without this floor the penalty of a noiseless curve would be zero and every point would be
 // its own segment; a third of the tolerance keeps steps below the tolerance unsplit.
 constexpr double kSigmaFloorFractionOfTolerance = 1.0 / 3.0;
-// Ramp test: a candidate plateau whose own rise is at least this fraction of the rise that the
-// straight line through its two outer neighbours predicts for it is a piece of a ramp.
-constexpr double kRampFractionOfNeighbourSlope = 0.5;
-// ... but only if its own rise is at least this fraction of the tolerance (a perfectly flat
-// plateau between two equal steps is collinear with its neighbours too).
-constexpr double kRampMinRiseFractionOfTolerance = 0.1;
+// Ramp test (see is_ramp): a run is a plateau only if its slope, plus this many standard
+// errors, stays below this fraction of the slope across it.
+constexpr double kRampSlopeErrors = 2.0;
+constexpr double kRampFractionOfBothSides = 0.5;
+constexpr double kRampFractionOfSteeperSide = 0.25;
+// Shortest baseline (log x) over which the surroundings' slope is measured: a quarter octave.
+constexpr double kRampMinBaseline = 0.25 * 0.69314718055994531;
 // Confidence: contrast (step / noise) at which the contrast term reaches 1 - 1/e, and bracket
 // width (x_first_off / x_last_on - 1) at which the resolution term halves.
 constexpr double kContrastScale = 5.0;
@@ -95,28 +96,11 @@ class Curve {
     std::vector<double> diffs;
     for (std::size_t i = 1; i < z_.size(); ++i) diffs.push_back(std::fabs(z_[i] - z_[i - 1]));
     sigma_ = diffs.empty() ? 0.0 : kMadToSigma * median_of(diffs) / std::sqrt(2.0);
-    // Each point stands for the stretch of log x halfway to its neighbours. Bisection packs
-    // points around every knee, and the top of a gradual rise is still within tolerance there;
-    // with plain medians those points would drag the level up the rise (and the next
-    // bisection would put even more points there). Weighted by coverage, the level is that of
-    // the curve, not of where it was sampled most.
-    const std::size_t n = p_.size();
-    weight_.assign(n, 1.0);
-    if (n > 1) {
-      const double span = u_[n - 1] - u_[0];
-      for (std::size_t i = 0; i < n; ++i) {
-        const double left = u_[i] - u_[i == 0 ? 0 : i - 1];
-        const double right = u_[i + 1 < n ? i + 1 : n - 1] - u_[i];
-        // An end point covers as much beyond itself as towards its neighbour.
-        const double w = (i == 0 ? right : left) + (i + 1 == n ? left : right);
-        weight_[i] = std::max(0.5 * w, 1e-9 * std::max(span, 1e-300));
-      }
-    }
+    if (!z_.empty() && z_.back() < z_.front()) rise_ = -1;
   }
 
   std::size_t size() const { return p_.size(); }
   const CurvePoint& point(std::size_t i) const { return p_[i]; }
-  double sigma() const { return sigma_; }
 
   double tolerance(std::size_t i, double level) const {
     return std::max(opt_.rel_tolerance * std::fabs(level), opt_.noise_k * p_[i].noise);
@@ -125,15 +109,26 @@ class Curve {
     return std::fabs(p_[i].y - level) <= tolerance(i, level);
   }
 
-  std::vector<double> ys(std::size_t first, std::size_t last) const {
-    std::vector<double> v;
-    for (std::size_t i = first; i <= last; ++i) v.push_back(p_[i].y);
-    return v;
-  }
-  // The level of a set of points: their median weighted by log-x coverage.
+  // The level of a set of points (sorted by x): their median, each point weighted by the
+  // stretch of log x it stands for, halfway to its neighbours in the set (an end point as much
+  // outwards as inwards). Bisection packs points around every knee, and the top of a gradual
+  // rise is still within tolerance there; with a plain median those points would drag the
+  // level up the rise (and the next bisection would put even more points there). Weighted by
+  // coverage, the level is that of the curve, not of where it was sampled most.
   double level(const std::vector<std::size_t>& members) const {
+    const std::size_t m = members.size();
     std::vector<std::pair<double, double>> vw;
-    for (std::size_t i : members) vw.emplace_back(p_[i].y, weight_[i]);
+    const double span = u_[members.back()] - u_[members.front()];
+    for (std::size_t k = 0; k < m; ++k) {
+      double w = 1.0;
+      if (m > 1) {
+        const double left = k > 0 ? u_[members[k]] - u_[members[k - 1]] : -1.0;
+        const double right = k + 1 < m ? u_[members[k + 1]] - u_[members[k]] : -1.0;
+        w = 0.5 * ((left < 0 ? right : left) + (right < 0 ? left : right));
+        w = std::max(w, 1e-9 * span + 1e-300);  // repeated x: still counts a little
+      }
+      vw.emplace_back(p_[members[k]].y, w);
+    }
     return weighted_median(std::move(vw));
   }
   double level(const Run& r) const { return level(indices(r)); }
@@ -210,7 +205,7 @@ class Curve {
   // again. At a segment's ends this sheds the foot or top of a ramp; inside it cuts at an
   // outlier (the pieces are joined again later if their levels agree).
   void flat_parts(std::size_t first, std::size_t last, std::vector<Run>& out) const {
-    const double lvl = level({first, last});
+    const double lvl = level(Run{first, last});
     std::size_t worst = first;
     double worst_excess = -std::numeric_limits<double>::infinity();
     for (std::size_t i = first; i <= last; ++i) {
@@ -228,47 +223,68 @@ class Curve {
     if (worst < last) flat_parts(worst + 1, last, out);
   }
 
-  // Least-squares rise of log(y) across a run (slope times its log-x span).
-  double fitted_rise(const Run& r) const {
-    const double n = static_cast<double>(r.last - r.first + 1);
+  // A flat run inside a smooth rise (y = hit * L_hit + (1 - hit) * L_miss rises over a factor
+  // of 2 or more in x) can pass the tolerance test where the rise is slow, and noise or dense
+  // bisection points make short runs look flat anywhere. So a run must show that it is flatter
+  // than its surroundings: its least-squares slope (log y against log x), even pushed up by
+  // two standard errors, must stay below half the slopes on both sides of it, or below a
+  // quarter of the steeper side (the middle level of a smooth curve is approached gently from
+  // one side but left steeply on the other). A real plateau passes once it spans enough x,
+  // however gentle the rises around it; a piece of a ramp has about the slope of its
+  // surroundings, and a tight cluster of points cannot show anything. A run with no rise into
+  // it or out of it is not inside a ramp (the ends of the curve, or a bump beside a level).
+  bool is_ramp(const std::vector<std::size_t>& members) const {
+    const std::size_t first = members.front(), last = members.back();
+    const double n = static_cast<double>(members.size());
     double mu = 0, mz = 0;
-    for (std::size_t i = r.first; i <= r.last; ++i) {
+    for (std::size_t i : members) {
       mu += u_[i] / n;
       mz += z_[i] / n;
     }
     double sxy = 0, sxx = 0;
-    for (std::size_t i = r.first; i <= r.last; ++i) {
+    for (std::size_t i : members) {
       sxy += (u_[i] - mu) * (z_[i] - mz);
       sxx += (u_[i] - mu) * (u_[i] - mu);
     }
-    if (sxx <= 0) return 0;
-    return sxy / sxx * (u_[r.last] - u_[r.first]);
-  }
-
-  // A flat run inside a smooth rise (y = hit * L_hit + (1 - hit) * L_miss rises over a factor
-  // of 2 or more in x) can pass the tolerance test when the rise is slow there, but it keeps
-  // rising with the curve: its own rise is a good part of what the line through its two
-  // neighbours predicts. A real plateau is flat however steep its surroundings are. Runs at
-  // either end of the curve have no neighbour on one side and are not judged (the tolerance
-  // is all we know there).
-  bool is_ramp(const Run& r) const {
-    if (r.first == 0 || r.last + 1 >= p_.size()) return false;
-    const std::size_t a = r.first - 1, b = r.last + 1;
-    const double outer_slope = (z_[b] - z_[a]) / (u_[b] - u_[a]);
-    const double predicted = outer_slope * (u_[r.last] - u_[r.first]);
-    const double rise = fitted_rise(r);
-    const double min_rise = kRampMinRiseFractionOfTolerance * std::log1p(opt_.rel_tolerance);
-    if (std::fabs(rise) < min_rise) return false;
-    if (rise * predicted <= 0) return false;  // flat, or against the trend: not a ramp
-    return std::fabs(rise) >= kRampFractionOfNeighbourSlope * std::fabs(predicted);
+    const double fit = sxx > 0 ? sxy / sxx : 0.0;
+    const double slope = rise_ * fit;
+    const double start = mz + fit * (u_[first] - mu);
+    const double end = mz + fit * (u_[last] - mu);
+    // The surroundings' slope is taken over a baseline of half the run's span (at least a
+    // quarter octave): across a real plateau's step that is steep whatever the step's shape,
+    // along a ramp it is the ramp's slope, and it is long enough that the noise of the single
+    // point at its far end does not dominate. A side where the curve ends sooner is no
+    // evidence either way.
+    const double base = std::max(0.5 * (u_[last] - u_[first]), kRampMinBaseline);
+    double left = -1, right = -1;
+    for (std::size_t i = first; i-- > 0;) {
+      if (u_[first] - u_[i] >= base) {
+        left = rise_ * (start - z_[i]) / (u_[first] - u_[i]);
+        break;
+      }
+    }
+    for (std::size_t j = last + 1; j < p_.size(); ++j) {
+      if (u_[j] - u_[last] >= base) {
+        right = rise_ * (z_[j] - end) / (u_[j] - u_[last]);
+        break;
+      }
+    }
+    if (left <= 0 || right <= 0) return false;
+    if (sxx <= 0) return true;  // all at one x: no evidence of flatness
+    const double slope_error = sigma_ / std::sqrt(sxx);
+    const double worst_case = slope + kRampSlopeErrors * slope_error;
+    const bool flatter_than_both = worst_case < kRampFractionOfBothSides * std::min(left, right);
+    const bool flatter_than_steep_side =
+        worst_case < kRampFractionOfSteeperSide * std::max(left, right);
+    return !flatter_than_both && !flatter_than_steep_side;
   }
 
  private:
   std::vector<CurvePoint> p_;
   SegmentOptions opt_;
   std::vector<double> u_, z_;
-  std::vector<double> weight_;
   double sigma_ = 0;
+  double rise_ = 1;  // +1 if the curve rises overall (latency curves do), -1 if it falls
 };
 
 Plateau make_plateau(const Curve& c, std::size_t first, std::size_t last,
@@ -318,37 +334,55 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
   // 1. Change points, 2. merge levels that are not really different.
   const std::vector<Run> segments = curve.merge_close(curve.segment());
 
-  // 3. Candidate plateaus: the flat parts of each segment with enough points that are not
-  //    pieces of a ramp.
+  // 3. The flat parts of each segment; neighbouring parts at one level (cut apart by an
+  //    outlier) are one candidate, so that the tests below see the whole level. "One level":
+  //    closer than min_relative_step and every point within tolerance of the joint level, so
+  //    that the slow start of a ramp does not join the plateau before it.
   struct Candidate {
     Run run;
     std::vector<std::size_t> members;
   };
-  std::vector<Candidate> candidates;
+  std::vector<Candidate> groups;
   for (const Run& s : segments) {
     std::vector<Run> parts;
     curve.flat_parts(s.first, s.last, parts);
     for (const Run& r : parts) {
-      const std::size_t count = r.last - r.first + 1;
-      const bool is_last = r.last + 1 == n;
-      if (count < min_points) {
-        // A short run at the far end (the DRAM level is sometimes one or two points of a
-        // sweep) counts only if it follows a plateau directly: then it is a clean step to a
-        // new level, not the top of a ramp.
-        if (!is_last || candidates.empty() || candidates.back().run.last + 1 != r.first) continue;
-        if (!differ_by_step(curve.level(r), curve.level(candidates.back().run),
-                            options.min_relative_step)) {
+      const std::vector<std::size_t> idx = Curve::indices(r);
+      if (!groups.empty() && !differ_by_step(curve.level(groups.back().members),
+                                             curve.level(idx), options.min_relative_step)) {
+        std::vector<std::size_t> joint = groups.back().members;
+        joint.insert(joint.end(), idx.begin(), idx.end());
+        const double level = curve.level(joint);
+        if (std::all_of(joint.begin(), joint.end(),
+                        [&](std::size_t i) { return curve.within(i, level); })) {
+          groups.back().run.last = r.last;
+          groups.back().members = std::move(joint);
           continue;
         }
-      } else if (curve.is_ramp(r)) {
-        continue;
       }
-      candidates.push_back({r, Curve::indices(r)});
+      groups.push_back({r, idx});
     }
   }
 
-  // 4. Neighbouring plateaus at the same level are one plateau cut by an outlier or a bump
-  //    (whatever lies between them is inside it, but does not move its level).
+  // 4. Plateaus: candidates with enough points that are not pieces of a ramp.
+  std::vector<Candidate> candidates;
+  for (Candidate& g : groups) {
+    if (g.members.size() < min_points) {
+      // A short run at the far end (the DRAM level is sometimes one or two points of a
+      // sweep) counts only if it follows a plateau directly: then it is a clean step to a
+      // new level, not the top of a ramp.
+      const bool is_last = g.run.last + 1 == n;
+      if (!is_last || candidates.empty() || candidates.back().run.last + 1 != g.run.first) {
+        continue;
+      }
+    } else if (curve.is_ramp(g.members)) {
+      continue;
+    }
+    candidates.push_back(std::move(g));
+  }
+
+  // 5. Neighbouring plateaus at the same level are one plateau with a bump or a stray ramp
+  //    piece between them (what lies between is inside it but does not move its level).
   std::vector<Candidate> merged;
   for (Candidate& c : candidates) {
     if (!merged.empty()) {
@@ -366,7 +400,7 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
     out.plateaus.push_back(make_plateau(curve, c.run.first, c.run.last, c.members));
   }
 
-  // 5. Transitions: walk up from the end of each plateau while the curve is still on it.
+  // 6. Transitions: walk up from the end of each plateau while the curve is still on it.
   for (std::size_t k = 0; k + 1 < out.plateaus.size(); ++k) {
     const Plateau& lo = out.plateaus[k];
     const Plateau& hi = out.plateaus[k + 1];
@@ -448,7 +482,8 @@ std::vector<CurvePoint> adaptive_sweep(const MeasureFn& measure, const SweepOpti
   // Coarse grid: an equal log step no wider than 1/coarse_per_octave octave that lands exactly
   // on both ends. The coarse grid is always measured in full; max_points limits refinement.
   const double octaves = std::log2(sweep.x_max / sweep.x_min);
-  const int steps = std::max(1, static_cast<int>(std::ceil(octaves * sweep.coarse_per_octave - 1e-9)));
+  const int steps =
+      std::max(1, static_cast<int>(std::ceil(octaves * sweep.coarse_per_octave - 1e-9)));
   std::set<double> coarse;
   for (int k = 0; k <= steps; ++k) {
     const double x = sweep.x_min * std::pow(sweep.x_max / sweep.x_min, double(k) / steps);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -201,6 +202,36 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
   return errors ? 1 : 0;
 }
 
+/// Loads a recorded result, re-runs each experiment's analysis on its samples, prints the table.
+int reanalyze(const std::string& path, std::ostream& out) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("cannot read '" + path + "'; give a result.json written by gpuprobe");
+  json recorded;
+  try {
+    recorded = json::parse(in);
+  } catch (const json::exception& e) {
+    throw UsageError("'" + path + "' is not valid JSON (" + std::string(e.what()) + ")");
+  }
+  if (recorded.value("schema_version", 0) != 1 || !recorded.contains("experiments"))
+    throw UsageError("'" + path + "' is not a gpuprobe result (schema_version 1)");
+  const auto& registry = Registry::builtin();
+  for (auto& e : recorded["experiments"]) {
+    const auto* exp = registry.find(e.value("id", ""));
+    if (!exp || e.value("status", "") != "passed") continue;
+    ExperimentResult r;
+    r.id = exp->id();
+    r.parameters = e["parameters"];
+    r.samples = e["samples"];
+    exp->analyze(r);
+    json findings = json::array();
+    for (const auto& f : r.findings) findings.push_back(to_json(f));
+    e["findings"] = findings;
+    e["statistics"].update(r.statistics);
+  }
+  out << report::summary_table(recorded);
+  return 0;
+}
+
 }  // namespace
 
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
@@ -241,6 +272,10 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   run_cmd->add_option("ids", cli.ids, "experiment ids or globs, e.g. 'latency.*'")->required();
   auto* characterize =
       app.add_subcommand("characterize", "run every experiment; write result, CSVs and report");
+  std::string analyze_path;
+  auto* analyze = app.add_subcommand(
+      "analyze", "re-run the analysis on the samples of a recorded result.json (no GPU needed)");
+  analyze->add_option("result", analyze_path, "a result.json written by gpuprobe")->required();
   (void)info;
 
   try {
@@ -288,6 +323,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       out << j.dump(2) << "\n";
       return 0;
     }
+    if (analyze->parsed()) return reanalyze(analyze_path, out);
     std::vector<const Experiment*> chosen;
     std::string command;
     if (run_cmd->parsed()) {

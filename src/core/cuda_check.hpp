@@ -1,9 +1,9 @@
 #pragma once
 // Checked CUDA runtime calls: a failing call throws gpuprobe::CudaError carrying the call text,
 // file and line, and whether the error is sticky (the context is unusable afterwards).
-#include <string>
-
 #include <cuda_runtime_api.h>
+
+#include <string>
 
 #include "core/error.hpp"
 
@@ -35,8 +35,7 @@ inline bool is_sticky(cudaError_t err) {
 }
 
 /// The message a failing call carries: "<expr> failed at <file>:<line>: <name>: <description>".
-inline std::string describe_failure(cudaError_t err, const char* expr, const char* file,
-                                    int line) {
+inline std::string describe_failure(cudaError_t err, const char* expr, const char* file, int line) {
   const char* name = cudaGetErrorName(err);
   const char* text = cudaGetErrorString(err);
   return std::string(expr) + " failed at " + file + ":" + std::to_string(line) + ": " +

@@ -1,5 +1,6 @@
 #include "core/environment.hpp"
 
+#include <cuda_runtime_api.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -15,8 +16,6 @@
 #include <optional>
 #include <sstream>
 #include <thread>
-
-#include <cuda_runtime_api.h>
 
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
@@ -55,8 +54,7 @@ double theoretical_dram_bandwidth_bytes_per_s(double mem_clock_khz, int bus_widt
 
 std::string parse_cpu_model(const std::string& cpuinfo_text) {
   // x86 says "model name"; other architectures use one of the others.
-  static const char* kKeys[] = {"model name", "Model", "cpu model", "Processor", "Hardware",
-                                "cpu"};
+  static const char* kKeys[] = {"model name", "Model", "cpu model", "Processor", "Hardware", "cpu"};
   std::map<std::string, std::string> first;
   std::istringstream in(cpuinfo_text);
   std::string line;
@@ -127,11 +125,16 @@ std::string cuda_version_string(int v) {
 
 std::string compute_mode_name(int mode) {
   switch (mode) {
-    case cudaComputeModeDefault: return "default";
-    case cudaComputeModeExclusive: return "exclusive_thread";
-    case cudaComputeModeProhibited: return "prohibited";
-    case cudaComputeModeExclusiveProcess: return "exclusive_process";
-    default: return "unknown_" + std::to_string(mode);
+    case cudaComputeModeDefault:
+      return "default";
+    case cudaComputeModeExclusive:
+      return "exclusive_thread";
+    case cudaComputeModeProhibited:
+      return "prohibited";
+    case cudaComputeModeExclusiveProcess:
+      return "exclusive_process";
+    default:
+      return "unknown_" + std::to_string(mode);
   }
 }
 
@@ -236,7 +239,7 @@ json nvml_block(int ordinal, const std::string& cuda_uuid) {
   const auto bus = nvml.memory_bus_width_bits(d);
   j["mem_bus_width_bits"] = or_null(bus);
   if (mem_max && bus)
-    j["dram_bandwidth_theoretical_gb_per_s"] =
+    j["dram_bandwidth_theoretical_gb_s"] =
         theoretical_dram_bandwidth_bytes_per_s(*mem_max * 1000.0, static_cast<int>(*bus)) / 1e9;
   const auto mask = nvml.clocks_event_reasons(d);
   j["throttle_reasons_mask"] = or_null(mask);
@@ -359,7 +362,7 @@ json capture_cuda_environment(int cuda_ordinal) {
   g["l2_bytes"] = p.l2CacheSize;
   g["persisting_l2_max_bytes"] = p.persistingL2CacheMaxSize;
   g["access_policy_max_window_bytes"] = p.accessPolicyMaxWindowSize;
-  g["global_mem_bytes"] = p.totalGlobalMem;
+  g["global_memory_bytes"] = p.totalGlobalMem;
   g["const_mem_bytes"] = p.totalConstMem;
   g["shared_per_sm_bytes"] = p.sharedMemPerMultiprocessor;
   g["shared_per_block_bytes"] = p.sharedMemPerBlock;
@@ -374,7 +377,7 @@ json capture_cuda_environment(int cuda_ordinal) {
   g["sm_clock_max_mhz"] = clock_khz / 1000.0;
   g["mem_clock_max_mhz"] = mem_clock_khz / 1000.0;
   g["mem_bus_width_bits"] = bus_bits;
-  g["dram_bandwidth_theoretical_gb_per_s"] =
+  g["dram_bandwidth_theoretical_gb_s"] =
       theoretical_dram_bandwidth_bytes_per_s(mem_clock_khz, bus_bits) / 1e9;
   g["ecc_enabled"] = ecc != 0;
   g["compute_mode"] = compute_mode_name(compute_mode);

@@ -2,9 +2,8 @@
 // The environment record stored with every result: host, CUDA runtime and driver, the GPU's
 // properties, and NVML readings (clocks, power, throttle reasons, other processes).
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "device/device.hpp"
 

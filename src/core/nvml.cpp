@@ -18,12 +18,12 @@ using nvmlDevice_t = void*;
 constexpr nvmlReturn_t kSuccess = 0;
 constexpr nvmlReturn_t kErrorInsufficientSize = 7;
 
-constexpr int kClockSm = 1;   // NVML_CLOCK_SM
-constexpr int kClockMem = 2;  // NVML_CLOCK_MEM
-constexpr int kTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
-constexpr int kFeatureEnabled = 1;  // NVML_FEATURE_ENABLED (nvmlEnableState_t)
+constexpr int kClockSm = 1;              // NVML_CLOCK_SM
+constexpr int kClockMem = 2;             // NVML_CLOCK_MEM
+constexpr int kTemperatureGpu = 0;       // NVML_TEMPERATURE_GPU
+constexpr int kFeatureEnabled = 1;       // NVML_FEATURE_ENABLED (nvmlEnableState_t)
 constexpr unsigned int kMigEnabled = 1;  // NVML_DEVICE_MIG_ENABLE
-constexpr int kPstateUnknown = 32;  // NVML_PSTATE_UNKNOWN
+constexpr int kPstateUnknown = 32;       // NVML_PSTATE_UNKNOWN
 
 // NVML_VALUE_NOT_AVAILABLE is (-1) stored in an unsigned field.
 constexpr std::uint64_t kNotAvailableU64 = ~std::uint64_t{0};
@@ -361,11 +361,16 @@ std::optional<std::string> Nvml::compute_mode(Handle d) const {
   auto mode = read_value<int>(api_->compute_mode, d.raw);
   if (!mode) return std::nullopt;
   switch (*mode) {
-    case 0: return std::string("default");
-    case 1: return std::string("exclusive_thread");
-    case 2: return std::string("prohibited");
-    case 3: return std::string("exclusive_process");
-    default: return "unknown_" + std::to_string(*mode);
+    case 0:
+      return std::string("default");
+    case 1:
+      return std::string("exclusive_thread");
+    case 2:
+      return std::string("prohibited");
+    case 3:
+      return std::string("exclusive_process");
+    default:
+      return "unknown_" + std::to_string(*mode);
   }
 }
 
@@ -403,7 +408,8 @@ std::optional<ProcessList> Nvml::compute_processes(Handle d) const {
     if (ra != kSuccess || rb != kSuccess) return std::nullopt;
     if (na == 0) return out;
 
-    const std::size_t extent = std::max(written_extent(a, kSentinelA), written_extent(b, kSentinelB));
+    const std::size_t extent =
+        std::max(written_extent(a, kSentinelA), written_extent(b, kSentinelB));
     unsigned int entry = 0;
     for (unsigned int size : kKnownEntryBytes) {
       // Every layout ends with a field of 4 or 8 bytes that the driver writes.

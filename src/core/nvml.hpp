@@ -41,7 +41,7 @@ struct Handle {
 /// namespace, so inside a container they may not match getpid().
 struct ProcessInfo {
   unsigned int pid = 0;
-  std::optional<std::uint64_t> used_memory_bytes;  ///< nullopt: NVML cannot tell (e.g. WDDM)
+  std::optional<std::uint64_t> used_memory_bytes;   ///< nullopt: NVML cannot tell (e.g. WDDM)
   std::optional<unsigned int> gpu_instance_id;      ///< MIG only
   std::optional<unsigned int> compute_instance_id;  ///< MIG only
 };
@@ -49,8 +49,8 @@ struct ProcessInfo {
 /// The compute processes and how they were read (which symbol, what entry size was detected).
 struct ProcessList {
   std::vector<ProcessInfo> processes;
-  std::string symbol;             ///< e.g. "nvmlDeviceGetComputeRunningProcesses_v3"
-  unsigned int entry_bytes = 0;   ///< the per-entry size the driver actually wrote
+  std::string symbol;            ///< e.g. "nvmlDeviceGetComputeRunningProcesses_v3"
+  unsigned int entry_bytes = 0;  ///< the per-entry size the driver actually wrote
 };
 
 struct EccMode {

@@ -185,10 +185,9 @@ nlohmann::json to_json(const ModelConfig& c) {
       {"replacement_policy", "lru"},
       {"ways_note", "0 ways = fully associative"},
       {"l2_latency_rule",
-       c.l2_partitioned
-           ? "near-partition hit: l2_near_hit_latency_cycles; near miss, L2 hit: "
-             "l2_far_hit_latency_cycles; L2 miss: dram_latency_cycles"
-           : "L2 hit: l2_hit_latency_cycles; L2 miss: dram_latency_cycles"},
+       c.l2_partitioned ? "near-partition hit: l2_near_hit_latency_cycles; near miss, L2 hit: "
+                          "l2_far_hit_latency_cycles; L2 miss: dram_latency_cycles"
+                        : "L2 hit: l2_hit_latency_cycles; L2 miss: dram_latency_cycles"},
   };
 }
 
@@ -534,6 +533,8 @@ ChaseTiming ModelDevice::chase(Chain& chain, const ChaseParams& params) {
     l1_ = CacheSim(with_capacity(config_.l1, capacity));
     l1_capacity_ = capacity;
   }
+  // A kernel launch invalidates the L1 on real GPUs (seen on the H200): each chase is a launch.
+  l1_.clear();
 
   const bool use_l1 = caches_in_l1(params.op);
   const bool part = config_.l2_partitioned;
@@ -541,8 +542,9 @@ ChaseTiming ModelDevice::chase(Chain& chain, const ChaseParams& params) {
   const std::uint64_t base = mc->base();
   const std::uint32_t stride = mc->spec().node_stride_bytes;
   ModelChaseStats stats;
-  std::uint32_t node = mc->order()[0];
   const auto& order = mc->order();
+  const std::uint64_t start = params.start_step % order.size();
+  std::uint32_t node = order[start];
   auto run = [&](std::uint64_t first, std::uint64_t steps, auto count) {
     constexpr bool kCount = decltype(count)::value;
     if (use_l1 && part)
@@ -553,10 +555,11 @@ ChaseTiming ModelDevice::chase(Chain& chain, const ChaseParams& params) {
       return walk<false, true, kCount>(order, next, base, stride, node, first, steps, stats);
     return walk<false, false, kCount>(order, next, base, stride, node, first, steps, stats);
   };
-  node = run(0, params.warmup_steps, std::false_type{});
-  node = run(params.warmup_steps, params.timed_steps, std::true_type{});
+  node = run(start, params.warmup_steps, std::false_type{});
+  node = run(start + params.warmup_steps, params.timed_steps, std::true_type{});
 
-  const double l2_latency = part ? config_.l2_near.hit_latency_cycles : config_.l2.hit_latency_cycles;
+  const double l2_latency =
+      part ? config_.l2_near.hit_latency_cycles : config_.l2.hit_latency_cycles;
   const double cycles = static_cast<double>(stats.l1_hits) * config_.l1.hit_latency_cycles +
                         static_cast<double>(stats.l2_hits) * l2_latency +
                         static_cast<double>(stats.l2_far_hits) * config_.l2_far_hit_latency_cycles +
@@ -565,7 +568,7 @@ ChaseTiming ModelDevice::chase(Chain& chain, const ChaseParams& params) {
   last_final_node_ = node;
 
   const std::uint32_t expected =
-      analysis::node_after(mc->order(), params.warmup_steps + params.timed_steps);
+      analysis::node_after(mc->order(), start + params.warmup_steps + params.timed_steps);
   if (node != expected)
     throw VerificationError("model chase ended on node " + std::to_string(node) +
                             ", expected node " + std::to_string(expected));
@@ -605,8 +608,10 @@ nlohmann::json ModelDevice::environment() const {
            "modelled GPU: a cache-hierarchy simulator; every parameter below is a model input "
            "(plausible, not a measurement)"},
           {"model", to_json(config_)},
-          {"timer", {{"clock64_overhead_cycles", 2}, {"clock32_overhead_cycles", 1},
-                     {"included_in_chase_timings", false}}},
+          {"timer",
+           {{"clock64_overhead_cycles", 2},
+            {"clock32_overhead_cycles", 1},
+            {"included_in_chase_timings", false}}},
           {"live_chains", ledger_->live_chains},
           {"free_memory_bytes", free_memory()},
           {"clocks", to_json(read_clocks())}};

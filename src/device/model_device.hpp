@@ -15,11 +15,10 @@
 // (plus optional gaussian noise per chase).
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "device/device.hpp"
 
@@ -120,7 +119,8 @@ class CacheSim {
   /// line % sets_, by Lemire's multiply-based reduction when line and sets fit in 32 bits.
   std::uint64_t set_of(std::uint64_t line) const {
     if (line <= 0xffffffffu && mod_m_ != 0)
-      return static_cast<std::uint64_t>((static_cast<unsigned __int128>(mod_m_ * line) * sets_) >> 64);
+      return static_cast<std::uint64_t>((static_cast<unsigned __int128>(mod_m_ * line) * sets_) >>
+                                        64);
     return line % sets_;
   }
   bool access_scan(std::uint64_t line);
@@ -133,7 +133,7 @@ class CacheSim {
   CacheConfig config_;
   std::uint64_t sets_ = 0;
   std::uint32_t ways_ = 0;
-  int line_shift_ = -1;  ///< log2(line_bytes) when a power of two
+  int line_shift_ = -1;      ///< log2(line_bytes) when a power of two
   std::uint64_t mod_m_ = 0;  ///< 2^64 / sets_ rounded up, when sets_ < 2^32 (else 0)
   bool hashed_ = false;
   std::uint64_t hits_ = 0, misses_ = 0;
@@ -200,9 +200,10 @@ class ModelDevice : public Device {
 
  private:
   template <bool kL1, bool kPartitioned, bool kCount>
-  std::uint32_t walk(const std::vector<std::uint32_t>& order, const std::vector<std::uint32_t>& next,
-                     std::uint64_t base, std::uint32_t stride, std::uint32_t node,
-                     std::uint64_t first_step, std::uint64_t steps, ModelChaseStats& stats);
+  std::uint32_t walk(const std::vector<std::uint32_t>& order,
+                     const std::vector<std::uint32_t>& next, std::uint64_t base,
+                     std::uint32_t stride, std::uint32_t node, std::uint64_t first_step,
+                     std::uint64_t steps, ModelChaseStats& stats);
   double noise_factor();
   void reset_caches();
 

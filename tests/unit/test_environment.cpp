@@ -2,6 +2,7 @@
 // Runs without a GPU; the tests that describe "no NVML / no GPU" behaviour skip themselves on a
 // machine that has them.
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -9,8 +10,6 @@
 #include <regex>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "core/cuda_check.hpp"
 #include "core/environment.hpp"
@@ -145,16 +144,15 @@ TEST(CudaCheck, FailureCarriesCallFileLineAndName) {
     const std::string what = e.what();
     EXPECT_FALSE(e.sticky());
     EXPECT_NE(what.find("cudaErrorInvalidValue"), std::string::npos) << what;
-    EXPECT_NE(what.find("test_environment.cpp:" + std::to_string(line)), std::string::npos)
-        << what;
+    EXPECT_NE(what.find("test_environment.cpp:" + std::to_string(line)), std::string::npos) << what;
   }
 }
 
 TEST(CudaCheck, ContextKillingErrorsAreSticky) {
-  for (cudaError_t err : {cudaErrorIllegalAddress, cudaErrorLaunchFailure, cudaErrorAssert,
-                          cudaErrorMisalignedAddress, cudaErrorIllegalInstruction,
-                          cudaErrorHardwareStackError, cudaErrorInvalidAddressSpace,
-                          cudaErrorInvalidPc}) {
+  for (cudaError_t err :
+       {cudaErrorIllegalAddress, cudaErrorLaunchFailure, cudaErrorAssert,
+        cudaErrorMisalignedAddress, cudaErrorIllegalInstruction, cudaErrorHardwareStackError,
+        cudaErrorInvalidAddressSpace, cudaErrorInvalidPc}) {
     EXPECT_TRUE(cuda::is_sticky(err)) << cudaGetErrorName(err);
     try {
       GP_CUDA_CHECK(err);
@@ -242,7 +240,7 @@ TEST(Environment, CudaRecordDescribesTheGpu) {
   EXPECT_GT(g.at("sm_count").get<int>(), 0);
   EXPECT_GT(g.at("l2_bytes").get<long>(), 0);
   EXPECT_EQ(g.at("uuid").get<std::string>().rfind("GPU-", 0), 0u);
-  EXPECT_GT(g.at("dram_bandwidth_theoretical_gb_per_s").get<double>(), 0);
+  EXPECT_GT(g.at("dram_bandwidth_theoretical_gb_s").get<double>(), 0);
   EXPECT_TRUE(e.at("nvml").contains("available"));
   EXPECT_THROW(env::capture_cuda_environment(1 << 20), UsageError);
 }

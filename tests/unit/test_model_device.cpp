@@ -1,12 +1,12 @@
 // The modelled GPU: the cache simulator's LRU, and chases that must land on the model's known
 // latencies for working sets on either side of every capacity.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "analysis/chain.hpp"
 #include "core/error.hpp"
@@ -68,8 +68,10 @@ struct ReferenceLru {
     auto& v = s[l % sets];
     auto it = std::find(v.begin(), v.end(), l);
     const bool hit = it != v.end();
-    if (hit) v.erase(it);
-    else if (v.size() == ways) v.pop_back();
+    if (hit)
+      v.erase(it);
+    else if (v.size() == ways)
+      v.pop_back();
     v.insert(v.begin(), l);
     return hit;
   }
@@ -127,8 +129,8 @@ struct Chased {
   ModelChaseStats stats;
 };
 
-Chased chase_once(ModelDevice& dev, std::uint64_t bytes, LoadOp op = LoadOp::kCa,
-                  int carveout = -1, std::uint64_t timed = 4000) {
+Chased chase_once(ModelDevice& dev, std::uint64_t bytes, LoadOp op = LoadOp::kCa, int carveout = -1,
+                  std::uint64_t timed = 4000) {
   auto chain = dev.make_chain({bytes, 128, 7});
   ChaseParams p;
   p.op = op;
@@ -364,8 +366,8 @@ TEST(ModelDevice, NoiseIsDeterministicForAFixedSeed) {
   EXPECT_EQ(a, b);
   EXPECT_NE(a, other);
   for (int i = 0; i < 5; ++i) EXPECT_NEAR(a[i], 33, 0.05 * 33);  // L1 hits; 0.3 % sigma
-  EXPECT_NEAR(a[5], 30, 0.05 * 30);                                // shared memory
-  EXPECT_NE(a[0], 33);  // noise is there
+  EXPECT_NEAR(a[5], 30, 0.05 * 30);                              // shared memory
+  EXPECT_NE(a[0], 33);                                           // noise is there
   EXPECT_NE(a[0], a[1]);
 }
 

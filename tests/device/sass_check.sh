@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# GPU-machine test: disassembles the chase kernels and fails unless each load operator
+# compiled to the intended SASS load (sm_90, CUDA 13.0, as observed on the H200):
+#   default -> LDG.E.64   ca -> LDG.E.64.STRONG.SM   cg -> LDG.E.64.STRONG.GPU
+#   cv -> LDG.E.64.STRONG.SYS   nc -> LDG.E.64.CONSTANT   shared chase -> LDS
+# and the timer reads bracket the chase (two SR_CLOCKLO reads per chase kernel).
+set -euo pipefail
+bin="${1:?usage: sass_check.sh <gpuprobe binary>}"
+command -v cuobjdump >/dev/null || { echo "cuobjdump not found"; exit 1; }
+sass=$(mktemp)
+trap 'rm -f "$sass"' EXIT
+cuobjdump -sass -arch sm_90a "$bin" >"$sass"
+fail=0
+check_kernel() {  # $1 = enum value, $2 = name, $3 = expected load
+  local body
+  body=$(awk -v k="$1" '$0 ~ "Function : .*chase_kernelILNS0_6LoadOpE"k"E"{p=1;next} /Function :/{p=0} p' "$sass")
+  local loads expected other clocks
+  loads=$(grep -oE "LDG[A-Z0-9.]*" <<<"$body" | sort | uniq -c || true)
+  expected=$(grep -cE "LDG$3 " <<<"$(grep -oE "LDG[A-Z0-9.]* " <<<"$body")" || true)
+  other=$(grep -oE "LDG[A-Z0-9.]* " <<<"$body" | grep -vcE "^LDG$3 $" || true)
+  clocks=$(grep -c "SR_CLOCKLO" <<<"$body" || true)
+  if [[ "$expected" -lt 16 || "$other" -ne 0 || "$clocks" -ne 2 ]]; then
+    echo "FAIL $2: want only LDG$3 (>=16), got: $(tr '\n' ' ' <<<"$loads"); clock reads: $clocks"
+    fail=1
+  else
+    echo "ok   $2: $expected x LDG$3, $clocks clock reads"
+  fi
+}
+check_kernel 0 default ".E.64"
+check_kernel 1 ca ".E.64.STRONG.SM"
+check_kernel 2 cg ".E.64.STRONG.GPU"
+check_kernel 3 cv ".E.64.STRONG.SYS"
+check_kernel 4 nc ".E.64.CONSTANT"
+shared=$(awk '/Function : .*shared_chase_kernel/{p=1;next} /Function :/{p=0} p' "$sass")
+if [[ $(grep -cE "LDS " <<<"$shared" || true) -lt 8 ]]; then
+  echo "FAIL shared chase: fewer than 8 LDS"; fail=1
+else
+  echo "ok   shared chase: LDS present"
+fi
+exit $fail
