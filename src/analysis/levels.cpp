@@ -28,6 +28,10 @@ constexpr double kRampFractionOfBothSides = 0.5;
 constexpr double kRampFractionOfSteeperSide = 0.25;
 // Shortest baseline (log x) over which the surroundings' slope is measured: a quarter octave.
 constexpr double kRampMinBaseline = 0.25 * 0.69314718055994531;
+// The level is the plain median of the points within this band around the weighted median:
+// half the tolerance, or 1.5 sigma of the noise.
+constexpr double kLevelBandFractionOfTolerance = 0.5;
+constexpr double kLevelBandSigmas = 1.5;
 // Confidence: contrast (step / noise) at which the contrast term reaches 1 - 1/e, and bracket
 // width (x_first_off / x_last_on - 1) at which the resolution term halves.
 constexpr double kContrastScale = 5.0;
@@ -129,7 +133,17 @@ class Curve {
       }
       vw.emplace_back(p_[members[k]].y, w);
     }
-    return weighted_median(std::move(vw));
+    const double center = weighted_median(vw);
+    // The weighting costs precision on a noisy plateau, where the dense points are as good
+    // as any; so the plain median of the points near the weighted one is the level (a ramp's
+    // points further up are still kept out).
+    const double band = std::max(kLevelBandFractionOfTolerance * opt_.rel_tolerance,
+                                 kLevelBandSigmas * sigma_) * std::fabs(center);
+    std::vector<double> near;
+    for (const auto& p : vw) {
+      if (std::fabs(p.first - center) <= band) near.push_back(p.first);
+    }
+    return near.empty() ? center : median_of(std::move(near));
   }
   double level(const Run& r) const { return level(indices(r)); }
   static std::vector<std::size_t> indices(const Run& r) {
@@ -404,14 +418,18 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
   for (std::size_t k = 0; k + 1 < out.plateaus.size(); ++k) {
     const Plateau& lo = out.plateaus[k];
     const Plateau& hi = out.plateaus[k + 1];
-    // A single point out of tolerance followed by one back on the level is an outlier, not
-    // the knee: real sweeps have the odd disturbed point, and stopping at it would put the
-    // capacity wherever the outlier happens to be.
+    // A point off the level on the side away from the next level, or a single point off it
+    // followed by one back on it, is an outlier, not the knee: real sweeps have the odd
+    // disturbed point, and stopping at it would put the capacity wherever it happens to be.
+    const double towards = hi.level > lo.level ? 1.0 : -1.0;
+    auto on_level = [&](std::size_t i) {
+      return curve.within(i, lo.level) || towards * (curve.point(i).y - lo.level) < 0;
+    };
     std::size_t on = lo.last;
     while (on + 1 < hi.first) {
-      if (curve.within(on + 1, lo.level)) {
+      if (on_level(on + 1)) {
         ++on;
-      } else if (on + 2 < hi.first && curve.within(on + 2, lo.level)) {
+      } else if (on + 2 < hi.first && on_level(on + 2)) {
         on += 2;
       } else {
         break;
@@ -507,8 +525,10 @@ std::vector<CurvePoint> adaptive_sweep(const MeasureFn& measure, const SweepOpti
     };
     for (const Transition& t : levels.transitions) {
       if (t.x_first_off / t.x_last_on - 1.0 > sweep.resolution) {
+        const std::size_t before = todo.size();
         bisect(t.x_last_on, t.x_first_off);
-        continue;
+        if (todo.size() > before) continue;
+        // Else the bracket is as narrow as the alignment allows: resolved.
       }
       // Resolved. The first point off the plateau is trusted only when another point close
       // above it agrees (a lone outlier is skipped by find_levels); when the next point is

@@ -236,7 +236,7 @@ int reanalyze(const std::string& path, std::ostream& out) {
 
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"gpuprobe: measures and reverse-engineers a GPU's memory subsystem", "gpuprobe"};
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
   Cli cli;
   auto& o = cli.options;
   app.option_defaults()->always_capture_default();
@@ -294,6 +294,11 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     return 2;
   }
   cli.device_given = app.count("--device") > 0;
+  if (app.get_subcommands().empty()) {
+    err << "gpuprobe: error: a subcommand is required: info, list, run, characterize or analyze"
+           " (see gpuprobe --help)\n";
+    return 2;
+  }
 
   try {
     if (!cli.loads_text.empty()) o.loads = parse_loads(cli.loads_text);

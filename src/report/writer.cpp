@@ -25,9 +25,21 @@ void check_writable(const std::string& dir) {
   }
   fs::path parent = p.parent_path();
   while (!parent.empty() && !fs::exists(parent, ec)) parent = parent.parent_path();
-  if (parent.empty() || !fs::is_directory(parent, ec) || ::access(parent.c_str(), W_OK) != 0)
-    throw UsageError("output directory '" + dir + "' cannot be created (" + parent.string() +
-                     " is not a writable directory)");
+  const auto cannot = [&] {
+    return UsageError("output directory '" + dir + "' cannot be created (" + parent.string() +
+                      " is not a writable directory)");
+  };
+  if (parent.empty() || !fs::is_directory(parent, ec)) throw cannot();
+  // access() says yes to root everywhere; a real mkdir (removed at once) tells the truth.
+  const fs::path probe = parent / (".gpuprobe-write-test-" + std::to_string(::getpid()));
+  if (!fs::create_directory(probe, ec) || ec) throw cannot();
+  fs::remove(probe, ec);
+  // The path itself must be creatable too (e.g. /proc lets no one make folders).
+  fs::path first = p;
+  while (first.parent_path() != parent) first = first.parent_path();
+  const fs::path probe2 = first.string() + ".gpuprobe-write-test";
+  if (!fs::create_directory(probe2, ec) || ec) throw cannot();
+  fs::remove(probe2, ec);
 }
 
 namespace {

@@ -1,0 +1,130 @@
+// The command line: bad input gets one line and exit code 2, and nothing is written.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/app.hpp"
+
+namespace gpuprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+
+Outcome gp(std::vector<std::string> args) {
+  args.insert(args.begin(), "gpuprobe");
+  std::vector<const char*> argv;
+  for (auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+void expect_usage_error(const Outcome& o, const std::string& needle) {
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find(needle), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "not one line: " << o.err;
+}
+
+fs::path temp_dir(const std::string& name) {
+  auto p = fs::temp_directory_path() / ("gpuprobe_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  return p;
+}
+
+TEST(Cli, ListShowsTheLatencyExperiments) {
+  const auto o = gp({"list"});
+  EXPECT_EQ(o.code, 0);
+  for (const char* id : {"latency.sweep", "latency.chase", "latency.shared", "latency.carveout"})
+    EXPECT_NE(o.out.find(id), std::string::npos) << id;
+}
+
+TEST(Cli, UnknownSubcommandAndFlag) {
+  expect_usage_error(gp({"frobnicate"}), "frobnicate");
+  expect_usage_error(gp({"list", "--bogus"}), "--bogus");
+}
+
+TEST(Cli, UnknownExperimentSuggestsClosest) {
+  const auto o = gp({"--device", "model:tiny", "run", "latency.swep"});
+  expect_usage_error(o, "latency.sweep");
+}
+
+TEST(Cli, BadSizes) {
+  const auto dir = temp_dir("sizes");
+  expect_usage_error(gp({"--device", "model:tiny", "--out", dir.string(), "--max-size", "abc",
+                         "run", "latency.sweep"}),
+                     "--max-size");
+  expect_usage_error(gp({"--device", "model:tiny", "--out", dir.string(), "--min-size", "-5",
+                         "run", "latency.sweep"}),
+                     "--min-size");
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST(Cli, WorkingSetLargerThanFreeMemoryWritesNothing) {
+  const auto dir = temp_dir("toolarge");
+  const auto o = gp({"--device", "model:tiny", "--out", dir.string(), "--max-size", "64G", "run",
+                     "latency.sweep"});
+  expect_usage_error(o, "does not fit");
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST(Cli, UnwritableOutput) {
+  expect_usage_error(gp({"--device", "model:tiny", "--out", "/proc/gpuprobe/x", "characterize"}),
+                     "cannot be created");
+}
+
+TEST(Cli, UnknownModelAndDevice) {
+  expect_usage_error(gp({"--device", "model:nope", "characterize"}), "available");
+  expect_usage_error(gp({"--device", "gpu7", "characterize"}), "model:");
+}
+
+TEST(Cli, NoCudaDeviceSuggestsModel) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) GTEST_SKIP() << "a GPU is present";
+  expect_usage_error(gp({"characterize", "--out", temp_dir("nogpu").string()}), "model:");
+}
+
+TEST(Cli, ModelCharacterizeWritesCompleteResult) {
+  const auto dir = temp_dir("characterize");
+  const auto o = gp({"--device", "model:tiny", "--out", dir.string(), "characterize"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  std::ifstream in(dir / "result.json");
+  const auto r = nlohmann::json::parse(in);
+  EXPECT_EQ(r["schema_version"], 1);
+  EXPECT_TRUE(r["complete"].get<bool>());
+  EXPECT_TRUE(r["tool"].contains("git_sha"));
+  EXPECT_EQ(r["experiments"].size(), 4u);
+  std::set<std::string> names;
+  for (const auto& e : r["experiments"]) {
+    EXPECT_EQ(e["status"], "passed") << e["id"];
+    for (const auto& f : e["findings"]) {
+      names.insert(f["name"].get<std::string>());
+      for (const char* key : {"name", "value", "unit", "confidence", "method"})
+        EXPECT_TRUE(f.contains(key)) << key;
+    }
+  }
+  for (const char* n : {"l1.hit_latency", "l2.hit_latency", "l2.far_hit_latency", "dram.latency",
+                        "shared.latency", "l1.capacity", "l2.near_capacity", "l2.capacity"})
+    EXPECT_TRUE(names.count(n)) << n;
+  EXPECT_TRUE(fs::exists(dir / "latency.sweep.curve.csv"));
+  EXPECT_TRUE(fs::exists(dir / "report.html"));
+  EXPECT_TRUE(fs::exists(dir / "experiments" / "latency.chase.json"));
+  // The recorded samples re-analyse to the same findings.
+  const auto again = gp({"analyze", (dir / "result.json").string()});
+  EXPECT_EQ(again.code, 0);
+  EXPECT_NE(again.out.find("l2.near_capacity"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gpuprobe

@@ -1,0 +1,165 @@
+// latency.sweep + its analysis against modelled GPUs whose true parameters are known.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/experiment.hpp"
+#include "device/model_device.hpp"
+
+namespace gpuprobe {
+namespace {
+
+using device::ModelConfig;
+
+std::map<std::string, Finding> run_experiment(device::Device& dev, const std::string& id,
+                                              RunOptions options = {}) {
+  FindingBoard board;
+  Context ctx{dev, options, board};
+  const auto* e = Registry::builtin().find(id);
+  EXPECT_NE(e, nullptr);
+  ExperimentResult r;
+  e->validate(dev, options);
+  e->run(ctx, r);
+  e->analyze(r);
+  std::map<std::string, Finding> out;
+  for (const auto& f : r.findings) out[f.name] = f;
+  return out;
+}
+
+void expect_capacity(const std::map<std::string, Finding>& f, const std::string& name,
+                     double truth) {
+  ASSERT_TRUE(f.count(name)) << name << " not found";
+  EXPECT_NEAR(f.at(name).value, truth, 0.02 * truth) << name;
+  EXPECT_GT(f.at(name).confidence, 0.3) << name;
+}
+
+void expect_latency(const std::map<std::string, Finding>& f, const std::string& name,
+                    double truth) {
+  ASSERT_TRUE(f.count(name)) << name << " not found";
+  EXPECT_NEAR(f.at(name).value, truth, 1.0) << name;
+}
+
+ModelConfig partitioned(std::uint64_t l1, std::uint64_t near, std::uint64_t total,
+                        double lat_l1, double lat_near, double lat_far, double lat_dram) {
+  ModelConfig c = device::builtin_model_config("tiny");
+  c.name = "test";
+  c.l1_shared_unified_bytes = l1;
+  c.default_shared_carveout_bytes = 0;
+  c.shared_per_sm_bytes = l1 / 2;
+  c.l1.hit_latency_cycles = lat_l1;
+  c.l2_partitioned = true;
+  c.l2_near.capacity_bytes = near;
+  c.l2_near.hit_latency_cycles = lat_near;
+  c.l2.capacity_bytes = total;
+  c.l2_far_hit_latency_cycles = lat_far;
+  c.dram_latency_cycles = lat_dram;
+  return c;
+}
+
+TEST(LatencySweepOnModel, RecoversTinyHierarchy) {
+  auto dev = device::make_model_device("tiny");
+  const auto f = run_experiment(*dev, "latency.sweep");
+  expect_capacity(f, "l1.capacity", 16 * 1024);
+  expect_capacity(f, "l2.near_capacity", 256 * 1024);
+  expect_capacity(f, "l2.capacity", 512 * 1024);
+  expect_latency(f, "l1.hit_latency", 30);
+  expect_latency(f, "l2.hit_latency", 200);
+  expect_latency(f, "l2.far_hit_latency", 300);
+  expect_latency(f, "dram.latency", 500);
+}
+
+TEST(LatencySweepOnModel, RecoversModelledH200) {
+  auto dev = device::make_model_device("h200");
+  const auto f = run_experiment(*dev, "latency.sweep");
+  expect_capacity(f, "l1.capacity", 256 * 1024);
+  expect_capacity(f, "l2.near_capacity", 30.0 * 1024 * 1024);
+  expect_capacity(f, "l2.capacity", 60.0 * 1024 * 1024);
+  expect_latency(f, "l1.hit_latency", 33);
+  expect_latency(f, "l2.hit_latency", 260);
+  expect_latency(f, "l2.far_hit_latency", 430);
+  expect_latency(f, "dram.latency", 820);
+}
+
+TEST(LatencySweepOnModel, UnpartitionedL2HasNoFarLevel) {
+  ModelConfig c = partitioned(96 * 1024, 0, 3 * 1024 * 1024, 40, 250, 0, 600);
+  c.l2_partitioned = false;
+  c.l2.hit_latency_cycles = 250;
+  c.l2.capacity_bytes = 3 * 1024 * 1024;
+  device::ModelDevice dev(c);
+  const auto f = run_experiment(dev, "latency.sweep");
+  expect_capacity(f, "l1.capacity", 96 * 1024);
+  expect_capacity(f, "l2.capacity", 3 * 1024 * 1024);
+  expect_latency(f, "l1.hit_latency", 40);
+  expect_latency(f, "l2.hit_latency", 250);
+  expect_latency(f, "dram.latency", 600);
+  EXPECT_FALSE(f.count("l2.near_capacity"));
+  EXPECT_FALSE(f.count("l2.far_hit_latency"));
+}
+
+TEST(LatencySweepOnModel, CloseLevelsAndOddCapacities) {
+  // Far hits only 12% slower than near hits, capacities not powers of two.
+  ModelConfig c = partitioned(48 * 1024, 1536 * 1024, 2560 * 1024, 28, 240, 270, 700);
+  device::ModelDevice dev(c);
+  const auto f = run_experiment(dev, "latency.sweep");
+  expect_capacity(f, "l1.capacity", 48 * 1024);
+  expect_capacity(f, "l2.near_capacity", 1536 * 1024);
+  expect_capacity(f, "l2.capacity", 2560 * 1024);
+  expect_latency(f, "l2.hit_latency", 240);
+  expect_latency(f, "l2.far_hit_latency", 270);
+  expect_latency(f, "dram.latency", 700);
+}
+
+TEST(LatencySweepOnModel, CgLoadsSeeNoL1) {
+  auto dev = device::make_model_device("tiny");
+  RunOptions o;
+  o.loads = {device::LoadOp::kCg};
+  const auto f = run_experiment(*dev, "latency.sweep", o);
+  EXPECT_FALSE(f.count("l1.capacity"));
+  expect_latency(f, "l2.hit_latency", 200);
+  expect_capacity(f, "l2.capacity", 512 * 1024);
+}
+
+TEST(LatencyCarveoutOnModel, CapacityFollowsCarveout) {
+  auto dev = device::make_model_device("h200");
+  RunOptions o;
+  o.carveouts = {0, 50, 100};
+  const auto f = run_experiment(*dev, "latency.carveout", o);
+  const auto& cfg = device::builtin_model_config("h200");
+  expect_capacity(f, "l1.capacity.max_l1", static_cast<double>(device::l1_capacity_bytes(cfg, 0)));
+  expect_capacity(f, "l1.capacity.carveout_50",
+                  static_cast<double>(device::l1_capacity_bytes(cfg, 50)));
+  expect_capacity(f, "l1.capacity.carveout_100",
+                  static_cast<double>(device::l1_capacity_bytes(cfg, 100)));
+}
+
+TEST(LatencyChaseOnModel, UsesSweepFindingsAndMeasuresEveryLoad) {
+  auto dev = device::make_model_device("tiny");
+  RunOptions o;
+  FindingBoard board;
+  Context ctx{*dev, o, board};
+  const auto& reg = Registry::builtin();
+  ExperimentResult sweep;
+  reg.find("latency.sweep")->run(ctx, sweep);
+  reg.find("latency.sweep")->analyze(sweep);
+  for (const auto& f : sweep.findings) board.add(f);
+  ExperimentResult chase;
+  reg.find("latency.chase")->run(ctx, chase);
+  reg.find("latency.chase")->analyze(chase);
+  std::map<std::string, double> v;
+  for (const auto& f : chase.findings) v[f.name] = f.value;
+  EXPECT_NEAR(v.at("l1.hit_latency.ca"), 30, 1);
+  EXPECT_NEAR(v.at("l1.hit_latency.cg"), 200, 1);  // .cg bypasses the L1
+  EXPECT_NEAR(v.at("l2.hit_latency.cg"), 200, 1);
+  EXPECT_NEAR(v.at("l2.far_hit_latency.ca"), 300, 1);
+  EXPECT_NEAR(v.at("dram.latency.nc"), 500, 1);
+  EXPECT_EQ(v.size(), 20u);  // 5 loads x 4 levels
+}
+
+TEST(LatencySharedOnModel, ReportsSharedLatency) {
+  auto dev = device::make_model_device("tiny");
+  const auto f = run_experiment(*dev, "latency.shared");
+  expect_latency(f, "shared.latency", 25);
+}
+
+}  // namespace
+}  // namespace gpuprobe
