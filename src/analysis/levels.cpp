@@ -28,8 +28,8 @@ constexpr double kRampFractionOfBothSides = 0.5;
 constexpr double kRampFractionOfSteeperSide = 0.25;
 // Shortest baseline (log x) over which the surroundings' slope is measured: a quarter octave.
 constexpr double kRampMinBaseline = 0.25 * 0.69314718055994531;
-// The level is the plain median of the points within this band around the weighted median:
-// half the tolerance, or 1.5 sigma of the noise.
+// Points at a plateau's ends beyond this band around its weighted median (half the tolerance
+// or 1.5 sigma of the noise), on the side of the rise, are left out of its level.
 constexpr double kLevelBandFractionOfTolerance = 0.5;
 constexpr double kLevelBandSigmas = 1.5;
 // Confidence: contrast (step / noise) at which the contrast term reaches 1 - 1/e, and bracket
@@ -53,7 +53,7 @@ double median_of(std::vector<double> v) {
 // Median of values with positive weights: the value below and above which half the weight lies
 // (the midpoint of the two middle values on an exact tie, as the plain median does).
 double weighted_median(std::vector<std::pair<double, double>> vw) {
-  std::sort(vw.begin(), vw.end());
+  std::sort(vw.begin(), vw.end());  // a copy: the caller's order (by x) is kept
   double total = 0;
   for (const auto& p : vw) total += p.second;
   const double half = 0.5 * total;
@@ -134,16 +134,19 @@ class Curve {
       vw.emplace_back(p_[members[k]].y, w);
     }
     const double center = weighted_median(vw);
-    // The weighting costs precision on a noisy plateau, where the dense points are as good
-    // as any; so the plain median of the points near the weighted one is the level (a ramp's
-    // points further up are still kept out).
-    const double band = std::max(kLevelBandFractionOfTolerance * opt_.rel_tolerance,
-                                 kLevelBandSigmas * sigma_) * std::fabs(center);
-    std::vector<double> near;
-    for (const auto& p : vw) {
-      if (std::fabs(p.first - center) <= band) near.push_back(p.first);
-    }
-    return near.empty() ? center : median_of(std::move(near));
+    // The weighting costs precision on a noisy plateau, where the dense points are as good as
+    // any. So the weighted median only decides which end points are the start of the next
+    // rise (beyond a band around it, on the side of the rise); the level is the plain median
+    // of the rest.
+    const double band =
+        std::max(kLevelBandFractionOfTolerance * opt_.rel_tolerance, kLevelBandSigmas * sigma_) *
+        std::fabs(center);
+    std::size_t lo = 0, hi = m;
+    while (hi - lo > 1 && rise_ * (vw[hi - 1].first - center) > band) --hi;
+    while (hi - lo > 1 && rise_ * (center - vw[lo].first) > band) ++lo;
+    std::vector<double> core;
+    for (std::size_t k = lo; k < hi; ++k) core.push_back(vw[k].first);
+    return median_of(std::move(core));
   }
   double level(const Run& r) const { return level(indices(r)); }
   static std::vector<std::size_t> indices(const Run& r) {
@@ -362,8 +365,8 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
     curve.flat_parts(s.first, s.last, parts);
     for (const Run& r : parts) {
       const std::vector<std::size_t> idx = Curve::indices(r);
-      if (!groups.empty() && !differ_by_step(curve.level(groups.back().members),
-                                             curve.level(idx), options.min_relative_step)) {
+      if (!groups.empty() && !differ_by_step(curve.level(groups.back().members), curve.level(idx),
+                                             options.min_relative_step)) {
         std::vector<std::size_t> joint = groups.back().members;
         joint.insert(joint.end(), idx.begin(), idx.end());
         const double level = curve.level(joint);
@@ -460,9 +463,7 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
 
 namespace {
 
-double align_to(double x, double align) {
-  return std::max(align, std::round(x / align) * align);
-}
+double align_to(double x, double align) { return std::max(align, std::round(x / align) * align); }
 
 }  // namespace
 

@@ -257,6 +257,14 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
                  "shared-memory carveouts in percent for latency.carveout (-1 = driver default)")
       ->delimiter(',');
   app.add_option("--seed", o.seed, "seed of the random chains");
+  std::string array_text;
+  app.add_option("--array-size", array_text,
+                 "bytes per array for the streaming bandwidth kernels (default 16 x L2)");
+  app.add_option("--strides", o.strides, "element strides, comma-separated")->delimiter(',');
+  app.add_option("--offsets", o.offsets, "start offsets in elements, comma-separated")
+      ->delimiter(',');
+  app.add_option("--word-sizes", o.word_sizes, "bytes per access: 4, 8 or 16, comma-separated")
+      ->delimiter(',');
   app.add_option("--min-reps", o.protocol.min_repetitions, "fewest repetitions per measurement")
       ->check(CLI::Range(1, 1000));
   app.add_option("--max-reps", o.protocol.max_repetitions, "most repetitions per measurement")
@@ -305,6 +313,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (!cli.min_size_text.empty()) o.min_size = units::parse_size(cli.min_size_text, "--min-size");
     if (!cli.max_size_text.empty()) o.max_size = units::parse_size(cli.max_size_text, "--max-size");
     o.carveouts = cli.carveouts;
+    if (!array_text.empty()) o.array_bytes = units::parse_size(array_text, "--array-size");
     if (o.protocol.max_repetitions < o.protocol.min_repetitions)
       throw UsageError("--max-reps is smaller than --min-reps");
     const auto& registry = Registry::builtin();

@@ -63,6 +63,11 @@ struct RunOptions {
   std::vector<int> carveouts;  ///< empty = default set
   std::uint64_t seed = 1;
   ProtocolOptions protocol;
+  // Bandwidth, shared-memory and compute families (empty / 0 = the experiment's default).
+  std::uint64_t array_bytes = 0;  ///< bytes per array of a streaming kernel
+  std::vector<int> strides;       ///< element strides (bandwidth.stride, smem.bank_conflicts)
+  std::vector<int> offsets;       ///< start offsets in elements (bandwidth.offset)
+  std::vector<int> word_sizes;    ///< bytes per access (4, 8, 16)
 };
 
 /// Findings of the experiments that ran before, by name: later experiments use them only when
