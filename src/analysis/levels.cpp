@@ -113,12 +113,13 @@ class Curve {
     return std::fabs(p_[i].y - level) <= tolerance(i, level);
   }
 
-  // The level of a set of points (sorted by x): their median, each point weighted by the
-  // stretch of log x it stands for, halfway to its neighbours in the set (an end point as much
-  // outwards as inwards). Bisection packs points around every knee, and the top of a gradual
-  // rise is still within tolerance there; with a plain median those points would drag the
-  // level up the rise (and the next bisection would put even more points there). Weighted by
-  // coverage, the level is that of the curve, not of where it was sampled most.
+  // The level of a set of points (sorted by x). Bisection packs points around every knee, and
+  // the start of a gradual rise is still within tolerance there; a plain median of them would
+  // creep up the rise (and the next bisection would put even more points there). So first a
+  // median with each point weighted by the stretch of log x it stands for (halfway to its
+  // neighbours in the set; an end point as much outwards as inwards): the level of the curve,
+  // not of where it was sampled most. That one only marks the end points that belong to the
+  // rise; the level is the plain median of the others.
   double level(const std::vector<std::size_t>& members) const {
     const std::size_t m = members.size();
     std::vector<std::pair<double, double>> vw;
@@ -134,10 +135,8 @@ class Curve {
       vw.emplace_back(p_[members[k]].y, w);
     }
     const double center = weighted_median(vw);
-    // The weighting costs precision on a noisy plateau, where the dense points are as good as
-    // any. So the weighted median only decides which end points are the start of the next
-    // rise (beyond a band around it, on the side of the rise); the level is the plain median
-    // of the rest.
+    // Only the marking uses the weights: on a noisy plateau the dense points are as good as
+    // any, and a median dominated by two or three coarse points would be needlessly noisy.
     const double band =
         std::max(kLevelBandFractionOfTolerance * opt_.rel_tolerance, kLevelBandSigmas * sigma_) *
         std::fabs(center);
@@ -162,7 +161,8 @@ class Curve {
     const std::size_t n = z_.size();
     const double tol = std::log1p(opt_.rel_tolerance);
     const double s = std::max(sigma_, kSigmaFloorFractionOfTolerance * tol);
-    const double penalty = kPenaltyPerSegment * s * s * std::log(std::max<double>(n, 3));
+    const double penalty =
+        kPenaltyPerSegment * s * s * std::log(std::max(static_cast<double>(n), 3.0));
     // Prefix sums of the centred values keep the SSE differences accurate.
     double mean = 0;
     for (double v : z_) mean += v / static_cast<double>(n);
@@ -199,11 +199,13 @@ class Curve {
   // Merges neighbours whose levels are closer than min_relative_step, closest pair first, so
   // that a run of small noise-driven splits collapses back into its level.
   std::vector<Run> merge_close(std::vector<Run> runs) const {
+    std::vector<double> levels;
+    for (const Run& r : runs) levels.push_back(level(r));
     while (runs.size() > 1) {
       std::size_t best_i = 0;
       double best_d = std::numeric_limits<double>::infinity();
       for (std::size_t i = 0; i + 1 < runs.size(); ++i) {
-        const double a = level(runs[i]), b = level(runs[i + 1]);
+        const double a = levels[i], b = levels[i + 1];
         const double d = std::fabs(a - b) / std::min(std::fabs(a), std::fabs(b));
         if (d < best_d) {
           best_d = d;
@@ -213,6 +215,8 @@ class Curve {
       if (best_d >= opt_.min_relative_step) break;
       runs[best_i].last = runs[best_i + 1].last;
       runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(best_i) + 1);
+      levels.erase(levels.begin() + static_cast<std::ptrdiff_t>(best_i) + 1);
+      levels[best_i] = level(runs[best_i]);
     }
     return runs;
   }

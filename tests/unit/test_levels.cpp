@@ -97,6 +97,12 @@ std::vector<double> log_grid(double lo, double hi, std::size_t n) {
   return xs;
 }
 
+// With 1% noise per point a level is the median of a handful of points (the L2-far and DRAM
+// plateaus get 5 to 10), whose own error is ~0.5%: 4 cycles at 800. So noisy levels are
+// checked to 2% (4 sigma) or 1 cycle, whichever is larger, over several seeds; capacities
+// still to 2%.
+double noisy_level_tolerance(double level) { return std::max(1.0, 0.02 * level); }
+
 // Checks the analysis against a step model: one plateau per level, each level within
 // level_tol (absolute, cycles), each capacity estimate in [C / (1 + cap_tol), C] (the estimate
 // is the last x still on the plateau, so it cannot be above C on an exact step).
@@ -136,12 +142,6 @@ TEST(LevelsSweep, RecoversFourLevelStepCurve) {
     EXPECT_LE(t.x_first_off / t.x_last_on - 1.0, 0.01);
   }
 }
-
-// With 1% noise per point a level is the median of a handful of points (the L2-far and DRAM
-// plateaus get 5 to 10), whose own error is ~0.5%: 4 cycles at 800. So noisy levels are
-// checked to 2% (4 sigma) or 1 cycle, whichever is larger, over several seeds; capacities
-// still to 2%.
-double noisy_level_tolerance(double level) { return std::max(1.0, 0.02 * level); }
 
 TEST(LevelsSweep, RecoversStepCurvesWithOnePercentNoise) {
   for (std::uint64_t seed : {1u, 2u, 3u, 4u, 5u, 6u}) {
@@ -184,16 +184,16 @@ TEST(LevelsSweep, TwoLevels) {
 TEST(LevelsSweep, GradualRiseGivesCapacityAndNoPlateauInsideTheRamp) {
   const double c = 3 * kMiB, lh = 260, lm = 800;
   auto f = [=](double x) { return gradual(x, c, lh, lm); };
-  const auto check = [&](const std::vector<CurvePoint>& pts) {
+  const auto check = [&](const std::vector<CurvePoint>& pts, double level_tol) {
     const LevelAnalysis a = find_levels(pts);
-    // The rise goes on for many octaves (still 2.5% short of DRAM at 20 C): none of the points
+    // The rise goes on for many octaves (still 3% short of DRAM at 20 C): none of the points
     // on it may form a plateau of its own.
     for (const Plateau& p : a.plateaus) {
       EXPECT_TRUE(p.level < 1.05 * lh || p.level > 0.95 * lm) << "plateau at " << p.level;
     }
     ASSERT_EQ(a.plateaus.size(), 2u);
     ASSERT_EQ(a.transitions.size(), 1u);
-    EXPECT_NEAR(a.plateaus[0].level, lh, 1.0);
+    EXPECT_NEAR(a.plateaus[0].level, lh, level_tol);
     // The rise approaches DRAM slowly: its last points are a plateau a little below it.
     EXPECT_GT(a.plateaus[1].level, 0.95 * lm);
     EXPECT_LT(a.plateaus[1].level, 1.01 * lm);
@@ -201,11 +201,13 @@ TEST(LevelsSweep, GradualRiseGivesCapacityAndNoPlateauInsideTheRamp) {
   };
   {
     SCOPED_TRACE("noiseless");
-    check(adaptive_sweep(noiseless(f), SweepOptions{}));
+    check(adaptive_sweep(noiseless(f), SweepOptions{}), 1.0);
   }
+  // Half a percent of noise: at 1% the slow end of this rise (2% per octave at 10 C) is
+  // within the noise, and its pieces can no longer be told from levels reliably.
   for (std::uint64_t seed : {21u, 22u, 23u}) {
     SCOPED_TRACE(seed);
-    check(adaptive_sweep(noisy(f, 0.005, seed), SweepOptions{}));
+    check(adaptive_sweep(noisy(f, 0.005, seed), SweepOptions{}), noisy_level_tolerance(lh));
   }
 }
 
@@ -214,18 +216,23 @@ TEST(LevelsSweep, OctaveWideRampsBetweenFourLevels) {
   // of four_levels(); L2 far here is flat from 40 to 80 MiB.
   const StepCurve s{{33, 260, 430, 800}, {240 * kKiB, 20 * kMiB, 80 * kMiB}};
   auto f = [s](double x) { return octave_ramps(x, s); };
+  // With noise: half a percent. At 1% a level flat for only an octave (2 coarse points) next
+  // to smooth rises is sometimes not distinguishable from them (~2% of seeds).
+  const double noise = 0.005;
   for (bool with_noise : {false, true}) {
     SCOPED_TRACE(with_noise ? "noisy" : "noiseless");
-    const auto pts = adaptive_sweep(with_noise ? noisy(f, 0.01, 31) : noiseless(f), SweepOptions{});
+    const auto pts =
+        adaptive_sweep(with_noise ? noisy(f, noise, 31) : noiseless(f), SweepOptions{});
     const LevelAnalysis a = find_levels(pts);
     ASSERT_EQ(a.plateaus.size(), 4u);
     for (std::size_t i = 0; i < 4; ++i) {
-      EXPECT_NEAR(a.plateaus[i].level, s.levels[i], noisy_level_tolerance(s.levels[i]));
+      EXPECT_NEAR(a.plateaus[i].level, s.levels[i],
+                  with_noise ? noisy_level_tolerance(s.levels[i]) : 1.0);
     }
     // The estimate is the last x within the 2.5% tolerance of the level below: on this ramp
     // that is C * 2^(log(1.025) / log(L_above / L_below)), 3.5% past C for 260 -> 430. Noise
     // moves that crossing: by up to 2.5 sigma of it in y.
-    const double slack = with_noise ? 0.025 : 0.0;
+    const double slack = with_noise ? 2.5 * noise : 0.0;
     for (std::size_t i = 0; i < 3; ++i) {
       const double log_ratio = std::log(s.levels[i + 1] / s.levels[i]);  // per octave
       const double last = s.caps[i] * std::pow(2.0, std::log(1.025 + slack) / log_ratio);

@@ -1,0 +1,11 @@
+#pragma once
+#include "core/experiment.hpp"
+
+namespace gpuprobe::probes {
+
+/// Adds bandwidth.read, bandwidth.write, bandwidth.copy (streaming DRAM bandwidth) and
+/// bandwidth.stride, bandwidth.offset, bandwidth.layout, bandwidth.transpose (access patterns
+/// measured beside what the sector model predicts).
+void register_bandwidth_experiments(Registry& registry);
+
+}  // namespace gpuprobe::probes
