@@ -1,5 +1,7 @@
 #include "core/experiment.hpp"
 #include "probes/latency.hpp"
+#include "probes/compute.hpp"
+#include "probes/bandwidth.hpp"
 
 namespace gpuprobe {
 
@@ -7,6 +9,8 @@ const Registry& Registry::builtin() {
   static const Registry registry = [] {
     Registry r;
     probes::register_latency_experiments(r);
+    probes::register_compute_experiments(r);
+    probes::register_bandwidth_experiments(r);
     return r;
   }();
   return registry;

@@ -2,6 +2,7 @@
 // sweep that finds the cache levels, and the L1 capacity under each shared-memory carveout.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "analysis/levels.hpp"
@@ -273,7 +274,7 @@ class LatencyChase : public Experiment {
   json axes() const override {
     return {{"load", {"default", "ca", "cg", "cv", "nc"}},
             {"level", {"l1", "l2_near", "l2_far", "dram"}},
-            {"working_set_bytes", "half of each capacity latency.sweep found, else fixed fractions of L2"}};
+            {"working_set_bytes", "the geometric middle of each plateau latency.sweep found, else fractions of L2"}};
   }
   std::vector<std::string> depends_on() const override { return {"latency.sweep"}; }
   void validate(const device::Device& dev, const RunOptions& o) const override {
@@ -285,12 +286,17 @@ class LatencyChase : public Experiment {
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& o = ctx.options;
     const std::uint64_t l2 = ctx.device.info().l2_bytes;
-    const auto l1cap = ctx.prior.get("l1.capacity");
-    const auto near = ctx.prior.get("l2.near_capacity");
-    const auto cap = ctx.prior.get("l2.capacity");
+    // Each level is measured in the middle (geometric) of the plateau latency.sweep found for
+    // it; without a sweep, at fixed fractions of the reported L2.
     auto align = [&](double x) {
       const auto s = static_cast<std::uint64_t>(x) / o.node_stride * o.node_stride;
       return std::max<std::uint64_t>(s, o.node_stride);
+    };
+    auto middle_of = [&](const std::string& finding) -> std::optional<std::uint64_t> {
+      const auto f = ctx.prior.get(finding, 0.0);
+      if (!f || !f->extra.contains("working_set_bytes_range")) return std::nullopt;
+      const auto& range = f->extra["working_set_bytes_range"];
+      return align(std::sqrt(range[0].get<double>() * range[1].get<double>()));
     };
     struct Level {
       std::string name;
@@ -298,17 +304,15 @@ class LatencyChase : public Experiment {
       std::string chosen_by;
     };
     std::vector<Level> levels;
-    levels.push_back(l1cap ? Level{"l1", align(l1cap->value / 2), "half of l1.capacity"}
-                           : Level{"l1", 16 * kKiB, "default 16 KiB"});
-    if (near && cap && cap->value > near->value * 1.2) {
-      levels.push_back({"l2_near", align(near->value / 2), "half of l2.near_capacity"});
-      levels.push_back({"l2_far", align(std::sqrt(near->value * cap->value) * 0.98),
-                        "geometric mean of l2.near_capacity and l2.capacity"});
-    } else if (cap) {
-      levels.push_back({"l2_near", align(cap->value / 4), "a quarter of l2.capacity"});
-    } else {
-      levels.push_back({"l2_near", align(static_cast<double>(l2) / 8), "an eighth of the reported L2"});
-    }
+    const auto l1 = middle_of("l1.hit_latency");
+    levels.push_back(l1 ? Level{"l1", *l1, "middle of the L1 plateau (latency.sweep)"}
+                        : Level{"l1", 16 * kKiB, "default 16 KiB"});
+    const auto near = middle_of("l2.hit_latency");
+    levels.push_back(near ? Level{"l2_near", *near, "middle of the L2 plateau (latency.sweep)"}
+                          : Level{"l2_near", align(static_cast<double>(l2) / 8),
+                                  "an eighth of the reported L2"});
+    if (const auto far = middle_of("l2.far_hit_latency"))
+      levels.push_back({"l2_far", *far, "middle of the L2 far plateau (latency.sweep)"});
     levels.push_back({"dram", align(4.0 * static_cast<double>(l2)), "4 x the reported L2"});
     const auto ops = o.loads.empty() ? device::all_load_ops() : o.loads;
     json rows = json::array();
@@ -481,6 +485,7 @@ void analyze_sweep(ExperimentResult& r) {
       const auto& p = levels.plateaus[t.below];
       r.findings.push_back(latency_finding("l1.hit_latency", p.level, plateau_confidence(p),
                                            "median of the first plateau; " + method, P));
+      r.findings.back().extra["working_set_bytes_range"] = {p.x_min, p.x_max};
       Finding cap{"l1.capacity", t.estimate, "bytes", t.confidence,
                   "largest working set on the L1 plateau (knee bracketed by bisection); " + method,
                   json::object()};
@@ -495,6 +500,7 @@ void analyze_sweep(ExperimentResult& r) {
     const auto& p = levels.plateaus[next_plateau];
     r.findings.push_back(latency_finding("l2.hit_latency", p.level, plateau_confidence(p),
                                          "median of the first plateau past L1; " + method, P));
+    r.findings.back().extra["working_set_bytes_range"] = {p.x_min, p.x_max};
   }
   auto capacity = [&](const std::string& name, const analysis::Transition& t, const std::string& what) {
     Finding f{name, t.estimate, "bytes", t.confidence,
@@ -511,6 +517,7 @@ void analyze_sweep(ExperimentResult& r) {
     r.findings.push_back(latency_finding("l2.far_hit_latency", far.level, plateau_confidence(far),
                                          "median of the plateau between the L2 near-partition and "
                                          "L2 capacity knees; " + method, P));
+    r.findings.back().extra["working_set_bytes_range"] = {far.x_min, far.x_max};
     capacity("l2.capacity", tc, "L2 (far)");
   } else if (l2_transitions.size() == 1) {
     capacity("l2.capacity", levels.transitions[l2_transitions.front()], "L2");

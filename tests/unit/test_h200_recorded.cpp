@@ -1,0 +1,60 @@
+// The analysis on latency.sweep samples recorded on a real H200 (tests/data): it must find what
+// the H200 is known to have. 60 MiB of L2 in two partitions (the near one about half), an L1 of
+// at most 256 KiB per SM, and the latency ordering L1 < L2 near < L2 far < DRAM.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+
+#include "core/experiment.hpp"
+#include "probes/latency.hpp"
+
+namespace gpuprobe {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::map<std::string, Finding> analyze_recorded(const std::string& file) {
+  std::ifstream in(std::string(GPUPROBE_TEST_DATA_DIR) + "/" + file);
+  EXPECT_TRUE(in.good()) << file;
+  const auto j = nlohmann::json::parse(in);
+  ExperimentResult r;
+  r.id = "latency.sweep";
+  r.parameters = j.at("parameters");
+  r.samples = j.at("samples");
+  probes::analyze_sweep(r);
+  std::map<std::string, Finding> out;
+  for (const auto& f : r.findings) out[f.name] = f;
+  return out;
+}
+
+class H200Recorded : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(H200Recorded, FindsTheKnownHierarchy) {
+  const auto f = analyze_recorded(GetParam());
+  for (const char* n : {"l1.hit_latency", "l1.capacity", "l2.hit_latency", "l2.near_capacity",
+                        "l2.far_hit_latency", "l2.capacity", "dram.latency"})
+    ASSERT_TRUE(f.count(n)) << n;
+  // L2: 60 MiB in total; the effective capacity a single SM sees lies within 10% below it.
+  EXPECT_GT(f.at("l2.capacity").value, 0.90 * 60 * kMiB);
+  EXPECT_LE(f.at("l2.capacity").value, 60 * kMiB);
+  // The near partition: about half of the L2.
+  EXPECT_GT(f.at("l2.near_capacity").value, 0.38 * 60 * kMiB);
+  EXPECT_LT(f.at("l2.near_capacity").value, 0.5 * 60 * kMiB);
+  // L1: the unified 256 KiB minus what the driver keeps; more than 192 KiB.
+  EXPECT_GT(f.at("l1.capacity").value, 192 * 1024.0);
+  EXPECT_LE(f.at("l1.capacity").value, 256 * 1024.0);
+  // Levels measured with the reference chase on the same card: 32.0, 280.3, 524, 682 cycles.
+  EXPECT_NEAR(f.at("l1.hit_latency").value, 32.0, 1.0);
+  EXPECT_NEAR(f.at("l2.hit_latency").value, 280.3, 3.0);
+  EXPECT_NEAR(f.at("l2.far_hit_latency").value, 524.0, 15.0);
+  EXPECT_NEAR(f.at("dram.latency").value, 682.0, 10.0);
+  EXPECT_GT(f.at("l2.capacity").confidence, 0.5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Runs, H200Recorded,
+                         ::testing::Values("h200_latency_sweep_run1.json",
+                                           "h200_latency_sweep_run2.json"));
+
+}  // namespace
+}  // namespace gpuprobe
