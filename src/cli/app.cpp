@@ -136,6 +136,7 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
        {{"latency", "dependent chain, cycles per load (SM clock64); ns = cycles / measured SM clock"},
         {"statistics", "median, min, p5, p95, MAD over repetitions; stopping rule in protocol"}}}};
   const auto timer = dev->calibrate_timer();
+  header["kernels"] = dev->chase_kernel_info();
   header["timer"] = {{"clock64_overhead_cycles", timer.clock64_overhead_cycles},
                      {"clock32_overhead_cycles", timer.clock32_overhead_cycles},
                      {"note", "one clock64 read per chase end; amortised over >= 1024 steps"}};

@@ -184,6 +184,24 @@ void launch_shared_chase(const std::uint32_t* next, std::uint32_t nodes,
   GP_CUDA_CHECK_LAUNCH();
 }
 
+cudaFuncAttributes chase_attributes(LoadOp op) {
+  cudaFuncAttributes a{};
+  switch (op) {
+    case LoadOp::kDefault: GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kDefault>)); break;
+    case LoadOp::kCa: GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kCa>)); break;
+    case LoadOp::kCg: GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kCg>)); break;
+    case LoadOp::kCv: GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kCv>)); break;
+    case LoadOp::kNc: GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kNc>)); break;
+  }
+  return a;
+}
+
+cudaFuncAttributes shared_chase_attributes() {
+  cudaFuncAttributes a{};
+  GP_CUDA_CHECK(cudaFuncGetAttributes(&a, shared_chase_kernel));
+  return a;
+}
+
 void launch_timer_calibration(std::uint64_t* out, cudaStream_t stream) {
   timer_calibration_kernel<<<1, 32, 0, stream>>>(out);
   GP_CUDA_CHECK_LAUNCH();

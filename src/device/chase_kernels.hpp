@@ -34,6 +34,10 @@ void launch_shared_chase(const std::uint32_t* next, std::uint32_t nodes,
                          std::uint32_t stride_bytes, std::uint64_t steps, ChaseOut* out,
                          cudaStream_t stream);
 
+/// cudaFuncGetAttributes of the global chase kernel for `op` and of the shared chase kernel.
+cudaFuncAttributes chase_attributes(LoadOp op);
+cudaFuncAttributes shared_chase_attributes();
+
 /// Back-to-back timer reads; out[0] = min clock64 delta, out[1] = min %clock delta.
 void launch_timer_calibration(std::uint64_t* out, cudaStream_t stream);
 

@@ -230,6 +230,25 @@ class CudaDevice : public Device {
 
   nlohmann::json environment() const override { return env::capture_cuda_environment(ordinal_); }
 
+  nlohmann::json chase_kernel_info() const override {
+    auto describe = [](const cudaFuncAttributes& a, int block, const char* grid) {
+      return nlohmann::json{{"grid", grid},
+                            {"block_threads", block},
+                            {"registers_per_thread", a.numRegs},
+                            {"static_shared_bytes", a.sharedSizeBytes},
+                            {"local_bytes", a.localSizeBytes},
+                            {"ptx_version", a.ptxVersion},
+                            {"binary_version", a.binaryVersion}};
+    };
+    nlohmann::json j;
+    for (LoadOp op : all_load_ops())
+      j["global_chase_" + to_string(op)] = describe(kernels::chase_attributes(op), 1, "1 block");
+    j["shared_chase"] = describe(kernels::shared_chase_attributes(), 256,
+                                 "1 block (256 threads fill shared memory, thread 0 chases)");
+    j["occupancy"] = "one thread on one SM; the rest of the GPU idle";
+    return j;
+  }
+
  private:
   void ensure_flush_buffer() {
     if (flush_.bytes() > 0) return;

@@ -107,6 +107,8 @@ class Device {
                                    std::uint64_t timed_steps) = 0;
   /// Full environment record (CUDA runtime, driver, NVML readings, processes...).
   virtual nlohmann::json environment() const = 0;
+  /// Launch shape and resources of the chase kernels (grid, block, registers, shared memory).
+  virtual nlohmann::json chase_kernel_info() const { return nlohmann::json::object(); }
 };
 
 /// Opens "cuda:<n>", "<n>" or "model:<name>"; throws UsageError with the choices on failure.

@@ -177,6 +177,7 @@ struct StreamVariant {
   StoreFlavor store = StoreFlavor::kPlain;
   int unroll = 4;
   IndexScheme scheme = IndexScheme::kGrid;
+  int passes = 1;  ///< sweeps over the array per launch (amortises launch and tail)
 };
 
 struct Launch {
@@ -185,15 +186,15 @@ struct Launch {
   cudaStream_t stream = nullptr;
 };
 
-/// Reads n floats (n a multiple of width_bytes / 4). When xor_out is not null, XORs the bit
+/// Reads n floats (n a multiple of width_bytes / 4), v.passes times. When xor_out is not null, XORs the bit
 /// patterns of everything read into *xor_out (atomicXor, one per warp); when it is null, writes
 /// nothing at all.
 void launch_stream_read(const StreamVariant& v, const Launch& l, const float* src,
                         std::uint64_t n, std::uint32_t* xor_out);
-/// Writes the float with bit pattern value_bits to n floats.
+/// Writes the float with bit pattern value_bits to n floats (v.passes times).
 void launch_stream_write(const StreamVariant& v, const Launch& l, float* dst, std::uint64_t n,
                          std::uint32_t value_bits);
-/// dst[i] = src[i] for n floats.
+/// dst[i] = src[i] for n floats (v.passes times).
 void launch_stream_copy(const StreamVariant& v, const Launch& l, const float* src, float* dst,
                         std::uint64_t n);
 /// Resident blocks per SM of the kernel (cudaOccupancyMaxActiveBlocksPerMultiprocessor).

@@ -57,20 +57,20 @@ struct SmemLoad<std::uint32_t> {
 template <>
 struct SmemLoad<uint2> {
   static __device__ __forceinline__ std::uint32_t load(std::uint32_t p) {
-    std::uint32_t x, y;
-    asm volatile("ld.volatile.shared.v2.u32 {%0, %1}, [%2];" : "=r"(x), "=r"(y) : "r"(p));
-    return x;
+    uint2 v;
+    asm volatile("ld.volatile.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(p));
+    return v.x;
   }
 };
 
 template <>
 struct SmemLoad<uint4> {
   static __device__ __forceinline__ std::uint32_t load(std::uint32_t p) {
-    std::uint32_t x, y, z, w;
+    uint4 v;
     asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(x), "=r"(y), "=r"(z), "=r"(w)
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "r"(p));
-    return x;
+    return v.x;
   }
 };
 

@@ -255,7 +255,9 @@ class LatencySweep : public Experiment {
                     {"coarse_points_per_octave", sweep.coarse_per_octave},
                     {"knee_resolution", sweep.resolution},
                     {"chain", "random single cycle, one node per stride, Fisher-Yates seed " +
-                                  std::to_string(o.seed)}};
+                                  std::to_string(o.seed)},
+                    {"node_type", "64-bit address of the next node"},
+                    {"buffer_alignment_bytes", 256}};
     r.parameters.update(clock_for_ns(clocks, ctx.device));
     r.samples = {{"points", points}};
     r.statistics = {{"points_measured", points.size()}};
@@ -327,7 +329,11 @@ class LatencyChase : public Experiment {
         clocks.push_back(p.clock_mhz);
       }
     }
-    r.parameters = {{"node_stride_bytes", o.node_stride}, {"loads", json::array()}};
+    r.parameters = {{"node_stride_bytes", o.node_stride},
+                    {"loads", json::array()},
+                    {"node_type", "64-bit address of the next node"},
+                    {"buffer_alignment_bytes", 256},
+                    {"chain_seed", o.seed}};
     for (auto op : ops) r.parameters["loads"].push_back(device::to_string(op));
     r.parameters.update(clock_for_ns(clocks, ctx.device));
     r.samples = {{"points", rows}};

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <algorithm>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -128,6 +130,7 @@ std::string summary_table(const nlohmann::json& result) {
       continue;
     }
     for (const auto& f : e.at("findings")) {
+      if (f.contains("load")) continue;  // per-load latencies go into the matrix below
       const std::string unit = f.value("unit", "");
       double v = f.value("value", 0.0);
       std::string shown_unit = unit;
@@ -147,6 +150,47 @@ std::string summary_table(const nlohmann::json& result) {
                     f.value("confidence", 0.0), e.value("id", "").c_str());
       out << line;
     }
+  }
+  // Latency per level and load operator (latency.chase), cycles and ns.
+  std::vector<std::string> loads, levels;
+  std::map<std::pair<std::string, std::string>, std::pair<double, double>> cell;
+  for (const auto& e : result.at("experiments"))
+    for (const auto& f : e.value("findings", nlohmann::json::array())) {
+      if (!f.contains("load")) continue;
+      const std::string load = f["load"], name = f["name"];
+      const std::string level = name.substr(0, name.size() - load.size() - 1);
+      if (std::find(loads.begin(), loads.end(), load) == loads.end()) loads.push_back(load);
+      if (std::find(levels.begin(), levels.end(), level) == levels.end()) levels.push_back(level);
+      cell[{level, load}] = {f.value("value", 0.0), f.value("value_ns", 0.0)};
+    }
+  if (!loads.empty()) {
+    out << "\nlatency by load operator, cycles (ns) at the middle of each level's plateau\n";
+    std::snprintf(line, sizeof(line), "%-22s", "level");
+    out << line;
+    for (const auto& l : loads) {
+      std::snprintf(line, sizeof(line), " %16s", ("." + l).c_str());
+      out << line;
+    }
+    out << "\n";
+    for (const auto& lv : levels) {
+      std::snprintf(line, sizeof(line), "%-22s", lv.c_str());
+      out << line;
+      for (const auto& l : loads) {
+        auto it = cell.find({lv, l});
+        char v[40] = "-";
+        if (it != cell.end())
+          std::snprintf(v, sizeof(v), "%.1f (%.1f)", it->second.first, it->second.second);
+        std::snprintf(line, sizeof(line), " %16s", v);
+        out << line;
+      }
+      out << "\n";
+    }
+  }
+  for (const auto& e : result.at("experiments")) {
+    const auto& c = e.value("clocks", nlohmann::json::object());
+    if (c.value("sm_clock_drift_flagged", false) || c.value("throttled", false))
+      out << "warning: " << e.value("id", "") << ": SM clock drift "
+          << c.value("sm_clock_drift_percent", 0.0) << "% or throttling during the run (see clocks)\n";
   }
   return out.str();
 }

@@ -5,11 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
 
 #include "analysis/bank_model.hpp"
+#include "core/error.hpp"
+#include "core/experiment.hpp"
+#include "device/model_device.hpp"
 
 namespace gpuprobe::analysis {
 namespace {
@@ -166,6 +171,82 @@ TEST(BankModel, RejectsBadInput) {
   EXPECT_TRUE(valid_word_bytes(16));
   EXPECT_FALSE(valid_word_bytes(12));
   EXPECT_EQ(threads_per_phase(8), 16);
+}
+
+// smem.bank_conflicts: option checks and the analysis of recorded samples (no GPU needed).
+
+const Experiment& bank_experiment() {
+  const auto* e = Registry::builtin().find("smem.bank_conflicts");
+  if (!e) throw std::runtime_error("smem.bank_conflicts is not registered");
+  return *e;
+}
+
+TEST(BankConflictsExperiment, WaivedOnTheModelledGpu) {
+  auto dev = device::make_model_device("tiny");
+  const auto why = bank_experiment().waiver(dev->info());
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("needs a CUDA GPU"), std::string::npos);
+}
+
+TEST(BankConflictsExperiment, RejectsStridesAndWordSizesOutsideTheModel) {
+  auto dev = device::make_model_device("tiny");
+  RunOptions o;
+  EXPECT_NO_THROW(bank_experiment().validate(*dev, o));
+  o.strides = {1, 32};
+  o.word_sizes = {4, 8, 16};
+  EXPECT_NO_THROW(bank_experiment().validate(*dev, o));
+  o.strides = {0};
+  EXPECT_THROW(bank_experiment().validate(*dev, o), UsageError);
+  o.strides = {33};
+  EXPECT_THROW(bank_experiment().validate(*dev, o), UsageError);
+  o.strides = {2};
+  o.word_sizes = {12};
+  EXPECT_THROW(bank_experiment().validate(*dev, o), UsageError);
+}
+
+/// Samples as smem.bank_conflicts records them, with block cycles = wavefronts x `per_wavefront`
+/// (the shared pipe's cost), except where `override_cycles` says otherwise.
+nlohmann::json recorded_cases(double per_wavefront, int odd_word, int odd_stride, double odd_cycles) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (int w : {4, 8, 16}) {
+    for (int s = 1; s <= 32; ++s) {
+      double cycles = strided_access(s, w).wavefronts * per_wavefront;
+      if (w == odd_word && s == odd_stride) cycles = odd_cycles;
+      cases.push_back({{"word_bytes", w}, {"stride", s}, {"mode", "block"},
+                       {"cycles_per_access", {{"median", cycles}, {"p5", cycles}, {"p95", cycles}}}});
+    }
+  }
+  return cases;
+}
+
+std::map<std::string, Finding> analyze_cases(const nlohmann::json& cases) {
+  ExperimentResult r;
+  r.samples = {{"cases", cases}};
+  bank_experiment().analyze(r);
+  std::map<std::string, Finding> out;
+  for (const auto& f : r.findings) out[f.name] = f;
+  return out;
+}
+
+TEST(BankConflictsExperiment, AnalysisAgreesWhenCyclesFollowTheModel) {
+  const auto f = analyze_cases(recorded_cases(1.02, 0, 0, 0));
+  ASSERT_TRUE(f.count("smem.bank_model_agreement"));
+  EXPECT_DOUBLE_EQ(f.at("smem.bank_model_agreement").value, 1.0);
+  EXPECT_EQ(f.at("smem.bank_model_agreement").extra["cases"], 96);
+  ASSERT_TRUE(f.count("smem.wavefront_cycles"));
+  EXPECT_NEAR(f.at("smem.wavefront_cycles").value, 1.02, 1e-9);
+}
+
+TEST(BankConflictsExperiment, AnalysisReportsADisagreement) {
+  // 16-B words, stride 2: the model says 2-way (8 wavefronts); cycles of a 3-way access
+  // (12 wavefronts at 1 cycle) make the measured N-way 12 / 4 = 3.
+  const auto f = analyze_cases(recorded_cases(1.0, 16, 2, 12.0));
+  const auto& a = f.at("smem.bank_model_agreement");
+  EXPECT_NEAR(a.value, 95.0 / 96.0, 1e-12);
+  ASSERT_EQ(a.extra["disagreements"].size(), 1u);
+  EXPECT_EQ(a.extra["disagreements"][0]["stride"], 2);
+  EXPECT_EQ(a.extra["disagreements"][0]["model_ways"], 2);
+  EXPECT_DOUBLE_EQ(a.extra["disagreements"][0]["measured_ways"].get<double>(), 3.0);
 }
 
 }  // namespace

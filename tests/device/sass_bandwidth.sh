@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# GPU-machine test: disassembles the streaming bandwidth kernels and fails unless every float4
+# (16 B per thread) kernel moves its data with 128-bit global accesses only:
+#   stream_read_kernel<float4, ...>   every LDG is 128-bit (and there are >= unroll of them)
+#   stream_write_kernel<float4, ...>  every STG is 128-bit (>= unroll)
+#   stream_copy_kernel<float4, ...>   both
+# A 128-bit access is an LDG/STG whose modifiers include ".128", e.g. LDG.E.128,
+# LDG.E.128.CONSTANT, LDG.E.EF.128 or LDG.E.NA.LTC256B.128.CONSTANT (the operator and L2
+# prefetch-hint modifiers vary with the cache operator); the spellings seen are printed.
+# Usage: sass_bandwidth.sh <gpuprobe binary>
+set -euo pipefail
+bin="${1:?usage: sass_bandwidth.sh <gpuprobe binary>}"
+command -v cuobjdump >/dev/null || { echo "FAIL cuobjdump not found"; exit 1; }
+sass=$(mktemp)
+trap 'rm -f "$sass"' EXIT
+cuobjdump -sass -arch sm_90a "$bin" >"$sass"
+
+# One line per float4 streaming kernel: kind unroll ldg ldg128 stg stg128 name
+summary=$(awk '
+  /Function : / {
+    if (name != "") print kind, unroll, ldg + 0, ldg128 + 0, stg + 0, stg128 + 0, name
+    name = ""; kind = ""; ldg = ldg128 = stg = stg128 = 0
+    if (match($0, /stream_(read|write|copy)_kernelI6float4/)) {
+      name = $3
+      kind = ($0 ~ /stream_read_/) ? "read" : ($0 ~ /stream_write_/) ? "write" : "copy"
+      # The unroll factor is the last template argument: ...ELi<U>EEEv...
+      unroll = 0
+      if (match(name, /Li[0-9]+EEEv/)) unroll = substr(name, RSTART + 2, RLENGTH - 6) + 0
+    }
+    next
+  }
+  name != "" {
+    for (i = 1; i <= NF; i++) {
+      if ($i ~ /^LDG(\.|$)/) { ldg++; if ($i ~ /\.128(\.|$)/) ldg128++; break }
+      if ($i ~ /^STG(\.|$)/) { stg++; if ($i ~ /\.128(\.|$)/) stg128++; break }
+    }
+  }
+  END { if (name != "") print kind, unroll, ldg + 0, ldg128 + 0, stg + 0, stg128 + 0, name }
+' "$sass")
+
+fail=0
+declare -A count=([read]=0 [write]=0 [copy]=0)
+declare -A failed=([read]=0 [write]=0 [copy]=0)
+while read -r kind unroll ldg ldg128 stg stg128 name; do
+  [[ -z "$kind" ]] && continue
+  count[$kind]=$((count[$kind] + 1))
+  bad=""
+  if [[ "$kind" != "write" ]]; then
+    [[ "$ldg" -ne "$ldg128" ]] && bad+=" $((ldg - ldg128)) LDG narrower than 128 bit;"
+    [[ "$ldg128" -lt "$unroll" ]] && bad+=" $ldg128 LDG.128 < unroll $unroll;"
+  fi
+  if [[ "$kind" != "read" ]]; then
+    [[ "$stg" -ne "$stg128" ]] && bad+=" $((stg - stg128)) STG narrower than 128 bit;"
+    [[ "$stg128" -lt "$unroll" ]] && bad+=" $stg128 STG.128 < unroll $unroll;"
+  fi
+  if [[ -n "$bad" ]]; then
+    echo "FAIL $kind float4 unroll $unroll ($name):$bad"
+    failed[$kind]=$((failed[$kind] + 1))
+    fail=1
+  fi
+done <<<"$summary"
+
+for kind in read write copy; do
+  if [[ "${count[$kind]}" -eq 0 ]]; then
+    echo "FAIL no stream_${kind}_kernel<float4, ...> found in $bin"
+    fail=1
+  elif [[ "${failed[$kind]}" -ne 0 ]]; then
+    echo "FAIL ${failed[$kind]} of ${count[$kind]} float4 $kind kernels use narrower accesses"
+  else
+    echo "ok   ${count[$kind]} float4 $kind kernels: 128-bit global accesses only"
+  fi
+done
+
+# The spellings seen in the float4 kernels, for the record.
+echo "spellings in the float4 streaming kernels:"
+awk '
+  /Function : / { on = ($0 ~ /stream_(read|write|copy)_kernelI6float4/); next }
+  on { for (i = 1; i <= NF; i++) if ($i ~ /^(LDG|STG)(\.|$)/) { print "  " $i; break } }
+' "$sass" | sort | uniq -c
+exit $fail
