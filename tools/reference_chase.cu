@@ -12,14 +12,13 @@
 #include <random>
 #include <vector>
 
-#define CHECK(x)                                                                    \
-  do {                                                                              \
-    cudaError_t e_ = (x);                                                           \
-    if (e_ != cudaSuccess) {                                                        \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,                \
-                   cudaGetErrorString(e_));                                         \
-      std::exit(1);                                                                 \
-    }                                                                               \
+#define CHECK(x)                                                                              \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                           \
+    }                                                                                         \
   } while (0)
 
 template <bool kBypassL1>
@@ -86,8 +85,10 @@ int main(int argc, char** argv) {
       start = (start + 7919 * 1024) % n;  // a fresh region of the cycle
     }
     unsigned long long* head = reinterpret_cast<unsigned long long*>(base + start * line);
-    if (cg) walk<true><<<1, 1>>>(head, warm, steps, res);
-    else walk<false><<<1, 1>>>(head, warm, steps, res);
+    if (cg)
+      walk<true><<<1, 1>>>(head, warm, steps, res);
+    else
+      walk<false><<<1, 1>>>(head, warm, steps, res);
     CHECK(cudaGetLastError());
     unsigned long long r[2];
     CHECK(cudaMemcpy(r, res, sizeof(r), cudaMemcpyDeviceToHost));

@@ -1,13 +1,12 @@
 #include "cli/app.hpp"
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <fstream>
 #include <iostream>
 #include <sstream>
-
-#include <CLI/CLI.hpp>
 
 #include "build_info.hpp"
 #include "core/environment.hpp"
@@ -133,7 +132,8 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
       {"device", device_json(dev->info())},
       {"environment", dev->environment()},
       {"conventions",
-       {{"latency", "dependent chain, cycles per load (SM clock64); ns = cycles / measured SM clock"},
+       {{"latency",
+         "dependent chain, cycles per load (SM clock64); ns = cycles / measured SM clock"},
         {"statistics", "median, min, p5, p95, MAD over repetitions; stopping rule in protocol"}}}};
   const auto timer = dev->calibrate_timer();
   header["kernels"] = dev->chase_kernel_info();
@@ -191,12 +191,13 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
     if (!r.reason.empty()) out << " (" << r.reason << ")";
     out << ", " << r.wall_s << " s\n";
   }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  writer.finish({{"wall_s", wall},
-                 {"finished_utc", utc_now()},
-                 {"summary", {{"experiments", chosen.size()},
-                              {"errors", errors},
-                              {"waived", waived.size()}}}});
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  writer.finish(
+      {{"wall_s", wall},
+       {"finished_utc", utc_now()},
+       {"summary",
+        {{"experiments", chosen.size()}, {"errors", errors}, {"waived", waived.size()}}}});
   out << "\n" << report::summary_table(writer.result());
   out << "\nwall time " << wall << " s; results: " << cli.options.out_dir
       << "/result.json, report: " << cli.options.out_dir << "/report.html\n";
@@ -333,7 +334,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     }
     if (info->parsed()) {
       auto dev = device::open_device(o.device);
-      json j = {{"device", device_json(dev->info())}, {"environment", dev->environment()},
+      json j = {{"device", device_json(dev->info())},
+                {"environment", dev->environment()},
                 {"clocks", device::to_json(dev->read_clocks())}};
       out << j.dump(2) << "\n";
       return 0;

@@ -33,9 +33,12 @@ Finding finding_from_json(const nlohmann::json& j) {
 
 std::string to_string(Status s) {
   switch (s) {
-    case Status::kPassed: return "passed";
-    case Status::kWaived: return "waived";
-    case Status::kError: return "error";
+    case Status::kPassed:
+      return "passed";
+    case Status::kWaived:
+      return "waived";
+    case Status::kError:
+      return "error";
   }
   return "?";
 }
@@ -112,14 +115,16 @@ std::vector<const Experiment*> Registry::select(const std::vector<std::string>& 
     for (const auto& e : experiments_) {
       if (!glob_match(g, e->id())) continue;
       any = true;
-      if (std::find(chosen.begin(), chosen.end(), e.get()) == chosen.end()) chosen.push_back(e.get());
+      if (std::find(chosen.begin(), chosen.end(), e.get()) == chosen.end())
+        chosen.push_back(e.get());
     }
     if (!any) {
       std::vector<std::pair<std::size_t, std::string>> near;
       for (const auto& e : experiments_) near.emplace_back(edit_distance(g, e->id()), e->id());
       std::sort(near.begin(), near.end());
       std::string hint;
-      for (std::size_t i = 0; i < near.size() && i < 3; ++i) hint += (i ? ", " : "") + near[i].second;
+      for (std::size_t i = 0; i < near.size() && i < 3; ++i)
+        hint += (i ? ", " : "") + near[i].second;
       throw UsageError("unknown experiment '" + g + "'; closest: " + hint +
                        " ('gpuprobe list' shows all)");
     }
@@ -127,7 +132,8 @@ std::vector<const Experiment*> Registry::select(const std::vector<std::string>& 
   // Keep registry order so dependencies run first.
   std::vector<const Experiment*> ordered;
   for (const auto& e : experiments_)
-    if (std::find(chosen.begin(), chosen.end(), e.get()) != chosen.end()) ordered.push_back(e.get());
+    if (std::find(chosen.begin(), chosen.end(), e.get()) != chosen.end())
+      ordered.push_back(e.get());
   return ordered;
 }
 

@@ -4,11 +4,10 @@
 // that analyze can be tested on recorded samples without a GPU.
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/protocol.hpp"
 #include "device/device.hpp"
@@ -97,7 +96,9 @@ class Experiment {
   /// Experiments whose findings this one uses when available.
   virtual std::vector<std::string> depends_on() const { return {}; }
   /// A reason when the experiment does not apply to this device (it is then waived).
-  virtual std::optional<std::string> waiver(const device::DeviceInfo&) const { return std::nullopt; }
+  virtual std::optional<std::string> waiver(const device::DeviceInfo&) const {
+    return std::nullopt;
+  }
   /// Checks the options before anything runs; throws UsageError for bad input.
   virtual void validate(const device::Device&, const RunOptions&) const {}
   /// Measures: fills parameters, protocol, samples, statistics and curves.

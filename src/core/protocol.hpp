@@ -1,20 +1,19 @@
 #pragma once
 // The measurement protocol: warm-up, repetitions and the stopping rule.
 #include <functional>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "core/stats.hpp"
 
 namespace gpuprobe {
 
 struct ProtocolOptions {
-  int warmup_runs = 1;           ///< untimed runs before the first repetition
+  int warmup_runs = 1;  ///< untimed runs before the first repetition
   int min_repetitions = 3;
   int max_repetitions = 15;
-  double target_spread = 0.01;   ///< stop when relative_spread <= this (after min_repetitions)
-  double budget_s = 2.0;         ///< or when one measurement has taken this long
+  double target_spread = 0.01;  ///< stop when relative_spread <= this (after min_repetitions)
+  double budget_s = 2.0;        ///< or when one measurement has taken this long
 };
 nlohmann::json to_json(const ProtocolOptions& p);
 

@@ -48,9 +48,8 @@ double relative_spread(const Summary& s) {
 }
 
 nlohmann::json to_json(const Summary& s) {
-  return {{"n", s.n},        {"min", s.min}, {"max", s.max},       {"mean", s.mean},
-          {"median", s.median}, {"p5", s.p5}, {"p95", s.p95},      {"mad", s.mad},
-          {"stddev", s.stddev}};
+  return {{"n", s.n},   {"min", s.min}, {"max", s.max}, {"mean", s.mean},    {"median", s.median},
+          {"p5", s.p5}, {"p95", s.p95}, {"mad", s.mad}, {"stddev", s.stddev}};
 }
 
 }  // namespace gpuprobe::stats

@@ -1,9 +1,8 @@
 #pragma once
 // Descriptive statistics of repeated measurements.
 #include <cstddef>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace gpuprobe::stats {
 

@@ -37,14 +37,21 @@ std::uint64_t parse_size(const std::string& text, const std::string& what) {
   std::string suffix(end);
   for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   double mult = 1;
-  if (suffix.empty() || suffix == "B") mult = 1;
-  else if (suffix == "K" || suffix == "KB" || suffix == "KIB") mult = 1024.0;
-  else if (suffix == "M" || suffix == "MB" || suffix == "MIB") mult = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "GB" || suffix == "GIB") mult = 1024.0 * 1024 * 1024;
-  else if (suffix == "T" || suffix == "TB" || suffix == "TIB") mult = 1024.0 * 1024 * 1024 * 1024;
-  else throw UsageError(what + " '" + text + "' has an unknown unit" + allowed);
+  if (suffix.empty() || suffix == "B")
+    mult = 1;
+  else if (suffix == "K" || suffix == "KB" || suffix == "KIB")
+    mult = 1024.0;
+  else if (suffix == "M" || suffix == "MB" || suffix == "MIB")
+    mult = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "GB" || suffix == "GIB")
+    mult = 1024.0 * 1024 * 1024;
+  else if (suffix == "T" || suffix == "TB" || suffix == "TIB")
+    mult = 1024.0 * 1024 * 1024 * 1024;
+  else
+    throw UsageError(what + " '" + text + "' has an unknown unit" + allowed);
   const double bytes = number * mult;
-  if (!std::isfinite(bytes) || bytes < 1) throw UsageError(what + " '" + text + "' is not positive" + allowed);
+  if (!std::isfinite(bytes) || bytes < 1)
+    throw UsageError(what + " '" + text + "' is not positive" + allowed);
   if (bytes > 1.0e15) throw UsageError(what + " '" + text + "' is too large" + allowed);
   return static_cast<std::uint64_t>(std::llround(bytes));
 }

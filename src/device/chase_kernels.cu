@@ -46,8 +46,8 @@ __device__ __forceinline__ void wait_for(std::uint64_t value, ChaseOut* out) {
 }
 
 template <LoadOp kOp>
-__global__ void chase_kernel(const std::uint64_t* start, std::uint64_t warmup,
-                             std::uint64_t steps, ChaseOut* out) {
+__global__ void chase_kernel(const std::uint64_t* start, std::uint64_t warmup, std::uint64_t steps,
+                             ChaseOut* out) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   std::uint64_t p = reinterpret_cast<std::uint64_t>(start);
   for (std::uint64_t i = 0; i < warmup; ++i) p = load_next<kOp>(p);
@@ -74,7 +74,8 @@ __global__ void build_chain_kernel(std::uint64_t* base, const std::uint32_t* nex
   const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
        i < nodes; i += threads) {
-    base[i * stride_words] = reinterpret_cast<std::uint64_t>(base + next[i] * static_cast<std::uint64_t>(stride_words));
+    base[i * stride_words] =
+        reinterpret_cast<std::uint64_t>(base + next[i] * static_cast<std::uint64_t>(stride_words));
   }
 }
 
@@ -136,9 +137,8 @@ __global__ void timer_calibration_kernel(std::uint64_t* out) {
 template <LoadOp kOp>
 void launch_chase_op(const std::uint64_t* start, std::uint64_t warmup, std::uint64_t steps,
                      int carveout_percent, ChaseOut* out, cudaStream_t stream) {
-  GP_CUDA_CHECK(cudaFuncSetAttribute(chase_kernel<kOp>,
-                                     cudaFuncAttributePreferredSharedMemoryCarveout,
-                                     carveout_percent));
+  GP_CUDA_CHECK(cudaFuncSetAttribute(
+      chase_kernel<kOp>, cudaFuncAttributePreferredSharedMemoryCarveout, carveout_percent));
   chase_kernel<kOp><<<1, 1, 0, stream>>>(start, warmup, steps, out);
   GP_CUDA_CHECK_LAUNCH();
 }
@@ -157,8 +157,8 @@ void launch_flush(std::uint64_t* buffer, std::uint64_t bytes, int sm_count, cuda
   GP_CUDA_CHECK_LAUNCH();
 }
 
-void launch_chase(LoadOp op, const std::uint64_t* start, std::uint64_t warmup,
-                  std::uint64_t steps, int carveout_percent, ChaseOut* out, cudaStream_t stream) {
+void launch_chase(LoadOp op, const std::uint64_t* start, std::uint64_t warmup, std::uint64_t steps,
+                  int carveout_percent, ChaseOut* out, cudaStream_t stream) {
   switch (op) {
     case LoadOp::kDefault:
       return launch_chase_op<LoadOp::kDefault>(start, warmup, steps, carveout_percent, out, stream);
@@ -173,13 +173,11 @@ void launch_chase(LoadOp op, const std::uint64_t* start, std::uint64_t warmup,
   }
 }
 
-void launch_shared_chase(const std::uint32_t* next, std::uint32_t nodes,
-                         std::uint32_t stride_bytes, std::uint64_t steps, ChaseOut* out,
-                         cudaStream_t stream) {
+void launch_shared_chase(const std::uint32_t* next, std::uint32_t nodes, std::uint32_t stride_bytes,
+                         std::uint64_t steps, ChaseOut* out, cudaStream_t stream) {
   const std::uint32_t bytes = nodes * stride_bytes;
-  GP_CUDA_CHECK(cudaFuncSetAttribute(shared_chase_kernel,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(bytes)));
+  GP_CUDA_CHECK(cudaFuncSetAttribute(
+      shared_chase_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   shared_chase_kernel<<<1, 256, bytes, stream>>>(next, nodes, stride_bytes / 4, steps, out);
   GP_CUDA_CHECK_LAUNCH();
 }
@@ -187,11 +185,21 @@ void launch_shared_chase(const std::uint32_t* next, std::uint32_t nodes,
 cudaFuncAttributes chase_attributes(LoadOp op) {
   cudaFuncAttributes a{};
   switch (op) {
-    case LoadOp::kDefault: GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kDefault>)); break;
-    case LoadOp::kCa: GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kCa>)); break;
-    case LoadOp::kCg: GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kCg>)); break;
-    case LoadOp::kCv: GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kCv>)); break;
-    case LoadOp::kNc: GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kNc>)); break;
+    case LoadOp::kDefault:
+      GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kDefault>));
+      break;
+    case LoadOp::kCa:
+      GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kCa>));
+      break;
+    case LoadOp::kCg:
+      GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kCg>));
+      break;
+    case LoadOp::kCv:
+      GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kCv>));
+      break;
+    case LoadOp::kNc:
+      GP_CUDA_CHECK(cudaFuncGetAttributes(&a, chase_kernel<LoadOp::kNc>));
+      break;
   }
   return a;
 }

@@ -1,8 +1,8 @@
 #pragma once
 // Host-callable launchers of the pointer-chase kernels (implemented in chase_kernels.cu).
-#include <cstdint>
-
 #include <cuda_runtime.h>
+
+#include <cstdint>
 
 #include "device/device.hpp"
 
@@ -25,14 +25,13 @@ void launch_build_chain(std::uint64_t* base, const std::uint32_t* next, std::uin
 void launch_flush(std::uint64_t* buffer, std::uint64_t bytes, int sm_count, cudaStream_t stream);
 
 /// Single-thread chase: `warmup` untimed steps then `steps` timed ones, from `start`.
-void launch_chase(LoadOp op, const std::uint64_t* start, std::uint64_t warmup,
-                  std::uint64_t steps, int carveout_percent, ChaseOut* out, cudaStream_t stream);
+void launch_chase(LoadOp op, const std::uint64_t* start, std::uint64_t warmup, std::uint64_t steps,
+                  int carveout_percent, ChaseOut* out, cudaStream_t stream);
 
 /// Single-thread chase through `nodes` nodes `stride_bytes` apart in dynamic shared memory,
 /// successors given by `next` (global memory); the chase starts at node 0.
-void launch_shared_chase(const std::uint32_t* next, std::uint32_t nodes,
-                         std::uint32_t stride_bytes, std::uint64_t steps, ChaseOut* out,
-                         cudaStream_t stream);
+void launch_shared_chase(const std::uint32_t* next, std::uint32_t nodes, std::uint32_t stride_bytes,
+                         std::uint64_t steps, ChaseOut* out, cudaStream_t stream);
 
 /// cudaFuncGetAttributes of the global chase kernel for `op` and of the shared chase kernel.
 cudaFuncAttributes chase_attributes(LoadOp op);

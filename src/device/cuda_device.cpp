@@ -188,7 +188,8 @@ class CudaDevice : public Device {
     }
     ChaseTiming t;
     t.total_cycles = static_cast<double>(out.cycles);
-    t.cycles_per_step = t.total_cycles / static_cast<double>(std::max<std::uint64_t>(1, params.timed_steps));
+    t.cycles_per_step =
+        t.total_cycles / static_cast<double>(std::max<std::uint64_t>(1, params.timed_steps));
     t.smid = static_cast<int>(out.smid);
     t.elapsed_ns = static_cast<double>(out.globaltimer_ns);
     t.verified = true;
@@ -275,8 +276,9 @@ std::unique_ptr<Device> make_cuda_device(int ordinal) {
                      "); try --device model:h200 to run against the modelled GPU");
   }
   if (ordinal < 0 || ordinal >= count)
-    throw UsageError("CUDA device " + std::to_string(ordinal) + " does not exist; this machine has " +
-                     std::to_string(count) + " (0.." + std::to_string(count - 1) + ")");
+    throw UsageError("CUDA device " + std::to_string(ordinal) +
+                     " does not exist; this machine has " + std::to_string(count) + " (0.." +
+                     std::to_string(count - 1) + ")");
   const int major = attribute(cudaDevAttrComputeCapabilityMajor, ordinal);
   const int minor = attribute(cudaDevAttrComputeCapabilityMinor, ordinal);
   if (major < kMinCcMajor || (major == kMinCcMajor && minor < kMinCcMinor))

@@ -3,10 +3,9 @@
 // from. Implemented by the CUDA device (real GPU) and by the modelled GPU (cache simulator).
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace gpuprobe::device {
 
@@ -29,7 +28,7 @@ struct DeviceInfo {
   int sm_count = 0;
   std::uint64_t l2_bytes = 0;
   std::uint64_t global_mem_bytes = 0;
-  std::uint64_t shared_per_sm_bytes = 0;          ///< max shared memory per SM
+  std::uint64_t shared_per_sm_bytes = 0;           ///< max shared memory per SM
   std::uint64_t shared_per_block_optin_bytes = 0;  ///< max dynamic shared memory per block
   std::uint64_t l1_shared_unified_bytes = 0;       ///< 0 when unknown
   double sm_clock_max_mhz = 0;
@@ -78,7 +77,7 @@ struct ChaseParams {
 struct ChaseTiming {
   double cycles_per_step = 0;  ///< timed cycles / timed steps (timer overhead not subtracted)
   double total_cycles = 0;
-  int smid = -1;  ///< the SM the chase ran on
+  int smid = -1;          ///< the SM the chase ran on
   double elapsed_ns = 0;  ///< %globaltimer over the timed steps (0 when not available)
   bool verified = false;  ///< the chase ended on the node the host predicted
 };

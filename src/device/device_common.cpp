@@ -7,11 +7,16 @@ namespace gpuprobe::device {
 
 std::string to_string(LoadOp op) {
   switch (op) {
-    case LoadOp::kDefault: return "default";
-    case LoadOp::kCa: return "ca";
-    case LoadOp::kCg: return "cg";
-    case LoadOp::kCv: return "cv";
-    case LoadOp::kNc: return "nc";
+    case LoadOp::kDefault:
+      return "default";
+    case LoadOp::kCa:
+      return "ca";
+    case LoadOp::kCg:
+      return "cg";
+    case LoadOp::kCv:
+      return "cv";
+    case LoadOp::kNc:
+      return "nc";
   }
   return "?";
 }

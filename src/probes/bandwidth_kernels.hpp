@@ -138,7 +138,8 @@ GP_HD inline std::uint32_t expected_bits(const ExpectSpec& e, std::uint64_t i) {
     }
     case ExpectMode::kWindow:
     default:
-      if (i >= e.lo && i < e.hi && (i - e.lo) % e.step == 0) return value_bits(i, e.seed_in);
+      if (i >= e.lo && i < e.hi && (e.step == 1 || (i - e.lo) % e.step == 0))
+        return value_bits(i, e.seed_in);
       return value_bits(i, e.seed_poison);
   }
 }

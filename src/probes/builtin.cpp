@@ -1,7 +1,7 @@
 #include "core/experiment.hpp"
-#include "probes/latency.hpp"
-#include "probes/compute.hpp"
 #include "probes/bandwidth.hpp"
+#include "probes/compute.hpp"
+#include "probes/latency.hpp"
 
 namespace gpuprobe {
 

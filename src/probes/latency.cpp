@@ -1,5 +1,7 @@
 // Latency family: dependent pointer chases through global and shared memory, the working-set
 // sweep that finds the cache levels, and the L1 capacity under each shared-memory carveout.
+#include "probes/latency.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -10,7 +12,6 @@
 #include "core/experiment.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
-#include "probes/latency.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -110,9 +111,7 @@ ChasePoint measure_chase(Context& ctx, LoadOp op, std::uint64_t working_set, int
   return point;
 }
 
-std::uint64_t default_max_working_set(const device::Device& dev) {
-  return 4 * dev.info().l2_bytes;
-}
+std::uint64_t default_max_working_set(const device::Device& dev) { return 4 * dev.info().l2_bytes; }
 
 /// The SM clock used to turn cycles into ns: measured in-kernel when possible, else NVML's
 /// reading, else the device's maximum (each choice is recorded).
@@ -168,8 +167,8 @@ Curve curve_table(const std::string& name, const json& points, const json& param
     const auto& s = p.at("cycles_per_load");
     c.rows.push_back({p.at("working_set_bytes").get<double>(), s.at("median").get<double>(),
                       s.at("min").get<double>(), s.at("p5").get<double>(),
-                      s.at("p95").get<double>(), s.at("mad").get<double>(),
-                      s.at("n").get<double>(), ns_of(s.at("median").get<double>(), parameters),
+                      s.at("p95").get<double>(), s.at("mad").get<double>(), s.at("n").get<double>(),
+                      ns_of(s.at("median").get<double>(), parameters),
                       p.at("sm_clock_mhz_measured").get<double>()});
   }
   std::sort(c.rows.begin(), c.rows.end(), [](const auto& a, const auto& b) {
@@ -220,7 +219,8 @@ class LatencySweep : public Experiment {
            "the L1, L2 near/far and DRAM plateaus and the capacities between them";
   }
   json axes() const override {
-    return {{"working_set_bytes", "1 KiB .. 4 x L2 (--min-size/--max-size), log-spaced, refined at knees"},
+    return {{"working_set_bytes",
+             "1 KiB .. 4 x L2 (--min-size/--max-size), log-spaced, refined at knees"},
             {"load", "ca (--loads takes the first)"},
             {"node_stride_bytes", 128}};
   }
@@ -276,7 +276,8 @@ class LatencyChase : public Experiment {
   json axes() const override {
     return {{"load", {"default", "ca", "cg", "cv", "nc"}},
             {"level", {"l1", "l2_near", "l2_far", "dram"}},
-            {"working_set_bytes", "the geometric middle of each plateau latency.sweep found, else fractions of L2"}};
+            {"working_set_bytes",
+             "the geometric middle of each plateau latency.sweep found, else fractions of L2"}};
   }
   std::vector<std::string> depends_on() const override { return {"latency.sweep"}; }
   void validate(const device::Device& dev, const RunOptions& o) const override {
@@ -338,8 +339,8 @@ class LatencyChase : public Experiment {
     r.parameters.update(clock_for_ns(clocks, ctx.device));
     r.samples = {{"points", rows}};
     Curve c{"table",
-            {"load", "level", "working_set_bytes", "cycles_median", "cycles_p5", "cycles_p95",
-             "n", "ns_median"},
+            {"load", "level", "working_set_bytes", "cycles_median", "cycles_p5", "cycles_p95", "n",
+             "ns_median"},
             {}};
     for (const auto& p : rows) {
       const auto& s = p.at("cycles_per_load");
@@ -355,16 +356,18 @@ class LatencyChase : public Experiment {
       const std::string level = p.at("level");
       const std::string load = p.at("load");
       const auto& s = p.at("cycles_per_load");
-      std::string base = level == "l1" ? "l1.hit_latency"
+      std::string base = level == "l1"        ? "l1.hit_latency"
                          : level == "l2_near" ? "l2.hit_latency"
-                         : level == "l2_far" ? "l2.far_hit_latency"
-                                             : "dram.latency";
+                         : level == "l2_far"  ? "l2.far_hit_latency"
+                                              : "dram.latency";
       const double med = s.at("median").get<double>();
-      const double spread = med > 0 ? (s.at("p95").get<double>() - s.at("p5").get<double>()) / med : 1;
-      auto f = latency_finding(base + "." + load, med, 1.0 / (1.0 + spread / 0.02),
-                               "median of repeated single-thread chases at " +
-                                   units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()),
-                               r.parameters);
+      const double spread =
+          med > 0 ? (s.at("p95").get<double>() - s.at("p5").get<double>()) / med : 1;
+      auto f =
+          latency_finding(base + "." + load, med, 1.0 / (1.0 + spread / 0.02),
+                          "median of repeated single-thread chases at " +
+                              units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()),
+                          r.parameters);
       f.extra["working_set_bytes"] = p.at("working_set_bytes");
       f.extra["load"] = load;
       r.findings.push_back(f);
@@ -378,7 +381,9 @@ class LatencyShared : public Experiment {
   std::string description() const override {
     return "dependent chase through shared memory (ld.shared, one thread)";
   }
-  json axes() const override { return {{"working_set_bytes", {4096, 32768, 98304}}, {"node_stride_bytes", 4}}; }
+  json axes() const override {
+    return {{"working_set_bytes", {4096, 32768, 98304}}, {"node_stride_bytes", 4}};
+  }
   void run(Context& ctx, ExperimentResult& r) const override {
     const std::uint64_t optin = ctx.device.info().shared_per_block_optin_bytes;
     std::vector<std::uint32_t> sizes = {4096, 32768, 98304};
@@ -388,8 +393,10 @@ class LatencyShared : public Experiment {
       std::vector<double> clocks;
       auto once = [&](int) { return ctx.device.shared_chase(bytes, 4, 16384).cycles_per_step; };
       const auto m = repeat_until_stable(once, ctx.options.protocol);
-      points.push_back({{"working_set_bytes", bytes}, {"node_stride_bytes", 4},
-                        {"timed_steps", 16384}, {"cycles_per_load", to_json(m)}});
+      points.push_back({{"working_set_bytes", bytes},
+                        {"node_stride_bytes", 4},
+                        {"timed_steps", 16384},
+                        {"cycles_per_load", to_json(m)}});
     }
     r.parameters = clock_for_ns({}, ctx.device);
     r.samples = {{"points", points}};
@@ -401,9 +408,9 @@ class LatencyShared : public Experiment {
     if (medians.empty()) return;
     const auto s = stats::summarize(medians);
     const double agree = s.median > 0 ? (s.max - s.min) / s.median : 1;
-    r.findings.push_back(latency_finding("shared.latency", s.median, 1.0 / (1.0 + agree / 0.02),
-                                         "median over working sets of single-thread ld.shared chases",
-                                         r.parameters));
+    r.findings.push_back(latency_finding(
+        "shared.latency", s.median, 1.0 / (1.0 + agree / 0.02),
+        "median over working sets of single-thread ld.shared chases", r.parameters));
   }
 };
 
@@ -419,12 +426,13 @@ class LatencyCarveout : public Experiment {
   void validate(const device::Device&, const RunOptions& o) const override {
     for (int c : o.carveouts)
       if (c < -1 || c > 100)
-        throw UsageError("carveout " + std::to_string(c) +
-                         " is not allowed; use -1 (driver default) or 0..100 percent shared memory");
+        throw UsageError(
+            "carveout " + std::to_string(c) +
+            " is not allowed; use -1 (driver default) or 0..100 percent shared memory");
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto carveouts = ctx.options.carveouts.empty() ? std::vector<int>{-1, 0, 25, 50, 100}
-                                                          : ctx.options.carveouts;
+                                                         : ctx.options.carveouts;
     const std::uint64_t hi = std::min<std::uint64_t>(kMiB, ctx.device.info().l2_bytes / 4);
     json sets = json::array();
     std::vector<double> clocks;
@@ -443,7 +451,8 @@ class LatencyCarveout : public Experiment {
       });
       sets.push_back({{"carveout_percent", c}, {"points", points}});
     }
-    r.parameters = {{"load", "ca"}, {"node_stride_bytes", ctx.options.node_stride},
+    r.parameters = {{"load", "ca"},
+                    {"node_stride_bytes", ctx.options.node_stride},
                     {"carveouts_percent", carveouts}};
     r.parameters.update(clock_for_ns(clocks, ctx.device));
     r.samples = {{"carveouts", sets}};
@@ -457,7 +466,10 @@ class LatencyCarveout : public Experiment {
       const auto levels = analysis::find_levels(curve_from_points(s.at("points")));
       if (levels.transitions.empty()) continue;
       const auto& t = levels.transitions.front();
-      Finding f{"l1.capacity." + carveout_label(c), t.estimate, "bytes", t.confidence,
+      Finding f{"l1.capacity." + carveout_label(c),
+                t.estimate,
+                "bytes",
+                t.confidence,
                 "largest working set on the L1 plateau of a .ca chase sweep; " + levels.method,
                 json::object()};
       f.extra["carveout_percent"] = c;
@@ -492,7 +504,10 @@ void analyze_sweep(ExperimentResult& r) {
       r.findings.push_back(latency_finding("l1.hit_latency", p.level, plateau_confidence(p),
                                            "median of the first plateau; " + method, P));
       r.findings.back().extra["working_set_bytes_range"] = {p.x_min, p.x_max};
-      Finding cap{"l1.capacity", t.estimate, "bytes", t.confidence,
+      Finding cap{"l1.capacity",
+                  t.estimate,
+                  "bytes",
+                  t.confidence,
                   "largest working set on the L1 plateau (knee bracketed by bisection); " + method,
                   json::object()};
       cap.extra["bracket_bytes"] = {t.x_last_on, t.x_first_off};
@@ -508,10 +523,15 @@ void analyze_sweep(ExperimentResult& r) {
                                          "median of the first plateau past L1; " + method, P));
     r.findings.back().extra["working_set_bytes_range"] = {p.x_min, p.x_max};
   }
-  auto capacity = [&](const std::string& name, const analysis::Transition& t, const std::string& what) {
-    Finding f{name, t.estimate, "bytes", t.confidence,
-              "largest working set on the " + what + " plateau (knee bracketed by bisection); " + method,
-              json::object()};
+  auto capacity = [&](const std::string& name, const analysis::Transition& t,
+                      const std::string& what) {
+    Finding f{
+        name,
+        t.estimate,
+        "bytes",
+        t.confidence,
+        "largest working set on the " + what + " plateau (knee bracketed by bisection); " + method,
+        json::object()};
     f.extra["bracket_bytes"] = {t.x_last_on, t.x_first_off};
     r.findings.push_back(f);
   };
@@ -522,7 +542,9 @@ void analyze_sweep(ExperimentResult& r) {
     const auto& far = levels.plateaus[tc.below];
     r.findings.push_back(latency_finding("l2.far_hit_latency", far.level, plateau_confidence(far),
                                          "median of the plateau between the L2 near-partition and "
-                                         "L2 capacity knees; " + method, P));
+                                         "L2 capacity knees; " +
+                                             method,
+                                         P));
     r.findings.back().extra["working_set_bytes_range"] = {far.x_min, far.x_max};
     capacity("l2.capacity", tc, "L2 (far)");
   } else if (l2_transitions.size() == 1) {
@@ -534,21 +556,27 @@ void analyze_sweep(ExperimentResult& r) {
       const auto& d = levels.plateaus[tc.below + 1];
       auto f = latency_finding("dram.latency", d.level, plateau_confidence(d),
                                "median of the first plateau past the L2 capacity (cold chase "
-                               "from a flushed L2); " + method, P);
+                               "from a flushed L2); " +
+                                   method,
+                               P);
       f.extra["working_set_bytes_range"] = {d.x_min, d.x_max};
       r.findings.push_back(f);
     }
   }
   json plateaus = json::array();
   for (const auto& p : levels.plateaus)
-    plateaus.push_back({{"level_cycles", p.level}, {"noise_cycles", p.noise},
-                        {"working_set_bytes_min", p.x_min}, {"working_set_bytes_max", p.x_max},
+    plateaus.push_back({{"level_cycles", p.level},
+                        {"noise_cycles", p.noise},
+                        {"working_set_bytes_min", p.x_min},
+                        {"working_set_bytes_max", p.x_max},
                         {"points", p.last - p.first + 1}});
   json transitions = json::array();
   for (const auto& t : levels.transitions)
-    transitions.push_back({{"last_on_bytes", t.x_last_on}, {"first_off_bytes", t.x_first_off},
+    transitions.push_back({{"last_on_bytes", t.x_last_on},
+                           {"first_off_bytes", t.x_first_off},
                            {"level_below_cycles", t.level_below},
-                           {"level_above_cycles", t.level_above}, {"confidence", t.confidence}});
+                           {"level_above_cycles", t.level_above},
+                           {"confidence", t.confidence}});
   r.statistics["plateaus"] = plateaus;
   r.statistics["transitions"] = transitions;
 }

@@ -21,11 +21,20 @@ std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -33,10 +42,14 @@ std::string escape(const std::string& s) {
 
 std::string bytes_label(double b) {
   char buf[32];
-  if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof(buf), "%gG", b / (1024.0 * 1024 * 1024));
-  else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof(buf), "%gM", b / (1024.0 * 1024));
-  else if (b >= 1024) std::snprintf(buf, sizeof(buf), "%gK", b / 1024);
-  else std::snprintf(buf, sizeof(buf), "%g", b);
+  if (b >= 1024.0 * 1024 * 1024)
+    std::snprintf(buf, sizeof(buf), "%gG", b / (1024.0 * 1024 * 1024));
+  else if (b >= 1024.0 * 1024)
+    std::snprintf(buf, sizeof(buf), "%gM", b / (1024.0 * 1024));
+  else if (b >= 1024)
+    std::snprintf(buf, sizeof(buf), "%gK", b / 1024);
+  else
+    std::snprintf(buf, sizeof(buf), "%g", b);
   return buf;
 }
 
@@ -82,10 +95,11 @@ std::string svg_chart(const std::string& title, const std::vector<Series>& serie
   for (int i = 0; i <= 5; ++i) {
     const double y = ymax * i / 5;
     o << "<line x1='" << L << "' y1='" << py(y) << "' x2='" << W - R << "' y2='" << py(y)
-      << "' stroke='#eee'/><text x='" << L - 6 << "' y='" << py(y) + 4
-      << "' text-anchor='end'>" << static_cast<long>(y) << "</text>";
+      << "' stroke='#eee'/><text x='" << L - 6 << "' y='" << py(y) + 4 << "' text-anchor='end'>"
+      << static_cast<long>(y) << "</text>";
   }
-  o << "<text x='" << W / 2 << "' y='" << H - 8 << "' text-anchor='middle'>working set (bytes, log scale)</text>";
+  o << "<text x='" << W / 2 << "' y='" << H - 8
+    << "' text-anchor='middle'>working set (bytes, log scale)</text>";
   o << "<text x='14' y='" << H / 2 << "' transform='rotate(-90 14 " << H / 2
     << ")' text-anchor='middle'>cycles per load</text>";
   for (std::size_t k = 0; k < series.size(); ++k) {
@@ -116,8 +130,8 @@ std::string html_report(const json& result) {
   if (result.contains("tool"))
     o << "<p>gpuprobe " << escape(result["tool"].value("version", "")) << ", git "
       << escape(result["tool"].value("git_sha", "")) << "; started "
-      << escape(result.value("started_utc", "")) << "; wall time "
-      << result.value("wall_s", 0.0) << " s</p>";
+      << escape(result.value("started_utc", "")) << "; wall time " << result.value("wall_s", 0.0)
+      << " s</p>";
   o << "<h2>Findings</h2><table><tr><th class='l'>finding</th><th>value</th><th>unit</th>"
        "<th>ns</th><th>confidence</th><th class='l'>method</th></tr>";
   for (const auto& e : result.value("experiments", json::array())) {

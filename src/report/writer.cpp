@@ -2,11 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <algorithm>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -124,8 +124,8 @@ std::string summary_table(const nlohmann::json& result) {
   for (const auto& e : result.at("experiments")) {
     const std::string status = e.value("status", "");
     if (status != "passed") {
-      std::snprintf(line, sizeof(line), "%-34s %s: %s\n", e.value("id", "").c_str(),
-                    status.c_str(), e.value("reason", "").c_str());
+      std::snprintf(line, sizeof(line), "%-34s %s: %s\n", e.value("id", "").c_str(), status.c_str(),
+                    e.value("reason", "").c_str());
       out << line;
       continue;
     }
@@ -144,7 +144,8 @@ std::string summary_table(const nlohmann::json& result) {
         std::snprintf(value, sizeof(value), "%.1f", v);
       }
       char ns[32] = "";
-      if (f.contains("value_ns")) std::snprintf(ns, sizeof(ns), "%.1f", f["value_ns"].get<double>());
+      if (f.contains("value_ns"))
+        std::snprintf(ns, sizeof(ns), "%.1f", f["value_ns"].get<double>());
       std::snprintf(line, sizeof(line), "%-34s %14s %-6s %10s %5.2f  %s\n",
                     f.value("name", "").c_str(), value, shown_unit.c_str(), ns,
                     f.value("confidence", 0.0), e.value("id", "").c_str());
@@ -190,7 +191,8 @@ std::string summary_table(const nlohmann::json& result) {
     const auto& c = e.value("clocks", nlohmann::json::object());
     if (c.value("sm_clock_drift_flagged", false) || c.value("throttled", false))
       out << "warning: " << e.value("id", "") << ": SM clock drift "
-          << c.value("sm_clock_drift_percent", 0.0) << "% or throttling during the run (see clocks)\n";
+          << c.value("sm_clock_drift_percent", 0.0)
+          << "% or throttling during the run (see clocks)\n";
   }
   return out.str();
 }

@@ -1,10 +1,9 @@
 #pragma once
 // Results on disk: one JSON per run (rewritten atomically after every experiment, so a killed
 // run keeps what finished), one JSON per experiment, one CSV per curve, and an HTML report.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/experiment.hpp"
 

@@ -1,14 +1,12 @@
 // The command line: bad input gets one line and exit code 2, and nothing is written.
-#include <gtest/gtest.h>
-
 #include <cuda_runtime.h>
+#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/app.hpp"
 
@@ -65,8 +63,8 @@ TEST(Cli, BadSizes) {
   expect_usage_error(gp({"--device", "model:tiny", "--out", dir.string(), "--max-size", "abc",
                          "run", "latency.sweep"}),
                      "--max-size");
-  expect_usage_error(gp({"--device", "model:tiny", "--out", dir.string(), "--min-size", "-5",
-                         "run", "latency.sweep"}),
+  expect_usage_error(gp({"--device", "model:tiny", "--out", dir.string(), "--min-size", "-5", "run",
+                         "latency.sweep"}),
                      "--min-size");
   EXPECT_FALSE(fs::exists(dir));
 }

@@ -39,8 +39,8 @@ void expect_latency(const std::map<std::string, Finding>& f, const std::string& 
   EXPECT_NEAR(f.at(name).value, truth, 1.0) << name;
 }
 
-ModelConfig partitioned(std::uint64_t l1, std::uint64_t near, std::uint64_t total,
-                        double lat_l1, double lat_near, double lat_far, double lat_dram) {
+ModelConfig partitioned(std::uint64_t l1, std::uint64_t near, std::uint64_t total, double lat_l1,
+                        double lat_near, double lat_far, double lat_dram) {
   ModelConfig c = device::builtin_model_config("tiny");
   c.name = "test";
   c.l1_shared_unified_bytes = l1;
