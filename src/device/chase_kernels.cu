@@ -2,6 +2,7 @@
 // PTX cache operator of the dependent load.
 #include "core/cuda_check.hpp"
 #include "device/chase_kernels.hpp"
+#include "device/ptx.cuh"
 
 namespace gpuprobe::device::kernels {
 namespace {
@@ -23,17 +24,8 @@ __device__ __forceinline__ std::uint64_t load_next(std::uint64_t address) {
   return value;
 }
 
-__device__ __forceinline__ std::uint64_t global_timer() {
-  std::uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-__device__ __forceinline__ std::uint32_t sm_id() {
-  std::uint32_t id;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-  return id;
-}
+using ptx::global_timer;
+using ptx::sm_id;
 
 // The clock must not be read before the last load has returned: a branch on the loaded value
 // stalls issue until it arrives (warps issue in order), so the timer read that follows the

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "device/chase_kernels.hpp"
+#include "device/device_buffer.hpp"
 
 namespace gpuprobe::device {
 namespace {
@@ -21,35 +22,6 @@ constexpr int kMinCcMajor = 7;
 constexpr int kMinCcMinor = 5;
 // Free memory kept back when sizing working sets: the runtime and the flush buffer need room.
 constexpr std::uint64_t kMemoryMargin = 512ull << 20;
-
-/// Device memory owned by one object; freed on every path.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-    GP_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
-  }
-  ~DeviceBuffer() {
-    if (ptr_) cudaFree(ptr_);
-  }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    std::swap(bytes_, o.bytes_);
-    return *this;
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(ptr_);
-  }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
 
 class CudaChain : public Chain {
  public:
