@@ -64,7 +64,8 @@ Series series_of(const std::string& label, const json& points) {
 }
 
 /// A log-x line chart of one or more series with circles at the measured points.
-std::string svg_chart(const std::string& title, const std::vector<Series>& series) {
+std::string svg_chart(const std::string& title, const std::vector<Series>& series,
+                      const std::vector<std::pair<std::string, double>>& markers = {}) {
   const double W = 760, H = 380, L = 64, R = 16, T = 28, B = 44;
   double x0 = 1e300, x1 = 0, y1 = 0;
   for (const auto& s : series)
@@ -102,6 +103,12 @@ std::string svg_chart(const std::string& title, const std::vector<Series>& serie
     << "' text-anchor='middle'>working set (bytes, log scale)</text>";
   o << "<text x='14' y='" << H / 2 << "' transform='rotate(-90 14 " << H / 2
     << ")' text-anchor='middle'>cycles per load</text>";
+  for (std::size_t m = 0; m < markers.size(); ++m) {
+    const double x = px(markers[m].second);
+    o << "<line x1='" << x << "' y1='" << T << "' x2='" << x << "' y2='" << H - B
+      << "' stroke='#888' stroke-dasharray='4 3'/><text x='" << x - 4 << "' y='" << T + 40 + 14 * m
+      << "' text-anchor='end' fill='#555'>" << escape(markers[m].first) << "</text>";
+  }
   for (std::size_t k = 0; k < series.size(); ++k) {
     const char* color = kColors[k % 6];
     o << "<polyline fill='none' stroke='" << color << "' stroke-width='1.5' points='";
@@ -116,6 +123,35 @@ std::string svg_chart(const std::string& title, const std::vector<Series>& serie
   o << "</svg>";
   return o.str();
 }
+
+
+std::string fixed(double v, int digits) {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+/// Bytes as KiB / MiB, other values with one decimal.
+std::string value_text(const json& f) {
+  const double v = f.value("value", 0.0);
+  if (f.value("unit", "") == "bytes") {
+    if (v >= 1024.0 * 1024) return fixed(v / (1024.0 * 1024), 2);
+    if (v >= 1024.0) return fixed(v / 1024.0, 2);
+  }
+  return fixed(v, 1);
+}
+
+std::string unit_text(const json& f) {
+  const double v = f.value("value", 0.0);
+  if (f.value("unit", "") == "bytes") {
+    if (v >= 1024.0 * 1024) return "MiB";
+    if (v >= 1024.0) return "KiB";
+  }
+  return f.value("unit", "");
+}
+
+/// The method up to its first ';' (the full text is the cell's tooltip).
+std::string short_method(const std::string& m) { return m.substr(0, m.find(';')); }
 
 }  // namespace
 
@@ -132,18 +168,7 @@ std::string html_report(const json& result) {
       << escape(result["tool"].value("git_sha", "")) << "; started "
       << escape(result.value("started_utc", "")) << "; wall time " << result.value("wall_s", 0.0)
       << " s</p>";
-  o << "<h2>Findings</h2><table><tr><th class='l'>finding</th><th>value</th><th>unit</th>"
-       "<th>ns</th><th>confidence</th><th class='l'>method</th></tr>";
-  for (const auto& e : result.value("experiments", json::array())) {
-    for (const auto& f : e.value("findings", json::array())) {
-      o << "<tr><td class='l'>" << escape(f.value("name", "")) << "</td><td>"
-        << f.value("value", 0.0) << "</td><td>" << escape(f.value("unit", "")) << "</td><td>"
-        << (f.contains("value_ns") ? std::to_string(f["value_ns"].get<double>()) : "")
-        << "</td><td>" << f.value("confidence", 0.0) << "</td><td class='l'>"
-        << escape(f.value("method", "")) << "</td></tr>";
-    }
-  }
-  o << "</table><h2>Curves</h2>";
+  o << "<h2>Curves</h2>";
   for (const auto& e : result.value("experiments", json::array())) {
     const auto& samples = e.value("samples", json::object());
     std::vector<Series> series;
@@ -151,10 +176,34 @@ std::string html_report(const json& result) {
         !samples["points"][0].contains("level"))
       series.push_back(series_of(e.value("id", ""), samples["points"]));
     if (samples.contains("carveouts"))
-      for (const auto& c : samples["carveouts"])
-        series.push_back(series_of("carveout " + c["carveout_percent"].dump() + "%", c["points"]));
-    if (!series.empty()) o << svg_chart(e.value("id", ""), series) << "\n";
+      for (const auto& c : samples["carveouts"]) {
+        const int pct = c["carveout_percent"].get<int>();
+        series.push_back(series_of(
+            pct < 0 ? std::string("driver default carveout")
+                    : "carveout " + std::to_string(pct) + "% shared",
+            c["points"]));
+      }
+    // Dashed lines at the capacities the experiment found.
+    std::vector<std::pair<std::string, double>> markers;
+    for (const auto& f : e.value("findings", json::array()))
+      if (f.value("unit", "") == "bytes" && !samples.contains("carveouts"))
+        markers.emplace_back(f.value("name", ""), f.value("value", 0.0));
+    if (!series.empty() && series.front().points.size() > 3)
+      o << svg_chart(e.value("id", ""), series, markers) << "\n";
   }
+  o << "<h2>Findings</h2><table><tr><th class='l'>finding</th><th>value</th><th>unit</th>"
+       "<th>ns</th><th>confidence</th><th class='l'>method</th></tr>";
+  for (const auto& e : result.value("experiments", json::array())) {
+    for (const auto& f : e.value("findings", json::array())) {
+      o << "<tr><td class='l'>" << escape(f.value("name", "")) << "</td><td>"
+        << value_text(f) << "</td><td>" << escape(unit_text(f)) << "</td><td>"
+        << (f.contains("value_ns") ? fixed(f["value_ns"].get<double>(), 1) : "")
+        << "</td><td>" << fixed(f.value("confidence", 0.0), 2) << "</td><td class='l' title='"
+        << escape(f.value("method", "")) << "'>" << escape(short_method(f.value("method", "")))
+        << "</td></tr>";
+    }
+  }
+  o << "</table>";
   o << "<h2>Experiments</h2><table><tr><th class='l'>id</th><th class='l'>status</th>"
        "<th>wall s</th><th class='l'>reason</th></tr>";
   for (const auto& e : result.value("experiments", json::array()))
