@@ -55,9 +55,9 @@ BankAccess strided_access(int stride_words, int word_bytes) {
   threads_per_phase(word_bytes);  // validates the word size
   std::vector<std::uint64_t> addresses(kWarpSize);
   for (int t = 0; t < kWarpSize; ++t)
-    addresses[static_cast<std::size_t>(t)] =
-        static_cast<std::uint64_t>(t) * static_cast<std::uint64_t>(stride_words) *
-        static_cast<std::uint64_t>(word_bytes);
+    addresses[static_cast<std::size_t>(t)] = static_cast<std::uint64_t>(t) *
+                                             static_cast<std::uint64_t>(stride_words) *
+                                             static_cast<std::uint64_t>(word_bytes);
   return model_access(addresses, word_bytes);
 }
 

@@ -1,5 +1,7 @@
 #include "core/experiment.hpp"
 #include "probes/bandwidth.hpp"
+#include "probes/ordering.hpp"
+#include "probes/hopper.hpp"
 #include "probes/compute.hpp"
 #include "probes/latency.hpp"
 
@@ -11,6 +13,8 @@ const Registry& Registry::builtin() {
     probes::register_latency_experiments(r);
     probes::register_compute_experiments(r);
     probes::register_bandwidth_experiments(r);
+    probes::register_ordering_experiments(r);
+    probes::register_hopper_experiments(r);
     return r;
   }();
   return registry;

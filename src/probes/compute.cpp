@@ -129,7 +129,8 @@ LaunchSummary summarize_blocks(const std::vector<kn::BlockRecord>& records, doub
   std::vector<double> rates;
   s.min_blocks_per_sm = std::numeric_limits<int>::max();
   for (const auto& [id, sm] : sms) {
-    if (sm.c1 > sm.c0) rates.push_back(work_per_block * sm.blocks / static_cast<double>(sm.c1 - sm.c0));
+    if (sm.c1 > sm.c0)
+      rates.push_back(work_per_block * sm.blocks / static_cast<double>(sm.c1 - sm.c0));
     s.min_blocks_per_sm = std::min(s.min_blocks_per_sm, sm.blocks);
     s.max_blocks_per_sm = std::max(s.max_blocks_per_sm, sm.blocks);
   }
@@ -298,7 +299,8 @@ class SmemBankConflicts : public CudaExperiment {
           l.chain_offset_bytes = kBankChainOffset;
           l.threads_per_block = mode.threads;
           l.iterations = mode.iterations;
-          const double accesses = static_cast<double>(mode.threads / 32) * mode.chains * mode.iterations;
+          const double accesses =
+              static_cast<double>(mode.threads / 32) * mode.chains * mode.iterations;
           auto once = [&](int) {
             kn::launch_smem_chase(l, records.get(), nullptr);
             synchronize();
@@ -322,22 +324,29 @@ class SmemBankConflicts : public CudaExperiment {
     }
     json modes = json::array();
     for (const auto& m : kBankModes)
-      modes.push_back({{"mode", m.name}, {"threads", m.threads}, {"chains_per_thread", m.chains},
-                       {"loads_per_chain", m.iterations}, {"what", m.what}});
+      modes.push_back({{"mode", m.name},
+                       {"threads", m.threads},
+                       {"chains_per_thread", m.chains},
+                       {"loads_per_chain", m.iterations},
+                       {"what", m.what}});
     r.parameters = {{"word_bytes", words},
                     {"strides", strides},
                     {"modes", modes},
                     {"chain_offset_bytes", kBankChainOffset},
-                    {"access", "lane l reads the word at byte l * stride * word_bytes (+ a "
-                               "multiple of 128 B per chain); ld.volatile.shared.{u32,v2.u32,v4.u32}"},
-                    {"cycles_per_access", "clock64 of thread 0 from a barrier before the loads to a "
-                                          "barrier counting wrong chains after them, over warps x "
-                                          "chains x loads; no overhead subtracted"},
-                    {"measured_ways", "block cycles per access / block cycles at stride 1 (the "
-                                      "1-way baseline) of the same word size"},
-                    {"model", "32 banks x 4 B; 4-B words one 32-thread phase, 8-B two 16-thread "
-                              "phases, 16-B four 8-thread phases; N-way = max over phases and "
-                              "banks of distinct 4-byte words (same word = broadcast)"},
+                    {"access",
+                     "lane l reads the word at byte l * stride * word_bytes (+ a "
+                     "multiple of 128 B per chain); ld.volatile.shared.{u32,v2.u32,v4.u32}"},
+                    {"cycles_per_access",
+                     "clock64 of thread 0 from a barrier before the loads to a "
+                     "barrier counting wrong chains after them, over warps x "
+                     "chains x loads; no overhead subtracted"},
+                    {"measured_ways",
+                     "block cycles per access / block cycles at stride 1 (the "
+                     "1-way baseline) of the same word size"},
+                    {"model",
+                     "32 banks x 4 B; 4-B words one 32-thread phase, 8-B two 16-thread "
+                     "phases, 16-B four 8-thread phases; N-way = max over phases and "
+                     "banks of distinct 4-byte words (same word = broadcast)"},
                     {"gpu", to_json(gpu)}};
     r.samples = {{"cases", cases}};
     r.curves.push_back(bank_curve(bank_rows(cases)));
@@ -347,8 +356,19 @@ class SmemBankConflicts : public CudaExperiment {
     int total = 0, agree = 0, stream_total = 0, stream_agree = 0;
     double worst_dev = 0;
     json disagreements = json::array();
-    std::vector<double> per_wavefront;
+    std::vector<double> per_wavefront, warp_per_wavefront, warp_cycles, chain_per_extra;
     for (const auto& row : rows) {
+      const double wavefronts = row.at("model_wavefronts").get<double>();
+      const double phases = row.at("model_phases").get<double>();
+      // One warp alone: its stream's cost per wavefront where conflicts dominate (>= 8
+      // wavefronts), its fastest access, and the latency each extra wavefront adds to a chain.
+      if (row.contains("warp_stream_cycles")) {
+        warp_cycles.push_back(row.at("warp_stream_cycles").get<double>());
+        if (wavefronts >= 8) warp_per_wavefront.push_back(warp_cycles.back() / wavefronts);
+      }
+      if (row.contains("warp_chain_extra_cycles") && wavefronts > phases)
+        chain_per_extra.push_back(row.at("warp_chain_extra_cycles").get<double>() /
+                                  (wavefronts - phases));
       if (row.contains("agrees")) {
         ++total;
         const double measured = row.at("measured_ways").get<double>();
@@ -359,8 +379,10 @@ class SmemBankConflicts : public CudaExperiment {
         if (row.at("agrees").get<bool>()) {
           ++agree;
         } else {
-          disagreements.push_back({{"word_bytes", row.at("word_bytes")}, {"stride", row.at("stride")},
-                                   {"model_ways", model}, {"measured_ways", measured}});
+          disagreements.push_back({{"word_bytes", row.at("word_bytes")},
+                                   {"stride", row.at("stride")},
+                                   {"model_ways", model},
+                                   {"measured_ways", measured}});
         }
       }
       if (row.contains("warp_stream_agrees")) {
@@ -370,7 +392,9 @@ class SmemBankConflicts : public CudaExperiment {
     }
     r.statistics["table"] = rows;
     if (total == 0) return;
-    Finding f{"smem.bank_model_agreement", static_cast<double>(agree) / total, "fraction",
+    Finding f{"smem.bank_model_agreement",
+              static_cast<double>(agree) / total,
+              "fraction",
               1.0 / (1.0 + worst_dev / 0.05),
               "fraction of (word size, stride) cases whose measured N-way (block throughput "
               "cycles / stride-1 cycles), rounded, equals the host bank model's N-way",
@@ -383,12 +407,21 @@ class SmemBankConflicts : public CudaExperiment {
       f.extra["warp_stream_agreement"] = static_cast<double>(stream_agree) / stream_total;
     r.findings.push_back(f);
     const auto s = stats::summarize(per_wavefront);
-    Finding wf{"smem.wavefront_cycles", s.median, "cycles",
+    Finding wf{"smem.wavefront_cycles",
+               s.median,
+               "cycles",
                s.median > 0 ? 1.0 / (1.0 + (s.p95 - s.p5) / s.median / 0.02) : 0,
                "median over cases of block cycles per access / model wavefronts (128 B each)",
                json::object()};
     wf.extra["p5"] = s.p5;
     wf.extra["p95"] = s.p95;
+    if (!warp_per_wavefront.empty())
+      wf.extra["one_warp_stream_cycles_per_wavefront"] = stats::median(warp_per_wavefront);
+    if (!warp_cycles.empty())
+      wf.extra["one_warp_stream_min_cycles_per_access"] =
+          *std::min_element(warp_cycles.begin(), warp_cycles.end());
+    if (!chain_per_extra.empty())
+      wf.extra["one_warp_chain_latency_per_extra_wavefront"] = stats::median(chain_per_extra);
     r.findings.push_back(wf);
   }
 };
@@ -419,13 +452,15 @@ class SmemBandwidth : public CudaExperiment {
       l.warp_offset_bytes = static_cast<std::uint32_t>(kBandwidthChains * 32 * w);
       l.threads_per_block = 1024;
       const int per_sm = kn::smem_chase_blocks_per_sm(l);
-      if (per_sm < 1) throw VerificationError("smem.bandwidth: the chase kernel does not fit on an SM");
+      if (per_sm < 1)
+        throw VerificationError("smem.bandwidth: the chase kernel does not fit on an SM");
       l.blocks = per_sm * gpu.sm_count;
       const double wavefronts_per_load = w / 4.0;
       const double loads_per_iteration = per_sm * 32.0 * kBandwidthChains;
       l.iterations = std::max<std::uint32_t>(
           64, static_cast<std::uint32_t>(kBandwidthCyclesPerLaunch /
-                                         (loads_per_iteration * wavefronts_per_load)) / 4 * 4);
+                                         (loads_per_iteration * wavefronts_per_load)) /
+                  4 * 4);
       const double bytes_per_block = 32.0 * kBandwidthChains * l.iterations * 32.0 * w;
       kn::DeviceArray<kn::BlockRecord> records(static_cast<std::size_t>(l.blocks));
       std::vector<double> clocks, per_s, mins;
@@ -446,30 +481,33 @@ class SmemBandwidth : public CudaExperiment {
         return s.rate_median;
       };
       const auto m = repeat_until_stable(once, ctx.options.protocol);
-      points.push_back({{"word_bytes", w},
-                        {"blocks_per_sm", per_sm},
-                        {"threads_per_block", l.threads_per_block},
-                        {"chains_per_thread", l.chains},
-                        {"loads_per_chain", l.iterations},
-                        {"shared_bytes_per_block", kn::smem_chase_bytes(l)},
-                        {"bytes_per_clk_per_sm", to_json(m)},
-                        {"slowest_sm_bytes_per_clk_median", median_or_zero(mins)},
-                        {"bytes_per_s_median", median_or_zero(per_s)},
-                        {"sm_clock_mhz_measured", median_or_zero(clocks)},
-                        {"sms_observed", last.sms},
-                        {"blocks_per_sm_observed", {last.min_blocks_per_sm, last.max_blocks_per_sm}}});
+      points.push_back(
+          {{"word_bytes", w},
+           {"blocks_per_sm", per_sm},
+           {"threads_per_block", l.threads_per_block},
+           {"chains_per_thread", l.chains},
+           {"loads_per_chain", l.iterations},
+           {"shared_bytes_per_block", kn::smem_chase_bytes(l)},
+           {"bytes_per_clk_per_sm", to_json(m)},
+           {"slowest_sm_bytes_per_clk_median", median_or_zero(mins)},
+           {"bytes_per_s_median", median_or_zero(per_s)},
+           {"sm_clock_mhz_measured", median_or_zero(clocks)},
+           {"sms_observed", last.sms},
+           {"blocks_per_sm_observed", {last.min_blocks_per_sm, last.max_blocks_per_sm}}});
     }
-    r.parameters = {{"access", "each warp-wide load reads 32 consecutive words (conflict-free); "
-                               "every warp and chain its own addresses; self-loop chains"},
-                    {"bytes_per_clk_per_sm", "per SM: bytes its blocks loaded / (its last block's "
-                                             "end - its first block's start) in its clock64; "
-                                             "median over SMs"},
+    r.parameters = {{"access",
+                     "each warp-wide load reads 32 consecutive words (conflict-free); "
+                     "every warp and chain its own addresses; self-loop chains"},
+                    {"bytes_per_clk_per_sm",
+                     "per SM: bytes its blocks loaded / (its last block's "
+                     "end - its first block's start) in its clock64; "
+                     "median over SMs"},
                     {"limit_bytes_per_clk_per_sm", analysis::kWavefrontBytes},
                     {"gpu", to_json(gpu)}};
     r.samples = {{"points", points}};
     Curve c{"table",
-            {"word_bytes", "bytes_per_clk_per_sm_median", "p5", "p95", "slowest_sm",
-             "bytes_per_s", "sm_clock_mhz"},
+            {"word_bytes", "bytes_per_clk_per_sm_median", "p5", "p95", "slowest_sm", "bytes_per_s",
+             "sm_clock_mhz"},
             {}};
     for (const auto& p : points) {
       const auto& s = p.at("bytes_per_clk_per_sm");
@@ -487,11 +525,15 @@ class SmemBandwidth : public CudaExperiment {
     for (const auto& p : points) {
       by_word[std::to_string(p.at("word_bytes").get<int>())] =
           p.at("bytes_per_clk_per_sm").at("median");
-      if (!chosen || p.at("word_bytes").get<int>() > chosen->at("word_bytes").get<int>()) chosen = &p;
+      if (!chosen || p.at("word_bytes").get<int>() > chosen->at("word_bytes").get<int>())
+        chosen = &p;
     }
     const auto& p = *chosen;
     const double v = p.at("bytes_per_clk_per_sm").at("median").get<double>();
-    Finding f{"smem.bandwidth", v, "B/clk/SM", spread_confidence(p.at("bytes_per_clk_per_sm")),
+    Finding f{"smem.bandwidth",
+              v,
+              "B/clk/SM",
+              spread_confidence(p.at("bytes_per_clk_per_sm")),
               "self-loop ld.shared chains of " + std::to_string(p.at("word_bytes").get<int>()) +
                   "-B conflict-free loads on every SM at full occupancy; median over SMs of "
                   "bytes / SM cycles",
@@ -511,11 +553,11 @@ struct OpInfo {
   kn::FmaOp op;
   const char* name;  ///< finding prefix: compute.<name>.*
   const char* instruction;
-  const char* unit;      ///< throughput unit (instructions per clock per SM, per lane)
-  double work_per_op;    ///< FLOP (or integer ops for IMAD) per lane-instruction
-  const char* work;      ///< "FLOP" or "int ops"
-  int halves;            ///< values per lane (2 for HFMA2)
-  double a, b;           ///< x <- x * a + b
+  const char* unit;    ///< throughput unit (instructions per clock per SM, per lane)
+  double work_per_op;  ///< FLOP (or integer ops for IMAD) per lane-instruction
+  const char* work;    ///< "FLOP" or "int ops"
+  int halves;          ///< values per lane (2 for HFMA2)
+  double a, b;         ///< x <- x * a + b
 };
 
 // a = 1, b = 1 counts (x0 + steps, exact below 2^24 for FP32); HFMA2 cannot count far in half
@@ -533,18 +575,26 @@ double peak_per_clk(const Gpu& g, kn::FmaOp op) {
   const int cc = g.cc_major * 10 + g.cc_minor;
   if (cc == 90) {
     switch (op) {
-      case kn::FmaOp::kFfma: return 128;
-      case kn::FmaOp::kHfma2: return 128;
-      case kn::FmaOp::kImad: return 64;
-      case kn::FmaOp::kDfma: return 64;
+      case kn::FmaOp::kFfma:
+        return 128;
+      case kn::FmaOp::kHfma2:
+        return 128;
+      case kn::FmaOp::kImad:
+        return 64;
+      case kn::FmaOp::kDfma:
+        return 64;
     }
   }
   if (cc == 80) {
     switch (op) {
-      case kn::FmaOp::kFfma: return 64;
-      case kn::FmaOp::kHfma2: return 128;
-      case kn::FmaOp::kImad: return 64;
-      case kn::FmaOp::kDfma: return 32;
+      case kn::FmaOp::kFfma:
+        return 64;
+      case kn::FmaOp::kHfma2:
+        return 128;
+      case kn::FmaOp::kImad:
+        return 64;
+      case kn::FmaOp::kDfma:
+        return 32;
     }
   }
   return 0;
@@ -589,9 +639,10 @@ void verify_fma(const OpInfo& op, const kn::FmaLaunch& l, const std::vector<doub
     }
   }
   if (wrong)
-    throw VerificationError(where + ": " + std::to_string(wrong) + " of " + std::to_string(threads) +
-                            " threads wrote a wrong result (thread " + std::to_string(first) +
-                            ": " + std::to_string(got) + ", expected " + std::to_string(want) + ")");
+    throw VerificationError(where + ": " + std::to_string(wrong) + " of " +
+                            std::to_string(threads) + " threads wrote a wrong result (thread " +
+                            std::to_string(first) + ": " + std::to_string(got) + ", expected " +
+                            std::to_string(want) + ")");
 }
 
 /// Largest step count per accumulator whose result is still exact (FP32 counts below 2^24).
@@ -642,17 +693,20 @@ class ComputeLatency : public CudaExperiment {
                         {"sm_clock_mhz_measured", median_or_zero(clocks)},
                         {"verified", true}});
     }
-    r.parameters = {{"chain", "one warp, one accumulator per thread, x <- x * a + b with a, b "
-                              "kernel arguments (inline PTX fma.rn.f32 / fma.rn.f16x2 / mad.lo.u32 "
-                              "/ fma.rn.f64), 512 steps unrolled per loop iteration"},
-                    {"cycles_per_instruction", "clock64 over the chain / steps; loop overhead and "
-                                               "the final store are included (< 0.1%)"},
+    r.parameters = {{"chain",
+                     "one warp, one accumulator per thread, x <- x * a + b with a, b "
+                     "kernel arguments (inline PTX fma.rn.f32 / fma.rn.f16x2 / mad.lo.u32 "
+                     "/ fma.rn.f64), 512 steps unrolled per loop iteration"},
+                    {"cycles_per_instruction",
+                     "clock64 over the chain / steps; loop overhead and "
+                     "the final store are included (< 0.1%)"},
                     {"gpu", to_json(gpu)}};
     r.samples = {{"points", points}};
     Curve c{"table", {"op", "cycles_per_instruction_median", "p5", "p95", "sm_clock_mhz"}, {}};
     for (const auto& p : points) {
       const auto& s = p.at("cycles_per_instruction");
-      c.rows.push_back({p.at("op"), s.at("median"), s.at("p5"), s.at("p95"), p.at("sm_clock_mhz_measured")});
+      c.rows.push_back(
+          {p.at("op"), s.at("median"), s.at("p5"), s.at("p95"), p.at("sm_clock_mhz_measured")});
     }
     r.curves.push_back(c);
   }
@@ -661,11 +715,13 @@ class ComputeLatency : public CudaExperiment {
       const auto& s = p.at("cycles_per_instruction");
       const double cycles = s.at("median").get<double>();
       const double mhz = p.value("sm_clock_mhz_measured", 0.0);
-      Finding f{"compute." + p.at("op").get<std::string>() + ".latency", cycles, "cycles",
+      Finding f{"compute." + p.at("op").get<std::string>() + ".latency",
+                cycles,
+                "cycles",
                 spread_confidence(s),
                 "one warp's dependent chain of " + p.at("instruction").get<std::string>() +
-                    ": clock64 cycles / instructions (" + std::to_string(p.at("steps").get<std::uint64_t>()) +
-                    " steps, output verified)",
+                    ": clock64 cycles / instructions (" +
+                    std::to_string(p.at("steps").get<std::uint64_t>()) + " steps, output verified)",
                 json::object()};
       if (mhz > 0) f.extra["value_ns"] = cycles / mhz * 1e3;
       f.extra["sm_clock_mhz"] = mhz;
@@ -748,38 +804,45 @@ class ComputeThroughput : public CudaExperiment {
             return s.rate_median;
           };
           const auto m = repeat_until_stable(once, ctx.options.protocol);
-          verify_fma(op, l, out.to_host(static_cast<std::size_t>(threads)),
-                     "compute.throughput " + std::string(op.instruction) + " x" + std::to_string(acc));
-          points.push_back({{"op", op.name},
-                            {"accumulators", acc},
-                            {"blocks_per_sm", per_sm},
-                            {"warps_per_sm", per_sm * kThroughputThreads / 32},
-                            {"blocks_per_sm_requested", level},
-                            {"blocks_per_sm_observed", {last.min_blocks_per_sm, last.max_blocks_per_sm}},
-                            {"sms_observed", last.sms},
-                            {"dynamic_smem_bytes", smem},
-                            {"steps_per_accumulator", kn::fma_steps(l)},
-                            {"ops_per_clk_per_sm", to_json(m)},
-                            {"ops_per_s_median", median_or_zero(per_s)},
-                            {"sm_clock_mhz_measured", median_or_zero(clocks)},
-                            {"verified", true}});
+          verify_fma(
+              op, l, out.to_host(static_cast<std::size_t>(threads)),
+              "compute.throughput " + std::string(op.instruction) + " x" + std::to_string(acc));
+          points.push_back(
+              {{"op", op.name},
+               {"accumulators", acc},
+               {"blocks_per_sm", per_sm},
+               {"warps_per_sm", per_sm * kThroughputThreads / 32},
+               {"blocks_per_sm_requested", level},
+               {"blocks_per_sm_observed", {last.min_blocks_per_sm, last.max_blocks_per_sm}},
+               {"sms_observed", last.sms},
+               {"dynamic_smem_bytes", smem},
+               {"steps_per_accumulator", kn::fma_steps(l)},
+               {"ops_per_clk_per_sm", to_json(m)},
+               {"ops_per_s_median", median_or_zero(per_s)},
+               {"sm_clock_mhz_measured", median_or_zero(clocks)},
+               {"verified", true}});
         }
       }
     }
-    r.parameters = {{"kernel", "every thread runs K independent chains x <- x * a + b (a, b "
-                               "kernel arguments; ~512 instructions unrolled per loop iteration) "
-                               "and writes the sum of its accumulators, checked on the host"},
-                    {"occupancy", "blocks of 256 threads; dynamic shared memory sized so that "
-                                  "exactly n blocks fit on an SM (fewer where registers limit)"},
-                    {"ops_per_clk_per_sm", "per SM: lane-instructions of its blocks / (last end "
-                                           "- first start) in its clock64; median over SMs"},
-                    {"ops_per_s", "all lane-instructions / (last %globaltimer end - first "
-                                  "start over all blocks)"},
+    r.parameters = {{"kernel",
+                     "every thread runs K independent chains x <- x * a + b (a, b "
+                     "kernel arguments; ~512 instructions unrolled per loop iteration) "
+                     "and writes the sum of its accumulators, checked on the host"},
+                    {"occupancy",
+                     "blocks of 256 threads; dynamic shared memory sized so that "
+                     "exactly n blocks fit on an SM (fewer where registers limit)"},
+                    {"ops_per_clk_per_sm",
+                     "per SM: lane-instructions of its blocks / (last end "
+                     "- first start) in its clock64; median over SMs"},
+                    {"ops_per_s",
+                     "all lane-instructions / (last %globaltimer end - first "
+                     "start over all blocks)"},
                     {"peak_per_clk_per_sm", peaks},
-                    {"peak_source", "CUDA C++ Programming Guide arithmetic-instruction throughput "
-                                    "table (results per clock per SM; HFMA2 counted as "
-                                    "instructions: 256 half results = 128); 0 = not known for "
-                                    "this compute capability"},
+                    {"peak_source",
+                     "CUDA C++ Programming Guide arithmetic-instruction throughput "
+                     "table (results per clock per SM; HFMA2 counted as "
+                     "instructions: 256 half results = 128); 0 = not known for "
+                     "this compute capability"},
                     {"sm_count", gpu.sm_count},
                     {"gpu", to_json(gpu)}};
     r.samples = {{"points", points}};
@@ -790,7 +853,8 @@ class ComputeThroughput : public CudaExperiment {
     for (const auto& p : points) {
       const auto& s = p.at("ops_per_clk_per_sm");
       c.rows.push_back({p.at("op"), p.at("accumulators"), p.at("warps_per_sm"), s.at("median"),
-                        s.at("p5"), s.at("p95"), p.at("ops_per_s_median"), p.at("sm_clock_mhz_measured")});
+                        s.at("p5"), s.at("p95"), p.at("ops_per_s_median"),
+                        p.at("sm_clock_mhz_measured")});
     }
     r.curves.push_back(c);
   }
@@ -810,10 +874,13 @@ class ComputeThroughput : public CudaExperiment {
       const auto& s = p.at("ops_per_clk_per_sm");
       const double v = s.at("median").get<double>();
       const double mhz = p.at("sm_clock_mhz_measured").get<double>();
-      const double peak = P.contains("peak_per_clk_per_sm")
-                              ? P["peak_per_clk_per_sm"].value(o.name, 0.0) : 0.0;
+      const double peak =
+          P.contains("peak_per_clk_per_sm") ? P["peak_per_clk_per_sm"].value(o.name, 0.0) : 0.0;
       const double work_per_s = p.at("ops_per_s_median").get<double>() * o.work_per_op;
-      Finding f{"compute." + std::string(o.name) + ".throughput", v, o.unit, spread_confidence(s),
+      Finding f{"compute." + std::string(o.name) + ".throughput",
+                v,
+                o.unit,
+                spread_confidence(s),
                 "best of the accumulators x occupancy sweep: lane-instructions per SM cycle "
                 "(median over SMs), output verified",
                 json::object()};
@@ -890,11 +957,11 @@ class TimerOverhead : public CudaExperiment {
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
     kn::DeviceArray<kn::TimerProbeOut> probe(1);
-    json s = {{"clock64_pair", json::array()},   {"clock32_pair", json::array()},
-              {"clock64_gap", json::array()},    {"clock32_gap", json::array()},
-              {"clock64_stream", json::array()}, {"clock32_stream", json::array()},
+    json s = {{"clock64_pair", json::array()},     {"clock32_pair", json::array()},
+              {"clock64_gap", json::array()},      {"clock32_gap", json::array()},
+              {"clock64_stream", json::array()},   {"clock32_stream", json::array()},
               {"globaltimer_read", json::array()}, {"globaltimer_pair", json::array()},
-              {"change_ns", json::array()},      {"change_cycles", json::array()},
+              {"change_ns", json::array()},        {"change_cycles", json::array()},
               {"spin_reads", json::array()}};
     kn::launch_timer_probe(probe.get(), 1024, nullptr);  // warm-up (module load, caches)
     synchronize();
@@ -906,8 +973,9 @@ class TimerOverhead : public CudaExperiment {
       append(s["clock32_pair"], t.clock32_pair);
       append(s["clock64_gap"], t.clock64_gap);
       append(s["clock32_gap"], t.clock32_gap);
-      s["clock64_stream"].push_back(t.clock64_stream);
-      s["clock32_stream"].push_back(t.clock32_stream);
+      // Span from the first to the last of 32 consecutive reads.
+      s["clock64_stream"].push_back(t.clock64_stream[kn::kTimerStreamReads - 1]);
+      s["clock32_stream"].push_back(t.clock32_stream[kn::kTimerStreamReads - 1]);
       append(s["globaltimer_read"], t.globaltimer_read);
       append(s["globaltimer_pair"], t.globaltimer_pair);
       // The first change of a spin ends a period that began before the spin: dropped.
@@ -942,15 +1010,17 @@ class TimerOverhead : public CudaExperiment {
       const auto h0 = std::chrono::steady_clock::now();
       kn::launch_empty(nullptr);
       synchronize();
-      host.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - h0).count());
+      host.push_back(
+          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - h0).count());
     }
     s["event_back_to_back_ns"] = b2b;
     s["event_one_empty_kernel_ns"] = one;
     s["event_two_empty_kernels_ns"] = two;
     s["host_launch_and_sync_ns"] = host;
-    r.parameters = {{"kernel", "one thread; back-to-back pairs, reads around 0..31 dependent adds, "
-                               "32 consecutive reads, and a spin on %globaltimer recording each "
-                               "change (its size in ns and the clock64 cycles since the last)"},
+    r.parameters = {{"kernel",
+                     "one thread; back-to-back pairs, reads around 0..31 dependent adds, "
+                     "32 consecutive reads, and a spin on %globaltimer recording each "
+                     "change (its size in ns and the clock64 cycles since the last)"},
                     {"runs", kTimerRuns},
                     {"event_samples", kEventSamples},
                     {"gpu", to_json(gpu)}};
@@ -968,7 +1038,8 @@ class TimerOverhead : public CudaExperiment {
     const auto change_cycles = numbers(s.at("change_cycles"));
     const auto change_ns = numbers(s.at("change_ns"));
     if (!c64.empty()) {
-      const double stream = stats::median(numbers(s.at("clock64_stream"))) / (kn::kTimerStreamReads - 1);
+      const double stream =
+          stats::median(numbers(s.at("clock64_stream"))) / (kn::kTimerStreamReads - 1);
       add("timer.clock64.overhead", *std::min_element(c64.begin(), c64.end()), "cycles", 0.9,
           "smallest difference of two back-to-back clock64 reads",
           {{"median", stats::median(c64)}, {"cycles_per_read_in_a_stream", stream}});
@@ -981,7 +1052,8 @@ class TimerOverhead : public CudaExperiment {
           {{"smallest_nonzero_difference", min_positive(all)}});
     }
     if (!c32.empty()) {
-      const double stream = stats::median(numbers(s.at("clock32_stream"))) / (kn::kTimerStreamReads - 1);
+      const double stream =
+          stats::median(numbers(s.at("clock32_stream"))) / (kn::kTimerStreamReads - 1);
       add("timer.clock.overhead", *std::min_element(c32.begin(), c32.end()), "cycles", 0.9,
           "smallest difference of two back-to-back %clock reads",
           {{"median", stats::median(c32)}, {"cycles_per_read_in_a_stream", stream}});
@@ -1006,7 +1078,8 @@ class TimerOverhead : public CudaExperiment {
       std::map<std::uint64_t, int> sizes;
       for (double x : change_ns) ++sizes[static_cast<std::uint64_t>(x)];
       json common = json::array();
-      for (const auto& [ns, count] : sizes) common.push_back({{"increment_ns", ns}, {"count", count}});
+      for (const auto& [ns, count] : sizes)
+        common.push_back({{"increment_ns", ns}, {"count", count}});
       if (common.size() > 8) common.erase(common.begin() + 8, common.end());
       add("timer.globaltimer.resolution", min_positive(change_ns), "ns", 0.9,
           "smallest non-zero change of %globaltimer seen while spinning on it",
@@ -1014,11 +1087,35 @@ class TimerOverhead : public CudaExperiment {
            {"increments", common},
            {"changes_observed", change_ns.size()},
            {"back_to_back_smallest_nonzero_ns", min_positive(numbers(s.at("globaltimer_pair")))}});
+      // Intervals between observed changes are quantised to whole spin iterations, and when
+      // the spin reads no faster than the timer updates (about one read per change) they only
+      // bound the period from above. Every observed increment is a whole number of updates, so
+      // when the timer tracks real time (the SM clock computed from it is plausible) the
+      // update period is the greatest common divisor of the increments.
+      const double spins =
+          std::accumulate(s.at("spin_reads").begin(), s.at("spin_reads").end(), 0.0,
+                          [](double a, const json& x) { return a + x.get<double>(); });
+      const double mean_cycles = sum_cycles / static_cast<double>(change_cycles.size());
+      const double cycles_per_read = spins > 0 ? sum_cycles / spins : 0.0;
+      const double reads_per_change = cycles_per_read > 0 ? mean_cycles / cycles_per_read : 0.0;
+      const bool resolved = reads_per_change >= 2.0;
+      const double gcd_ns = static_cast<double>(gcd_of_positive(change_ns));
       if (mhz > 0)
-        add("timer.globaltimer.update_period", stats::median(change_cycles) / mhz * 1e3, "ns", 0.8,
-            "median clock64 cycles between %globaltimer changes / SM clock (cycles over "
-            "%globaltimer ns across the spin)",
-            {{"median_cycles", stats::median(change_cycles)}, {"sm_clock_mhz", mhz}});
+        add("timer.globaltimer.update_period", resolved ? mean_cycles / mhz * 1e3 : gcd_ns, "ns",
+            resolved ? 0.9 : 0.6,
+            resolved ? "mean clock64 cycles between %globaltimer changes seen in a spin that reads "
+                       "at least twice per change / SM clock (clock64 cycles over %globaltimer ns)"
+                     : "the spin reads about once per change, so intervals only bound the period; "
+                       "value = greatest common divisor of the observed increments (each a whole "
+                       "number of updates of a timer that tracks real time)",
+            {{"spin_resolves_updates", resolved},
+             {"mean_interval_between_changes_ns", mean_cycles / mhz * 1e3},
+             {"mean_cycles_between_changes", mean_cycles},
+             {"spin_read_interval_ns", cycles_per_read / mhz * 1e3},
+             {"reads_per_change", reads_per_change},
+             {"increment_gcd_ns", gcd_ns},
+             {"mean_increment_ns", sum_ns / static_cast<double>(change_ns.size())},
+             {"sm_clock_mhz_from_globaltimer", mhz}});
     }
     const auto b2b = numbers(s.at("event_back_to_back_ns"));
     const auto one = numbers(s.at("event_one_empty_kernel_ns"));
@@ -1037,7 +1134,8 @@ class TimerOverhead : public CudaExperiment {
           "median cudaEventElapsedTime around one empty <<<1,1>>> kernel",
           {{"min_ns", *std::min_element(one.begin(), one.end())},
            {"second_kernel_adds_ns", stats::median(two) - stats::median(one)},
-           {"host_launch_and_sync_median_ns", stats::median(numbers(s.at("host_launch_and_sync_ns")))}});
+           {"host_launch_and_sync_median_ns",
+            stats::median(numbers(s.at("host_launch_and_sync_ns")))}});
     }
   }
 };

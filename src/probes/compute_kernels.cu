@@ -76,9 +76,8 @@ struct SmemLoad<uint4> {
 
 template <class Word, int kChains>
 __global__ void __launch_bounds__(kChains >= 32 ? 32 : 1024)
-    smem_chase_kernel(std::uint32_t words, std::uint32_t stride_bytes,
-                      std::uint32_t chain_offset, std::uint32_t warp_offset,
-                      std::uint32_t iterations, BlockRecord* records) {
+    smem_chase_kernel(std::uint32_t words, std::uint32_t stride_bytes, std::uint32_t chain_offset,
+                      std::uint32_t warp_offset, std::uint32_t iterations, BlockRecord* records) {
   extern __shared__ __align__(16) std::uint32_t smem[];
   const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
   // Every 4-byte word holds its own shared address: a load at p returns p.
@@ -123,21 +122,29 @@ using SmemKernel = void (*)(std::uint32_t, std::uint32_t, std::uint32_t, std::ui
 template <class Word>
 SmemKernel smem_kernel_for_chains(int chains) {
   switch (chains) {
-    case 1: return &smem_chase_kernel<Word, 1>;
-    case 4: return &smem_chase_kernel<Word, 4>;
-    case 32: return &smem_chase_kernel<Word, 32>;
-    default: throw UsageError("shared-memory chase: " + std::to_string(chains) +
-                              " chains per thread is not built; use 1, 4 or 32");
+    case 1:
+      return &smem_chase_kernel<Word, 1>;
+    case 4:
+      return &smem_chase_kernel<Word, 4>;
+    case 32:
+      return &smem_chase_kernel<Word, 32>;
+    default:
+      throw UsageError("shared-memory chase: " + std::to_string(chains) +
+                       " chains per thread is not built; use 1, 4 or 32");
   }
 }
 
 SmemKernel smem_kernel_for(const SmemLaunch& l) {
   switch (l.word_bytes) {
-    case 4: return smem_kernel_for_chains<std::uint32_t>(l.chains);
-    case 8: return smem_kernel_for_chains<uint2>(l.chains);
-    case 16: return smem_kernel_for_chains<uint4>(l.chains);
-    default: throw UsageError("shared-memory word size " + std::to_string(l.word_bytes) +
-                              " B is not allowed; use 4, 8 or 16");
+    case 4:
+      return smem_kernel_for_chains<std::uint32_t>(l.chains);
+    case 8:
+      return smem_kernel_for_chains<uint2>(l.chains);
+    case 16:
+      return smem_kernel_for_chains<uint4>(l.chains);
+    default:
+      throw UsageError("shared-memory word size " + std::to_string(l.word_bytes) +
+                       " B is not allowed; use 4, 8 or 16");
   }
 }
 
@@ -279,10 +286,14 @@ FmaKernel<Op> fma_kernel_for(int accumulators) {
 template <class F>
 decltype(auto) with_op(FmaOp op, F&& f) {
   switch (op) {
-    case FmaOp::kFfma: return f(FfmaOp{});
-    case FmaOp::kHfma2: return f(Hfma2Op{});
-    case FmaOp::kImad: return f(ImadOp{});
-    case FmaOp::kDfma: break;
+    case FmaOp::kFfma:
+      return f(FfmaOp{});
+    case FmaOp::kHfma2:
+      return f(Hfma2Op{});
+    case FmaOp::kImad:
+      return f(ImadOp{});
+    case FmaOp::kDfma:
+      break;
   }
   return f(DfmaOp{});
 }
@@ -321,14 +332,18 @@ __global__ void timer_probe_kernel(TimerProbeOut* out, std::uint32_t max_spin_re
     out->clock32_gap[i] = b - a;
   }
   {
+    // Every read is stored, so none can be dropped as dead code.
     std::uint64_t t[kTimerStreamReads];
 #pragma unroll
     for (int i = 0; i < kTimerStreamReads; ++i) t[i] = clock_64();
-    out->clock64_stream = static_cast<std::uint32_t>(t[kTimerStreamReads - 1] - t[0]);
-    std::uint32_t s[kTimerStreamReads];
 #pragma unroll
-    for (int i = 0; i < kTimerStreamReads; ++i) s[i] = clock_32();
-    out->clock32_stream = s[kTimerStreamReads - 1] - s[0];
+    for (int i = 0; i < kTimerStreamReads; ++i)
+      out->clock64_stream[i] = static_cast<std::uint32_t>(t[i] - t[0]);
+    std::uint32_t c[kTimerStreamReads];
+#pragma unroll
+    for (int i = 0; i < kTimerStreamReads; ++i) c[i] = clock_32();
+#pragma unroll
+    for (int i = 0; i < kTimerStreamReads; ++i) out->clock32_stream[i] = c[i] - c[0];
   }
 #pragma unroll 1
   for (int i = 0; i < kTimerPairs; ++i) {
@@ -385,13 +400,12 @@ int smem_chase_blocks_per_sm(const SmemLaunch& l) {
 }
 
 void launch_smem_chase(const SmemLaunch& l, BlockRecord* records, cudaStream_t stream) {
-  if (l.iterations % 4 != 0) throw UsageError("shared-memory chase: iterations must be a multiple of 4");
+  if (l.iterations % 4 != 0)
+    throw UsageError("shared-memory chase: iterations must be a multiple of 4");
   const SmemKernel kernel = prepare_smem(l);
   const std::uint32_t bytes = smem_chase_bytes(l);
-  kernel<<<l.blocks, l.threads_per_block, bytes, stream>>>(bytes / 4, l.stride_bytes,
-                                                          l.chain_offset_bytes,
-                                                          l.warp_offset_bytes, l.iterations,
-                                                          records);
+  kernel<<<l.blocks, l.threads_per_block, bytes, stream>>>(
+      bytes / 4, l.stride_bytes, l.chain_offset_bytes, l.warp_offset_bytes, l.iterations, records);
   GP_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,12 +1,12 @@
 #pragma once
 // Kernels of the shared-memory, compute-pipe and timer probes (implemented in
 // compute_kernels.cu), their host launchers, and a small RAII owner of device memory.
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
-
-#include <cuda_runtime_api.h>
 
 #include "core/cuda_check.hpp"
 
@@ -31,7 +31,8 @@ class DeviceArray {
   }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
-  DeviceArray(DeviceArray&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  DeviceArray(DeviceArray&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
   DeviceArray& operator=(DeviceArray&& o) noexcept {
     if (this != &o) {
       if (p_) cudaFree(p_);
@@ -131,7 +132,8 @@ struct FmaLaunch {
 /// Steps each accumulator takes in a launch.
 inline std::uint64_t fma_steps(const FmaLaunch& l) {
   return static_cast<std::uint64_t>(l.iterations) *
-             static_cast<std::uint64_t>(fma_steps_per_iteration(l.accumulators)) + 1;
+             static_cast<std::uint64_t>(fma_steps_per_iteration(l.accumulators)) +
+         1;
 }
 /// Resident blocks per SM (also sets the kernel's dynamic shared limit and max-shared carveout).
 int fma_blocks_per_sm(FmaOp op, int accumulators, int threads, std::uint32_t dynamic_smem_bytes);
@@ -146,18 +148,18 @@ constexpr int kTimerStreamReads = 32;
 
 /// What the timer probe kernel (one thread) writes.
 struct TimerProbeOut {
-  std::uint32_t clock64_pair[kTimerPairs];   ///< clock64 read twice back to back
-  std::uint32_t clock32_pair[kTimerPairs];   ///< %clock read twice back to back
-  std::uint32_t clock64_gap[kTimerGaps];     ///< clock64 around i dependent adds (i = index)
-  std::uint32_t clock32_gap[kTimerGaps];     ///< %clock around the same
-  std::uint32_t clock64_stream;              ///< first to last of 32 consecutive clock64 reads
-  std::uint32_t clock32_stream;              ///< the same for %clock
-  std::uint32_t globaltimer_read[kTimerPairs];  ///< clock64 around one %globaltimer read, used
-  std::uint32_t globaltimer_pair[kTimerPairs];  ///< %globaltimer read twice back to back (ns)
-  std::uint32_t changes;                     ///< %globaltimer changes seen in the spin
-  std::uint32_t spin_reads;                  ///< %globaltimer reads in the spin
-  std::uint32_t change_ns[kTimerMaxChanges];     ///< size of each change (ns)
-  std::uint32_t change_cycles[kTimerMaxChanges]; ///< clock64 cycles since the previous change
+  std::uint32_t clock64_pair[kTimerPairs];          ///< clock64 read twice back to back
+  std::uint32_t clock32_pair[kTimerPairs];          ///< %clock read twice back to back
+  std::uint32_t clock64_gap[kTimerGaps];            ///< clock64 around i dependent adds (i = index)
+  std::uint32_t clock32_gap[kTimerGaps];            ///< %clock around the same
+  std::uint32_t clock64_stream[kTimerStreamReads];  ///< 32 consecutive clock64 reads - the first
+  std::uint32_t clock32_stream[kTimerStreamReads];  ///< the same for %clock
+  std::uint32_t globaltimer_read[kTimerPairs];      ///< clock64 around one %globaltimer read, used
+  std::uint32_t globaltimer_pair[kTimerPairs];      ///< %globaltimer read twice back to back (ns)
+  std::uint32_t changes;                            ///< %globaltimer changes seen in the spin
+  std::uint32_t spin_reads;                         ///< %globaltimer reads in the spin
+  std::uint32_t change_ns[kTimerMaxChanges];        ///< size of each change (ns)
+  std::uint32_t change_cycles[kTimerMaxChanges];    ///< clock64 cycles since the previous change
 };
 
 void launch_timer_probe(TimerProbeOut* out, std::uint32_t max_spin_reads, cudaStream_t stream);

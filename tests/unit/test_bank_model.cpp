@@ -6,9 +6,9 @@
 
 #include <cstdint>
 #include <map>
-#include <string>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "analysis/bank_model.hpp"
@@ -134,7 +134,8 @@ TEST(BankModel, PhasesSeparateHalfWarps) {
   EXPECT_EQ(model_access(addr8, 8).ways, 1);
   // The same rows read as 4-byte words in one phase: threads t and t + 16 collide -> 2-way.
   std::vector<std::uint64_t> addr4(32);
-  for (int t = 0; t < 32; ++t) addr4[t] = 4u * static_cast<unsigned>(t % 16) + (t >= 16 ? 128u : 0u);
+  for (int t = 0; t < 32; ++t)
+    addr4[t] = 4u * static_cast<unsigned>(t % 16) + (t >= 16 ? 128u : 0u);
   EXPECT_EQ(model_access(addr4, 4).ways, 2);
 }
 
@@ -206,14 +207,18 @@ TEST(BankConflictsExperiment, RejectsStridesAndWordSizesOutsideTheModel) {
 
 /// Samples as smem.bank_conflicts records them, with block cycles = wavefronts x `per_wavefront`
 /// (the shared pipe's cost), except where `override_cycles` says otherwise.
-nlohmann::json recorded_cases(double per_wavefront, int odd_word, int odd_stride, double odd_cycles) {
+nlohmann::json recorded_cases(double per_wavefront, int odd_word, int odd_stride,
+                              double odd_cycles) {
   nlohmann::json cases = nlohmann::json::array();
   for (int w : {4, 8, 16}) {
     for (int s = 1; s <= 32; ++s) {
       double cycles = strided_access(s, w).wavefronts * per_wavefront;
       if (w == odd_word && s == odd_stride) cycles = odd_cycles;
-      cases.push_back({{"word_bytes", w}, {"stride", s}, {"mode", "block"},
-                       {"cycles_per_access", {{"median", cycles}, {"p5", cycles}, {"p95", cycles}}}});
+      cases.push_back(
+          {{"word_bytes", w},
+           {"stride", s},
+           {"mode", "block"},
+           {"cycles_per_access", {{"median", cycles}, {"p5", cycles}, {"p95", cycles}}}});
     }
   }
   return cases;
