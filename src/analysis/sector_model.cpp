@@ -14,7 +14,8 @@ bool is_power_of_two(std::int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 /// First byte address thread t touches.
 std::uint64_t address_of(const WarpAccess& a, std::int64_t element) {
-  return a.base_address + static_cast<std::uint64_t>(element) * static_cast<std::uint64_t>(a.element_bytes);
+  return a.base_address +
+         static_cast<std::uint64_t>(element) * static_cast<std::uint64_t>(a.element_bytes);
 }
 
 /// Distinct `granule`-byte pieces touched by elements first, first + stride, ... (count of
@@ -61,7 +62,9 @@ void check_access(const WarpAccess& a) {
     throw std::invalid_argument("threads per request must be 1..32");
 }
 
-std::uint64_t sectors_per_request(const WarpAccess& a) { return pieces_per_request(a, kSectorBytes); }
+std::uint64_t sectors_per_request(const WarpAccess& a) {
+  return pieces_per_request(a, kSectorBytes);
+}
 
 std::uint64_t lines_per_request(const WarpAccess& a) { return pieces_per_request(a, kLineBytes); }
 
@@ -97,9 +100,18 @@ double stream_efficiency(const WarpAccess& a, int granule_bytes) {
   return static_cast<double>(period * a.element_bytes) / (per_period * static_cast<double>(g));
 }
 
+double copy_stream_efficiency(const WarpAccess& a, int granule_bytes, bool partial_write_rmw) {
+  const double e = stream_efficiency(a, granule_bytes);
+  const double read_moved = 1.0 / e;  // per useful byte of one direction
+  const bool partial = e < 1.0;
+  const double write_moved = (partial && partial_write_rmw ? 2.0 : 1.0) / e;
+  return 2.0 / (read_moved + write_moved);
+}
+
 int shared_bank_ways(std::int64_t stride_words, std::int64_t offset_words, int threads) {
   if (threads < 1 || threads > kWarpThreads) throw std::invalid_argument("threads must be 1..32");
-  if (stride_words < 0 || offset_words < 0) throw std::invalid_argument("negative stride or offset");
+  if (stride_words < 0 || offset_words < 0)
+    throw std::invalid_argument("negative stride or offset");
   std::map<std::int64_t, std::set<std::int64_t>> words_per_bank;
   for (int t = 0; t < threads; ++t) {
     const std::int64_t w = offset_words + t * stride_words;
@@ -112,9 +124,12 @@ int shared_bank_ways(std::int64_t stride_words, std::int64_t offset_words, int t
 
 std::string to_string(TransposeKind k) {
   switch (k) {
-    case TransposeKind::kNaive: return "naive";
-    case TransposeKind::kTiled: return "tiled";
-    case TransposeKind::kTiledPadded: return "tiled_padded";
+    case TransposeKind::kNaive:
+      return "naive";
+    case TransposeKind::kTiled:
+      return "tiled";
+    case TransposeKind::kTiledPadded:
+      return "tiled_padded";
   }
   return "?";
 }
@@ -151,9 +166,12 @@ TransposePrediction predict_transpose(TransposeKind kind, std::uint64_t n) {
 
 std::string to_string(StreamKind k) {
   switch (k) {
-    case StreamKind::kRead: return "read";
-    case StreamKind::kWrite: return "write";
-    case StreamKind::kCopy: return "copy";
+    case StreamKind::kRead:
+      return "read";
+    case StreamKind::kWrite:
+      return "write";
+    case StreamKind::kCopy:
+      return "copy";
   }
   return "?";
 }

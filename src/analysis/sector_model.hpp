@@ -28,11 +28,11 @@ constexpr int kSharedBanks = 32;
 
 /// One warp-wide access: thread t touches element (offset_elements + t * stride_elements).
 struct WarpAccess {
-  int element_bytes = 4;           ///< 1, 2, 4, 8 or 16
-  std::int64_t stride_elements = 1;   ///< >= 0 (0: every thread reads the same element)
-  std::int64_t offset_elements = 0;   ///< >= 0, the first thread's element
-  std::uint64_t base_address = 0;  ///< byte address of element 0 (cudaMalloc: 256-B aligned)
-  int threads = kWarpThreads;      ///< active threads, 1..32
+  int element_bytes = 4;             ///< 1, 2, 4, 8 or 16
+  std::int64_t stride_elements = 1;  ///< >= 0 (0: every thread reads the same element)
+  std::int64_t offset_elements = 0;  ///< >= 0, the first thread's element
+  std::uint64_t base_address = 0;    ///< byte address of element 0 (cudaMalloc: 256-B aligned)
+  int threads = kWarpThreads;        ///< active threads, 1..32
 };
 
 /// Throws std::invalid_argument for an element size other than 1, 2, 4, 8, 16, a negative
@@ -53,6 +53,12 @@ double request_efficiency(const WarpAccess& a);
 /// pieces (32 = a sector; 64 = a DRAM access of two sectors). Neighbouring requests share
 /// granules, so this is >= request_efficiency. granule_bytes: a power of two, 4..4096.
 double stream_efficiency(const WarpAccess& a, int granule_bytes = kSectorBytes);
+
+/// DRAM efficiency of a copy whose read stream and write stream both follow `a`: useful bytes
+/// (read + written) / moved bytes. The read stream moves useful / stream_efficiency; so does the
+/// write stream, except that with `partial_write_rmw` a piece that is only partly written must
+/// first be read (read-modify-write, e.g. to recompute its ECC), doubling its traffic.
+double copy_stream_efficiency(const WarpAccess& a, int granule_bytes, bool partial_write_rmw);
 
 /// Shared-memory bank conflict degree: the most distinct 4-byte words that map to one of the
 /// 32 banks when thread t accesses word (offset_words + t * stride_words); 1 = conflict-free.

@@ -61,6 +61,9 @@ constexpr double kTargetSampleMs = 3.0;
 constexpr int kMaxLaunchesPerSample = 1000;
 constexpr unsigned kThreadsPerBlock = 256;
 constexpr int kMaxBlocksPerSm = 8;  ///< 8 x 256 = 2048 threads, the most an SM holds
+constexpr unsigned kMaxThreadsPerSm = 2048;
+/// Largest distance between a copy's destination and the start of its allocation.
+constexpr std::uint64_t kMaxDstShift = 2 * 1024 * 1024;
 
 const std::vector<int> kDefaultStrides = {1, 2, 3, 4, 8, 16, 32};
 const std::vector<int> kDefaultWidths = {4, 8, 16};
@@ -89,7 +92,8 @@ double peak_gb_s(const device::DeviceInfo& d) {
 double percent_of(double value, double peak) { return peak > 0 ? value / peak * 100.0 : 0.0; }
 
 std::uint32_t derive_seed(std::uint64_t seed, std::uint32_t salt) {
-  return bw::mix32(static_cast<std::uint32_t>(seed) ^ bw::mix32(static_cast<std::uint32_t>(seed >> 32) + salt));
+  return bw::mix32(static_cast<std::uint32_t>(seed) ^
+                   bw::mix32(static_cast<std::uint32_t>(seed >> 32) + salt));
 }
 
 /// Transpose matrix dimension: the largest multiple of 32 whose n x n floats fit in one array.
@@ -105,12 +109,13 @@ json common_parameters(const device::DeviceInfo& d, const RunOptions& o) {
           {"array_bytes_requested", o.array_bytes ? o.array_bytes : default_array_bytes(d)},
           {"array_source", o.array_bytes ? "--array-size" : "default: 16 x L2"},
           {"l2_bytes_reported", d.l2_bytes},
-          {"array_over_l2", d.l2_bytes ? static_cast<double>(array) / static_cast<double>(d.l2_bytes) : 0.0},
+          {"array_over_l2",
+           d.l2_bytes ? static_cast<double>(array) / static_cast<double>(d.l2_bytes) : 0.0},
           {"array_below_16x_l2", d.l2_bytes > 0 && array < 16 * d.l2_bytes},
           {"peak_gb_s", peak_gb_s(d)},
-          {"peak_formula", "memory clock (max) x 2 x bus width / 8 = " +
-                               std::to_string(d.mem_clock_max_mhz) + " MHz x 2 x " +
-                               std::to_string(d.mem_bus_width_bits) + " bit / 8"},
+          {"peak_formula",
+           "memory clock (max) x 2 x bus width / 8 = " + std::to_string(d.mem_clock_max_mhz) +
+               " MHz x 2 x " + std::to_string(d.mem_bus_width_bits) + " bit / 8"},
           {"sm_count", d.sm_count},
           {"threads_per_block", kThreadsPerBlock},
           {"gb", "1e9 bytes"}};
@@ -147,8 +152,8 @@ class Bench {
   const device::DeviceInfo& info() const { return info_; }
   cudaStream_t stream() const { return stream_.get(); }
   bw::Launch launch(int blocks_per_sm, unsigned threads = kThreadsPerBlock) const {
-    return {static_cast<unsigned>(std::max(1, info_.sm_count) * std::max(1, blocks_per_sm)), threads,
-            stream_.get()};
+    return {static_cast<unsigned>(std::max(1, info_.sm_count) * std::max(1, blocks_per_sm)),
+            threads, stream_.get()};
   }
 
   /// Repeats timed samples of back-to-back launches until the protocol is satisfied; returns
@@ -162,9 +167,9 @@ class Bench {
     launch_once();
     record(stop_);
     t.calibration_launch_ms = elapsed_ms();
-    t.launches_per_sample = static_cast<int>(std::clamp(
-        std::ceil(kTargetSampleMs / std::max(t.calibration_launch_ms, 1e-4)), 1.0,
-        static_cast<double>(kMaxLaunchesPerSample)));
+    t.launches_per_sample = static_cast<int>(
+        std::clamp(std::ceil(kTargetSampleMs / std::max(t.calibration_launch_ms, 1e-4)), 1.0,
+                   static_cast<double>(kMaxLaunchesPerSample)));
     const int k = t.launches_per_sample;
     auto once = [&](int) {
       launch_once();
@@ -180,7 +185,8 @@ class Bench {
 
   /// Verifies p[0..n) element by element against `spec` on the device (mismatch count must be
   /// 0), then re-checks spots on the host. Returns the number of elements the host checked.
-  std::uint64_t check(const float* p, std::uint64_t n, const ExpectSpec& spec, const std::string& what) {
+  std::uint64_t check(const float* p, std::uint64_t n, const ExpectSpec& spec,
+                      const std::string& what) {
     auto* mismatches = counters_.as<unsigned long long>();
     auto* first_bad = mismatches + 1;
     GP_CUDA_CHECK(cudaMemsetAsync(mismatches, 0, sizeof(unsigned long long), stream()));
@@ -213,12 +219,14 @@ class Bench {
     GP_CUDA_CHECK(cudaStreamSynchronize(stream()));
     if (got != expected) {
       char buf[96];
-      std::snprintf(buf, sizeof buf, ": XOR of everything read is 0x%08x, expected 0x%08x", got, expected);
+      std::snprintf(buf, sizeof buf, ": XOR of everything read is 0x%08x, expected 0x%08x", got,
+                    expected);
       throw VerificationError(what + buf);
     }
   }
 
-  void fill(float* p, std::uint64_t n, std::uint32_t seed, std::uint64_t mul = 1, std::uint64_t add = 0) {
+  void fill(float* p, std::uint64_t n, std::uint32_t seed, std::uint64_t mul = 1,
+            std::uint64_t add = 0) {
     bw::launch_fill(p, n, mul, add, seed, info_.sm_count, stream());
   }
   void sync() { GP_CUDA_CHECK(cudaStreamSynchronize(stream())); }
@@ -253,7 +261,8 @@ class Bench {
         const std::uint32_t want = bw::expected_bits(spec, s + i);
         if (host[i] != want) {
           char buf[128];
-          std::snprintf(buf, sizeof buf, ": host spot check: element %llu is 0x%08x, expected 0x%08x",
+          std::snprintf(buf, sizeof buf,
+                        ": host spot check: element %llu is 0x%08x, expected 0x%08x",
                         static_cast<unsigned long long>(s + i), host[i], want);
           throw VerificationError(what + buf);
         }
@@ -272,7 +281,8 @@ class Bench {
 };
 
 /// XOR of the bit patterns of value(lo + j * stride, seed) for j < m, on the host (threaded).
-std::uint32_t host_xor(std::uint64_t lo, std::uint64_t stride, std::uint64_t m, std::uint32_t seed) {
+std::uint32_t host_xor(std::uint64_t lo, std::uint64_t stride, std::uint64_t m,
+                       std::uint32_t seed) {
   const unsigned parts = std::clamp(std::thread::hardware_concurrency(), 1u, 32u);
   std::vector<std::uint32_t> part(parts, 0);
   auto work = [&](unsigned k) {
@@ -306,8 +316,9 @@ double spread_confidence(const json& s) {
 
 Finding bandwidth_finding(const std::string& name, const json& stats, double peak,
                           const std::string& method) {
-  Finding f{name, stats.at("median").get<double>(), "GB/s", spread_confidence(stats), method,
-            json::object()};
+  Finding f{name,   stats.at("median").get<double>(),
+            "GB/s", spread_confidence(stats),
+            method, json::object()};
   f.extra["peak_gb_s"] = peak;
   f.extra["percent_of_peak"] = percent_of(f.value, peak);
   f.extra["min_gb_s"] = stats.at("min");
@@ -346,10 +357,12 @@ class BandwidthExperiment : public Experiment {
     check_options(o);
     const std::uint64_t array = array_bytes(d, o);
     const double arrays = arrays_allocated();
-    const auto need = static_cast<std::uint64_t>(arrays * static_cast<double>(array)) + kHeadroomBytes;
+    const auto need =
+        static_cast<std::uint64_t>(arrays * static_cast<double>(array)) + kHeadroomBytes;
     const std::uint64_t free = dev.free_memory();
     if (need > free) {
-      const double fit = free > kHeadroomBytes ? static_cast<double>(free - kHeadroomBytes) / arrays : 0;
+      const double fit =
+          free > kHeadroomBytes ? static_cast<double>(free - kHeadroomBytes) / arrays : 0;
       throw UsageError(id() + " needs " + units::format_bytes(need) + " of GPU memory (" +
                        describe_arrays(arrays) + " of " + units::format_bytes(array) +
                        " + headroom) but " + units::format_bytes(free) +
@@ -382,8 +395,10 @@ std::vector<int> widths_of(const RunOptions& o) {
 }
 
 json variant_json(const StreamVariant& v, StreamKind kind) {
-  json j = {{"width_bytes", v.width_bytes}, {"unroll", v.unroll},
-            {"scheme", bw::to_string(v.scheme)}, {"passes", v.passes}};
+  json j = {{"width_bytes", v.width_bytes},
+            {"unroll", v.unroll},
+            {"scheme", bw::to_string(v.scheme)},
+            {"passes", v.passes}};
   j["load"] = kind == StreamKind::kWrite ? "-" : bw::to_string(v.load);
   j["store"] = kind == StreamKind::kRead ? "-" : bw::to_string(v.store);
   return j;
@@ -409,8 +424,14 @@ class StreamExperiment : public BandwidthExperiment {
   }
   json axes() const override {
     return {{"width_bytes", kDefaultWidths},
-            {"load", kind_ == StreamKind::kWrite ? json::array() : json{"ld.global", "ld.global.nc", "ld.global.cs", "ld.global.nc.L1::no_allocate.L2::256B", "+ L2 evict_first policy"}},
-            {"store", kind_ == StreamKind::kRead ? json::array() : json{"st.global", "st.global.cs", "st.global.L1::no_allocate + L2 evict_first policy"}},
+            {"load", kind_ == StreamKind::kWrite ? json::array()
+                                                 : json{"ld.global", "ld.global.nc", "ld.global.cs",
+                                                        "ld.global.nc.L1::no_allocate.L2::256B",
+                                                        "+ L2 evict_first policy"}},
+            {"store", kind_ == StreamKind::kRead
+                          ? json::array()
+                          : json{"st.global", "st.global.cs",
+                                 "st.global.L1::no_allocate + L2 evict_first policy"}},
             {"unroll", {1, 2, 4, 8}},
             {"blocks_per_sm", {1, 2, 4, "max (occupancy, <= 8)"}},
             {"array_bytes", "16 x L2 (--array-size)"}};
@@ -449,8 +470,9 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     bench.fill(src.as<float>(), n, seed_src);
   }
   if (writes) {
-    dst = DeviceArray(array);
-    bench.fill(dst.as<float>(), n, seed_poison);
+    // A copy may write at a distance from the start of its allocation (stage dst_shift).
+    dst = DeviceArray(array + (kind_ == StreamKind::kCopy ? kMaxDstShift : 0));
+    bench.fill(dst.as<float>(), dst.bytes() / 4, seed_poison);
   }
   bench.sync();
   const std::uint32_t expected_xor = kind_ == StreamKind::kRead ? host_xor(0, 1, n, seed_src) : 0;
@@ -463,48 +485,69 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     return bw::value_bits(++write_value_counter, derive_seed(o.seed, 13));
   };
 
-  json rows = json::array();
-  std::set<std::string> measured;
-  auto key_of = [](const StreamVariant& v, int bps) {
-    std::ostringstream k;
-    k << v.width_bytes << '/' << static_cast<int>(v.load) << '/' << static_cast<int>(v.store) << '/'
-      << v.unroll << '/' << static_cast<int>(v.scheme) << '/' << bps << '/' << v.passes;
-    return k.str();
-  };
-  auto max_bps = [&](const StreamVariant& v) {
-    const int occ = bw::stream_blocks_per_sm(kind_name, v, kThreadsPerBlock);
-    if (occ < 1) throw std::runtime_error("a " + kind_name + " kernel cannot be resident with 256 threads");
-    return std::min(occ, kMaxBlocksPerSm);
+  /// One point of the search: the kernel and how it is launched.
+  struct Config {
+    StreamVariant v;
+    int blocks_per_sm = kMaxBlocksPerSm;
+    unsigned threads = kThreadsPerBlock;
+    std::uint64_t dst_shift = 0;  ///< bytes between the destination allocation and the copy's dst
   };
 
-  auto launch_kernel = [&](const StreamVariant& v, const bw::Launch& l, std::uint32_t bits,
+  json rows = json::array();
+  std::set<std::string> measured;
+  auto key_of = [](const Config& c) {
+    std::ostringstream k;
+    k << c.v.width_bytes << "B/ld" << static_cast<int>(c.v.load) << "/st"
+      << static_cast<int>(c.v.store) << "/u" << c.v.unroll << "/s" << static_cast<int>(c.v.scheme)
+      << "/p" << c.v.passes << "/" << c.blocks_per_sm << "x" << c.threads << "/shift"
+      << c.dst_shift;
+    return k.str();
+  };
+  auto max_bps = [&](const Config& c) {
+    const int occ = bw::stream_blocks_per_sm(kind_name, c.v, c.threads);
+    if (occ < 1)
+      throw std::runtime_error("a " + kind_name + " kernel cannot be resident with " +
+                               std::to_string(c.threads) + " threads");
+    return std::min(occ, static_cast<int>(kMaxThreadsPerSm / c.threads));
+  };
+
+  auto launch_kernel = [&](const Config& c, const bw::Launch& l, std::uint32_t bits,
                            std::uint32_t* xor_out) {
+    float* d = writes ? dst.as<float>() + c.dst_shift / 4 : nullptr;
     switch (kind_) {
-      case StreamKind::kRead: bw::launch_stream_read(v, l, src.as<float>(), n, xor_out); break;
-      case StreamKind::kWrite: bw::launch_stream_write(v, l, dst.as<float>(), n, bits); break;
-      case StreamKind::kCopy: bw::launch_stream_copy(v, l, src.as<float>(), dst.as<float>(), n); break;
+      case StreamKind::kRead:
+        bw::launch_stream_read(c.v, l, src.as<float>(), n, xor_out);
+        break;
+      case StreamKind::kWrite:
+        bw::launch_stream_write(c.v, l, d, n, bits);
+        break;
+      case StreamKind::kCopy:
+        bw::launch_stream_copy(c.v, l, src.as<float>(), d, n);
+        break;
     }
   };
 
-  // Measures one kernel variant, then verifies it.
-  auto run_variant = [&](const std::string& stage, const StreamVariant& v, int bps) {
-    const int cap = max_bps(v);
-    bps = std::min(bps, cap);
-    const std::string key = key_of(v, bps);
+  // Measures one configuration, then verifies it.
+  auto run_config = [&](const std::string& stage, Config c) {
+    const int cap = max_bps(c);
+    c.blocks_per_sm = std::clamp(c.blocks_per_sm, 1, cap);
+    const std::string key = key_of(c);
     if (!measured.insert(key).second) return;
-    const auto l = bench.launch(bps);
+    const auto l = bench.launch(c.blocks_per_sm, c.threads);
     const std::uint32_t timed_bits = next_write_bits();
-    const auto t = bench.measure([&] { launch_kernel(v, l, timed_bits, nullptr); },
-                                 static_cast<double>(bytes.counted_bytes()) * v.passes);
+    const auto t = bench.measure([&] { launch_kernel(c, l, timed_bits, nullptr); },
+                                 static_cast<double>(bytes.counted_bytes()) * c.v.passes);
     const std::string what = id() + " " + key;
     std::uint64_t spot = 0;
     if (kind_ == StreamKind::kRead) {
       // One pass: an even number of passes would XOR the data away.
-      StreamVariant once = v;
-      once.passes = 1;
-      bench.check_xor([&](std::uint32_t* out) { launch_kernel(once, l, 0, out); }, expected_xor, what);
+      Config once = c;
+      once.v.passes = 1;
+      bench.check_xor([&](std::uint32_t* out) { launch_kernel(once, l, 0, out); }, expected_xor,
+                      what);
     } else {
-      bench.fill(dst.as<float>(), n, seed_poison);
+      float* d = dst.as<float>() + c.dst_shift / 4;
+      bench.fill(dst.as<float>(), dst.bytes() / 4, seed_poison);
       ExpectSpec spec;
       spec.seed_in = seed_src;
       spec.seed_poison = seed_poison;
@@ -519,26 +562,28 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
         spec.hi = n;
         spec.step = 1;
       }
-      launch_kernel(v, l, bits, nullptr);
-      spot = bench.check(dst.as<float>(), n, spec, what);
+      launch_kernel(c, l, bits, nullptr);
+      spot = bench.check(d, n, spec, what);
     }
-    json row = variant_json(v, kind_);
+    json row = variant_json(c.v, kind_);
     row["stage"] = stage;
     row["reference"] = false;
-    row["blocks_per_sm"] = bps;
+    row["blocks_per_sm"] = c.blocks_per_sm;
     row["blocks_per_sm_max"] = cap;
     row["threads_per_block"] = l.threads;
+    row["threads_per_sm"] = static_cast<std::uint64_t>(c.blocks_per_sm) * l.threads;
     row["blocks"] = l.blocks;
+    row["dst_shift_bytes"] = c.dst_shift;
     // What the resident threads of one SM access in one iteration: the loads in flight of a
     // read or copy kernel, the stores issued back to back of a write kernel.
     row["bytes_in_flight_per_sm"] =
-        static_cast<std::uint64_t>(bps) * l.threads * v.unroll * v.width_bytes;
-    row["read_bytes_per_launch"] = bytes.read_bytes;
-    row["write_bytes_per_launch"] = bytes.write_bytes;
-    row["counted_bytes_per_launch"] = bytes.counted_bytes() * v.passes;
+        static_cast<std::uint64_t>(c.blocks_per_sm) * l.threads * c.v.unroll * c.v.width_bytes;
+    row["read_bytes_per_launch"] = bytes.read_bytes * c.v.passes;
+    row["write_bytes_per_launch"] = bytes.write_bytes * c.v.passes;
+    row["counted_bytes_per_launch"] = bytes.counted_bytes() * c.v.passes;
     row["gb_s"] = to_json(t, peak);
     row["verified"] = true;
-    row["verified_with_passes"] = kind_ == StreamKind::kRead ? 1 : v.passes;
+    row["verified_with_passes"] = kind_ == StreamKind::kRead ? 1 : c.v.passes;
     row["host_spot_checked_elements"] = spot;
     rows.push_back(row);
   };
@@ -556,33 +601,26 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     }
     return best;
   };
-  auto variant_of = [](const json& row) {
-    StreamVariant v;
-    v.width_bytes = row.at("width_bytes");
-    v.unroll = row.at("unroll");
-    v.scheme = row.at("scheme") == "grid" ? IndexScheme::kGrid : IndexScheme::kBlock;
-    v.passes = row.at("passes");
-    return v;
-  };
 
   const auto widths = widths_of(o);
   const int search_width = widths.back();
+  auto at_search_width = [&](const json& row) { return row.at("width_bytes") == search_width; };
   // Stage 1: cache operators, at the search width, unroll 4, a full SM.
   std::vector<std::pair<LoadFlavor, StoreFlavor>> flavors;
   const std::vector<LoadFlavor> loads = {LoadFlavor::kPlain, LoadFlavor::kNc, LoadFlavor::kCs,
                                          LoadFlavor::kNcNa256, LoadFlavor::kNcNaEf256};
-  const std::vector<StoreFlavor> stores = {StoreFlavor::kPlain, StoreFlavor::kCs, StoreFlavor::kNaEf};
+  const std::vector<StoreFlavor> stores = {StoreFlavor::kPlain, StoreFlavor::kCs,
+                                           StoreFlavor::kNaEf};
   for (auto lf : reads ? loads : std::vector<LoadFlavor>{LoadFlavor::kPlain})
     for (auto sf : writes ? stores : std::vector<StoreFlavor>{StoreFlavor::kPlain})
       flavors.emplace_back(lf, sf);
-  for (const auto& [lf, sf] : flavors) {
-    StreamVariant v{search_width, lf, sf, 4, IndexScheme::kGrid};
-    run_variant("cache_operator", v, kMaxBlocksPerSm);
-  }
+  for (const auto& [lf, sf] : flavors)
+    run_config("cache_operator",
+               Config{StreamVariant{search_width, lf, sf, 4, IndexScheme::kGrid}});
   LoadFlavor best_load = LoadFlavor::kPlain;
   StoreFlavor best_store = StoreFlavor::kPlain;
   {
-    const json b = best_row([](const json&) { return true; });
+    const json b = best_row(at_search_width);
     for (const auto& [lf, sf] : flavors)
       if (b.at("load") == (reads ? bw::to_string(lf) : "-") &&
           b.at("store") == (writes ? bw::to_string(sf) : "-")) {
@@ -590,37 +628,75 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
         best_store = sf;
       }
   }
+  auto config_of = [&](const json& row) {
+    Config c;
+    c.v.width_bytes = row.at("width_bytes");
+    c.v.load = best_load;
+    c.v.store = best_store;
+    c.v.unroll = row.at("unroll");
+    c.v.scheme = row.at("scheme") == "grid" ? IndexScheme::kGrid : IndexScheme::kBlock;
+    c.v.passes = row.at("passes");
+    c.blocks_per_sm = row.at("blocks_per_sm");
+    c.threads = row.at("threads_per_block");
+    c.dst_shift = row.at("dst_shift_bytes");
+    return c;
+  };
   // Stage 2: bytes in flight: unroll x resident blocks x index scheme, with the best operators.
   for (int u : {1, 2, 4, 8})
     for (int bps : {1, 2, 4, kMaxBlocksPerSm})
       for (auto scheme : {IndexScheme::kGrid, IndexScheme::kBlock}) {
         if (u == 1 && scheme == IndexScheme::kBlock) continue;  // the same kernel as grid
-        run_variant("bytes_in_flight", StreamVariant{search_width, best_load, best_store, u, scheme}, bps);
+        run_config("bytes_in_flight",
+                   Config{StreamVariant{search_width, best_load, best_store, u, scheme}, bps});
       }
-  const json best = best_row([&](const json& row) { return row.at("width_bytes") == search_width; });
-  // Stage 3: the other widths, with the best operators, scheme and grid.
-  for (int w : widths) {
-    if (w == search_width) continue;
-    for (int u : {2, 4, 8})
-      for (int bps : {best.at("blocks_per_sm").get<int>(), kMaxBlocksPerSm}) {
-        StreamVariant v = variant_of(best);
-        v.width_bytes = w;
-        v.unroll = u;
-        v.load = best_load;
-        v.store = best_store;
-        run_variant("width", v, bps);
+  // Stage 3: block shape: threads per block x resident threads per SM, unroll 4 and 8, with the
+  // best operators and index scheme.
+  {
+    const Config base = config_of(best_row(at_search_width));
+    for (unsigned threads : {128u, 256u, 512u, 1024u})
+      for (unsigned per_sm : {256u, 384u, 512u, 640u, 768u, 1024u, 1536u, 2048u}) {
+        if (per_sm % threads != 0) continue;
+        for (int u : {4, 8}) {
+          Config c = base;
+          c.threads = threads;
+          c.blocks_per_sm = static_cast<int>(per_sm / threads);
+          c.v.unroll = u;
+          run_config("block_shape", c);
+        }
       }
   }
-  // Stage 4: the best kernel sweeping the array 2 and 4 times per launch, which amortises the
+  // Stage 4 (copy): where the destination lies relative to the source, in DRAM terms.
+  if (kind_ == StreamKind::kCopy) {
+    const Config base = config_of(best_row(at_search_width));
+    for (std::uint64_t shift : {2 * kKiB, 64 * kKiB, kMiB + 256 * kKiB}) {
+      Config c = base;
+      c.dst_shift = shift;
+      run_config("dst_shift", c);
+    }
+  }
+  // Stage 5: the other widths, with the best operators, scheme, block shape and placement.
+  {
+    const Config base = config_of(best_row(at_search_width));
+    for (int w : widths) {
+      if (w == search_width) continue;
+      for (int u : {2, 4, 8})
+        for (int per_sm_scale : {1, 2}) {
+          Config c = base;
+          c.v.width_bytes = w;
+          c.v.unroll = u;
+          c.blocks_per_sm = base.blocks_per_sm * per_sm_scale;
+          run_config("width", c);
+        }
+    }
+  }
+  // Stage 6: the best kernel sweeping the array 2 and 4 times per launch, which amortises the
   // launch and the ramp-up / tail of every launch (each pass still streams from DRAM).
   {
-    const json top = best_row([&](const json& row) { return row.at("width_bytes") == search_width; });
+    const Config base = config_of(best_row(at_search_width));
     for (int passes : {2, 4}) {
-      StreamVariant v = variant_of(top);
-      v.load = best_load;
-      v.store = best_store;
-      v.passes = passes;
-      run_variant("passes", v, top.at("blocks_per_sm").get<int>());
+      Config c = base;
+      c.v.passes = passes;
+      run_config("passes", c);
     }
   }
   // The driver's own kernels, for reference (not candidates for the findings).
@@ -645,17 +721,30 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
       spec.constant_bits = 0x3f3f3f3fu;
     }
     const auto t = bench.measure(ref, static_cast<double>(bytes.counted_bytes()));
-    bench.fill(dst.as<float>(), n, seed_poison);
+    bench.fill(dst.as<float>(), dst.bytes() / 4, seed_poison);
     ref();
     const auto spot = bench.check(dst.as<float>(), n, spec, id() + " " + label);
-    json row = {{"stage", "driver_reference"}, {"reference", true}, {"label", label},
-                {"width_bytes", 0}, {"load", "-"}, {"store", "-"}, {"unroll", 0},
-                {"scheme", "-"}, {"passes", 1}, {"blocks_per_sm", 0}, {"blocks_per_sm_max", 0},
-                {"threads_per_block", 0}, {"blocks", 0}, {"bytes_in_flight_per_sm", 0},
+    json row = {{"stage", "driver_reference"},
+                {"reference", true},
+                {"label", label},
+                {"width_bytes", 0},
+                {"load", "-"},
+                {"store", "-"},
+                {"unroll", 0},
+                {"scheme", "-"},
+                {"passes", 1},
+                {"blocks_per_sm", 0},
+                {"blocks_per_sm_max", 0},
+                {"threads_per_block", 0},
+                {"threads_per_sm", 0},
+                {"blocks", 0},
+                {"dst_shift_bytes", 0},
+                {"bytes_in_flight_per_sm", 0},
                 {"read_bytes_per_launch", bytes.read_bytes},
                 {"write_bytes_per_launch", bytes.write_bytes},
                 {"counted_bytes_per_launch", bytes.counted_bytes()},
-                {"gb_s", to_json(t, peak)}, {"verified", true},
+                {"gb_s", to_json(t, peak)},
+                {"verified", true},
                 {"host_spot_checked_elements", spot}};
     rows.push_back(row);
   }
@@ -666,31 +755,66 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
   r.parameters["elements"] = n;
   r.parameters["widths_bytes"] = widths;
   r.parameters["search_width_bytes"] = search_width;
-  r.parameters["counted_bytes"] = kind_ == StreamKind::kCopy ? "bytes read + bytes written (2 x array)"
+  r.parameters["counted_bytes"] = kind_ == StreamKind::kCopy
+                                      ? "bytes read + bytes written (2 x array)"
                                   : kind_ == StreamKind::kRead ? "bytes read (array)"
                                                                : "bytes written (array)";
   r.parameters["search"] =
-      "stage cache_operator: every operator at the widest access, unroll 4, a full SM; stage "
-      "bytes_in_flight: the best operators with unroll 1/2/4/8 x 1/2/4/max blocks per SM x "
-      "grid/block index scheme; stage width: the other widths with unroll 2/4/8; stage passes: "
-      "the best kernel sweeping the array 2 and 4 times per launch";
+      "stage cache_operator: every operator at the widest access, unroll 4, 8 x 256 threads per "
+      "SM; stage bytes_in_flight: the best operators with unroll 1/2/4/8 x 1/2/4/8 blocks of 256 "
+      "x grid/block index scheme; stage block_shape: 128..1024 threads per block x 256..2048 "
+      "threads per SM x unroll 4/8; stage dst_shift (copy): destination 2 KiB, 64 KiB, 1.25 MiB "
+      "past its allocation's start; stage width: the other widths with unroll 2/4/8; stage "
+      "passes: the best kernel sweeping the array 2 and 4 times per launch. Each stage starts "
+      "from the best configuration so far";
   r.parameters["seed_data"] = seed_src;
   r.samples = {{"variants", rows}};
   r.statistics = {{"variants_measured", rows.size()}};
 
   Curve c{"variants",
-          {"stage", "width_bytes", "load", "store", "unroll", "scheme", "passes", "blocks_per_sm",
-           "bytes_in_flight_per_sm", "launches_per_sample", "gb_s_median", "gb_s_min", "gb_s_p5",
-           "gb_s_p95", "n", "peak_gb_s", "percent_of_peak", "verified"},
+          {"stage",
+           "width_bytes",
+           "load",
+           "store",
+           "unroll",
+           "scheme",
+           "passes",
+           "threads_per_block",
+           "blocks_per_sm",
+           "dst_shift_bytes",
+           "bytes_in_flight_per_sm",
+           "launches_per_sample",
+           "gb_s_median",
+           "gb_s_min",
+           "gb_s_p5",
+           "gb_s_p95",
+           "n",
+           "peak_gb_s",
+           "percent_of_peak",
+           "verified"},
           {}};
   for (const auto& row : rows) {
     const auto& s = row.at("gb_s");
-    c.rows.push_back({row.at("stage"), row.at("width_bytes"),
-                      row.contains("label") ? row.at("label") : row.at("load"), row.at("store"),
-                      row.at("unroll"), row.at("scheme"), row.at("passes"), row.at("blocks_per_sm"),
-                      row.at("bytes_in_flight_per_sm"), s.at("launches_per_sample"),
-                      s.at("median"), s.at("min"), s.at("p5"), s.at("p95"), s.at("n"), peak,
-                      s.at("percent_of_peak_median"), row.at("verified")});
+    c.rows.push_back({row.at("stage"),
+                      row.at("width_bytes"),
+                      row.contains("label") ? row.at("label") : row.at("load"),
+                      row.at("store"),
+                      row.at("unroll"),
+                      row.at("scheme"),
+                      row.at("passes"),
+                      row.at("threads_per_block"),
+                      row.at("blocks_per_sm"),
+                      row.at("dst_shift_bytes"),
+                      row.at("bytes_in_flight_per_sm"),
+                      s.at("launches_per_sample"),
+                      s.at("median"),
+                      s.at("min"),
+                      s.at("p5"),
+                      s.at("p95"),
+                      s.at("n"),
+                      peak,
+                      s.at("percent_of_peak_median"),
+                      row.at("verified")});
   }
   r.curves.push_back(c);
 }
@@ -707,15 +831,22 @@ void StreamExperiment::analyze(ExperimentResult& r) const {
     d << ", unroll " << row.at("unroll").get<int>() << ", " << row.at("scheme").get<std::string>()
       << " index, " << row.at("blocks_per_sm").get<int>() << " x "
       << row.at("threads_per_block").get<int>() << " threads per SM";
-    if (row.value("passes", 1) > 1) d << ", " << row.at("passes").get<int>() << " passes per launch";
+    if (row.value("passes", 1) > 1)
+      d << ", " << row.at("passes").get<int>() << " passes per launch";
+    if (row.value("dst_shift_bytes", 0) > 0)
+      d << ", destination " << row.at("dst_shift_bytes").get<std::uint64_t>()
+        << " B into its allocation";
     return d.str();
   };
   auto finding_of = [&](const std::string& name, const json& row, const std::string& method) {
     auto f = bandwidth_finding(name, row.at("gb_s"), peak, method);
     f.extra["bytes_per_thread"] = row.at("width_bytes");
-    f.extra["variant"] = {{"load", row.at("load")}, {"store", row.at("store")},
-                          {"unroll", row.at("unroll")}, {"scheme", row.at("scheme")},
+    f.extra["variant"] = {{"load", row.at("load")},
+                          {"store", row.at("store")},
+                          {"unroll", row.at("unroll")},
+                          {"scheme", row.at("scheme")},
                           {"passes", row.value("passes", 1)},
+                          {"dst_shift_bytes", row.value("dst_shift_bytes", 0)},
                           {"blocks_per_sm", row.at("blocks_per_sm")},
                           {"threads_per_block", row.at("threads_per_block")}};
     f.extra["counted_bytes_per_launch"] = row.at("counted_bytes_per_launch");
@@ -738,16 +869,29 @@ void StreamExperiment::analyze(ExperimentResult& r) const {
                                     "best median over " + std::to_string(candidates) +
                                         " verified kernel variants: " + describe(*best)));
   }
+  // The best kernel that sweeps the array once per launch, when the overall best does not.
+  if (best && best->value("passes", 1) > 1) {
+    const json* single = nullptr;
+    for (const auto& row : rows)
+      if (!row.at("reference").get<bool>() && row.value("passes", 1) == 1 &&
+          (!single || row.at("gb_s").at("median").get<double>() >
+                          single->at("gb_s").at("median").get<double>()))
+        single = &row;
+    if (single)
+      r.findings.push_back(finding_of(base + ".single_pass", *single,
+                                      "best median over kernels that sweep the array once per "
+                                      "launch: " +
+                                          describe(*single)));
+  }
   for (const auto& [w, row] : best_by_width)
-    r.findings.push_back(finding_of(base + ".width_" + std::to_string(w) + "b", *row,
-                                    "best median at " + std::to_string(w) +
-                                        " B per access: " + describe(*row)));
+    r.findings.push_back(
+        finding_of(base + ".width_" + std::to_string(w) + "b", *row,
+                   "best median at " + std::to_string(w) + " B per access: " + describe(*row)));
   for (const auto& row : rows) {
     if (!row.at("reference").get<bool>()) continue;
-    auto f = bandwidth_finding(base + (kind_ == StreamKind::kCopy ? ".cudamemcpy_reference"
-                                                                   : ".cudamemset_reference"),
-                               row.at("gb_s"), peak, "the driver's own kernel: " +
-                                                         row.at("label").get<std::string>());
+    auto f = bandwidth_finding(
+        base + (kind_ == StreamKind::kCopy ? ".cudamemcpy_reference" : ".cudamemset_reference"),
+        row.at("gb_s"), peak, "the driver's own kernel: " + row.at("label").get<std::string>());
     f.extra["counted_bytes_per_launch"] = row.at("counted_bytes_per_launch");
     r.findings.push_back(f);
   }
@@ -766,7 +910,8 @@ void StreamExperiment::analyze(ExperimentResult& r) const {
   }
   json flight = json::array();
   for (const auto& [b, g] : by_flight)
-    flight.push_back({{"bytes_in_flight_per_sm", b}, {"best_gb_s", g},
+    flight.push_back({{"bytes_in_flight_per_sm", b},
+                      {"best_gb_s", g},
                       {"percent_of_peak", percent_of(g, peak)}});
   json unroll = json::array();
   for (const auto& [u, g] : by_unroll)
@@ -784,7 +929,9 @@ json model_json(const analysis::WarpAccess& a) {
           {"useful_bytes_per_request", analysis::useful_bytes_per_request(a)},
           {"request_efficiency", analysis::request_efficiency(a)},
           {"dram_efficiency_32b", analysis::stream_efficiency(a, 32)},
-          {"dram_efficiency_64b", analysis::stream_efficiency(a, 64)}};
+          {"dram_efficiency_64b", analysis::stream_efficiency(a, 64)},
+          {"copy_dram_efficiency_rmw_32b", analysis::copy_stream_efficiency(a, 32, true)},
+          {"copy_dram_efficiency_rmw_64b", analysis::copy_stream_efficiency(a, 64, true)}};
 }
 
 int pattern_bps() {
@@ -825,8 +972,10 @@ class StrideExperiment : public BandwidthExperiment {
            "beside the sectors per warp request the sector model predicts";
   }
   json axes() const override {
-    return {{"stride_elements", kDefaultStrides}, {"variant", {"copy", "read"}},
-            {"element_bytes", 4}, {"span_bytes", "16 x L2 (--array-size)"}};
+    return {{"stride_elements", kDefaultStrides},
+            {"variant", {"copy", "read"}},
+            {"element_bytes", 4},
+            {"span_bytes", "16 x L2 (--array-size)"}};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     Bench bench(ctx);
@@ -836,7 +985,8 @@ class StrideExperiment : public BandwidthExperiment {
     const std::uint64_t n = array / 4;
     const double peak = peak_gb_s(info);
     std::vector<int> strides = o.strides.empty() ? kDefaultStrides : o.strides;
-    if (std::find(strides.begin(), strides.end(), 1) == strides.end()) strides.insert(strides.begin(), 1);
+    if (std::find(strides.begin(), strides.end(), 1) == strides.end())
+      strides.insert(strides.begin(), 1);
     std::sort(strides.begin(), strides.end());
     strides.erase(std::unique(strides.begin(), strides.end()), strides.end());
     const std::uint32_t seed_src = derive_seed(o.seed, 21), seed_poison = derive_seed(o.seed, 22);
@@ -853,7 +1003,7 @@ class StrideExperiment : public BandwidthExperiment {
         const auto acc = analysis::strided_bytes(m, s, 0, copy);
         auto launch = [&](std::uint32_t* out) {
           if (copy)
-            bw::launch_strided_copy(l, src.as<float>(), dst.as<float>(), 0, s, m);
+            bw::launch_strided_copy(l, src.as<float>(), dst.as<float>(), 0, 0, s, m);
           else
             bw::launch_strided_read(l, src.as<float>(), 0, s, m, out);
         };
@@ -894,12 +1044,13 @@ class StrideExperiment : public BandwidthExperiment {
     r.parameters["kernels"] = "copy: dst[j*s] = src[j*s]; read: XOR of src[j*s]; j < span/s, float";
     r.parameters["convention"] = kUsefulConvention;
     r.samples = {{"rows", rows}};
-    Curve c{"table",
-            {"variant", "stride_elements", "useful_gb_s_median", "useful_gb_s_min", "useful_gb_s_p5",
-             "useful_gb_s_p95", "n", "sectors_per_request", "request_efficiency",
-             "dram_efficiency_32b", "dram_efficiency_64b", "moved_gb_s_dram_model", "peak_gb_s",
-             "percent_of_peak_moved_dram_model"},
-            {}};
+    Curve c{
+        "table",
+        {"variant", "stride_elements", "useful_gb_s_median", "useful_gb_s_min", "useful_gb_s_p5",
+         "useful_gb_s_p95", "n", "sectors_per_request", "request_efficiency", "dram_efficiency_32b",
+         "dram_efficiency_64b", "copy_dram_efficiency_rmw_32b", "copy_dram_efficiency_rmw_64b",
+         "moved_gb_s_dram_model", "peak_gb_s", "percent_of_peak_moved_dram_model"},
+        {}};
     for (const auto& row : rows) {
       const auto& s = row.at("useful_gb_s");
       const auto& m = row.at("model");
@@ -907,7 +1058,9 @@ class StrideExperiment : public BandwidthExperiment {
       c.rows.push_back({row.at("variant"), row.at("stride_elements"), s.at("median"), s.at("min"),
                         s.at("p5"), s.at("p95"), s.at("n"), m.at("sectors_per_request"),
                         m.at("request_efficiency"), m.at("dram_efficiency_32b"),
-                        m.at("dram_efficiency_64b"), moved, peak, percent_of(moved, peak)});
+                        m.at("dram_efficiency_64b"), m.at("copy_dram_efficiency_rmw_32b"),
+                        m.at("copy_dram_efficiency_rmw_64b"), moved, peak,
+                        percent_of(moved, peak)});
     }
     r.curves.push_back(c);
     r.statistics = {{"rows_measured", rows.size()}};
@@ -935,15 +1088,42 @@ class StrideExperiment : public BandwidthExperiment {
       const double measured = b > 0 ? useful / b : 0;
       auto f = efficiency_finding(
           "dram.strided_" + variant + ".s" + std::to_string(s) + "_efficiency", measured,
-          m.at("request_efficiency").get<double>(), m.at("dram_efficiency_32b").get<double>(),
-          st,
-          "useful GB/s at stride " + std::to_string(s) + " / useful GB/s at stride 1; the sector "
-          "model predicts " + std::to_string(m.at("sectors_per_request").get<int>()) +
-              " sectors per warp request");
+          m.at("request_efficiency").get<double>(), m.at("dram_efficiency_32b").get<double>(), st,
+          "useful GB/s at stride " + std::to_string(s) +
+              " / useful GB/s at stride 1; the sector "
+              "model predicts " +
+              std::to_string(m.at("sectors_per_request").get<int>()) + " sectors per warp request");
       f.extra["stride_elements"] = s;
       f.extra["useful_gb_s"] = useful;
       f.extra["sectors_per_request"] = m.at("sectors_per_request");
-      f.extra["predicted_dram_efficiency_64b_percent"] = m.at("dram_efficiency_64b").get<double>() * 100;
+      f.extra["predicted_dram_efficiency_64b_percent"] =
+          m.at("dram_efficiency_64b").get<double>() * 100;
+      if (variant == "copy" && m.contains("copy_dram_efficiency_rmw_32b")) {
+        f.extra["predicted_copy_efficiency_rmw_32b_percent"] =
+            m.at("copy_dram_efficiency_rmw_32b").get<double>() * 100;
+        f.extra["predicted_copy_efficiency_rmw_64b_percent"] =
+            m.at("copy_dram_efficiency_rmw_64b").get<double>() * 100;
+        f.extra["moved_gb_s_copy_rmw_32b_model"] =
+            useful / m.at("copy_dram_efficiency_rmw_32b").get<double>();
+      }
+      // Which prediction the measurement sits closest to (relative distance).
+      std::string closest;
+      double distance = 0;
+      for (const char* key : {"dram_efficiency_32b", "dram_efficiency_64b",
+                              "copy_dram_efficiency_rmw_32b", "copy_dram_efficiency_rmw_64b"}) {
+        if (!m.contains(key) || (variant != "copy" && std::string(key).rfind("copy", 0) == 0))
+          continue;
+        const double predicted = m.at(key).get<double>();
+        const double d = std::fabs(measured - predicted) / predicted;
+        if (closest.empty() || d < distance) {
+          closest = key;
+          distance = d;
+        }
+      }
+      if (!closest.empty()) {
+        f.extra["closest_model"] = closest;
+        f.extra["closest_model_relative_error"] = distance;
+      }
       f.extra["moved_gb_s_dram_model"] = useful / m.at("dram_efficiency_32b").get<double>();
       f.extra["peak_gb_s"] = peak;
       f.extra["percent_of_peak_moved_dram_model"] =
@@ -957,7 +1137,8 @@ class StrideExperiment : public BandwidthExperiment {
   void check_options(const RunOptions& o) const override {
     for (int s : o.strides)
       if (s < 1 || s > kMaxStride)
-        throw UsageError("stride " + std::to_string(s) + " is not allowed; use element strides 1..64");
+        throw UsageError("stride " + std::to_string(s) +
+                         " is not allowed; use element strides 1..64");
   }
 };
 
@@ -968,11 +1149,16 @@ class OffsetExperiment : public BandwidthExperiment {
  public:
   std::string id() const override { return "bandwidth.offset"; }
   std::string description() const override {
-    return "misaligned float copy (start offset 0..32 elements from a 256-B aligned base): useful "
-           "GB/s beside the sectors per warp request the sector model predicts";
+    return "misaligned float copy (start offset 0..32 elements from a 256-B aligned base), plus "
+           "copies misaligned on one side only and a misaligned read: useful GB/s beside the "
+           "sectors and lines per warp request the model predicts";
   }
   json axes() const override {
-    return {{"offset_elements", "0..32"}, {"element_bytes", 4}, {"array_bytes", "16 x L2"}};
+    return {
+        {"offset_elements", "0..32 (copy); 0, 1, 4, 8, 12, 16, 24, 31, 32 (diagnostic variants)"},
+        {"variant", {"copy", "copy_src_misaligned", "copy_dst_misaligned", "read"}},
+        {"element_bytes", 4},
+        {"array_bytes", "16 x L2"}};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     Bench bench(ctx);
@@ -982,108 +1168,173 @@ class OffsetExperiment : public BandwidthExperiment {
     const std::uint64_t n = array / 4;
     const std::uint64_t m = n - kMaxOffset;  // the same element count at every offset
     const double peak = peak_gb_s(info);
-    std::vector<int> offsets = o.offsets;
-    if (offsets.empty())
+    auto with_zero = [](std::vector<int> v) {
+      if (std::find(v.begin(), v.end(), 0) == v.end()) v.push_back(0);
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+      return v;
+    };
+    std::vector<int> offsets = o.offsets, diagnostic = o.offsets;
+    if (offsets.empty()) {
       for (int k = 0; k <= kDefaultMaxOffset; ++k) offsets.push_back(k);
-    if (std::find(offsets.begin(), offsets.end(), 0) == offsets.end()) offsets.insert(offsets.begin(), 0);
-    std::sort(offsets.begin(), offsets.end());
-    offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+      diagnostic = {0, 1, 4, 8, 12, 16, 24, 31, 32};
+    }
+    offsets = with_zero(offsets);
+    diagnostic = with_zero(diagnostic);
     const std::uint32_t seed_src = derive_seed(o.seed, 31), seed_poison = derive_seed(o.seed, 32);
     DeviceArray src(array), dst(array);
     bench.fill(src.as<float>(), n, seed_src);
     bench.sync();
     const auto l = bench.launch(pattern_bps());
     json rows = json::array();
-    for (int off : offsets) {
-      const auto acc = analysis::strided_bytes(m, 1, off, true);
-      auto launch = [&] { bw::launch_strided_copy(l, src.as<float>(), dst.as<float>(), off, 1, m); };
-      const auto t = bench.measure(launch, acc.useful_bytes);
-      bench.fill(dst.as<float>(), n, seed_poison);
-      launch();
-      ExpectSpec spec;
-      spec.seed_in = seed_src;
-      spec.seed_poison = seed_poison;
-      spec.lo = off;
-      spec.hi = off + m;
-      spec.step = 1;
-      const auto spot = bench.check(dst.as<float>(), n, spec, id() + " offset " + std::to_string(off));
-      json row = pattern_row(t, acc.useful_bytes, peak);
-      row["offset_elements"] = off;
-      row["elements"] = m;
-      row["model"] = model_json({4, 1, off, 0, analysis::kWarpThreads});
-      row["moved_bytes_per_launch_request_model"] = acc.moved_bytes_request;
-      row["moved_bytes_per_launch_dram_model"] = acc.moved_bytes_stream;
-      row["verified"] = true;
-      row["host_spot_checked_elements"] = spot;
-      rows.push_back(row);
+    const std::vector<std::string> variants = {"copy", "copy_src_misaligned", "copy_dst_misaligned",
+                                               "read"};
+    for (const auto& variant : variants) {
+      const bool copy = variant != "read";
+      for (int off : variant == "copy" ? offsets : diagnostic) {
+        const std::uint64_t src_lo = variant == "copy_dst_misaligned" ? 0 : off;
+        const std::uint64_t dst_lo = variant == "copy_src_misaligned" ? 0 : off;
+        const double useful = static_cast<double>(m) * 4.0 * (copy ? 2.0 : 1.0);
+        auto launch = [&](std::uint32_t* out) {
+          if (copy)
+            bw::launch_strided_copy(l, src.as<float>(), dst.as<float>(), src_lo, dst_lo, 1, m);
+          else
+            bw::launch_strided_read(l, src.as<float>(), src_lo, 1, m, out);
+        };
+        const auto t = bench.measure([&] { launch(nullptr); }, useful);
+        const std::string what = id() + " " + variant + " offset " + std::to_string(off);
+        std::uint64_t spot = 0;
+        if (copy) {
+          bench.fill(dst.as<float>(), n, seed_poison);
+          launch(nullptr);
+          ExpectSpec spec;
+          spec.seed_in = seed_src;
+          spec.seed_poison = seed_poison;
+          spec.lo = dst_lo;
+          spec.hi = dst_lo + m;
+          spec.step = 1;
+          spec.src_shift = static_cast<std::int64_t>(src_lo) - static_cast<std::int64_t>(dst_lo);
+          spot = bench.check(dst.as<float>(), n, spec, what);
+        } else {
+          bench.check_xor(launch, host_xor(src_lo, 1, m, seed_src), what);
+        }
+        const analysis::WarpAccess rd{4, 1, static_cast<std::int64_t>(src_lo), 0,
+                                      analysis::kWarpThreads};
+        const analysis::WarpAccess wr{4, 1, static_cast<std::int64_t>(dst_lo), 0,
+                                      analysis::kWarpThreads};
+        const std::uint64_t sectors =
+            analysis::sectors_per_request(rd) + (copy ? analysis::sectors_per_request(wr) : 0);
+        json row = pattern_row(t, useful, peak);
+        row["variant"] = variant;
+        row["offset_elements"] = off;
+        row["src_offset_elements"] = src_lo;
+        row["dst_offset_elements"] = copy ? json(dst_lo) : json(nullptr);
+        row["elements"] = m;
+        row["read_model"] = model_json(rd);
+        row["write_model"] = copy ? model_json(wr) : json(nullptr);
+        row["sectors_per_warp"] = sectors;
+        row["request_efficiency"] = (copy ? 256.0 : 128.0) / static_cast<double>(sectors * 32);
+        row["verified"] = true;
+        row["host_spot_checked_elements"] = spot;
+        rows.push_back(row);
+      }
     }
     note_protocol(r);
     r.parameters = common_parameters(info, o);
     r.parameters["offsets"] = offsets;
+    r.parameters["diagnostic_offsets"] = diagnostic;
     r.parameters["elements"] = m;
-    r.parameters["kernel"] = "dst[off + j] = src[off + j], j < n - 64, float (both sides misaligned)";
+    r.parameters["kernels"] =
+        "copy: dst[off + j] = src[off + j]; copy_src_misaligned: dst[j] = src[off + j]; "
+        "copy_dst_misaligned: dst[off + j] = src[j]; read: XOR of src[off + j]; j < n - 64, float";
     r.parameters["convention"] = kUsefulConvention;
     r.samples = {{"rows", rows}};
     Curve c{"table",
-            {"offset_elements", "useful_gb_s_median", "useful_gb_s_min", "useful_gb_s_p5",
-             "useful_gb_s_p95", "n", "sectors_per_request", "request_efficiency",
-             "dram_efficiency_32b", "peak_gb_s", "percent_of_peak"},
+            {"variant", "offset_elements", "useful_gb_s_median", "useful_gb_s_min",
+             "useful_gb_s_p5", "useful_gb_s_p95", "n", "read_sectors_per_request",
+             "read_lines_per_request", "write_sectors_per_request", "write_lines_per_request",
+             "request_efficiency", "peak_gb_s", "percent_of_peak"},
             {}};
     for (const auto& row : rows) {
       const auto& s = row.at("useful_gb_s");
-      const auto& md = row.at("model");
-      c.rows.push_back({row.at("offset_elements"), s.at("median"), s.at("min"), s.at("p5"),
-                        s.at("p95"), s.at("n"), md.at("sectors_per_request"),
-                        md.at("request_efficiency"), md.at("dram_efficiency_32b"), peak,
-                        s.at("percent_of_peak_median")});
+      const auto& rm = row.at("read_model");
+      const auto& wm = row.at("write_model");
+      c.rows.push_back({row.at("variant"), row.at("offset_elements"), s.at("median"), s.at("min"),
+                        s.at("p5"), s.at("p95"), s.at("n"), rm.at("sectors_per_request"),
+                        rm.at("lines_per_request"),
+                        wm.is_null() ? json(0) : wm.at("sectors_per_request"),
+                        wm.is_null() ? json(0) : wm.at("lines_per_request"),
+                        row.at("request_efficiency"), peak, s.at("percent_of_peak_median")});
     }
     r.curves.push_back(c);
     r.statistics = {{"rows_measured", rows.size()}};
   }
   void analyze(ExperimentResult& r) const override {
     const double peak = r.parameters.value("peak_gb_s", 0.0);
-    const json* aligned = nullptr;
-    const json* worst = nullptr;
-    std::vector<double> misaligned;
-    for (const auto& row : r.samples.at("rows")) {
-      const int off = row.at("offset_elements");
-      if (off == 0) aligned = &row;
-      if (off % 8 != 0) {
-        misaligned.push_back(row.at("useful_gb_s").at("median").get<double>());
-        if (!worst || row.at("useful_gb_s").at("median").get<double>() <
-                          worst->at("useful_gb_s").at("median").get<double>())
-          worst = &row;
+    std::map<std::string, std::vector<const json*>> by;
+    for (const auto& row : r.samples.at("rows")) by[row.at("variant")].push_back(&row);
+    for (const auto& [variant, rows] : by) {
+      const json* aligned = nullptr;
+      for (const auto* row : rows)
+        if (row->at("offset_elements") == 0) aligned = row;
+      if (!aligned) continue;
+      const double base = aligned->at("useful_gb_s").at("median").get<double>();
+      const std::string prefix = "dram.offset_" + variant;
+      r.findings.push_back(bandwidth_finding(prefix + ".aligned_bandwidth",
+                                             aligned->at("useful_gb_s"), peak,
+                                             "median useful GB/s at offset 0 (" + variant + ")"));
+      if (!(base > 0)) continue;
+      // Offsets that break 32-B sector alignment, and offsets that keep sectors whole but split
+      // every warp's 128-B request over two lines.
+      struct Group {
+        std::string name, what;
+        std::function<bool(int)> in;
+      };
+      const std::vector<Group> groups = {
+          {"sector_misaligned",
+           "offsets that are not a multiple of 8 floats (5 sectors, 2 lines per request)",
+           [](int off) { return off % 8 != 0; }},
+          {"line_misaligned",
+           "offsets that are a multiple of 8 but not of 32 floats (4 sectors, 2 lines per request)",
+           [](int off) { return off % 8 == 0 && off % 32 != 0; }}};
+      const json* worst = nullptr;
+      for (const auto& g : groups) {
+        std::vector<double> eff;
+        double predicted = 0;
+        const json* example = nullptr;
+        for (const auto* row : rows) {
+          const int off = row->at("offset_elements");
+          if (!g.in(off)) continue;
+          const double med = row->at("useful_gb_s").at("median").get<double>();
+          eff.push_back(med / base);
+          predicted = row->at("request_efficiency").get<double>();
+          example = row;
+          if (!worst || med < worst->at("useful_gb_s").at("median").get<double>()) worst = row;
+        }
+        if (eff.empty()) continue;
+        const double mean =
+            std::accumulate(eff.begin(), eff.end(), 0.0) / static_cast<double>(eff.size());
+        auto f = efficiency_finding(prefix + "." + g.name + "_efficiency", mean, predicted, 1.0,
+                                    example->at("useful_gb_s"),
+                                    "mean useful GB/s over " + g.what +
+                                        " / offset 0; the sector "
+                                        "model predicts the request efficiency, and 100% at DRAM "
+                                        "(neighbouring warps use the extra sector)");
+        f.extra["offsets_averaged"] = eff.size();
+        f.extra["read_lines_per_request"] = example->at("read_model").at("lines_per_request");
+        r.findings.push_back(f);
       }
-    }
-    if (!aligned) return;
-    const double base = aligned->at("useful_gb_s").at("median").get<double>();
-    r.findings.push_back(bandwidth_finding("dram.offset_copy.aligned_bandwidth",
-                                           aligned->at("useful_gb_s"), peak,
-                                           "median useful GB/s of the float copy at offset 0"));
-    if (worst && base > 0) {
-      const auto& md = worst->at("model");
-      auto f = efficiency_finding(
-          "dram.offset_copy.worst_efficiency",
-          worst->at("useful_gb_s").at("median").get<double>() / base,
-          md.at("request_efficiency").get<double>(), md.at("dram_efficiency_32b").get<double>(),
-          worst->at("useful_gb_s"),
-          "slowest misaligned offset / offset 0 (useful GB/s); the sector model predicts " +
-              std::to_string(md.at("sectors_per_request").get<int>()) +
-              " sectors per warp request instead of 4, but neighbouring warps share the extra "
-              "sector, so DRAM moves no more");
-      f.extra["offset_elements"] = worst->at("offset_elements");
-      f.extra["useful_gb_s"] = worst->at("useful_gb_s").at("median");
-      r.findings.push_back(f);
-      const double mean = std::accumulate(misaligned.begin(), misaligned.end(), 0.0) /
-                          static_cast<double>(misaligned.size());
-      Finding g{"dram.offset_copy.misaligned_mean_efficiency", mean / base * 100.0, "%",
-                worst ? spread_confidence(worst->at("useful_gb_s")) : 0.0,
-                "mean useful GB/s over offsets that are not a multiple of 8 floats / offset 0",
-                json::object()};
-      g.extra["predicted_request_efficiency_percent"] = 80.0;
-      g.extra["predicted_dram_efficiency_percent"] = 100.0;
-      g.extra["offsets_averaged"] = misaligned.size();
-      r.findings.push_back(g);
+      if (worst) {
+        auto f =
+            efficiency_finding(prefix + ".worst_efficiency",
+                               worst->at("useful_gb_s").at("median").get<double>() / base,
+                               worst->at("request_efficiency").get<double>(), 1.0,
+                               worst->at("useful_gb_s"), "slowest misaligned offset / offset 0");
+        f.extra["offset_elements"] = worst->at("offset_elements");
+        f.extra["useful_gb_s"] = worst->at("useful_gb_s").at("median");
+        f.extra["peak_gb_s"] = peak;
+        r.findings.push_back(f);
+      }
     }
   }
 
@@ -1107,7 +1358,9 @@ class LayoutExperiment : public BandwidthExperiment {
     return "array of structs {float x, y, z} vs struct of three arrays: read all three fields, "
            "write one float per element; useful GB/s beside the sector model";
   }
-  json axes() const override { return {{"layout", {"aos", "soa"}}, {"array_bytes", "16 x L2 (AoS)"}}; }
+  json axes() const override {
+    return {{"layout", {"aos", "soa"}}, {"array_bytes", "16 x L2 (AoS)"}};
+  }
   void run(Context& ctx, ExperimentResult& r) const override {
     Bench bench(ctx);
     const auto& info = bench.info();
@@ -1142,23 +1395,26 @@ class LayoutExperiment : public BandwidthExperiment {
       // Sector model per warp: three field loads and one store.
       std::uint64_t load_sectors = 0;
       for (int f = 0; f < 3; ++f)
-        load_sectors += analysis::sectors_per_request(
-            layout == "aos" ? analysis::WarpAccess{4, 3, f, 0, 32} : analysis::WarpAccess{4, 1, 0, 0, 32});
+        load_sectors +=
+            analysis::sectors_per_request(layout == "aos" ? analysis::WarpAccess{4, 3, f, 0, 32}
+                                                          : analysis::WarpAccess{4, 1, 0, 0, 32});
       const std::uint64_t store_sectors = analysis::sectors_per_request({4, 1, 0, 0, 32});
       // The three AoS field loads touch the same 12 sectors: distinct sectors per warp.
-      const std::uint64_t distinct_load_sectors = 3 * analysis::sectors_per_request({4, 1, 0, 0, 32});
+      const std::uint64_t distinct_load_sectors =
+          3 * analysis::sectors_per_request({4, 1, 0, 0, 32});
       const double useful_per_warp = 32.0 * 16.0;
       json row = pattern_row(t, useful, peak);
       row["layout"] = layout;
       row["elements"] = n;
-      row["model"] = {{"load_sectors_per_warp", load_sectors},
-                      {"store_sectors_per_warp", store_sectors},
-                      {"distinct_sectors_per_warp", distinct_load_sectors + store_sectors},
-                      {"useful_bytes_per_warp", useful_per_warp},
-                      {"request_efficiency",
-                       useful_per_warp / static_cast<double>((load_sectors + store_sectors) * 32)},
-                      {"dram_efficiency_32b",
-                       useful_per_warp / static_cast<double>((distinct_load_sectors + store_sectors) * 32)}};
+      row["model"] = {
+          {"load_sectors_per_warp", load_sectors},
+          {"store_sectors_per_warp", store_sectors},
+          {"distinct_sectors_per_warp", distinct_load_sectors + store_sectors},
+          {"useful_bytes_per_warp", useful_per_warp},
+          {"request_efficiency",
+           useful_per_warp / static_cast<double>((load_sectors + store_sectors) * 32)},
+          {"dram_efficiency_32b",
+           useful_per_warp / static_cast<double>((distinct_load_sectors + store_sectors) * 32)}};
       row["verified"] = true;
       row["host_spot_checked_elements"] = spot;
       rows.push_back(row);
@@ -1191,13 +1447,15 @@ class LayoutExperiment : public BandwidthExperiment {
     for (const auto& row : r.samples.at("rows")) by[row.at("layout")] = &row;
     for (const auto& [layout, row] : by) {
       const auto& md = row->at("model");
-      auto f = bandwidth_finding("dram.layout_" + layout + "_bandwidth", row->at("useful_gb_s"), peak,
-                                 "median useful GB/s (12 B read + 4 B written per element); the "
-                                 "sector model predicts " +
-                                     std::to_string(md.at("load_sectors_per_warp").get<int>()) +
-                                     " load sectors per warp");
-      f.extra["predicted_request_efficiency_percent"] = md.at("request_efficiency").get<double>() * 100;
-      f.extra["predicted_dram_efficiency_percent"] = md.at("dram_efficiency_32b").get<double>() * 100;
+      auto f = bandwidth_finding(
+          "dram.layout_" + layout + "_bandwidth", row->at("useful_gb_s"), peak,
+          "median useful GB/s (12 B read + 4 B written per element); the "
+          "sector model predicts " +
+              std::to_string(md.at("load_sectors_per_warp").get<int>()) + " load sectors per warp");
+      f.extra["predicted_request_efficiency_percent"] =
+          md.at("request_efficiency").get<double>() * 100;
+      f.extra["predicted_dram_efficiency_percent"] =
+          md.at("dram_efficiency_32b").get<double>() * 100;
       r.findings.push_back(f);
     }
     if (by.count("aos") && by.count("soa")) {
@@ -1205,13 +1463,16 @@ class LayoutExperiment : public BandwidthExperiment {
       const double s = by["soa"]->at("useful_gb_s").at("median").get<double>();
       const auto& ma = by["aos"]->at("model");
       const auto& ms = by["soa"]->at("model");
-      Finding f{"dram.layout_aos_over_soa", s > 0 ? a / s * 100 : 0, "%",
+      Finding f{"dram.layout_aos_over_soa",
+                s > 0 ? a / s * 100 : 0,
+                "%",
                 spread_confidence(by["aos"]->at("useful_gb_s")),
-                "AoS useful GB/s / SoA useful GB/s", json::object()};
-      f.extra["predicted_request_ratio_percent"] =
-          ma.at("request_efficiency").get<double>() / ms.at("request_efficiency").get<double>() * 100;
-      f.extra["predicted_dram_ratio_percent"] =
-          ma.at("dram_efficiency_32b").get<double>() / ms.at("dram_efficiency_32b").get<double>() * 100;
+                "AoS useful GB/s / SoA useful GB/s",
+                json::object()};
+      f.extra["predicted_request_ratio_percent"] = ma.at("request_efficiency").get<double>() /
+                                                   ms.at("request_efficiency").get<double>() * 100;
+      f.extra["predicted_dram_ratio_percent"] = ma.at("dram_efficiency_32b").get<double>() /
+                                                ms.at("dram_efficiency_32b").get<double>() * 100;
       r.findings.push_back(f);
     }
   }
@@ -1251,10 +1512,11 @@ class TransposeExperiment : public BandwidthExperiment {
     const double useful = static_cast<double>(n) * 8.0;
     json rows = json::array();
     for (int k = -1; k < 3; ++k) {
-      const std::string name = k < 0 ? "copy" : analysis::to_string(static_cast<analysis::TransposeKind>(k));
+      const std::string name =
+          k < 0 ? "copy" : analysis::to_string(static_cast<analysis::TransposeKind>(k));
       auto launch = [&] {
         if (k < 0)
-          bw::launch_strided_copy(l, in.as<float>(), out.as<float>(), 0, 1, n);
+          bw::launch_strided_copy(l, in.as<float>(), out.as<float>(), 0, 0, 1, n);
         else
           bw::launch_transpose(k, in.as<float>(), out.as<float>(), dim, bench.stream());
       };
@@ -1278,8 +1540,10 @@ class TransposeExperiment : public BandwidthExperiment {
         const analysis::WarpAccess row_access{4, 1, 0, 0, 32};
         row["model"] = {{"read_sectors_per_warp", analysis::sectors_per_request(row_access)},
                         {"write_sectors_per_warp", analysis::sectors_per_request(row_access)},
-                        {"request_efficiency", 1.0}, {"dram_efficiency_32b", 1.0},
-                        {"shared_store_ways", 0}, {"shared_load_ways", 0}};
+                        {"request_efficiency", 1.0},
+                        {"dram_efficiency_32b", 1.0},
+                        {"shared_store_ways", 0},
+                        {"shared_load_ways", 0}};
       } else {
         const auto p = analysis::predict_transpose(static_cast<analysis::TransposeKind>(k), dim);
         row["model"] = {{"read_sectors_per_warp", p.read_sectors_per_warp},
@@ -1299,7 +1563,8 @@ class TransposeExperiment : public BandwidthExperiment {
     r.parameters["matrix_n"] = dim;
     r.parameters["matrix_bytes"] = n * 4;
     r.parameters["block"] = "32 x 8 threads per 32 x 32 tile (4 elements per thread)";
-    r.parameters["convention"] = "useful bytes = n x n x 4 read + n x n x 4 written. " + kUsefulConvention;
+    r.parameters["convention"] =
+        "useful bytes = n x n x 4 read + n x n x 4 written. " + kUsefulConvention;
     r.samples = {{"rows", rows}};
     Curve c{"table",
             {"kernel", "useful_gb_s_median", "useful_gb_s_min", "useful_gb_s_p5", "useful_gb_s_p95",
@@ -1334,8 +1599,10 @@ class TransposeExperiment : public BandwidthExperiment {
                             std::to_string(md.at("shared_load_ways").get<int>()) + "-way");
       const double med = row.at("useful_gb_s").at("median").get<double>();
       f.extra["percent_of_copy"] = copy > 0 ? med / copy * 100 : 0.0;
-      f.extra["predicted_request_efficiency_percent"] = md.at("request_efficiency").get<double>() * 100;
-      f.extra["predicted_dram_efficiency_percent"] = md.at("dram_efficiency_32b").get<double>() * 100;
+      f.extra["predicted_request_efficiency_percent"] =
+          md.at("request_efficiency").get<double>() * 100;
+      f.extra["predicted_dram_efficiency_percent"] =
+          md.at("dram_efficiency_32b").get<double>() * 100;
       f.extra["shared_load_ways"] = md.at("shared_load_ways");
       r.findings.push_back(f);
     }

@@ -43,19 +43,27 @@ Event::~Event() {
 
 std::string to_string(LoadFlavor f) {
   switch (f) {
-    case LoadFlavor::kPlain: return "ld.global";
-    case LoadFlavor::kNc: return "ld.global.nc";
-    case LoadFlavor::kCs: return "ld.global.cs";
-    case LoadFlavor::kNcNa256: return "ld.global.nc.L1::no_allocate.L2::256B";
-    case LoadFlavor::kNcNaEf256: return "ld.global.nc.L1::no_allocate.L2::cache_hint(evict_first).L2::256B";
+    case LoadFlavor::kPlain:
+      return "ld.global";
+    case LoadFlavor::kNc:
+      return "ld.global.nc";
+    case LoadFlavor::kCs:
+      return "ld.global.cs";
+    case LoadFlavor::kNcNa256:
+      return "ld.global.nc.L1::no_allocate.L2::256B";
+    case LoadFlavor::kNcNaEf256:
+      return "ld.global.nc.L1::no_allocate.L2::cache_hint(evict_first).L2::256B";
   }
   return "?";
 }
 std::string to_string(StoreFlavor f) {
   switch (f) {
-    case StoreFlavor::kPlain: return "st.global";
-    case StoreFlavor::kCs: return "st.global.cs";
-    case StoreFlavor::kNaEf: return "st.global.L1::no_allocate.L2::cache_hint(evict_first)";
+    case StoreFlavor::kPlain:
+      return "st.global";
+    case StoreFlavor::kCs:
+      return "st.global.cs";
+    case StoreFlavor::kNaEf:
+      return "st.global.L1::no_allocate.L2::cache_hint(evict_first)";
   }
   return "?";
 }
@@ -73,9 +81,12 @@ template <typename V>
 constexpr int kLanes = sizeof(V) / sizeof(float);
 
 __device__ __forceinline__ u32 fold(float v) { return __float_as_uint(v); }
-__device__ __forceinline__ u32 fold(float2 v) { return __float_as_uint(v.x) ^ __float_as_uint(v.y); }
+__device__ __forceinline__ u32 fold(float2 v) {
+  return __float_as_uint(v.x) ^ __float_as_uint(v.y);
+}
 __device__ __forceinline__ u32 fold(float4 v) {
-  return (__float_as_uint(v.x) ^ __float_as_uint(v.y)) ^ (__float_as_uint(v.z) ^ __float_as_uint(v.w));
+  return (__float_as_uint(v.x) ^ __float_as_uint(v.y)) ^
+         (__float_as_uint(v.z) ^ __float_as_uint(v.w));
 }
 
 template <typename V>
@@ -138,10 +149,12 @@ __device__ __forceinline__ float4 load_hinted(const float4* p, u64 policy) {
   float4 v;
   if constexpr (kPolicy)
     asm(GP_LD_NA_POLICY ".v4.f32 {%0, %1, %2, %3}, [%4], %5;"
-        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p), "l"(policy));
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+        : "l"(p), "l"(policy));
   else
     asm(GP_LD_NA ".v4.f32 {%0, %1, %2, %3}, [%4];"
-        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+        : "l"(p));
   return v;
 #else
   return __ldg(p);
@@ -175,7 +188,9 @@ __device__ __forceinline__ void store_naef(float* p, float v, u64 policy) {
 __device__ __forceinline__ void store_naef(float2* p, float2 v, u64 policy) {
 #if __CUDA_ARCH__ >= 800
   asm volatile(GP_ST_NAEF ".v2.f32 [%0], {%1, %2}, %3;"
-               : : "l"(p), "f"(v.x), "f"(v.y), "l"(policy) : "memory");
+               :
+               : "l"(p), "f"(v.x), "f"(v.y), "l"(policy)
+               : "memory");
 #else
   __stcs(p, v);
 #endif
@@ -183,7 +198,9 @@ __device__ __forceinline__ void store_naef(float2* p, float2 v, u64 policy) {
 __device__ __forceinline__ void store_naef(float4* p, float4 v, u64 policy) {
 #if __CUDA_ARCH__ >= 800
   asm volatile(GP_ST_NAEF ".v4.f32 [%0], {%1, %2, %3, %4}, %5;"
-               : : "l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "l"(policy) : "memory");
+               :
+               : "l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "l"(policy)
+               : "memory");
 #else
   __stcs(p, v);
 #endif
@@ -302,20 +319,22 @@ __global__ void stream_copy_kernel(const V* src, V* dst, u64 n, IndexScheme sche
 
 constexpr int kPatternUnroll = 4;
 
-__global__ void strided_copy_kernel(const float* src, float* dst, u64 lo, u64 stride, u64 m) {
+__global__ void strided_copy_kernel(const float* src, float* dst, u64 src_lo, u64 dst_lo,
+                                    u64 stride, u64 m) {
   constexpr int U = kPatternUnroll;
   u64 j, inner, outer;
   first_index<U>(IndexScheme::kGrid, j, inner, outer);
   for (; j + (U - 1) * inner < m; j += outer) {
     float v[U];
 #pragma unroll
-    for (int k = 0; k < U; ++k) v[k] = src[lo + (j + k * inner) * stride];
+    for (int k = 0; k < U; ++k) v[k] = src[src_lo + (j + k * inner) * stride];
 #pragma unroll
-    for (int k = 0; k < U; ++k) dst[lo + (j + k * inner) * stride] = v[k];
+    for (int k = 0; k < U; ++k) dst[dst_lo + (j + k * inner) * stride] = v[k];
   }
 #pragma unroll
   for (int k = 0; k < U - 1; ++k)
-    if (j + k * inner < m) dst[lo + (j + k * inner) * stride] = src[lo + (j + k * inner) * stride];
+    if (j + k * inner < m)
+      dst[dst_lo + (j + k * inner) * stride] = src[src_lo + (j + k * inner) * stride];
 }
 
 __global__ void strided_read_kernel(const float* src, u64 lo, u64 stride, u64 m, u32* xor_out) {
@@ -378,7 +397,8 @@ __global__ void layout_soa_kernel(const float* x, const float* y, const float* z
   }
 #pragma unroll
   for (int k = 0; k < U - 1; ++k)
-    if (i + k * inner < n) out[i + k * inner] = (x[i + k * inner] + y[i + k * inner]) + z[i + k * inner];
+    if (i + k * inner < n)
+      out[i + k * inner] = (x[i + k * inner] + y[i + k * inner]) + z[i + k * inner];
 }
 
 constexpr int kTile = 32;
@@ -402,12 +422,14 @@ __global__ void transpose_tiled_kernel(const float* in, float* out, u64 n) {
   u64 x = static_cast<u64>(blockIdx.x) * kTile + threadIdx.x;
   u64 y = static_cast<u64>(blockIdx.y) * kTile + threadIdx.y;
 #pragma unroll
-  for (int j = 0; j < kTile; j += kTileRows) tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * n + x];
+  for (int j = 0; j < kTile; j += kTileRows)
+    tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * n + x];
   __syncthreads();
   x = static_cast<u64>(blockIdx.y) * kTile + threadIdx.x;
   y = static_cast<u64>(blockIdx.x) * kTile + threadIdx.y;
 #pragma unroll
-  for (int j = 0; j < kTile; j += kTileRows) out[(y + j) * n + x] = tile[threadIdx.x][threadIdx.y + j];
+  for (int j = 0; j < kTile; j += kTileRows)
+    out[(y + j) * n + x] = tile[threadIdx.x][threadIdx.y + j];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -441,9 +463,12 @@ __global__ void compare_kernel(const float* p, u64 n, ExpectSpec spec,
 template <class F>
 void with_vector(int width_bytes, F&& f) {
   switch (width_bytes) {
-    case 4: return f(float{});
-    case 8: return f(float2{});
-    case 16: return f(float4{});
+    case 4:
+      return f(float{});
+    case 8:
+      return f(float2{});
+    case 16:
+      return f(float4{});
   }
   throw std::invalid_argument("access width " + std::to_string(width_bytes) +
                               " B has no kernel; use 4, 8 or 16");
@@ -453,11 +478,16 @@ template <class F>
 void with_load(LoadFlavor l, F&& f) {
   using L = LoadFlavor;
   switch (l) {
-    case L::kPlain: return f(std::integral_constant<L, L::kPlain>{});
-    case L::kNc: return f(std::integral_constant<L, L::kNc>{});
-    case L::kCs: return f(std::integral_constant<L, L::kCs>{});
-    case L::kNcNa256: return f(std::integral_constant<L, L::kNcNa256>{});
-    case L::kNcNaEf256: return f(std::integral_constant<L, L::kNcNaEf256>{});
+    case L::kPlain:
+      return f(std::integral_constant<L, L::kPlain>{});
+    case L::kNc:
+      return f(std::integral_constant<L, L::kNc>{});
+    case L::kCs:
+      return f(std::integral_constant<L, L::kCs>{});
+    case L::kNcNa256:
+      return f(std::integral_constant<L, L::kNcNa256>{});
+    case L::kNcNaEf256:
+      return f(std::integral_constant<L, L::kNcNaEf256>{});
   }
   throw std::invalid_argument("unknown load flavor");
 }
@@ -466,9 +496,12 @@ template <class F>
 void with_store(StoreFlavor s, F&& f) {
   using S = StoreFlavor;
   switch (s) {
-    case S::kPlain: return f(std::integral_constant<S, S::kPlain>{});
-    case S::kCs: return f(std::integral_constant<S, S::kCs>{});
-    case S::kNaEf: return f(std::integral_constant<S, S::kNaEf>{});
+    case S::kPlain:
+      return f(std::integral_constant<S, S::kPlain>{});
+    case S::kCs:
+      return f(std::integral_constant<S, S::kCs>{});
+    case S::kNaEf:
+      return f(std::integral_constant<S, S::kNaEf>{});
   }
   throw std::invalid_argument("unknown store flavor");
 }
@@ -476,10 +509,14 @@ void with_store(StoreFlavor s, F&& f) {
 template <class F>
 void with_unroll(int u, F&& f) {
   switch (u) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 8: return f(std::integral_constant<int, 8>{});
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 8:
+      return f(std::integral_constant<int, 8>{});
   }
   throw std::invalid_argument("unroll " + std::to_string(u) + " has no kernel; use 1, 2, 4 or 8");
 }
@@ -516,7 +553,8 @@ void with_copy_kernel(const StreamVariant& v, F&& f) {
     with_load(v.load, [&](auto lt) {
       with_store(v.store, [&](auto st) {
         with_unroll(v.unroll, [&](auto ut) {
-          f(stream_copy_kernel<V, decltype(lt)::value, decltype(st)::value, decltype(ut)::value>, vt);
+          f(stream_copy_kernel<V, decltype(lt)::value, decltype(st)::value, decltype(ut)::value>,
+            vt);
         });
       });
     });
@@ -560,8 +598,8 @@ void launch_stream_write(const StreamVariant& v, const Launch& l, float* dst, st
   check_count(n, v.width_bytes);
   with_write_kernel(v, [&](auto kernel, auto vt) {
     using V = decltype(vt);
-    kernel<<<l.blocks, l.threads, 0, l.stream>>>(reinterpret_cast<V*>(dst), n / kLanes<V>,
-                                                 v.scheme, check_passes(v), value_bits);
+    kernel<<<l.blocks, l.threads, 0, l.stream>>>(reinterpret_cast<V*>(dst), n / kLanes<V>, v.scheme,
+                                                 check_passes(v), value_bits);
   });
   GP_CUDA_CHECK_LAUNCH();
 }
@@ -597,10 +635,10 @@ int stream_blocks_per_sm(const std::string& kind, const StreamVariant& v, unsign
   return blocks;
 }
 
-void launch_strided_copy(const Launch& l, const float* src, float* dst, std::uint64_t lo,
-                         std::uint64_t stride, std::uint64_t m) {
+void launch_strided_copy(const Launch& l, const float* src, float* dst, std::uint64_t src_lo,
+                         std::uint64_t dst_lo, std::uint64_t stride, std::uint64_t m) {
   check_launch(l);
-  strided_copy_kernel<<<l.blocks, l.threads, 0, l.stream>>>(src, dst, lo, stride, m);
+  strided_copy_kernel<<<l.blocks, l.threads, 0, l.stream>>>(src, dst, src_lo, dst_lo, stride, m);
   GP_CUDA_CHECK_LAUNCH();
 }
 
@@ -613,7 +651,8 @@ void launch_strided_read(const Launch& l, const float* src, std::uint64_t lo, st
 
 void launch_layout_aos(const Launch& l, const float* aos, float* out, std::uint64_t n) {
   check_launch(l);
-  layout_aos_kernel<<<l.blocks, l.threads, 0, l.stream>>>(reinterpret_cast<const Vec3*>(aos), out, n);
+  layout_aos_kernel<<<l.blocks, l.threads, 0, l.stream>>>(reinterpret_cast<const Vec3*>(aos), out,
+                                                          n);
   GP_CUDA_CHECK_LAUNCH();
 }
 
@@ -645,10 +684,17 @@ void launch_transpose(int kind, const float* in, float* out, std::uint64_t n, cu
   const dim3 grid(static_cast<unsigned>(n / kTile), static_cast<unsigned>(n / kTile));
   const dim3 block(kTile, kTileRows);
   switch (kind) {
-    case 0: transpose_naive_kernel<<<grid, block, 0, s>>>(in, out, n); break;
-    case 1: transpose_tiled_kernel<kTile><<<grid, block, 0, s>>>(in, out, n); break;
-    case 2: transpose_tiled_kernel<kTile + 1><<<grid, block, 0, s>>>(in, out, n); break;
-    default: throw std::invalid_argument("transpose kind must be 0, 1 or 2");
+    case 0:
+      transpose_naive_kernel<<<grid, block, 0, s>>>(in, out, n);
+      break;
+    case 1:
+      transpose_tiled_kernel<kTile><<<grid, block, 0, s>>>(in, out, n);
+      break;
+    case 2:
+      transpose_tiled_kernel<kTile + 1><<<grid, block, 0, s>>>(in, out, n);
+      break;
+    default:
+      throw std::invalid_argument("transpose kind must be 0, 1 or 2");
   }
   GP_CUDA_CHECK_LAUNCH();
 }

@@ -2,11 +2,11 @@
 // Bandwidth kernels and their host launchers (implemented in bandwidth_kernels.cu), the RAII
 // owners of device memory, streams and events they use, and the data generator shared by the
 // fill kernel, the compare kernel and the host spot checks.
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <cstring>
 #include <string>
-
-#include <cuda_runtime_api.h>
 
 #if defined(__CUDACC__)
 #define GP_HD __host__ __device__
@@ -30,7 +30,9 @@ class DeviceArray {
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
   template <typename T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   std::uint64_t bytes() const { return bytes_; }
 
  private:
@@ -106,7 +108,8 @@ GP_HD inline std::uint32_t float_to_bits(float f) {
 
 /// What an output array must hold after one kernel launch, element by element.
 enum class ExpectMode : int {
-  kWindow,     ///< i in [lo, hi) with (i - lo) % step == 0: value(i, seed_in); else value(i, seed_poison)
+  kWindow,     ///< i in [lo, hi) with (i - lo) % step == 0: value(i + src_shift, seed_in);
+               ///< else value(i, seed_poison)
   kConstant,   ///< every element: constant_bits
   kLayoutSum,  ///< (value(3i) + value(3i+1)) + value(3i+2), data set seed_in
   kTranspose,  ///< out[r * n + c] = in[c * n + r] = value(c * n + r, seed_in)
@@ -118,7 +121,8 @@ struct ExpectSpec {
   std::uint32_t seed_poison = 0;
   std::uint32_t constant_bits = 0;
   std::uint64_t lo = 0, hi = 0, step = 1;
-  std::uint64_t n = 0;  ///< transpose: matrix dimension
+  std::int64_t src_shift = 0;  ///< window: source index - output index
+  std::uint64_t n = 0;         ///< transpose: matrix dimension
 };
 
 /// Bit pattern output element `i` must have.
@@ -139,7 +143,8 @@ GP_HD inline std::uint32_t expected_bits(const ExpectSpec& e, std::uint64_t i) {
     case ExpectMode::kWindow:
     default:
       if (i >= e.lo && i < e.hi && (e.step == 1 || (i - e.lo) % e.step == 0))
-        return value_bits(i, e.seed_in);
+        return value_bits(static_cast<std::uint64_t>(static_cast<std::int64_t>(i) + e.src_shift),
+                          e.seed_in);
       return value_bits(i, e.seed_poison);
   }
 }
@@ -149,17 +154,18 @@ GP_HD inline std::uint32_t expected_bits(const ExpectSpec& e, std::uint64_t i) {
 
 /// Cache operator of the loads.
 enum class LoadFlavor : int {
-  kPlain,        ///< ld.global (C++ dereference)
-  kNc,           ///< ld.global.nc (__ldg)
-  kCs,           ///< ld.global.cs (__ldcs, evict first)
-  kNcNa256,      ///< ld.global.nc.L1::no_allocate.L2::256B (no L1 allocation, 256-B L2 prefetch)
-  kNcNaEf256,    ///< as kNcNa256, plus an L2 evict-first cache policy (createpolicy + .L2::cache_hint)
+  kPlain,      ///< ld.global (C++ dereference)
+  kNc,         ///< ld.global.nc (__ldg)
+  kCs,         ///< ld.global.cs (__ldcs, evict first)
+  kNcNa256,    ///< ld.global.nc.L1::no_allocate.L2::256B (no L1 allocation, 256-B L2 prefetch)
+  kNcNaEf256,  ///< as kNcNa256, plus an L2 evict-first cache policy (createpolicy +
+               ///< .L2::cache_hint)
 };
 /// Cache operator of the stores.
 enum class StoreFlavor : int {
-  kPlain,       ///< st.global
-  kCs,          ///< st.global.cs (__stcs, streaming)
-  kNaEf,        ///< st.global.L1::no_allocate.L2::cache_hint with an L2 evict-first policy
+  kPlain,  ///< st.global
+  kCs,     ///< st.global.cs (__stcs, streaming)
+  kNaEf,   ///< st.global.L1::no_allocate.L2::cache_hint with an L2 evict-first policy
 };
 /// Which element a thread's k-th access of an iteration is.
 enum class IndexScheme : int {
@@ -187,11 +193,11 @@ struct Launch {
   cudaStream_t stream = nullptr;
 };
 
-/// Reads n floats (n a multiple of width_bytes / 4), v.passes times. When xor_out is not null, XORs the bit
-/// patterns of everything read into *xor_out (atomicXor, one per warp); when it is null, writes
-/// nothing at all.
-void launch_stream_read(const StreamVariant& v, const Launch& l, const float* src,
-                        std::uint64_t n, std::uint32_t* xor_out);
+/// Reads n floats (n a multiple of width_bytes / 4), v.passes times. When xor_out is not null, XORs
+/// the bit patterns of everything read into *xor_out (atomicXor, one per warp); when it is null,
+/// writes nothing at all.
+void launch_stream_read(const StreamVariant& v, const Launch& l, const float* src, std::uint64_t n,
+                        std::uint32_t* xor_out);
 /// Writes the float with bit pattern value_bits to n floats (v.passes times).
 void launch_stream_write(const StreamVariant& v, const Launch& l, float* dst, std::uint64_t n,
                          std::uint32_t value_bits);
@@ -204,17 +210,17 @@ int stream_blocks_per_sm(const std::string& kind, const StreamVariant& v, unsign
 // ---------------------------------------------------------------------------------------------
 // Access-pattern kernels (float, 4 independent accesses per thread per iteration).
 
-/// dst[lo + j * stride] = src[lo + j * stride] for j < m.
-void launch_strided_copy(const Launch& l, const float* src, float* dst, std::uint64_t lo,
-                         std::uint64_t stride, std::uint64_t m);
+/// dst[dst_lo + j * stride] = src[src_lo + j * stride] for j < m.
+void launch_strided_copy(const Launch& l, const float* src, float* dst, std::uint64_t src_lo,
+                         std::uint64_t dst_lo, std::uint64_t stride, std::uint64_t m);
 /// XORs src[lo + j * stride] for j < m into *xor_out (when not null).
-void launch_strided_read(const Launch& l, const float* src, std::uint64_t lo,
-                         std::uint64_t stride, std::uint64_t m, std::uint32_t* xor_out);
+void launch_strided_read(const Launch& l, const float* src, std::uint64_t lo, std::uint64_t stride,
+                         std::uint64_t m, std::uint32_t* xor_out);
 /// out[i] = (aos[3i] + aos[3i+1]) + aos[3i+2] (struct {float x, y, z}) for i < n.
 void launch_layout_aos(const Launch& l, const float* aos, float* out, std::uint64_t n);
 /// out[i] = (x[i] + y[i]) + z[i] for i < n.
-void launch_layout_soa(const Launch& l, const float* x, const float* y, const float* z,
-                       float* out, std::uint64_t n);
+void launch_layout_soa(const Launch& l, const float* x, const float* y, const float* z, float* out,
+                       std::uint64_t n);
 /// Resident blocks per SM of `threads` threads that every access-pattern kernel above reaches
 /// (the smallest of their occupancies).
 int pattern_blocks_per_sm(unsigned threads);

@@ -9,34 +9,16 @@
 
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "device/ptx.cuh"
 #include "probes/compute_kernels.hpp"
 
 namespace gpuprobe::probes::kernels {
 namespace {
 
-__device__ __forceinline__ std::uint64_t global_timer() {
-  std::uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-__device__ __forceinline__ std::uint64_t clock_64() {
-  std::uint64_t t;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
-  return t;
-}
-
-__device__ __forceinline__ std::uint32_t clock_32() {
-  std::uint32_t t;
-  asm volatile("mov.u32 %0, %%clock;" : "=r"(t));
-  return t;
-}
-
-__device__ __forceinline__ std::uint32_t sm_id() {
-  std::uint32_t id;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-  return id;
-}
+using device::ptx::clock_32;
+using device::ptx::clock_64;
+using device::ptx::global_timer;
+using device::ptx::sm_id;
 
 // ---- Shared memory ---------------------------------------------------------------------------
 

@@ -103,6 +103,17 @@ TEST(SectorModel, StreamEfficiencyCountsSharedSectorsOnce) {
   EXPECT_DOUBLE_EQ(analysis::stream_efficiency(floats(0)), 0.125);
 }
 
+TEST(SectorModel, CopyEfficiencyWithReadModifyWrite) {
+  // Whole pieces: no read-modify-write, the copy is as efficient as either stream.
+  EXPECT_DOUBLE_EQ(analysis::copy_stream_efficiency(floats(1), 32, true), 1.0);
+  EXPECT_DOUBLE_EQ(analysis::copy_stream_efficiency(floats(2), 32, false), 0.5);
+  // Stride 2: reads move 2x, half-written sectors are read and written: 2 / (2 + 4).
+  EXPECT_NEAR(analysis::copy_stream_efficiency(floats(2), 32, true), 1.0 / 3.0, 1e-12);
+  // Stride 16 in 64-B pieces: 16x per direction, 32x for the written side.
+  EXPECT_NEAR(analysis::copy_stream_efficiency(floats(16), 64, true), 2.0 / 48.0, 1e-12);
+  EXPECT_NEAR(analysis::copy_stream_efficiency(floats(8), 32, true), 2.0 / 24.0, 1e-12);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Shared-memory banks and the transpose
 
@@ -140,8 +151,10 @@ TEST(SectorTranspose, TilesCoalesceAndPaddingRemovesBankConflicts) {
   EXPECT_EQ(p.shared_load_ways, 1);
   EXPECT_EQ(p.tile_pitch_words, 33);
   EXPECT_DOUBLE_EQ(p.request_efficiency, 1.0);
-  EXPECT_THROW(analysis::predict_transpose(analysis::TransposeKind::kNaive, 1000), std::invalid_argument);
-  EXPECT_THROW(analysis::predict_transpose(analysis::TransposeKind::kNaive, 0), std::invalid_argument);
+  EXPECT_THROW(analysis::predict_transpose(analysis::TransposeKind::kNaive, 1000),
+               std::invalid_argument);
+  EXPECT_THROW(analysis::predict_transpose(analysis::TransposeKind::kNaive, 0),
+               std::invalid_argument);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -202,9 +215,12 @@ TEST(SectorBandwidthData, ExpectedOutputs) {
   w.hi = 20;
   w.step = 4;
   EXPECT_EQ(probes::bw::expected_bits(w, 7), probes::bw::value_bits(7, 1));
-  EXPECT_EQ(probes::bw::expected_bits(w, 8), probes::bw::value_bits(8, 2));   // not on the stride
+  EXPECT_EQ(probes::bw::expected_bits(w, 8), probes::bw::value_bits(8, 2));    // not on the stride
   EXPECT_EQ(probes::bw::expected_bits(w, 23), probes::bw::value_bits(23, 2));  // past the window
   EXPECT_EQ(probes::bw::expected_bits(w, 2), probes::bw::value_bits(2, 2));    // before it
+  w.src_shift = -2;  // output element i holds source element i - 2
+  EXPECT_EQ(probes::bw::expected_bits(w, 7), probes::bw::value_bits(5, 1));
+  EXPECT_EQ(probes::bw::expected_bits(w, 8), probes::bw::value_bits(8, 2));
   probes::bw::ExpectSpec t;
   t.mode = ExpectMode::kTranspose;
   t.seed_in = 9;
@@ -285,8 +301,9 @@ TEST(SectorBandwidthExperiments, ValidateAcceptsDefaultsAndLimits) {
     EXPECT_NO_THROW(experiment(id).validate(*dev, o)) << id;
 }
 
-nlohmann::json stream_row(int width, double median, bool reference = false) {
+nlohmann::json stream_row(int width, double median, bool reference = false, int passes = 1) {
   return {{"stage", reference ? "driver_reference" : "cache_operator"},
+          {"passes", passes},
           {"reference", reference},
           {"label", "driver"},
           {"width_bytes", width},
@@ -299,7 +316,12 @@ nlohmann::json stream_row(int width, double median, bool reference = false) {
           {"bytes_in_flight_per_sm", 8 * 256 * 4 * width},
           {"counted_bytes_per_launch", 1000},
           {"verified", true},
-          {"gb_s", {{"median", median}, {"min", median - 2}, {"p5", median - 1}, {"p95", median + 1}, {"n", 5}}}};
+          {"gb_s",
+           {{"median", median},
+            {"min", median - 2},
+            {"p5", median - 1},
+            {"p95", median + 1},
+            {"n", 5}}}};
 }
 
 TEST(SectorBandwidthExperiments, StreamAnalysisPicksTheBestVerifiedVariant) {
@@ -321,6 +343,20 @@ TEST(SectorBandwidthExperiments, StreamAnalysisPicksTheBestVerifiedVariant) {
   EXPECT_DOUBLE_EQ(f["dram.read_bandwidth.width_8b"].value, 3300);
   EXPECT_DOUBLE_EQ(f["dram.read_bandwidth.width_16b"].value, 3600);
   EXPECT_GT(f["dram.read_bandwidth"].confidence, 0.9);
+  EXPECT_FALSE(f.count("dram.read_bandwidth.single_pass"));  // the best is a single pass
+}
+
+TEST(SectorBandwidthExperiments, MultiPassWinnerAlsoReportsTheBestSinglePass) {
+  ExperimentResult r;
+  r.parameters = {{"peak_gb_s", 4000.0}};
+  r.samples = {{"variants", {stream_row(16, 3600), stream_row(16, 3650, false, 4)}}};
+  experiment("bandwidth.copy").analyze(r);
+  std::map<std::string, Finding> f;
+  for (const auto& x : r.findings) f[x.name] = x;
+  EXPECT_DOUBLE_EQ(f["dram.copy_bandwidth"].value, 3650);
+  EXPECT_EQ(f["dram.copy_bandwidth"].extra.at("variant").at("passes").get<int>(), 4);
+  ASSERT_TRUE(f.count("dram.copy_bandwidth.single_pass"));
+  EXPECT_DOUBLE_EQ(f["dram.copy_bandwidth.single_pass"].value, 3600);
 }
 
 TEST(SectorBandwidthExperiments, StrideAnalysisComparesMeasuredWithPredicted) {
@@ -344,11 +380,16 @@ TEST(SectorBandwidthExperiments, StrideAnalysisComparesMeasuredWithPredicted) {
   for (const auto& x : r.findings) f[x.name] = x;
   ASSERT_TRUE(f.count("dram.strided_read.s2_efficiency"));
   EXPECT_DOUBLE_EQ(f["dram.strided_read.s2_efficiency"].value, 50.0);
-  EXPECT_DOUBLE_EQ(f["dram.strided_read.s2_efficiency"].extra.at("predicted_request_efficiency_percent").get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(f["dram.strided_read.s2_efficiency"]
+                       .extra.at("predicted_request_efficiency_percent")
+                       .get<double>(),
+                   50.0);
   EXPECT_EQ(f["dram.strided_read.s8_efficiency"].extra.at("sectors_per_request").get<int>(), 32);
   EXPECT_DOUBLE_EQ(f["dram.strided_read.s8_efficiency"].value, 12.5);
-  EXPECT_DOUBLE_EQ(f["dram.strided_read.s8_efficiency"].extra.at("moved_gb_s_dram_model").get<double>(), 3600);
+  EXPECT_DOUBLE_EQ(
+      f["dram.strided_read.s8_efficiency"].extra.at("moved_gb_s_dram_model").get<double>(), 3600);
   EXPECT_TRUE(f.count("dram.strided_read.s1_bandwidth"));
+  EXPECT_EQ(f["dram.strided_read.s8_efficiency"].extra.at("closest_model"), "dram_efficiency_32b");
 }
 
 }  // namespace
