@@ -322,9 +322,11 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (list->parsed()) {
       std::unique_ptr<device::Device> dev;
       if (cli.device_given) dev = device::open_device(o.device);
+      std::size_t width = 0;
+      for (const auto& e : registry.all()) width = std::max(width, e->id().size());
       for (const auto& e : registry.all()) {
         out << e->id();
-        for (std::size_t i = e->id().size(); i < 20; ++i) out << ' ';
+        for (std::size_t i = e->id().size(); i < width + 2; ++i) out << ' ';
         out << e->description();
         if (dev)
           if (auto why = e->waiver(dev->info())) out << " [waived: " << *why << "]";

@@ -121,8 +121,13 @@ std::string summary_table(const nlohmann::json& result) {
   std::snprintf(line, sizeof(line), "%-34s %14s %-6s %10s %5s  %s\n", "finding", "value", "unit",
                 "ns", "conf", "experiment");
   out << line;
+  std::map<std::string, std::vector<std::string>> waived;
   for (const auto& e : result.at("experiments")) {
     const std::string status = e.value("status", "");
+    if (status == "waived") {
+      waived[e.value("reason", "")].push_back(e.value("id", ""));
+      continue;
+    }
     if (status != "passed") {
       std::snprintf(line, sizeof(line), "%-34s %s: %s\n", e.value("id", "").c_str(), status.c_str(),
                     e.value("reason", "").c_str());
@@ -186,6 +191,11 @@ std::string summary_table(const nlohmann::json& result) {
       }
       out << "\n";
     }
+  }
+  for (const auto& [reason, ids] : waived) {
+    out << "waived (" << reason << "):";
+    for (const auto& id : ids) out << " " << id;
+    out << "\n";
   }
   for (const auto& e : result.at("experiments")) {
     const auto& c = e.value("clocks", nlohmann::json::object());
