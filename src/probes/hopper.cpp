@@ -1,0 +1,402 @@
+// Hopper tensor-core throughput: wgmma.mma_async m64n256k16 with A and B in shared memory
+// (matrix descriptors, no swizzle), bf16 and f16 inputs, f32 accumulators, on every SM, with
+// the number of warpgroups per SM, wgmmas per commit group and wgmma.wait_group N swept.
+// Every number comes from launches whose accumulators all matched the host reference.
+#include "probes/hopper.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/cuda_check.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+#include "probes/hopper_kernels.hpp"
+
+namespace gpuprobe::probes {
+
+namespace hopper_layout {
+
+std::uint32_t element_offset(const TileLayout& l, int row, int k) {
+  return static_cast<std::uint32_t>(row / 8) * l.row_stride + static_cast<std::uint32_t>(k / 8) * l.k_stride +
+         static_cast<std::uint32_t>(row % 8) * 16u + static_cast<std::uint32_t>(k % 8) * 2u;
+}
+
+std::uint64_t descriptor_bits(std::uint32_t lbo_bytes, std::uint32_t sbo_bytes) {
+  return (static_cast<std::uint64_t>((lbo_bytes >> 4) & 0x3FFFu) << 16) |
+         (static_cast<std::uint64_t>((sbo_bytes >> 4) & 0x3FFFu) << 32);
+}
+
+void accumulator_position(int thread, int reg, int& row, int& col) {
+  const int warp = thread / 32, lane = thread % 32;
+  const int j = reg / 4, q = reg % 4;
+  row = 16 * warp + lane / 4 + 8 * (q / 2);
+  col = 8 * j + 2 * (lane % 4) + (q % 2);
+}
+
+std::uint16_t bf16_bits(int v) {
+  const float f = static_cast<float>(v);
+  std::uint32_t u;
+  static_assert(sizeof(u) == sizeof(f));
+  std::memcpy(&u, &f, sizeof u);
+  return static_cast<std::uint16_t>(u >> 16);  // exact: |v| < 256 needs 8 significant bits
+}
+
+std::uint16_t f16_bits(int v) {
+  if (v == 0) return 0;
+  const std::uint16_t sign = v < 0 ? 0x8000u : 0u;
+  unsigned a = static_cast<unsigned>(v < 0 ? -v : v);
+  int e = 0;
+  while ((a >> (e + 1)) != 0) ++e;  // floor(log2 a)
+  const unsigned mant = ((a << (10 - e)) & 0x3FFu);
+  return static_cast<std::uint16_t>(sign | static_cast<unsigned>(e + 15) << 10 | mant);
+}
+
+}  // namespace hopper_layout
+
+namespace {
+
+using nlohmann::json;
+namespace hk = hopper;
+namespace hl = hopper_layout;
+
+constexpr const char* kNeedsHopper = "needs sm_90a (Hopper)";
+constexpr const char* kNeedsCuda = "needs a CUDA GPU";
+
+/// Dense bf16/f16 tensor FLOP per clock per SM of Hopper (1024 FMA).
+constexpr double kFlopPerClkPerSm = 4096;
+/// Datasheet dense peak, H100 SXM5 / H200 SXM (132 SMs): 1,979 TFLOPS BF16/FP16 "with
+/// sparsity" in the NVIDIA H100 and H200 datasheets, i.e. 989.4 dense = 132 x 4096 x 1830 MHz.
+constexpr double kDatasheetTflops132 = 989.4;
+constexpr std::uint32_t kMmasPerWarpgroup = 16384;  // |accumulator| <= 144 x 16384 < 2^24: exact
+
+struct Candidate {
+  const char* name;
+  hl::TileLayout a, b;
+  std::uint32_t lbo_a, sbo_a, lbo_b, sbo_b;
+};
+
+/// Descriptor encodings tried on one tile until one reproduces the host product. The first is
+/// the reading of the PTX ISA (K-major, no swizzle: LBO = distance between core matrices
+/// adjacent in K, SBO = adjacent in M/N); the others are there so that a misreading is
+/// reported as such instead of as a wrong number.
+std::vector<Candidate> candidates() {
+  const hl::TileLayout k_inner{256, 128};  // (row group, k group) at rg * 256 + kg * 128
+  const hl::TileLayout a_k_outer{128, 1024}, b_k_outer{128, 4096};
+  return {
+      {"k_inner, LBO=k 128, SBO=row 256", k_inner, k_inner, 128, 256, 128, 256},
+      {"k_inner, LBO=row 256, SBO=k 128", k_inner, k_inner, 256, 128, 256, 128},
+      {"k_outer, LBO=k, SBO=row 128", a_k_outer, b_k_outer, 1024, 128, 4096, 128},
+      {"k_outer, LBO=row 128, SBO=k", a_k_outer, b_k_outer, 128, 1024, 128, 4096},
+  };
+}
+
+const char* type_name(hk::MmaType t) { return t == hk::MmaType::kBf16 ? "bf16" : "f16"; }
+
+struct Problem {
+  std::vector<int> a, b;          ///< A[m][k] (64 x 16), B[n][k] (256 x 16), values +-1..3
+  std::vector<std::int64_t> ref;  ///< C[m][n] = sum_k A[m][k] B[n][k]
+};
+
+Problem make_problem(std::uint64_t seed) {
+  Problem p;
+  std::mt19937_64 rng(seed);
+  const int values[] = {-3, -2, -1, 1, 2, 3};
+  std::uniform_int_distribution<int> pick(0, 5);
+  p.a.resize(hk::kM * hk::kK);
+  p.b.resize(hk::kN * hk::kK);
+  for (auto& x : p.a) x = values[pick(rng)];
+  for (auto& x : p.b) x = values[pick(rng)];
+  p.ref.assign(hk::kM * hk::kN, 0);
+  for (int m = 0; m < hk::kM; ++m)
+    for (int n = 0; n < hk::kN; ++n) {
+      std::int64_t s = 0;
+      for (int k = 0; k < hk::kK; ++k) s += p.a[m * hk::kK + k] * p.b[n * hk::kK + k];
+      p.ref[m * hk::kN + n] = s;
+    }
+  return p;
+}
+
+std::vector<std::uint16_t> make_image(const Problem& p, const Candidate& c, hk::MmaType t) {
+  std::vector<std::uint16_t> img((hk::kTileABytes + hk::kTileBBytes) / 2, 0);
+  auto bits = [&](int v) { return t == hk::MmaType::kBf16 ? hl::bf16_bits(v) : hl::f16_bits(v); };
+  for (int m = 0; m < hk::kM; ++m)
+    for (int k = 0; k < hk::kK; ++k) img[hl::element_offset(c.a, m, k) / 2] = bits(p.a[m * hk::kK + k]);
+  for (int n = 0; n < hk::kN; ++n)
+    for (int k = 0; k < hk::kK; ++k)
+      img[(hk::kTileABytes + hl::element_offset(c.b, n, k)) / 2] = bits(p.b[n * hk::kK + k]);
+  return img;
+}
+
+struct CheckResult {
+  std::uint64_t wrong = 0;
+  std::string first;
+};
+
+/// Every warpgroup's accumulators against scale x the host product.
+CheckResult check_accumulators(const std::vector<float>& out, const Problem& p, std::size_t warpgroups,
+                               double scale) {
+  CheckResult r;
+  for (std::size_t w = 0; w < warpgroups; ++w)
+    for (int reg = 0; reg < hk::kAccumulators; ++reg)
+      for (int t = 0; t < hk::kThreadsPerWarpgroup; ++t) {
+        int row, col;
+        hl::accumulator_position(t, reg, row, col);
+        const double want = scale * static_cast<double>(p.ref[row * hk::kN + col]);
+        const float got = out[(w * hk::kAccumulators + reg) * hk::kThreadsPerWarpgroup + t];
+        if (static_cast<double>(got) != want) {
+          if (!r.wrong)
+            r.first = "warpgroup " + std::to_string(w) + " thread " + std::to_string(t) + " register " +
+                      std::to_string(reg) + " (row " + std::to_string(row) + ", col " + std::to_string(col) +
+                      "): " + std::to_string(got) + ", expected " + std::to_string(want);
+          ++r.wrong;
+        }
+      }
+  return r;
+}
+
+class HopperWgmmaThroughput : public Experiment {
+ public:
+  std::string id() const override { return "hopper.wgmma.throughput"; }
+  std::string description() const override {
+    return "wgmma.mma_async m64n256k16 bf16/f16 -> f32, A and B from shared memory (descriptors), "
+           "every SM, 1-2 warpgroups per SM, 1 or 4 wgmmas per commit group, wgmma.wait_group 0/1: "
+           "TFLOP/s against the datasheet and against 4096 FLOP/clk/SM x SMs x measured clock; "
+           "accumulators checked against a host product";
+  }
+  json axes() const override {
+    return {{"type", {"bf16", "f16"}},
+            {"wait_group", {0, 1}},
+            {"wgmma_per_group", {1, 4}},
+            {"warpgroups_per_sm", {1, 2}}};
+  }
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
+    if (info.cc_major != 9 || info.cc_minor != 0) return std::string(kNeedsHopper);
+    if (info.kind == "model") return std::string(kNeedsCuda);
+    return std::nullopt;
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const int ordinal = ctx.device.info().ordinal;
+    GP_CUDA_CHECK(cudaSetDevice(ordinal));
+    int sm_count = 0, smem_per_sm = 0, optin = 0;
+    GP_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal));
+    GP_CUDA_CHECK(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal));
+    GP_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal));
+    if (!hk::wgmma_compiled())
+      throw VerificationError("hopper.wgmma.throughput: this binary holds no sm_90a wgmma code");
+    // More than half an SM's shared memory per block: one block per SM.
+    const std::uint32_t need = hk::kTileABytes + hk::kTileBBytes + 1024;
+    const std::uint32_t smem = std::min<std::uint32_t>(
+        static_cast<std::uint32_t>(optin), std::max<std::uint32_t>(need, smem_per_sm / 2 + 1024));
+    hk::wgmma_prepare(smem);
+    const Problem prob = make_problem(ctx.options.seed);
+    const std::size_t max_wgs = static_cast<std::size_t>(sm_count) * 2;
+    ordering::DeviceBuffer<std::uint16_t> image((hk::kTileABytes + hk::kTileBBytes) / 2);
+    ordering::DeviceBuffer<float> out(max_wgs * hk::kAccumulators * hk::kThreadsPerWarpgroup);
+    ordering::DeviceBuffer<ordering::TimeRecord> records(static_cast<std::size_t>(sm_count));
+
+    json checks = json::array(), points = json::array();
+    for (auto type : {hk::MmaType::kBf16, hk::MmaType::kF16}) {
+      // 1. One tile, one wgmma: find the descriptor encoding that reproduces A x B^T.
+      std::optional<Candidate> chosen;
+      for (const auto& c : candidates()) {
+        image.upload(make_image(prob, c, type));
+        hk::WgmmaLaunch l;
+        l.type = type;
+        l.wait = 0;
+        l.per_group = 1;
+        l.warpgroups = 1;
+        l.blocks = 1;
+        l.groups = 1;
+        l.dynamic_smem = smem;
+        l.desc_a = hl::descriptor_bits(c.lbo_a, c.sbo_a);
+        l.desc_b = hl::descriptor_bits(c.lbo_b, c.sbo_b);
+        out.zero();
+        hk::launch_wgmma(l, image.get(), out.get(), records.get());
+        GP_CUDA_CHECK(cudaDeviceSynchronize());
+        const auto res = check_accumulators(out.download(hk::kAccumulators * hk::kThreadsPerWarpgroup), prob, 1, 1.0);
+        checks.push_back({{"type", type_name(type)},
+                          {"encoding", c.name},
+                          {"wrong", res.wrong},
+                          {"of", hk::kM * hk::kN},
+                          {"first_wrong", res.first},
+                          {"passed", res.wrong == 0}});
+        if (res.wrong == 0) {
+          chosen = c;
+          break;
+        }
+      }
+      if (!chosen) {
+        r.samples = {{"checks", checks}, {"points", points}};
+        throw VerificationError(std::string("hopper.wgmma.throughput: no descriptor encoding reproduced the ") +
+                                type_name(type) + " host product on one tile (see samples.checks): " +
+                                checks.back().at("first_wrong").get<std::string>());
+      }
+      const Candidate c = *chosen;
+      image.upload(make_image(prob, c, type));
+      // 2. The sweep, every launch checked.
+      for (int wgs : {1, 2})
+        for (int per_group : {1, 4})
+          for (int wait : {0, 1}) {
+            hk::WgmmaLaunch l;
+            l.type = type;
+            l.wait = wait;
+            l.per_group = per_group;
+            l.warpgroups = wgs;
+            l.blocks = sm_count;
+            l.groups = kMmasPerWarpgroup / per_group;
+            l.dynamic_smem = smem;
+            l.desc_a = hl::descriptor_bits(c.lbo_a, c.sbo_a);
+            l.desc_b = hl::descriptor_bits(c.lbo_b, c.sbo_b);
+            const double mmas = static_cast<double>(l.groups) * per_group;
+            const double flop_per_block = mmas * wgs * hk::kFlopPerMma;
+            const std::size_t total_wgs = static_cast<std::size_t>(sm_count) * wgs;
+            std::vector<double> clocks, per_clk, sms_seen;
+            auto once = [&](int rep) {
+              hk::launch_wgmma(l, image.get(), out.get(), records.get());
+              GP_CUDA_CHECK(cudaDeviceSynchronize());
+              const auto res = check_accumulators(
+                  out.download(total_wgs * hk::kAccumulators * hk::kThreadsPerWarpgroup), prob, total_wgs, mmas);
+              if (res.wrong)
+                throw VerificationError("hopper.wgmma.throughput " + std::string(type_name(type)) + ": " +
+                                        std::to_string(res.wrong) + " wrong accumulators after " +
+                                        std::to_string(mmas) + " wgmmas; first: " + res.first);
+              const auto recs = records.download(static_cast<std::size_t>(sm_count));
+              std::uint64_t g0 = std::numeric_limits<std::uint64_t>::max(), g1 = 0;
+              std::vector<double> mhz, fpc;
+              std::vector<std::uint32_t> ids;
+              for (const auto& x : recs) {
+                g0 = std::min(g0, x.g0);
+                g1 = std::max(g1, x.g1);
+                ids.push_back(x.smid);
+                if (x.g1 > x.g0 && x.c1 > x.c0) {
+                  mhz.push_back(static_cast<double>(x.c1 - x.c0) / static_cast<double>(x.g1 - x.g0) * 1e3);
+                  fpc.push_back(flop_per_block / static_cast<double>(x.c1 - x.c0));
+                }
+              }
+              std::sort(ids.begin(), ids.end());
+              const auto distinct = std::unique(ids.begin(), ids.end()) - ids.begin();
+              if (g1 <= g0 || mhz.empty()) throw VerificationError("hopper.wgmma.throughput: no timer span");
+              if (rep >= 0) {
+                clocks.push_back(stats::median(mhz));
+                per_clk.push_back(stats::median(fpc));
+                sms_seen.push_back(static_cast<double>(distinct));
+              }
+              return flop_per_block * sm_count / static_cast<double>(g1 - g0) * 1e-3;  // TFLOP/s
+            };
+            const auto m = repeat_until_stable(once, ctx.options.protocol);
+            points.push_back({{"type", type_name(type)},
+                              {"warpgroups_per_sm", wgs},
+                              {"wgmma_per_group", per_group},
+                              {"wait_group", wait},
+                              {"wgmma_per_warpgroup", mmas},
+                              {"blocks", sm_count},
+                              {"tflops", to_json(m)},
+                              {"flop_per_clk_per_sm_median", stats::median(per_clk)},
+                              {"sm_clock_mhz_measured", stats::median(clocks)},
+                              {"distinct_sms_min", *std::min_element(sms_seen.begin(), sms_seen.end())}});
+          }
+    }
+    const bool sxm132 = sm_count == 132;
+    r.parameters = {{"instruction", "wgmma.mma_async.sync.aligned.m64n256k16.f32.{bf16,f16}.{bf16,f16}, "
+                                    "A and B descriptors (K-major, no swizzle, no transpose), scale-d 1"},
+                    {"loop", "per warpgroup: groups x (wgmma.fence; wgmma_per_group wgmmas on the same "
+                             "128 f32 accumulators; wgmma.commit_group; wgmma.wait_group N); then "
+                             "wgmma.wait_group 0"},
+                    {"wgmma_per_warpgroup", kMmasPerWarpgroup},
+                    {"flop_per_wgmma", hk::kFlopPerMma},
+                    {"blocks", sm_count},
+                    {"dynamic_smem_bytes", smem},
+                    {"inputs", "A 64x16, B 256x16, values in {-3..3}\\{0} (seed " + std::to_string(ctx.options.seed) +
+                                   "), exact in bf16/f16; every accumulator of every launch must equal "
+                                   "wgmmas x (A B^T) exactly"},
+                    {"tflops", "FLOP of all blocks / (last block end - first block start, %globaltimer)"},
+                    {"clock_peak", "4096 dense FLOP/clk/SM x SMs x SM clock measured in the run (clock64 over "
+                                   "%globaltimer, median over blocks)"},
+                    {"datasheet_peak_tflops", sxm132 ? json(kDatasheetTflops132) : json(nullptr)},
+                    {"datasheet_source", "NVIDIA H100 SXM5 / H200 SXM datasheets: 1,979 TFLOPS BF16 and FP16 "
+                                         "Tensor Core with sparsity = 989.4 dense (= 132 SMs x 4096 FLOP/clk x "
+                                         "1830 MHz); applied only to 132-SM parts"},
+                    {"sm_count", sm_count}};
+    r.samples = {{"checks", checks}, {"points", points}, {"sm_count", sm_count}};
+    Curve cv{"table",
+             {"type", "warpgroups_per_sm", "wgmma_per_group", "wait_group", "tflops_median", "p5", "p95",
+              "flop_per_clk_per_sm", "sm_clock_mhz"},
+             {}};
+    for (const auto& p : points)
+      cv.rows.push_back({p.at("type"), p.at("warpgroups_per_sm"), p.at("wgmma_per_group"), p.at("wait_group"),
+                         p.at("tflops").at("median"), p.at("tflops").at("p5"), p.at("tflops").at("p95"),
+                         p.at("flop_per_clk_per_sm_median"), p.at("sm_clock_mhz_measured")});
+    r.curves.push_back(cv);
+  }
+  void analyze(ExperimentResult& r) const override {
+    const auto& points = r.samples.at("points");
+    const int sms = r.samples.at("sm_count").get<int>();
+    for (const char* type : {"bf16", "f16"}) {
+      const json* best = nullptr;
+      for (const auto& p : points)
+        if (p.at("type") == type &&
+            (!best || p.at("tflops").at("median").get<double>() > best->at("tflops").at("median").get<double>()))
+          best = &p;
+      if (!best) continue;
+      const auto& p = *best;
+      const double tf = p.at("tflops").at("median").get<double>();
+      const double mhz = p.at("sm_clock_mhz_measured").get<double>();
+      const double clock_peak = kFlopPerClkPerSm * sms * mhz * 1e-6;  // TFLOP/s
+      const double med = tf > 0 ? tf : 1;
+      const double spread = (p.at("tflops").at("p95").get<double>() - p.at("tflops").at("p5").get<double>()) / med;
+      Finding f{std::string("hopper.wgmma.") + type + ".tflops", tf, "TFLOP/s", 1.0 / (1.0 + spread / 0.02),
+                "best configuration of the sweep: wgmma m64n256k16 " + std::string(type) +
+                    " -> f32 from shared-memory descriptors on every SM (" +
+                    std::to_string(p.at("warpgroups_per_sm").get<int>()) + " warpgroup(s)/SM, " +
+                    std::to_string(p.at("wgmma_per_group").get<int>()) + " wgmma/group, wait_group " +
+                    std::to_string(p.at("wait_group").get<int>()) +
+                    "); FLOP / %globaltimer span; every accumulator checked",
+                json::object()};
+      f.extra["warpgroups_per_sm"] = p.at("warpgroups_per_sm");
+      f.extra["wgmma_per_group"] = p.at("wgmma_per_group");
+      f.extra["wait_group"] = p.at("wait_group");
+      f.extra["sm_clock_mhz"] = mhz;
+      f.extra["clock_peak_tflops"] = clock_peak;
+      f.extra["percent_of_clock_peak"] = clock_peak > 0 ? tf / clock_peak * 100 : 0;
+      f.extra["flop_per_clk_per_sm"] = p.at("flop_per_clk_per_sm_median");
+      f.extra["percent_of_4096_flop_per_clk_per_sm"] =
+          p.at("flop_per_clk_per_sm_median").get<double>() / kFlopPerClkPerSm * 100;
+      if (sms == 132) {
+        f.extra["datasheet_peak_tflops"] = kDatasheetTflops132;
+        f.extra["percent_of_datasheet"] = tf / kDatasheetTflops132 * 100;
+      }
+      r.findings.push_back(f);
+    }
+    // wait_group 0 vs 1 at the same shape: what keeping a group in flight buys.
+    for (const auto& p : points) {
+      if (p.at("wait_group").get<int>() != 0) continue;
+      for (const auto& q : points)
+        if (q.at("wait_group").get<int>() == 1 && q.at("type") == p.at("type") &&
+            q.at("warpgroups_per_sm") == p.at("warpgroups_per_sm") && q.at("wgmma_per_group") == p.at("wgmma_per_group")) {
+          const double a = p.at("tflops").at("median").get<double>(), b = q.at("tflops").at("median").get<double>();
+          Finding f{"hopper.wgmma." + p.at("type").get<std::string>() + ".wg" +
+                        std::to_string(p.at("warpgroups_per_sm").get<int>()) + ".per_group" +
+                        std::to_string(p.at("wgmma_per_group").get<int>()) + ".wait1_over_wait0",
+                    a > 0 ? b / a : 0, "ratio", 0.8,
+                    "TFLOP/s with wgmma.wait_group 1 (one group left in flight) / with wait_group 0",
+                    {{"wait0_tflops", a}, {"wait1_tflops", b}}};
+          r.findings.push_back(f);
+        }
+    }
+  }
+};
+
+}  // namespace
+
+void register_hopper_experiments(Registry& registry) {
+  registry.add(std::make_unique<HopperWgmmaThroughput>());
+}
+
+}  // namespace gpuprobe::probes

@@ -1,0 +1,542 @@
+// Memory-ordering probes: what a fence costs, what a scoped atomic costs (latency and
+// throughput, by scope and memory order), and whether a message-passing protocol between two
+// SMs ever lets the consumer read stale data. CUDA runtime directly; waived on a modelled GPU.
+#include "probes/ordering.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/cuda_check.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+#include "probes/ordering_kernels.hpp"
+
+namespace gpuprobe::probes {
+namespace {
+
+using nlohmann::json;
+namespace ok = ordering;
+
+constexpr const char* kModelWaiver = "needs a CUDA GPU: the modelled GPU has no memory-ordering model";
+
+struct GpuShape {
+  int ordinal = 0;
+  int sm_count = 0;
+  int max_threads_per_sm = 0;
+};
+
+GpuShape open_gpu(const device::Device& dev) {
+  GpuShape g;
+  g.ordinal = dev.info().ordinal;
+  GP_CUDA_CHECK(cudaSetDevice(g.ordinal));
+  GP_CUDA_CHECK(cudaDeviceGetAttribute(&g.sm_count, cudaDevAttrMultiProcessorCount, g.ordinal));
+  GP_CUDA_CHECK(cudaDeviceGetAttribute(&g.max_threads_per_sm,
+                                       cudaDevAttrMaxThreadsPerMultiProcessor, g.ordinal));
+  return g;
+}
+
+void synchronize() { GP_CUDA_CHECK(cudaDeviceSynchronize()); }
+
+/// Confidence from a measurement's spread: 1 at no spread, 0.5 at 2% (p95 - p5) / median.
+double spread_confidence(const json& m) {
+  const double med = m.at("median").get<double>();
+  if (med <= 0) return 0;
+  const double spread = (m.at("p95").get<double>() - m.at("p5").get<double>()) / med;
+  return 1.0 / (1.0 + spread / 0.02);
+}
+
+class OrderingExperiment : public Experiment {
+ public:
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
+    if (info.kind == "model") return std::string(kModelWaiver);
+    return std::nullopt;
+  }
+};
+
+/// Over a set of block/warp records: the wall span (%globaltimer) and the SM clock in MHz
+/// (median over records of clock64 cycles / ns).
+struct Span {
+  double ns = 0;
+  double clock_mhz = 0;
+};
+
+Span span_of(const std::vector<ok::TimeRecord>& recs) {
+  std::uint64_t g0 = std::numeric_limits<std::uint64_t>::max(), g1 = 0;
+  std::vector<double> mhz;
+  for (const auto& r : recs) {
+    g0 = std::min(g0, r.g0);
+    g1 = std::max(g1, r.g1);
+    if (r.g1 > r.g0 && r.c1 > r.c0)
+      mhz.push_back(static_cast<double>(r.c1 - r.c0) / static_cast<double>(r.g1 - r.g0) * 1e3);
+  }
+  Span s;
+  if (g1 > g0) s.ns = static_cast<double>(g1 - g0);
+  if (!mhz.empty()) s.clock_mhz = stats::median(mhz);
+  return s;
+}
+
+double median_or_zero(const std::vector<double>& v) { return v.empty() ? 0.0 : stats::median(v); }
+
+// ---- ordering.fence --------------------------------------------------------------------------
+
+struct FenceConfig {
+  const char* name;
+  int threads;
+};
+constexpr FenceConfig kFenceConfigs[] = {{"warp", 32}, {"sm", 1024}};
+constexpr std::uint32_t kFenceIterations = 256;  // x kFenceUnroll = 2048 steps per thread
+
+class OrderingFence : public OrderingExperiment {
+ public:
+  std::string id() const override { return "ordering.fence"; }
+  std::string description() const override {
+    return "cost of fence.acq_rel / fence.sc at cta, gpu and sys scope in cycles: a dependent "
+           "loop of store + fence minus the same loop without the fence; one warp and a full "
+           "block of 1024 threads on one SM";
+  }
+  json axes() const override {
+    json fences = json::array();
+    for (auto f : ok::kAllFences) fences.push_back(ok::fence_name(f));
+    return {{"fence", fences}, {"config", {"warp (32 threads)", "sm (1 block x 1024 threads)"}}};
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const GpuShape gpu = open_gpu(ctx.device);
+    ok::DeviceBuffer<std::uint32_t> scratch(1024), out(1024);
+    ok::DeviceBuffer<ok::TimeRecord> records(32);
+    const std::uint64_t steps = static_cast<std::uint64_t>(kFenceIterations) * ok::kFenceUnroll;
+    json cases = json::array();
+    for (const auto& cfg : kFenceConfigs) {
+      std::vector<std::uint32_t> expected(cfg.threads);
+      for (int t = 0; t < cfg.threads; ++t) expected[t] = ok::fence_expected(t, steps);
+      for (auto f : ok::kAllFences) {
+        std::vector<double> worst, clocks;
+        auto once = [&](int rep) {
+          ok::launch_fence(f, cfg.threads, kFenceIterations, scratch.get(), out.get(), records.get());
+          synchronize();
+          const auto o = out.download(cfg.threads);
+          const auto s = scratch.download(cfg.threads);
+          for (int t = 0; t < cfg.threads; ++t)
+            if (o[t] != expected[t] || s[t] != expected[t])
+              throw VerificationError("ordering.fence: thread " + std::to_string(t) + " (" +
+                                      ok::fence_name(f) + ", " + cfg.name + ") ended with " +
+                                      std::to_string(o[t]) + " / stored " + std::to_string(s[t]) +
+                                      ", expected " + std::to_string(expected[t]));
+          const auto recs = records.download(cfg.threads / 32);
+          std::vector<double> per_warp;
+          for (const auto& rec : recs) per_warp.push_back(static_cast<double>(rec.c1 - rec.c0) / steps);
+          if (rep >= 0) {
+            worst.push_back(*std::max_element(per_warp.begin(), per_warp.end()));
+            clocks.push_back(span_of(recs).clock_mhz);
+          }
+          return stats::median(per_warp);
+        };
+        const auto m = repeat_until_stable(once, ctx.options.protocol);
+        cases.push_back({{"config", cfg.name},
+                         {"threads", cfg.threads},
+                         {"fence", ok::fence_name(f)},
+                         {"steps_per_thread", steps},
+                         {"cycles_per_step", to_json(m)},
+                         {"slowest_warp_cycles_per_step_median", median_or_zero(worst)},
+                         {"sm_clock_mhz_measured", median_or_zero(clocks)}});
+      }
+    }
+    r.parameters = {{"loop", "per step: x = 3x + 1 (dependent), st.global.u32 of x to the thread's own "
+                             "word, then the fence (asm volatile; none for the baseline); " +
+                                 std::to_string(ok::kFenceUnroll) + " steps unrolled per iteration"},
+                    {"steps_per_thread", steps},
+                    {"cycles_per_step", "clock64 of each warp's lane 0 around the loop / steps; "
+                                        "median over warps"},
+                    {"cost", "cycles_per_step(fence) - cycles_per_step(none), same config"},
+                    {"sm_count", gpu.sm_count}};
+    r.samples = {{"cases", cases}};
+    Curve c{"table", {"config", "fence", "cycles_per_step_median", "p5", "p95", "cost_cycles"}, {}};
+    for (const auto& cs : cases) {
+      double base = 0;
+      for (const auto& b : cases)
+        if (b.at("config") == cs.at("config") && b.at("fence") == "none")
+          base = b.at("cycles_per_step").at("median").get<double>();
+      const auto& m = cs.at("cycles_per_step");
+      c.rows.push_back({cs.at("config"), cs.at("fence"), m.at("median"), m.at("p5"), m.at("p95"),
+                        m.at("median").get<double>() - base});
+    }
+    r.curves.push_back(c);
+  }
+  void analyze(ExperimentResult& r) const override {
+    const auto& cases = r.samples.at("cases");
+    for (const auto& cs : cases) {
+      if (cs.at("fence") == "none") continue;
+      const json* base = nullptr;
+      for (const auto& b : cases)
+        if (b.at("config") == cs.at("config") && b.at("fence") == "none") base = &b;
+      if (!base) continue;
+      const double with = cs.at("cycles_per_step").at("median").get<double>();
+      const double without = base->at("cycles_per_step").at("median").get<double>();
+      const double mhz = cs.at("sm_clock_mhz_measured").get<double>();
+      Finding f{"ordering.fence." + cs.at("fence").get<std::string>() + "." +
+                    cs.at("config").get<std::string>(),
+                with - without, "cycles",
+                std::min(spread_confidence(cs.at("cycles_per_step")),
+                         spread_confidence(base->at("cycles_per_step"))),
+                "median over warps of clock64 cycles per (store + fence) step minus the same "
+                "loop without the fence (" + cs.at("config").get<std::string>() + ", " +
+                    std::to_string(cs.at("threads").get<int>()) + " threads)",
+                json::object()};
+      f.extra["cycles_per_step_with_fence"] = with;
+      f.extra["cycles_per_step_without_fence"] = without;
+      f.extra["slowest_warp_cycles_per_step"] = cs.at("slowest_warp_cycles_per_step_median");
+      if (mhz > 0) f.extra["value_ns"] = (with - without) / mhz * 1e3;
+      f.extra["sm_clock_mhz"] = mhz;
+      r.findings.push_back(f);
+    }
+  }
+};
+
+// ---- ordering.atomic -------------------------------------------------------------------------
+
+constexpr std::uint32_t kLatencySteps = 4096;
+
+std::uint32_t throughput_steps(ok::AtomicMode m) {
+  switch (m) {
+    case ok::AtomicMode::kIndependent: return 64;
+    case ok::AtomicMode::kContendedBlock: return 16;
+    case ok::AtomicMode::kContendedGrid: return 4;
+  }
+  return 1;
+}
+
+class OrderingAtomic : public OrderingExperiment {
+ public:
+  std::string id() const override { return "ordering.atomic"; }
+  std::string description() const override {
+    return "cuda::atomic_ref<unsigned, scope>::fetch_add by scope (block, device, system) and "
+           "order (relaxed, acq_rel, seq_cst): dependent-chain latency in cycles, and throughput "
+           "(ops/s) at full occupancy on independent addresses, one address per block and one "
+           "address for the whole grid; every count checked on the host";
+  }
+  json axes() const override {
+    return {{"scope", {"block", "device", "system"}},
+            {"order", {"relaxed", "acq_rel", "seq_cst"}},
+            {"mode", {"latency", "independent", "contended_block", "contended_grid"}}};
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const GpuShape gpu = open_gpu(ctx.device);
+    // Latency: one thread, a dependent chain on counters[0].
+    ok::DeviceBuffer<std::uint32_t> lat_counters(32);
+    ok::DeviceBuffer<unsigned long long> lat_sum(1);
+    ok::DeviceBuffer<ok::TimeRecord> lat_rec(1);
+    json latency = json::array();
+    const unsigned long long want_sum =
+        static_cast<unsigned long long>(kLatencySteps) * (kLatencySteps - 1) / 2;
+    for (auto s : ok::kAllScopes) {
+      for (auto o : ok::kAllOrders) {
+        std::vector<double> ns;
+        auto once = [&](int rep) {
+          lat_counters.zero();
+          ok::launch_atomic_latency(s, o, kLatencySteps, 0u, lat_counters.get(), lat_sum.get(), lat_rec.get());
+          synchronize();
+          const auto c = lat_counters.download(1);
+          const auto sum = lat_sum.download();
+          if (c[0] != kLatencySteps || sum[0] != want_sum)
+            throw VerificationError(std::string("ordering.atomic latency (") + ok::scope_name(s) + ", " +
+                                    ok::order_name(o) + "): counter " + std::to_string(c[0]) +
+                                    " (expected " + std::to_string(kLatencySteps) + "), sum of results " +
+                                    std::to_string(sum[0]) + " (expected " + std::to_string(want_sum) + ")");
+          const auto rec = lat_rec.download();
+          if (rep >= 0) ns.push_back(static_cast<double>(rec[0].g1 - rec[0].g0) / kLatencySteps);
+          return static_cast<double>(rec[0].c1 - rec[0].c0) / kLatencySteps;
+        };
+        const auto m = repeat_until_stable(once, ctx.options.protocol);
+        latency.push_back({{"scope", ok::scope_name(s)},
+                           {"order", ok::order_name(o)},
+                           {"steps", kLatencySteps},
+                           {"cycles_per_op", to_json(m)},
+                           {"ns_per_op_median", median_or_zero(ns)}});
+      }
+    }
+    // Throughput: full occupancy, 1024-thread blocks.
+    const int threads = 1024;
+    const int per_sm = std::max(1, gpu.max_threads_per_sm / threads);
+    const int blocks = per_sm * gpu.sm_count;
+    const std::uint64_t total_threads = static_cast<std::uint64_t>(blocks) * threads;
+    ok::DeviceBuffer<std::uint32_t> counters(total_threads);
+    ok::DeviceBuffer<unsigned long long> sums(total_threads);
+    ok::DeviceBuffer<ok::TimeRecord> recs(static_cast<std::size_t>(blocks));
+    json throughput = json::array();
+    for (auto mode : {ok::AtomicMode::kIndependent, ok::AtomicMode::kContendedBlock,
+                      ok::AtomicMode::kContendedGrid}) {
+      const std::uint32_t steps = throughput_steps(mode);
+      const double ops = static_cast<double>(total_threads) * steps;
+      for (auto s : ok::kAllScopes) {
+        // A block-scope atomic is atomic only among the threads of one block: a grid-wide
+        // counter updated at block scope is a race by the memory model, not a measurement.
+        if (s == ok::AtomicScope::kBlock && mode == ok::AtomicMode::kContendedGrid) continue;
+        for (auto o : ok::kAllOrders) {
+          std::vector<double> clocks, per_clk;
+          auto once = [&](int rep) {
+            counters.zero();
+            ok::launch_atomic_throughput(s, o, mode, blocks, threads, steps, counters.get(), sums.get(), recs.get());
+            synchronize();
+            verify_throughput(mode, s, o, blocks, threads, steps, counters.download(), sums.download());
+            const auto span = span_of(recs.download());
+            if (span.ns <= 0) throw VerificationError("ordering.atomic: no %globaltimer span");
+            if (rep >= 0) {
+              clocks.push_back(span.clock_mhz);
+              if (span.clock_mhz > 0) per_clk.push_back(ops / (span.ns * span.clock_mhz * 1e-3));
+            }
+            return ops / span.ns * 1e9;
+          };
+          const auto m = repeat_until_stable(once, ctx.options.protocol);
+          throughput.push_back({{"mode", ok::mode_name(mode)},
+                                {"scope", ok::scope_name(s)},
+                                {"order", ok::order_name(o)},
+                                {"steps_per_thread", steps},
+                                {"ops_per_launch", ops},
+                                {"ops_per_s", to_json(m)},
+                                {"ops_per_clk_gpu_median", median_or_zero(per_clk)},
+                                {"sm_clock_mhz_measured", median_or_zero(clocks)}});
+        }
+      }
+    }
+    r.parameters = {{"latency", "one thread; old = atomic_ref(counters[idx]).fetch_add(1, order); "
+                                "idx = old & mask (mask = 0 at run time) so each address waits for "
+                                "the previous result; clock64 around " +
+                                    std::to_string(kLatencySteps) + " steps"},
+                    {"throughput", "every SM at full occupancy (" + std::to_string(blocks) + " x " +
+                                       std::to_string(threads) + " threads); results summed so that "
+                                       "fetch_add stays a fetch (ATOM, not RED); ops/s = ops / "
+                                       "(last block end - first block start, %globaltimer)"},
+                    {"modes", {{"independent", "thread i: counters[i] (adjacent 4-B words)"},
+                               {"contended_block", "all threads of block b: counters[32 b]"},
+                               {"contended_grid", "all threads: counters[0] (device and system "
+                                                  "scope only: block scope is not atomic across blocks)"}}},
+                    {"checks", "every counter equals the increments it got, and the results "
+                               "returned on each counter are exactly 0..n-1 (their sum is n(n-1)/2)"},
+                    {"sm_count", gpu.sm_count}};
+    r.samples = {{"latency", latency}, {"throughput", throughput}};
+    Curve lc{"latency", {"scope", "order", "cycles_per_op_median", "p5", "p95", "ns_per_op"}, {}};
+    for (const auto& l : latency)
+      lc.rows.push_back({l.at("scope"), l.at("order"), l.at("cycles_per_op").at("median"),
+                         l.at("cycles_per_op").at("p5"), l.at("cycles_per_op").at("p95"),
+                         l.at("ns_per_op_median")});
+    r.curves.push_back(lc);
+    Curve tc{"throughput", {"mode", "scope", "order", "ops_per_s_median", "p5", "p95", "ops_per_clk_gpu"}, {}};
+    for (const auto& t : throughput)
+      tc.rows.push_back({t.at("mode"), t.at("scope"), t.at("order"), t.at("ops_per_s").at("median"),
+                         t.at("ops_per_s").at("p5"), t.at("ops_per_s").at("p95"),
+                         t.at("ops_per_clk_gpu_median")});
+    r.curves.push_back(tc);
+  }
+  void analyze(ExperimentResult& r) const override {
+    for (const auto& l : r.samples.at("latency")) {
+      Finding f{"ordering.atomic.latency." + l.at("scope").get<std::string>() + "." +
+                    l.at("order").get<std::string>(),
+                l.at("cycles_per_op").at("median").get<double>(), "cycles",
+                spread_confidence(l.at("cycles_per_op")),
+                "one thread, dependent chain of fetch_add(1) on global memory (each result "
+                "selects the next address); clock64 / steps, loop overhead included",
+                json::object()};
+      f.extra["value_ns"] = l.at("ns_per_op_median");
+      r.findings.push_back(f);
+    }
+    for (const auto& t : r.samples.at("throughput")) {
+      const double ops_s = t.at("ops_per_s").at("median").get<double>();
+      Finding f{"ordering.atomic.throughput." + t.at("mode").get<std::string>() + "." +
+                    t.at("scope").get<std::string>() + "." + t.at("order").get<std::string>(),
+                ops_s, "ops/s", spread_confidence(t.at("ops_per_s")),
+                std::string("fetch_add(1) by every thread of a full-occupancy grid; ops / %globaltimer span") +
+                    (t.at("mode") == "independent"
+                         ? ""
+                         : "; ops are lane operations: nvcc combines a warp's fetch_adds to one address "
+                           "(sm_90a SASS: VOTE.ANY + SHFL.UP scan + one ATOM per warp), so the memory "
+                           "system sees about 1/32 as many atomics"),
+                json::object()};
+      const double per_clk = t.at("ops_per_clk_gpu_median").get<double>();
+      f.extra["ops_per_clk_gpu"] = per_clk;
+      if (per_clk > 0) f.extra["cycles_per_op_gpu"] = 1.0 / per_clk;
+      f.extra["sm_clock_mhz"] = t.at("sm_clock_mhz_measured");
+      r.findings.push_back(f);
+    }
+  }
+
+ private:
+  static void verify_throughput(ok::AtomicMode mode, ok::AtomicScope s, ok::AtomicOrder o, int blocks,
+                                int threads, std::uint32_t steps, const std::vector<std::uint32_t>& c,
+                                const std::vector<unsigned long long>& sums) {
+    const std::string where = std::string("ordering.atomic throughput (") + ok::mode_name(mode) +
+                              ", " + ok::scope_name(s) + ", " + ok::order_name(o) + "): ";
+    auto tri = [](unsigned long long n) { return n * (n - 1) / 2; };
+    const std::size_t total = static_cast<std::size_t>(blocks) * threads;
+    if (mode == ok::AtomicMode::kIndependent) {
+      for (std::size_t t = 0; t < total; ++t)
+        if (c[t] != steps || sums[t] != tri(steps))
+          throw VerificationError(where + "thread " + std::to_string(t) + ": counter " +
+                                  std::to_string(c[t]) + ", sum of results " + std::to_string(sums[t]) +
+                                  " (expected " + std::to_string(steps) + ", " + std::to_string(tri(steps)) + ")");
+    } else if (mode == ok::AtomicMode::kContendedBlock) {
+      const unsigned long long n = static_cast<unsigned long long>(threads) * steps;
+      for (int b = 0; b < blocks; ++b) {
+        unsigned long long sum = 0;
+        for (int t = 0; t < threads; ++t) sum += sums[static_cast<std::size_t>(b) * threads + t];
+        const std::uint32_t cnt = c[static_cast<std::size_t>(b) * 32];
+        if (cnt != n || sum != tri(n))
+          throw VerificationError(where + "block " + std::to_string(b) + ": counter " + std::to_string(cnt) +
+                                  ", sum of results " + std::to_string(sum) + " (expected " +
+                                  std::to_string(n) + ", " + std::to_string(tri(n)) + ")");
+      }
+    } else {
+      const unsigned long long n = static_cast<unsigned long long>(total) * steps;
+      unsigned long long sum = 0;
+      for (auto x : sums) sum += x;
+      if (c[0] != n || sum != tri(n))
+        throw VerificationError(where + "counter " + std::to_string(c[0]) + ", sum of results " +
+                                std::to_string(sum) + " (expected " + std::to_string(n) + ", " +
+                                std::to_string(tri(n)) + ")");
+    }
+  }
+};
+
+// ---- ordering.litmus -------------------------------------------------------------------------
+
+constexpr std::uint32_t kLitmusIterations = 100000;
+constexpr std::uint64_t kLitmusTimeoutNs = 50'000'000;  // per spin
+
+const char* litmus_protocol(ok::LitmusVariant v) {
+  switch (v) {
+    case ok::LitmusVariant::kReleaseAcquire:
+      return "producer: st.global data; st.release.gpu flag. consumer: ld.acquire.gpu flag (spin); ld.global data";
+    case ok::LitmusVariant::kFence:
+      return "producer: st.global data; fence.acq_rel.gpu; st.relaxed.gpu flag. consumer: "
+             "ld.relaxed.gpu flag (spin); fence.acq_rel.gpu; ld.global data";
+    case ok::LitmusVariant::kRelaxed:
+      return "producer: st.global data; st.relaxed.gpu flag. consumer: ld.relaxed.gpu flag (spin); "
+             "ld.global data (no fence anywhere)";
+    case ok::LitmusVariant::kVolatile:
+      return "producer: st.volatile data; st.volatile flag. consumer: ld.volatile flag (spin); "
+             "ld.volatile data (no fence)";
+    case ok::LitmusVariant::kWeak:
+      return "producer: st.global data; st.global flag. consumer: ld.global flag (spin); ld.global "
+             "data (plain weak accesses, no fence)";
+  }
+  return "?";
+}
+
+class OrderingLitmus : public OrderingExperiment {
+ public:
+  std::string id() const override { return "ordering.litmus"; }
+  std::string description() const override {
+    return "message passing between two blocks on different SMs (data, then flag; the consumer "
+           "spins on the flag, then reads the data), 100k alternating iterations: release/acquire "
+           "and fenced protocols must never read stale data; relaxed, volatile and plain ones "
+           "report what was observed";
+  }
+  json axes() const override {
+    json v = json::array();
+    for (auto x : ok::kAllLitmus) v.push_back(ok::litmus_name(x));
+    return {{"variant", v}, {"iterations", kLitmusIterations}};
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const GpuShape gpu = open_gpu(ctx.device);
+    const std::uint32_t smem = ok::litmus_prepare(gpu.ordinal);
+    ok::DeviceBuffer<std::uint32_t> words(ok::kLitmusWords);
+    ok::DeviceBuffer<ok::LitmusResult> result(1);
+    json variants = json::array();
+    std::string violation;
+    for (auto v : ok::kAllLitmus) {
+      words.zero();
+      result.zero();
+      ok::launch_litmus(v, kLitmusIterations, kLitmusTimeoutNs, smem, words.get(), result.get());
+      synchronize();
+      const auto res = result.download()[0];
+      const auto w = words.download();
+      const bool sync = ok::litmus_is_synchronizing(v);
+      const double ns = res.g1 > res.g0 ? static_cast<double>(res.g1 - res.g0) : 0;
+      variants.push_back({{"variant", ok::litmus_name(v)},
+                          {"protocol", litmus_protocol(v)},
+                          {"synchronizing", sync},
+                          {"iterations", kLitmusIterations},
+                          {"completed", res.completed},
+                          {"stale_reads", res.stale},
+                          {"timed_out", res.timed_out != 0},
+                          {"first_stale_iteration", res.first_stale_iteration},
+                          {"first_stale_value", res.first_stale_value},
+                          {"producer_smid", res.smid[0]},
+                          {"consumer_smid", res.smid[1]},
+                          {"final_data", w[ok::kLitmusData]},
+                          {"final_flag", w[ok::kLitmusFlag]},
+                          {"final_ack", w[ok::kLitmusAck]},
+                          {"ns_per_iteration", res.completed ? ns / res.completed : 0.0}});
+      // Host checks: a complete run leaves data = flag = ack = iterations.
+      if (!res.timed_out && (res.completed != kLitmusIterations || w[ok::kLitmusData] != kLitmusIterations ||
+                             w[ok::kLitmusFlag] != kLitmusIterations || w[ok::kLitmusAck] != kLitmusIterations))
+        throw VerificationError(std::string("ordering.litmus ") + ok::litmus_name(v) +
+                                ": the run did not end in the state the protocol implies (completed " +
+                                std::to_string(res.completed) + ", data " + std::to_string(w[ok::kLitmusData]) +
+                                ", flag " + std::to_string(w[ok::kLitmusFlag]) + ", ack " +
+                                std::to_string(w[ok::kLitmusAck]) + ")");
+      if (res.smid[0] == res.smid[1])
+        throw VerificationError(std::string("ordering.litmus ") + ok::litmus_name(v) +
+                                ": producer and consumer ran on the same SM " + std::to_string(res.smid[0]));
+      if (sync && (res.stale || res.timed_out) && violation.empty())
+        violation = std::string(ok::litmus_name(v)) + ": " + std::to_string(res.stale) +
+                    " stale reads, timed out: " + (res.timed_out ? "yes" : "no") + " (first stale at iteration " +
+                    std::to_string(res.first_stale_iteration) + ", value " +
+                    std::to_string(res.first_stale_value) + ")";
+    }
+    r.parameters = {{"iterations", kLitmusIterations},
+                    {"timeout_ns_per_spin", kLitmusTimeoutNs},
+                    {"layout", "data, flag, ack and abort words 256 B apart (different 128-B lines)"},
+                    {"handshake", "the producer writes iteration k only after ld.acquire.gpu of ack == k-1; "
+                                  "the consumer st.release.gpu's ack = k after reading data (this "
+                                  "channel is correct in every variant)"},
+                    {"placement", "2 blocks, each with " + std::to_string(smem) +
+                                      " B of dynamic shared memory, so that no SM can hold both"},
+                    {"stale", "the consumer saw flag == k but read data != k"},
+                    {"sm_count", gpu.sm_count}};
+    r.samples = {{"variants", variants}};
+    Curve c{"table", {"variant", "synchronizing", "completed", "stale_reads", "timed_out", "ns_per_iteration"}, {}};
+    for (const auto& x : variants)
+      c.rows.push_back({x.at("variant"), x.at("synchronizing").get<bool>() ? 1 : 0, x.at("completed"),
+                        x.at("stale_reads"), x.at("timed_out").get<bool>() ? 1 : 0, x.at("ns_per_iteration")});
+    r.curves.push_back(c);
+    if (!violation.empty())
+      throw VerificationError("ordering.litmus: a correctly synchronized protocol read stale data or hung: " +
+                              violation);
+  }
+  void analyze(ExperimentResult& r) const override {
+    for (const auto& x : r.samples.at("variants")) {
+      const bool sync = x.at("synchronizing").get<bool>();
+      const auto stale = x.at("stale_reads").get<double>();
+      const bool timed_out = x.at("timed_out").get<bool>();
+      std::string method = "count of consumer reads that saw flag == k but data != k over " +
+                           std::to_string(x.at("completed").get<std::uint32_t>()) + " completed iterations; " +
+                           x.at("protocol").get<std::string>();
+      if (sync)
+        method += ". Guaranteed zero by the PTX memory model";
+      else
+        method += ". Not synchronized: stale reads are allowed; a count of zero is a legitimate "
+                  "observation (this run, this GPU), not a guarantee";
+      if (timed_out) method += ". A spin timed out: the consumer never saw the flag (run aborted)";
+      Finding f{"ordering.litmus." + x.at("variant").get<std::string>() + ".stale_reads", stale, "reads",
+                timed_out ? 0.3 : 0.95, method, json::object()};
+      f.extra["completed"] = x.at("completed");
+      f.extra["timed_out"] = timed_out;
+      f.extra["synchronizing"] = sync;
+      f.extra["ns_per_iteration"] = x.at("ns_per_iteration");
+      f.extra["smids"] = {x.at("producer_smid"), x.at("consumer_smid")};
+      r.findings.push_back(f);
+    }
+  }
+};
+
+}  // namespace
+
+void register_ordering_experiments(Registry& registry) {
+  registry.add(std::make_unique<OrderingFence>());
+  registry.add(std::make_unique<OrderingAtomic>());
+  registry.add(std::make_unique<OrderingLitmus>());
+}
+
+}  // namespace gpuprobe::probes

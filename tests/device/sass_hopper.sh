@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# GPU-machine test: disassembles the ordering and Hopper probe kernels (sm_90a) and fails unless
+#   - every wgmma_kernel instance holds HGMMA (the wgmma.mma_async reached the tensor cores),
+#     at least 4 in the 4-per-group instances;
+#   - the fence_kernel instances for gpu and sys scope (fence.acq_rel / fence.sc) hold a MEMBAR,
+#     and the no-fence baseline holds none. The cta-scope instances are printed only: a
+#     CTA-scope fence may legitimately compile to no MEMBAR at all.
+# It also prints the memory opcodes of the atomic and litmus kernels, for the record.
+set -euo pipefail
+bin="${1:?usage: sass_hopper.sh <gpuprobe binary>}"
+command -v cuobjdump >/dev/null || { echo "cuobjdump not found"; exit 1; }
+sass=$(mktemp)
+trap 'rm -f "$sass"' EXIT
+cuobjdump -sass -arch sm_90a "$bin" >"$sass"
+fail=0
+
+functions() {  # mangled names of the functions whose name matches $1
+  sed -nE 's/.*Function : ([^ ]+).*/\1/p' "$sass" | grep -E "$1" || true
+}
+body_of() {  # instructions of the function named exactly $1
+  awk -v k="$1" '/Function : /{p = ($3 == k); next} p' "$sass"
+}
+opcodes() {  # the opcode of every instruction line (predicate stripped)
+  sed -nE 's#^[[:space:]]*/\*[0-9a-f]+\*/[[:space:]]+(@!?U?P[0-9T]+[[:space:]]+)?([A-Z0-9_.]+).*#\2#p'
+}
+
+# ---- wgmma ----
+n_wgmma=0
+for f in $(functions 'wgmma_kernel'); do
+  n_wgmma=$((n_wgmma + 1))
+  ops=$(body_of "$f" | opcodes)
+  n=$(grep -cE '^HGMMA' <<<"$ops" || true)
+  want=1
+  [[ "$f" =~ Li4EEEv ]] && want=4
+  if [[ "$n" -lt "$want" ]]; then
+    echo "FAIL $f: $n HGMMA (want >= $want); opcodes: $(sort <<<"$ops" | uniq -c | sort -rn | head -6 | tr '\n' ' ')"
+    fail=1
+  else
+    echo "ok   $f: $n x $(grep -E '^HGMMA' <<<"$ops" | sort -u | tr '\n' ' ')"
+  fi
+done
+if [[ "$n_wgmma" -lt 8 ]]; then echo "FAIL: $n_wgmma wgmma_kernel instances (want 8)"; fail=1; fi
+
+# ---- fences: FenceKind 0 none, 1 acq_rel.cta, 2 acq_rel.gpu, 3 acq_rel.sys, 4 sc.cta, 5 sc.gpu, 6 sc.sys
+names=(none acq_rel.cta acq_rel.gpu acq_rel.sys sc.cta sc.gpu sc.sys)
+n_fence=0
+for f in $(functions 'fence_kernel'); do
+  kind=$(sed -nE 's/.*FenceKindE([0-9]+)E.*/\1/p' <<<"$f")
+  [[ -z "$kind" ]] && continue
+  n_fence=$((n_fence + 1))
+  ops=$(body_of "$f" | opcodes)
+  membar=$(grep -E '^(MEMBAR|FENCE)' <<<"$ops" | sort | uniq -c | tr '\n' ' ' || true)
+  n=$(grep -cE '^MEMBAR' <<<"$ops" || true)
+  case "$kind" in
+    0) if [[ "$n" -ne 0 ]]; then echo "FAIL fence none: $n MEMBAR in the baseline"; fail=1
+       else echo "ok   fence none: no MEMBAR"; fi ;;
+    1|4) echo "info fence ${names[$kind]}: ${membar:-no MEMBAR/FENCE} ($(grep -cE '^STG' <<<"$ops" || true) STG)" ;;
+    *) if [[ "$n" -lt 1 ]]; then
+         echo "FAIL fence ${names[$kind]}: no MEMBAR; opcodes: $(sort <<<"$ops" | uniq -c | sort -rn | head -8 | tr '\n' ' ')"
+         fail=1
+       else echo "ok   fence ${names[$kind]}: $membar"; fi ;;
+  esac
+done
+if [[ "$n_fence" -lt 7 ]]; then echo "FAIL: $n_fence fence_kernel instances (want 7)"; fail=1; fi
+
+# ---- for the record: atomics and litmus
+for f in $(functions 'atomic_(latency|throughput)_kernel|litmus_kernel'); do
+  ops=$(body_of "$f" | opcodes | grep -E '^(ATOM|RED|MEMBAR|FENCE|LDG|STG|LD\.|ST\.|CCTL|POPC|VOTE|MATCH|SHFL|UFLO|FLO)' | sort | uniq -c | tr -s ' ' | tr '\n' ' ' || true)
+  echo "info $(c++filt <<<"$f" 2>/dev/null | sed -E 's/gpuprobe::probes::ordering:://g; s/\(anonymous namespace\):://g' | cut -c1-110): $ops"
+done
+exit $fail
