@@ -89,8 +89,7 @@ std::vector<device::LoadOp> parse_loads(const std::string& text) {
 }
 
 int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int argc,
-                    const char* const* argv, std::ostream& out, std::ostream& err,
-                    const std::string& command) {
+                    const char* const* argv, std::ostream& out, const std::string& command) {
   const auto start = std::chrono::steady_clock::now();
   const std::string started = utc_now();
   if (cli.options.out_dir.empty())
@@ -352,7 +351,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       for (const auto& e : registry.all()) chosen.push_back(e.get());
       command = "characterize";
     }
-    return run_experiments(chosen, cli, argc, argv, out, err, command);
+    return run_experiments(chosen, cli, argc, argv, out, command);
   } catch (const UsageError& e) {
     err << "gpuprobe: error: " << e.what() << "\n";
     return 2;
