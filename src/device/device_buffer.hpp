@@ -3,7 +3,9 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "core/cuda_check.hpp"
 
@@ -12,7 +14,9 @@ namespace gpuprobe::device {
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) { GP_CUDA_CHECK(cudaMalloc(&ptr_, bytes)); }
+  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+    if (bytes_) GP_CUDA_CHECK(cudaMalloc(&ptr_, bytes_));
+  }
   ~DeviceBuffer() {
     if (ptr_) cudaFree(ptr_);
   }
@@ -37,6 +41,36 @@ class DeviceBuffer {
  private:
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
+};
+
+/// `n` elements of T in device memory; move-only.
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  explicit DeviceArray(std::size_t n) : buffer_(n * sizeof(T)), n_(n) {}
+  T* get() const { return buffer_.as<T>(); }
+  std::size_t size() const { return n_; }
+  void zero() {
+    if (n_) GP_CUDA_CHECK(cudaMemset(get(), 0, n_ * sizeof(T)));
+  }
+  void upload(const std::vector<T>& v) {
+    if (v.size() > n_) throw std::length_error("DeviceArray::upload: too many elements");
+    if (!v.empty())
+      GP_CUDA_CHECK(cudaMemcpy(get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  /// Copies the first `count` elements back (all when 0); synchronous.
+  std::vector<T> download(std::size_t count = 0) const {
+    std::vector<T> v(count ? count : n_);
+    if (!v.empty())
+      GP_CUDA_CHECK(cudaMemcpy(v.data(), get(), v.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    return v;
+  }
+  std::vector<T> to_host(std::size_t count = 0) const { return download(count); }
+
+ private:
+  DeviceBuffer buffer_;
+  std::size_t n_ = 0;
 };
 
 }  // namespace gpuprobe::device

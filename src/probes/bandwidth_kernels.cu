@@ -14,23 +14,6 @@ namespace gpuprobe::probes::bw {
 // ---------------------------------------------------------------------------------------------
 // RAII owners
 
-DeviceArray::DeviceArray(std::uint64_t bytes) : bytes_(bytes) {
-  GP_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
-}
-DeviceArray::~DeviceArray() {
-  if (ptr_) cudaFree(ptr_);  // nothing to do about a failure while unwinding
-}
-DeviceArray::DeviceArray(DeviceArray&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-DeviceArray& DeviceArray::operator=(DeviceArray&& o) noexcept {
-  if (this != &o) {
-    if (ptr_) cudaFree(ptr_);
-    ptr_ = std::exchange(o.ptr_, nullptr);
-    bytes_ = std::exchange(o.bytes_, 0);
-  }
-  return *this;
-}
-
 Stream::Stream() { GP_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
 Stream::~Stream() {
   if (s_) cudaStreamDestroy(s_);

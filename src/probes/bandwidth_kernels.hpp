@@ -8,6 +8,8 @@
 #include <cstring>
 #include <string>
 
+#include "device/device_buffer.hpp"
+
 #if defined(__CUDACC__)
 #define GP_HD __host__ __device__
 #else
@@ -19,26 +21,7 @@ namespace gpuprobe::probes::bw {
 // ---------------------------------------------------------------------------------------------
 // RAII owners
 
-/// Device memory (cudaMalloc / cudaFree); move-only.
-class DeviceArray {
- public:
-  DeviceArray() = default;
-  explicit DeviceArray(std::uint64_t bytes);
-  ~DeviceArray();
-  DeviceArray(DeviceArray&& other) noexcept;
-  DeviceArray& operator=(DeviceArray&& other) noexcept;
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(ptr_);
-  }
-  std::uint64_t bytes() const { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  std::uint64_t bytes_ = 0;
-};
+using DeviceArray = device::DeviceBuffer;
 
 /// A non-blocking CUDA stream; move-only.
 class Stream {

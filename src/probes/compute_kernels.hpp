@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/cuda_check.hpp"
+#include "device/device_buffer.hpp"
 
 #ifdef __CUDACC__
 #define GP_HOST_DEVICE __host__ __device__
@@ -18,46 +19,7 @@
 
 namespace gpuprobe::probes::kernels {
 
-/// Owns `n` elements of device memory (cudaMalloc / cudaFree); move-only.
-template <class T>
-class DeviceArray {
- public:
-  DeviceArray() = default;
-  explicit DeviceArray(std::size_t n) : n_(n) {
-    if (n_) GP_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p_), n_ * sizeof(T)));
-  }
-  ~DeviceArray() {
-    if (p_) cudaFree(p_);  // never throws; a failure here cannot be acted on
-  }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  DeviceArray(DeviceArray&& o) noexcept
-      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
-  DeviceArray& operator=(DeviceArray&& o) noexcept {
-    if (this != &o) {
-      if (p_) cudaFree(p_);
-      p_ = std::exchange(o.p_, nullptr);
-      n_ = std::exchange(o.n_, 0);
-    }
-    return *this;
-  }
-  T* get() const { return p_; }
-  std::size_t size() const { return n_; }
-  void zero() {
-    if (n_) GP_CUDA_CHECK(cudaMemset(p_, 0, n_ * sizeof(T)));
-  }
-  /// Copies the first `count` elements back (all when count is 0); synchronous.
-  std::vector<T> to_host(std::size_t count = 0) const {
-    std::vector<T> v(count ? count : n_);
-    if (!v.empty())
-      GP_CUDA_CHECK(cudaMemcpy(v.data(), p_, v.size() * sizeof(T), cudaMemcpyDeviceToHost));
-    return v;
-  }
-
- private:
-  T* p_ = nullptr;
-  std::size_t n_ = 0;
-};
+using device::DeviceArray;
 
 /// What thread 0 of every block writes: its SM, clock64 and %globaltimer around the timed part,
 /// and how many of the block's threads ended with a wrong value.

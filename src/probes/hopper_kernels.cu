@@ -4,6 +4,7 @@
 // (the compute_75 PTX) compiles empty stubs, and wgmma_compiled() tells the host which it got.
 #include <cuda_runtime.h>
 
+#include "device/ptx.cuh"
 #include "core/cuda_check.hpp"
 #include "probes/hopper_kernels.hpp"
 
@@ -15,23 +16,9 @@ struct F16 {};
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-__device__ __forceinline__ std::uint64_t global_timer() {
-  std::uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-__device__ __forceinline__ std::uint64_t clock_64() {
-  std::uint64_t t;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
-  return t;
-}
-
-__device__ __forceinline__ std::uint32_t sm_id() {
-  std::uint32_t id;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-  return id;
-}
+using device::ptx::clock_64;
+using device::ptx::global_timer;
+using device::ptx::sm_id;
 
 template <class T>
 struct Wgmma;

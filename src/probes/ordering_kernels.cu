@@ -6,29 +6,16 @@
 
 #include <stdexcept>
 
+#include "device/ptx.cuh"
 #include "core/cuda_check.hpp"
 #include "probes/ordering_kernels.hpp"
 
 namespace gpuprobe::probes::ordering {
 namespace {
 
-__device__ __forceinline__ std::uint64_t global_timer() {
-  std::uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-__device__ __forceinline__ std::uint64_t clock_64() {
-  std::uint64_t t;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
-  return t;
-}
-
-__device__ __forceinline__ std::uint32_t sm_id() {
-  std::uint32_t id;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-  return id;
-}
+using device::ptx::clock_64;
+using device::ptx::global_timer;
+using device::ptx::sm_id;
 
 // ---- fences ----------------------------------------------------------------------------------
 

@@ -11,54 +11,12 @@
 #include <cuda_runtime_api.h>
 
 #include "core/cuda_check.hpp"
+#include "device/device_buffer.hpp"
 
 namespace gpuprobe::probes::ordering {
 
-/// Owns `n` elements of device memory (cudaMalloc / cudaFree); move-only.
 template <class T>
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t n) : n_(n) {
-    if (n_) GP_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p_), n_ * sizeof(T)));
-  }
-  ~DeviceBuffer() {
-    if (p_) cudaFree(p_);  // never throws; nothing can be done about a failure here
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept
-      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    if (this != &o) {
-      if (p_) cudaFree(p_);
-      p_ = std::exchange(o.p_, nullptr);
-      n_ = std::exchange(o.n_, 0);
-    }
-    return *this;
-  }
-  T* get() const { return p_; }
-  std::size_t size() const { return n_; }
-  void zero() {
-    if (n_) GP_CUDA_CHECK(cudaMemset(p_, 0, n_ * sizeof(T)));
-  }
-  void upload(const std::vector<T>& v) {
-    if (v.size() > n_) throw std::length_error("DeviceBuffer::upload: too many elements");
-    if (!v.empty())
-      GP_CUDA_CHECK(cudaMemcpy(p_, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  /// Copies the first `count` elements back (all when 0); synchronous.
-  std::vector<T> download(std::size_t count = 0) const {
-    std::vector<T> v(count ? count : n_);
-    if (!v.empty())
-      GP_CUDA_CHECK(cudaMemcpy(v.data(), p_, v.size() * sizeof(T), cudaMemcpyDeviceToHost));
-    return v;
-  }
-
- private:
-  T* p_ = nullptr;
-  std::size_t n_ = 0;
-};
+using DeviceBuffer = device::DeviceArray<T>;
 
 /// Timing of one warp or block: clock64 and %globaltimer around the timed part, its SM.
 struct TimeRecord {
