@@ -1,0 +1,554 @@
+// Hopper asynchronous data movement: TMA copies (cp.async.bulk and cp.async.bulk.tensor) from
+// global to shared memory completing on transaction-count mbarriers, their latency against a
+// warp's plain loads and their steady-state bandwidth on every SM; bulk-group stores from shared
+// to global; and distributed shared memory (ld.shared::cluster through mapa) per cluster size.
+// Every number comes from launches whose data was checked (bytes, checksums or end nodes).
+#include "probes/tma.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/cuda_check.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+#include "device/device_buffer.hpp"
+#include "probes/tma_kernels.hpp"
+
+namespace gpuprobe::probes {
+namespace {
+
+using nlohmann::json;
+using device::DeviceBuffer;
+
+constexpr const char* kNeedsHopper =
+    "needs sm_90a (Hopper): TMA and thread-block clusters need sm_90, and this binary holds them for "
+    "sm_90a (compute capability 9.0) only";
+constexpr const char* kNeedsCuda = "needs a CUDA GPU";
+constexpr std::uint64_t kKiB = 1024, kMiB = 1024 * 1024;
+
+std::optional<std::string> hopper_waiver(const device::DeviceInfo& info) {
+  if (info.cc_major != 9 || info.cc_minor != 0) return std::string(kNeedsHopper);
+  if (info.kind == "model") return std::string(kNeedsCuda);
+  return std::nullopt;
+}
+
+void require_compiled(const std::string& id) {
+  if (!tma::tma_compiled())
+    throw VerificationError(id + ": this binary holds no sm_90 TMA / cluster code for this device");
+}
+
+int device_attr(cudaDeviceAttr a, int ordinal) {
+  int v = 0;
+  GP_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, ordinal));
+  return v;
+}
+
+double peak_gb_s(const device::DeviceInfo& d) {
+  return d.mem_clock_max_mhz * 1e6 * 2.0 * d.mem_bus_width_bits / 8.0 / 1e9;
+}
+
+/// The statistics of a Measurement as to_json writes them (median, mad, ... at the top level).
+const json& summary_of(const json& measurement) { return measurement; }
+
+// ---------------------------------------------------------------------------------------------
+
+class TmaLatency : public Experiment {
+ public:
+  std::string id() const override { return "hopper.tma.latency"; }
+  std::string description() const override {
+    return "one TMA copy global -> shared (cp.async.bulk, and cp.async.bulk.tensor.2d through a "
+           "CUtensorMap) completing on an mbarrier transaction count, clock64 from issue to "
+           "completion, 128 B .. 16 KiB, L2-hot and from DRAM (L2 flushed), next to one warp's "
+           "ld.global of the same bytes; copied bytes checked on the host";
+  }
+  json axes() const override {
+    return {{"copy", {"bulk", "tensor", "warp_load"}},
+            {"bytes", {128, 256, 512, 1024, 2048, 4096, 8192, 16384}},
+            {"regime", {"l2", "dram"}}};
+  }
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override { return hopper_waiver(info); }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const auto& info = ctx.device.info();
+    GP_CUDA_CHECK(cudaSetDevice(info.ordinal));
+    require_compiled(id());
+    const int sm_count = device_attr(cudaDevAttrMultiProcessorCount, info.ordinal);
+    const std::uint64_t src_bytes = 16 * kMiB;
+    const std::uint64_t flush_bytes = 2 * std::max<std::uint64_t>(info.l2_bytes, 8 * kMiB);
+    DeviceBuffer src(src_bytes), flush(flush_bytes), copy(16 * kKiB), out(sizeof(tma::LatencyOut));
+    tma::fill_pattern(src.as<std::uint32_t>(), src_bytes / 4);
+    const std::vector<std::uint32_t> sizes{128, 256, 512, 1024, 2048, 4096, 8192, 16384};
+    std::vector<tma::TensorMap> maps;
+    for (auto s : sizes) maps.push_back(tma::encode_rows_map(src.as<void>(), src_bytes / 128, s / 128));
+
+    json points = json::array();
+    std::uint64_t cursor = 0;
+    for (const char* regime : {"l2", "dram"}) {
+      const bool cold = std::string(regime) == "dram";
+      for (auto kind : {tma::CopyKind::kBulk, tma::CopyKind::kTensor, tma::CopyKind::kWarpLoad}) {
+        for (std::size_t si = 0; si < sizes.size(); ++si) {
+          const std::uint32_t bytes = sizes[si];
+          std::uint64_t wrong = 0, checked = 0;
+          std::vector<double> smids;
+          std::string first_wrong;
+          auto once = [&](int rep) {
+            // A different 16 KiB-aligned region every call: nothing left over from the last one.
+            const std::uint64_t off = (cursor++ * 16 * kKiB) % (src_bytes - 16 * kKiB);
+            const std::uint8_t* p = src.as<std::uint8_t>() + off;
+            const auto row = static_cast<std::uint32_t>(off / 128);
+            if (cold) {
+              tma::flush_l2(flush.as<std::uint64_t>(), flush_bytes, sm_count);
+            } else {
+              tma::launch_latency(kind, p, bytes, row, maps[si], copy.as<std::uint8_t>(),
+                                  out.as<tma::LatencyOut>());  // brings the bytes into L2
+            }
+            GP_CUDA_CHECK(cudaMemset(copy.as<void>(), 0, bytes));
+            tma::launch_latency(kind, p, bytes, row, maps[si], copy.as<std::uint8_t>(), out.as<tma::LatencyOut>());
+            tma::LatencyOut o{};
+            GP_CUDA_CHECK(cudaMemcpy(&o, out.as<void>(), sizeof o, cudaMemcpyDeviceToHost));
+            if (o.timeouts)
+              throw VerificationError(id() + ": " + tma::copy_name(kind) + " copy of " + std::to_string(bytes) +
+                                      " B never completed its mbarrier phase");
+            std::vector<std::uint32_t> got(bytes / 4);
+            GP_CUDA_CHECK(cudaMemcpy(got.data(), copy.as<void>(), bytes, cudaMemcpyDeviceToHost));
+            for (std::size_t i = 0; i < got.size(); ++i) {
+              ++checked;
+              if (got[i] != tma::pattern(off / 4 + i)) {
+                if (!wrong) first_wrong = "word " + std::to_string(i) + " at offset " + std::to_string(off);
+                ++wrong;
+              }
+            }
+            if (rep >= 0) smids.push_back(o.smid);
+            return static_cast<double>(o.cycles);
+          };
+          const auto m = repeat_until_stable(once, ctx.options.protocol);
+          points.push_back({{"copy", tma::copy_name(kind)},
+                            {"regime", regime},
+                            {"bytes", bytes},
+                            {"cycles", to_json(m)},
+                            {"words_checked", checked},
+                            {"words_wrong", wrong},
+                            {"first_wrong", first_wrong},
+                            {"verified", wrong == 0},
+                            {"smid", smids.empty() ? -1.0 : smids.back()}});
+        }
+      }
+    }
+    r.protocol = to_json(ctx.options.protocol);
+    r.parameters = {{"source_bytes", src_bytes},
+                    {"l2_flush_bytes", flush_bytes},
+                    {"block", "1 block of 32 threads; thread 0 issues and waits (TMA)"},
+                    {"bulk", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"},
+                    {"tensor",
+                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes; "
+                     "uint32 tensor of 128-B rows, box 32 x bytes/128, no swizzle (cuTensorMapEncodeTiled "
+                     "via cudaGetDriverEntryPointByVersion)"},
+                    {"warp_load", "ld.global.v4.u32 by every lane with data, st.shared, __syncwarp"},
+                    {"timing", "clock64 before mbarrier.arrive.expect_tx (or the first load) to after "
+                               "mbarrier.try_wait.parity succeeds (or __syncwarp)"},
+                    {"l2_regime", "an identical untimed launch first (the L1 is invalidated per launch)"},
+                    {"dram_regime", "L2 flushed by streaming 2 x L2 before the timed launch"}};
+    r.samples = {{"points", points}};
+    std::size_t bad = 0;
+    for (const auto& p : points) bad += p.at("verified").get<bool>() ? 0 : 1;
+    r.statistics = {{"points", points.size()}, {"points_failing_verification", bad}};
+    Curve c{"latency", {"copy", "regime", "bytes", "cycles_median", "cycles_min", "cycles_p5", "cycles_p95", "n",
+                        "verified"}, {}};
+    for (const auto& p : points) {
+      const auto s = summary_of(p.at("cycles"));
+      c.rows.push_back({p.at("copy"), p.at("regime"), p.at("bytes"), s.at("median"), s.at("min"), s.at("p5"),
+                        s.at("p95"), s.at("n"), p.at("verified").get<bool>() ? 1 : 0});
+    }
+    r.curves.push_back(c);
+  }
+  void analyze(ExperimentResult& r) const override {
+    if (!r.samples.contains("points")) return;
+    const auto& points = r.samples.at("points");
+    const std::pair<const char*, const char*> names[] = {
+        {"bulk", "hopper.tma.bulk_latency"}, {"tensor", "hopper.tma.tensor_latency"},
+        {"warp_load", "hopper.tma.warp_load_latency"}};
+    for (const auto& [copy, name] : names)
+      for (const char* regime : {"l2", "dram"}) {
+        json by_bytes = json::object();
+        std::optional<json> smallest;
+        for (const auto& p : points) {
+          if (p.at("copy") != copy || p.at("regime") != regime || !p.at("verified").get<bool>()) continue;
+          by_bytes[std::to_string(p.at("bytes").get<int>())] = summary_of(p.at("cycles")).at("median");
+          if (!smallest || p.at("bytes").get<int>() < smallest->at("bytes").get<int>()) smallest = p;
+        }
+        if (!smallest) continue;
+        const auto s = summary_of(smallest->at("cycles"));
+        const double med = s.at("median").get<double>(), mad = s.at("mad").get<double>();
+        Finding f{std::string(name) + (std::string(regime) == "dram" ? "_dram" : ""), med, "cycles",
+                  std::clamp(1.0 / (1.0 + (med > 0 ? mad / med : 1.0) / 0.02), 0.0, 0.95),
+                  std::string("median clock64 from issue to completion of one ") + copy + " copy of the smallest size (" +
+                      (std::string(regime) == "dram" ? "L2 flushed" : "L2-hot") + "); copied bytes checked",
+                  json::object()};
+        f.extra["bytes"] = smallest->at("bytes");
+        f.extra["regime"] = regime;
+        f.extra["cycles_by_bytes"] = by_bytes;
+        r.findings.push_back(f);
+      }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+
+class TmaBandwidth : public Experiment {
+ public:
+  std::string id() const override { return "hopper.tma.bandwidth"; }
+  std::string description() const override {
+    return "steady-state TMA global -> shared (cp.async.bulk into a ring of 1-4 stages, one full and one "
+           "empty mbarrier each) and shared -> global (cp.async.bulk bulk_group, wait_group.read to reuse a "
+           "stage, wait_group 0 at the end) on every SM over >= 16 x L2, tiles 4-32 KiB; GB/s against "
+           "the DRAM peak; loads checked by checksum, stores word by word";
+  }
+  json axes() const override {
+    return {{"direction", {"load", "store"}}, {"tile_bytes", {4096, 8192, 16384, 32768}}, {"stages", {1, 2, 3, 4}},
+            {"array_bytes", "16 x L2 (--array-bytes)"}};
+  }
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override { return hopper_waiver(info); }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const auto& info = ctx.device.info();
+    GP_CUDA_CHECK(cudaSetDevice(info.ordinal));
+    require_compiled(id());
+    const int ordinal = info.ordinal;
+    const int sm_count = device_attr(cudaDevAttrMultiProcessorCount, ordinal);
+    const int smem_per_sm = device_attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal);
+    const int optin = device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal);
+    const std::vector<std::uint32_t> tiles{4096, 8192, 16384, 32768};
+    const std::uint64_t want = ctx.options.array_bytes ? ctx.options.array_bytes : 16 * std::max<std::uint64_t>(info.l2_bytes, 4 * kMiB);
+    const std::uint64_t array_bytes = std::max<std::uint64_t>(want / (32 * kKiB), 1) * 32 * kKiB;
+    if (array_bytes + 256 * kMiB > ctx.device.free_memory())
+      throw UsageError(id() + ": array of " + std::to_string(array_bytes) + " B does not fit in free GPU memory");
+    // More than half an SM's shared memory per block: exactly one block per SM.
+    const std::uint32_t need = tma::bandwidth_smem_bytes(32768, 4);
+    const std::uint32_t smem = std::min<std::uint32_t>(static_cast<std::uint32_t>(optin),
+                                                       std::max<std::uint32_t>(need, smem_per_sm / 2 + 1024));
+    if (smem < need) throw VerificationError(id() + ": needs " + std::to_string(need) + " B of shared memory per block");
+    tma::bandwidth_prepare(smem);
+    const std::uint64_t words = array_bytes / 4;
+    DeviceBuffer buf(array_bytes);
+    DeviceBuffer sums(sizeof(unsigned long long) * sm_count), timeouts(sizeof(unsigned));
+    tma::fill_pattern(buf.as<std::uint32_t>(), words);
+    std::uint64_t expected = 0;  // sum of every word of the array, mod 2^64
+    for (std::uint64_t i = 0; i < words; ++i) expected += tma::pattern(i);
+    const std::uint32_t passes = 2;
+    const double peak = peak_gb_s(info);
+
+    json points = json::array();
+    // Loads first (they read the pattern); the stores overwrite it with the same pattern.
+    for (const char* dir : {"load", "store"}) {
+      const bool load = std::string(dir) == "load";
+      for (auto tile : tiles)
+        for (int stages = 1; stages <= 4; ++stages) {
+          const std::uint64_t ntiles = array_bytes / tile;
+          const double moved = static_cast<double>(ntiles) * tile * passes;
+          std::uint64_t failures = 0, runs = 0;
+          std::string first_failure;
+          auto once = [&](int) {
+            double ms = 0;
+            ++runs;
+            if (load) {
+              GP_CUDA_CHECK(cudaMemset(sums.as<void>(), 0, sums.bytes()));
+              GP_CUDA_CHECK(cudaMemset(timeouts.as<void>(), 0, timeouts.bytes()));
+              ms = tma::run_load_bandwidth(buf.as<std::uint8_t>(), ntiles, tile, stages, passes, sm_count, smem,
+                                           sums.as<unsigned long long>(), timeouts.as<unsigned>());
+              std::vector<unsigned long long> s(sm_count);
+              unsigned t = 0;
+              GP_CUDA_CHECK(cudaMemcpy(s.data(), sums.as<void>(), sums.bytes(), cudaMemcpyDeviceToHost));
+              GP_CUDA_CHECK(cudaMemcpy(&t, timeouts.as<void>(), sizeof t, cudaMemcpyDeviceToHost));
+              const std::uint64_t got = std::accumulate(s.begin(), s.end(), std::uint64_t{0});
+              if (t || got != expected * passes) {
+                if (!failures)
+                  first_failure = "checksum " + std::to_string(got) + ", expected " + std::to_string(expected * passes) +
+                                  ", " + std::to_string(t) + " mbarrier timeouts";
+                ++failures;
+              }
+            } else {
+              GP_CUDA_CHECK(cudaMemset(buf.as<void>(), 0, array_bytes));
+              ms = tma::run_store_bandwidth(buf.as<std::uint32_t>(), ntiles, tile, stages, passes, sm_count, smem);
+              const auto bad = tma::count_mismatches(buf.as<std::uint32_t>(), words);
+              if (bad) {
+                if (!failures) first_failure = std::to_string(bad) + " words differ from the pattern";
+                ++failures;
+              }
+            }
+            if (ms <= 0) throw VerificationError(id() + ": no elapsed time");
+            return moved / (ms * 1e-3) / 1e9;
+          };
+          const auto m = repeat_until_stable(once, ctx.options.protocol);
+          points.push_back({{"direction", dir},
+                            {"tile_bytes", tile},
+                            {"stages", stages},
+                            {"bytes_per_launch", moved},
+                            {"gb_s", to_json(m)},
+                            {"percent_of_peak_median", peak > 0 ? m.summary.median / peak * 100 : 0.0},
+                            {"launches", runs},
+                            {"launches_failing_verification", failures},
+                            {"first_failure", first_failure},
+                            {"verified", failures == 0}});
+        }
+    }
+    r.protocol = to_json(ctx.options.protocol);
+    r.parameters = {{"array_bytes", array_bytes},
+                    {"passes_per_launch", passes},
+                    {"blocks", sm_count},
+                    {"dynamic_smem_bytes", smem},
+                    {"load_block", "160 threads: lane 0 of warp 0 issues, 4 consumer warps sum and release"},
+                    {"store_block", "128 threads write the tile pattern, fence.proxy.async, thread 0 issues"},
+                    {"timing", "CUDA events around one launch; GB/s = 1e9 bytes / s"},
+                    {"peak_gb_s", peak},
+                    {"peak_formula", "memory clock " + std::to_string(info.mem_clock_max_mhz) + " MHz x 2 x " +
+                                         std::to_string(info.mem_bus_width_bits) + " bit / 8"},
+                    {"expected_checksum", expected}};
+    r.samples = {{"points", points}};
+    std::size_t bad = 0;
+    for (const auto& p : points) bad += p.at("verified").get<bool>() ? 0 : 1;
+    r.statistics = {{"points", points.size()}, {"points_failing_verification", bad}};
+    Curve c{"bandwidth",
+            {"direction", "tile_bytes", "stages", "gb_s_median", "gb_s_min", "gb_s_max", "n", "percent_of_peak",
+             "verified"},
+            {}};
+    for (const auto& p : points) {
+      const auto s = summary_of(p.at("gb_s"));
+      c.rows.push_back({p.at("direction"), p.at("tile_bytes"), p.at("stages"), s.at("median"), s.at("min"),
+                        s.at("max"), s.at("n"), p.at("percent_of_peak_median"), p.at("verified").get<bool>() ? 1 : 0});
+    }
+    r.curves.push_back(c);
+  }
+  void analyze(ExperimentResult& r) const override {
+    if (!r.samples.contains("points")) return;
+    const double peak = r.parameters.value("peak_gb_s", 0.0);
+    for (const char* dir : {"load", "store"}) {
+      std::optional<json> best;
+      for (const auto& p : r.samples.at("points")) {
+        if (p.at("direction") != dir || !p.at("verified").get<bool>()) continue;
+        if (!best || summary_of(p.at("gb_s")).at("median").get<double>() >
+                         summary_of(best->at("gb_s")).at("median").get<double>())
+          best = p;
+      }
+      if (!best) continue;
+      const auto s = summary_of(best->at("gb_s"));
+      const double med = s.at("median").get<double>(), mad = s.at("mad").get<double>();
+      Finding f{std::string("hopper.tma.") + dir + "_bandwidth", med, "GB/s",
+                std::clamp(1.0 / (1.0 + (med > 0 ? mad / med : 1.0) / 0.02), 0.0, 0.95),
+                std::string("best median over tile sizes and stages of ") +
+                    (std::string(dir) == "load" ? "TMA global -> shared (mbarrier complete_tx)"
+                                                : "bulk shared -> global (bulk_group, wait_group 0 at the end)") +
+                    ", every SM, data verified",
+                json::object()};
+      f.extra["tile_bytes"] = best->at("tile_bytes");
+      f.extra["stages"] = best->at("stages");
+      f.extra["peak_gb_s"] = peak;
+      f.extra["percent_of_peak"] = peak > 0 ? med / peak * 100 : 0.0;
+      r.findings.push_back(f);
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+
+constexpr std::uint32_t kChaseNodes = 4096;
+constexpr std::uint32_t kChaseWarmup = 1024, kChaseSteps = 8192;
+constexpr int kBwThreads = 512;
+constexpr std::uint32_t kBwBytes = 32 * 1024, kBwReps = 512;
+
+class Dsmem : public Experiment {
+ public:
+  std::string id() const override { return "hopper.dsmem"; }
+  std::string description() const override {
+    return "distributed shared memory: dependent ld.shared::cluster chase (mapa) in block rank 1's shared "
+           "memory from rank 0 (and in its own, for reference), and all blocks of a full wave reading their "
+           "peer's (rank + 1) shared memory with ld.shared::cluster.v4; cluster sizes 2, 4, 8, 16 "
+           "(cudaLaunchKernelEx); end nodes and sums checked";
+  }
+  json axes() const override {
+    return {{"cluster_size", {2, 4, 8, 16}}, {"target", {"peer (rank 1)", "self (rank 0)"}}};
+  }
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override { return hopper_waiver(info); }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const auto& info = ctx.device.info();
+    GP_CUDA_CHECK(cudaSetDevice(info.ordinal));
+    require_compiled(id());
+    tma::dsmem_prepare();
+    // A random single cycle (Sattolo) over the nodes; the host predicts where a walk ends.
+    std::vector<std::uint32_t> order(kChaseNodes), next(kChaseNodes);
+    std::iota(order.begin(), order.end(), 0u);
+    std::mt19937_64 rng(ctx.options.seed);
+    for (std::uint32_t i = kChaseNodes - 1; i > 0; --i) {
+      std::uniform_int_distribution<std::uint32_t> pick(0, i - 1);
+      std::swap(order[i], order[pick(rng)]);
+    }
+    for (std::uint32_t i = 0; i < kChaseNodes; ++i) next[order[i]] = order[(i + 1) % kChaseNodes];
+    std::uint32_t end = 0;
+    for (std::uint32_t i = 0; i < kChaseWarmup + kChaseSteps; ++i) end = next[end];
+    DeviceBuffer dnext(kChaseNodes * 4), lat_out(sizeof(tma::DsmemLatencyOut));
+    GP_CUDA_CHECK(cudaMemcpy(dnext.as<void>(), next.data(), kChaseNodes * 4, cudaMemcpyHostToDevice));
+    // Expected per-block sum of the bandwidth kernel, by peer rank.
+    std::uint32_t base_sum = 0;
+    for (std::uint32_t j = 0; j < kBwBytes / 4; ++j) base_sum += tma::pattern(j);
+
+    json rows = json::array();
+    for (int cs : {2, 4, 8, 16}) {
+      json row = {{"cluster_size", cs}};
+      int clusters = 0;
+      const int err = tma::dsmem_max_active_clusters(cs, kBwThreads, kBwBytes, &clusters);
+      row["max_active_clusters"] = clusters;
+      if (err != 0 || clusters <= 0) {
+        row["launched"] = false;
+        row["reason"] = err != 0 ? std::string("cudaOccupancyMaxActiveClusters: ") +
+                                       cudaGetErrorName(static_cast<cudaError_t>(err))
+                                 : std::string("cudaOccupancyMaxActiveClusters reports 0 clusters of this size");
+        rows.push_back(row);
+        continue;
+      }
+      row["launched"] = true;
+      for (int target : {1, 0}) {
+        std::uint64_t wrong = 0;
+        auto once = [&](int) {
+          tma::launch_dsmem_latency(cs, target, dnext.as<std::uint32_t>(), kChaseNodes, kChaseWarmup, kChaseSteps,
+                                    lat_out.as<tma::DsmemLatencyOut>());
+          tma::DsmemLatencyOut o{};
+          GP_CUDA_CHECK(cudaMemcpy(&o, lat_out.as<void>(), sizeof o, cudaMemcpyDeviceToHost));
+          if (o.end_index != end) ++wrong;
+          return static_cast<double>(o.cycles) / kChaseSteps;
+        };
+        const auto m = repeat_until_stable(once, ctx.options.protocol);
+        row[target == 1 ? "latency_peer" : "latency_self"] = {
+            {"cycles_per_load", to_json(m)}, {"wrong_end_nodes", wrong}, {"verified", wrong == 0}};
+      }
+      {
+        const int blocks = cs * clusters;
+        DeviceBuffer sums(sizeof(unsigned) * blocks), g0(8 * blocks), g1(8 * blocks);
+        std::uint64_t failures = 0;
+        std::vector<double> event_gbs;
+        const double bytes = static_cast<double>(blocks) * kBwReps * kBwBytes;
+        auto once = [&](int rep) {
+          GP_CUDA_CHECK(cudaMemset(sums.as<void>(), 0, sums.bytes()));
+          const double ms = tma::run_dsmem_bandwidth(cs, clusters, kBwThreads, kBwBytes, kBwReps, sums.as<unsigned>(),
+                                                     g0.as<unsigned long long>(), g1.as<unsigned long long>());
+          std::vector<unsigned> s(blocks);
+          std::vector<unsigned long long> a(blocks), b(blocks);
+          GP_CUDA_CHECK(cudaMemcpy(s.data(), sums.as<void>(), sums.bytes(), cudaMemcpyDeviceToHost));
+          GP_CUDA_CHECK(cudaMemcpy(a.data(), g0.as<void>(), g0.bytes(), cudaMemcpyDeviceToHost));
+          GP_CUDA_CHECK(cudaMemcpy(b.data(), g1.as<void>(), g1.bytes(), cudaMemcpyDeviceToHost));
+          bool ok = true;
+          for (int i = 0; i < blocks; ++i) {
+            const std::uint32_t peer = static_cast<std::uint32_t>((i % cs + 1) % cs);
+            const std::uint32_t want = kBwReps * (base_sum + peer * (kBwBytes / 4));
+            ok = ok && s[i] == want;
+          }
+          if (!ok) ++failures;
+          const auto t0 = *std::min_element(a.begin(), a.end());
+          const auto t1 = *std::max_element(b.begin(), b.end());
+          if (t1 <= t0) throw VerificationError(id() + ": no %globaltimer span");
+          if (rep >= 0 && ms > 0) event_gbs.push_back(bytes / (ms * 1e-3) / 1e9);
+          return bytes / static_cast<double>(t1 - t0);  // bytes per ns = GB/s
+        };
+        const auto m = repeat_until_stable(once, ctx.options.protocol);
+        row["bandwidth"] = {{"blocks", blocks},
+                            {"threads_per_block", kBwThreads},
+                            {"bytes_per_block_buffer", kBwBytes},
+                            {"reps", kBwReps},
+                            {"gb_s", to_json(m)},
+                            {"gb_s_events_median", event_gbs.empty() ? 0.0 : stats::median(event_gbs)},
+                            {"launches_failing_verification", failures},
+                            {"verified", failures == 0}};
+      }
+      rows.push_back(row);
+    }
+    r.protocol = to_json(ctx.options.protocol);
+    r.parameters = {{"chase_nodes", kChaseNodes},
+                    {"chase_node_bytes", 4},
+                    {"chase_warmup_steps", kChaseWarmup},
+                    {"chase_timed_steps", kChaseSteps},
+                    {"chase", "thread 0 of rank 0: idx = ld.shared::cluster.u32 [mapa(table, target) + 4 idx]"},
+                    {"bandwidth_threads_per_block", kBwThreads},
+                    {"bandwidth_buffer_bytes", kBwBytes},
+                    {"bandwidth_reps", kBwReps},
+                    {"bandwidth_timing", "bytes / (%globaltimer: latest block end - earliest block start)"},
+                    {"launch", "cudaLaunchKernelEx + cudaLaunchAttributeClusterDimension; 16 with "
+                               "cudaFuncAttributeNonPortableClusterSizeAllowed"}};
+    r.samples = {{"cluster_sizes", rows}};
+    r.statistics = {{"cluster_sizes_launched",
+                     std::count_if(rows.begin(), rows.end(), [](const json& x) { return x.at("launched").get<bool>(); })}};
+    Curve c{"dsmem",
+            {"cluster_size", "launched", "max_active_clusters", "latency_peer_cycles", "latency_self_cycles",
+             "bandwidth_gb_s", "bandwidth_gb_s_events", "verified", "reason"},
+            {}};
+    for (const auto& x : rows) {
+      const bool l = x.at("launched").get<bool>();
+      const bool v = l && x.at("latency_peer").at("verified").get<bool>() &&
+                     x.at("latency_self").at("verified").get<bool>() && x.at("bandwidth").at("verified").get<bool>();
+      c.rows.push_back({x.at("cluster_size"), l ? 1 : 0, x.at("max_active_clusters"),
+                        l ? summary_of(x.at("latency_peer").at("cycles_per_load")).at("median") : json(0),
+                        l ? summary_of(x.at("latency_self").at("cycles_per_load")).at("median") : json(0),
+                        l ? summary_of(x.at("bandwidth").at("gb_s")).at("median") : json(0),
+                        l ? x.at("bandwidth").at("gb_s_events_median") : json(0), v ? 1 : 0, x.value("reason", "")});
+    }
+    r.curves.push_back(c);
+  }
+  void analyze(ExperimentResult& r) const override {
+    if (!r.samples.contains("cluster_sizes")) return;
+    json lat_by = json::object(), self_by = json::object(), bw_by = json::object();
+    std::optional<std::pair<int, json>> lat_first, bw_best;
+    for (const auto& x : r.samples.at("cluster_sizes")) {
+      if (!x.at("launched").get<bool>()) continue;
+      const int cs = x.at("cluster_size").get<int>();
+      const auto key = std::to_string(cs);
+      if (x.at("latency_peer").at("verified").get<bool>()) {
+        const auto s = summary_of(x.at("latency_peer").at("cycles_per_load"));
+        lat_by[key] = s.at("median");
+        if (!lat_first) lat_first = {cs, s};
+      }
+      if (x.at("latency_self").at("verified").get<bool>())
+        self_by[key] = summary_of(x.at("latency_self").at("cycles_per_load")).at("median");
+      if (x.at("bandwidth").at("verified").get<bool>()) {
+        const auto s = summary_of(x.at("bandwidth").at("gb_s"));
+        bw_by[key] = s.at("median");
+        if (!bw_best || s.at("median").get<double>() > bw_best->second.at("median").get<double>()) bw_best = {cs, s};
+      }
+    }
+    auto conf = [](const json& s) {
+      const double med = s.at("median").get<double>(), mad = s.at("mad").get<double>();
+      return std::clamp(1.0 / (1.0 + (med > 0 ? mad / med : 1.0) / 0.02), 0.0, 0.95);
+    };
+    if (lat_first) {
+      Finding f{"hopper.dsmem.latency", lat_first->second.at("median").get<double>(), "cycles", conf(lat_first->second),
+                "median cycles per dependent ld.shared::cluster.u32 into block rank 1's shared memory (mapa), "
+                "smallest cluster size launched; end node checked",
+                json::object()};
+      f.extra["cluster_size"] = lat_first->first;
+      f.extra["cycles_by_cluster_size"] = lat_by;
+      f.extra["self_cycles_by_cluster_size"] = self_by;
+      r.findings.push_back(f);
+    }
+    if (bw_best) {
+      Finding f{"hopper.dsmem.bandwidth", bw_best->second.at("median").get<double>(), "GB/s", conf(bw_best->second),
+                "best median over cluster sizes of all blocks of a full wave reading their peer's shared memory "
+                "(ld.shared::cluster.v4), bytes / %globaltimer span; sums checked",
+                json::object()};
+      f.extra["cluster_size"] = bw_best->first;
+      f.extra["gb_s_by_cluster_size"] = bw_by;
+      r.findings.push_back(f);
+    }
+  }
+};
+
+}  // namespace
+
+void register_tma_experiments(Registry& registry) {
+  registry.add(std::make_unique<TmaLatency>());
+  registry.add(std::make_unique<TmaBandwidth>());
+  registry.add(std::make_unique<Dsmem>());
+}
+
+}  // namespace gpuprobe::probes

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# GPU-machine test: disassembles the TMA / distributed-shared-memory kernels (sm_90a) and fails
+# unless
+#   - tma_latency_kernel holds a bulk copy (UBLKCP...) and a tensor-map load (UTMALDG...);
+#   - tma_load_bw_kernel holds a bulk copy (UBLKCP...);
+#   - every tma_store_bw_kernel instance holds a bulk copy (UBLKCP..., shared -> global);
+#   - the dsmem kernels hold generic LD (ld.shared::cluster: LD.E / LD.E.128 on the H200), not only LDS.
+# The opcode histogram of each kernel is printed, so a different spelling shows in the log.
+set -euo pipefail
+bin="${1:?usage: sass_tma.sh <gpuprobe binary>}"
+command -v cuobjdump >/dev/null || { echo "cuobjdump not found"; exit 1; }
+sass=$(mktemp)
+trap 'rm -f "$sass"' EXIT
+cuobjdump -sass -arch sm_90a "$bin" >"$sass"
+fail=0
+
+functions() {  # mangled names of the functions whose name matches $1
+  sed -nE 's/.*Function : ([^ ]+).*/\1/p' "$sass" | grep -E "$1" || true
+}
+body_of() {  # instructions of the function named exactly $1
+  awk -v k="$1" '/Function : /{p = ($3 == k); next} p' "$sass"
+}
+opcodes() {  # the opcode of every instruction line (predicate stripped)
+  sed -nE 's#^[[:space:]]*/\*[0-9a-f]+\*/[[:space:]]+(@!?U?P[0-9T]+[[:space:]]+)?([A-Z0-9_.]+).*#\2#p'
+}
+need() {  # need <kernel regex> <opcode regex> <what>
+  local found=0
+  for f in $(functions "$1"); do
+    found=1
+    local ops n
+    ops=$(body_of "$f" | opcodes)
+    n=$(grep -cE "^($2)" <<<"$ops" || true)
+    if [[ "$n" -lt 1 ]]; then
+      echo "FAIL $f: no $3 ($2); opcodes: $(grep -E '^(U|SYNCS|LD|ST)' <<<"$ops" | sort | uniq -c | sort -rn | head -12 | tr -s ' ' | tr '\n' ' ')"
+      fail=1
+    else
+      echo "ok   $f: $3: $(grep -E "^($2)" <<<"$ops" | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"
+    fi
+  done
+  if [[ "$found" -eq 0 ]]; then echo "FAIL: no function matches $1"; fail=1; fi
+}
+
+need 'tma_latency_kernel' 'UBLKCP' 'bulk copy'
+need 'tma_latency_kernel' 'UTMALDG' 'tensor-map load'
+need 'tma_load_bw_kernel' 'UBLKCP' 'bulk copy'
+need 'tma_store_bw_kernel' 'UBLKCP' 'bulk copy'
+need 'dsmem_(latency|bandwidth)_kernel' 'LD\.E|LD$' 'generic LD (ld.shared::cluster)'
+# For the record: the mbarrier / sync opcodes of the TMA kernels.
+for f in $(functions 'tma_(latency|load_bw|store_bw)_kernel|warp_load_kernel'); do
+  echo "info $(c++filt <<<"$f" 2>/dev/null | sed -E 's/gpuprobe::probes::tma:://g; s/\(anonymous namespace\):://g' | cut -c1-80): $(body_of "$f" | opcodes | grep -E '^(SYNCS|UBLK|UTMA|LDG|STS|LDS|FENCE|MEMBAR)' | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"
+done
+exit $fail
