@@ -1,9 +1,11 @@
 #include "core/experiment.hpp"
 #include "probes/bandwidth.hpp"
+#include "probes/bandwidth_sweep.hpp"
 #include "probes/ordering.hpp"
 #include "probes/hopper.hpp"
 #include "probes/compute.hpp"
 #include "probes/latency.hpp"
+#include "probes/tma.hpp"
 
 namespace gpuprobe {
 
@@ -13,8 +15,10 @@ const Registry& Registry::builtin() {
     probes::register_latency_experiments(r);
     probes::register_compute_experiments(r);
     probes::register_bandwidth_experiments(r);
+    probes::register_bandwidth_sweep_experiments(r);
     probes::register_ordering_experiments(r);
     probes::register_hopper_experiments(r);
+    probes::register_tma_experiments(r);
     return r;
   }();
   return registry;

@@ -1,0 +1,66 @@
+#pragma once
+// bandwidth.sweep (read bandwidth against working set, L1 and L2 regimes, plateaus found by the
+// latency sweep's change-point analysis) and bandwidth.hierarchy (register file, shared memory,
+// L1, L2 and DRAM bandwidth beside each level's latency). The helpers below are pure host code,
+// exposed for the unit tests.
+#include <cstdint>
+#include <vector>
+
+#include "core/experiment.hpp"
+#include "probes/bandwidth_sweep_kernels.hpp"
+
+namespace gpuprobe::probes {
+
+/// Adds bandwidth.sweep and bandwidth.hierarchy.
+void register_bandwidth_sweep_experiments(Registry& registry);
+
+namespace bwsweep {
+
+/// Rates of one launch from its block records.
+struct LaunchRates {
+  double bytes_per_clk_per_sm = 0;      ///< median over SMs of (SM's bytes / SM's cycles)
+  double bytes_per_clk_per_sm_min = 0;  ///< the slowest SM
+  double gb_s = 0;          ///< all bytes / (last block end - first block start), %globaltimer
+  double clock_mhz = 0;     ///< median over SMs of SM cycles / SM nanoseconds
+  double span_ns = 0;       ///< last block end - first block start (%globaltimer)
+  int sms = 0;              ///< SMs that ran at least one block
+  int max_blocks_on_an_sm = 0;
+};
+
+/// Groups blocks by SM (record.smid): an SM's bytes are the sum of its blocks' bytes
+/// (bytes_per_block[i] for record i), its cycles and nanoseconds the span from its first
+/// block's start to its last block's end (%clock64 is per SM, so spans are only taken within
+/// one SM). Throws std::invalid_argument on sizes that differ or on an empty span.
+LaunchRates rates_of(const std::vector<bws::BlockRecord>& records,
+                     const std::vector<double>& bytes_per_block);
+
+/// Bytes a block of the L1 slices kernel reads in its timed passes: slice_bytes / slots per
+/// pass (the SM's slice is shared out among its blocks).
+double slices_block_bytes(std::uint64_t slice_bytes, std::uint32_t slots,
+                          std::uint32_t timed_passes);
+/// Bytes the whole grid of the shared-region kernel reads in its timed passes.
+double shared_grid_bytes(std::uint64_t region_bytes, std::uint32_t timed_passes);
+
+/// Register-file convention: one FFMA lane-operation reads three 4-byte source registers.
+constexpr double kRegisterBytesReadPerFfma = 12.0;
+/// And writes one.
+constexpr double kRegisterBytesWrittenPerFfma = 4.0;
+
+/// Wrapping 32-bit sum of the words value_bits(i, seed) for i in [first, first + count) (the
+/// data bw::launch_fill writes with index_mul 1, index_add 0), with per-chunk sums cached so
+/// that large ranges are cheap after the first call.
+class WordSums {
+ public:
+  WordSums(std::uint64_t words, std::uint32_t seed);
+  std::uint32_t sum(std::uint64_t first, std::uint64_t count) const;
+  static constexpr std::uint64_t kChunkWords = 4096;
+
+ private:
+  std::uint32_t direct(std::uint64_t first, std::uint64_t count) const;
+  std::uint64_t words_;
+  std::uint32_t seed_;
+  std::vector<std::uint32_t> chunk_;
+};
+
+}  // namespace bwsweep
+}  // namespace gpuprobe::probes

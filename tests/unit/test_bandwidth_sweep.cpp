@@ -1,0 +1,253 @@
+// bandwidth.sweep / bandwidth.hierarchy without a GPU: the plateau analysis on synthetic
+// bandwidth curves (falling, unlike latency curves), the per-SM byte and cycle accounting of the
+// block records, the host's word sums used for verification, and the hierarchy table.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/levels.hpp"
+#include "core/experiment.hpp"
+#include "probes/bandwidth_kernels.hpp"
+#include "probes/bandwidth_sweep.hpp"
+
+namespace gpuprobe::probes {
+namespace {
+
+using nlohmann::json;
+constexpr double kKiB = 1024, kMiB = 1024 * 1024;
+
+const Experiment& experiment(const std::string& id) {
+  const Experiment* e = Registry::builtin().find(id);
+  if (!e) throw std::runtime_error("not registered: " + id);
+  return *e;
+}
+
+// A smooth step from `hi` to `lo` over a factor `width` in x, centred just past `knee`.
+double step_down(double x, double knee, double hi, double lo, double width = 1.25) {
+  if (x <= knee) return hi;
+  if (x >= knee * width) return lo;
+  const double f = std::log(x / knee) / std::log(width);
+  return hi + (lo - hi) * f;
+}
+
+// Deterministic +-0.3 % noise.
+double jitter(double x) {
+  const auto h = bw::mix32(static_cast<std::uint32_t>(std::fmod(x, 4294967296.0)));
+  return 1.0 + 0.006 * (static_cast<double>(h % 1000) / 1000.0 - 0.5);
+}
+
+json point(double ws, double primary, double bpc, double gbs) {
+  const json s = {{"median", primary}, {"mad", primary * 0.002}, {"n", 5},
+                  {"p5", primary * 0.997}, {"p95", primary * 1.003}};
+  return {{"working_set_bytes", ws},
+          {"working_set_total_bytes", ws},
+          {"measurement", s},
+          {"bytes_per_clk_per_sm", {{"median", bpc}, {"mad", bpc * 0.002}}},
+          {"bytes_per_clk_per_sm_slowest_sm", {{"median", bpc * 0.99}}},
+          {"gb_s", {{"median", gbs}, {"mad", gbs * 0.002}}},
+          {"sm_clock_mhz_measured", 1980.0},
+          {"timed_passes_per_launch", 10}};
+}
+
+// An H200-like device: 132 SMs, 60 MiB L2; L1 bandwidth 127 B/clk/SM up to 208 KiB per SM, then
+// the L2 (a share of ~12 TB/s), DRAM past ~48 MiB in total; the L2 regime at 12.5 TB/s up to
+// 28 MiB, 9 TB/s (far partition) up to 50 MiB, 4.5 TB/s DRAM past it.
+constexpr double kSms = 132, kClockGhz = 1.98, kL2 = 60 * kMiB;
+double l1_regime(double w) {
+  const double l2_bpc = 12500.0 / kSms / kClockGhz;
+  const double dram_bpc = 4500.0 / kSms / kClockGhz;
+  return step_down(w, 208 * kKiB, 127.0, step_down(w * kSms, 48 * kMiB, l2_bpc, dram_bpc)) *
+         jitter(w);
+}
+double l2_regime(double w) {
+  return step_down(w, 28 * kMiB, 12500.0, step_down(w, 50 * kMiB, 9000.0, 4500.0)) * jitter(w);
+}
+
+ExperimentResult synthetic_sweep() {
+  ExperimentResult r;
+  r.id = "bandwidth.sweep";
+  r.parameters = {{"sm_count", kSms}, {"l2_bytes_reported", kL2}};
+  json a = json::array(), b = json::array();
+  analysis::SweepOptions s1;
+  s1.x_min = 16 * kKiB;
+  s1.x_max = std::floor(4 * kL2 / kSms / 4096) * 4096;
+  s1.coarse_per_octave = 3;
+  s1.resolution = 0.03;
+  s1.max_points = 40;
+  s1.align = 4096;
+  analysis::adaptive_sweep(
+      [&](double x) {
+        const double y = l1_regime(x);
+        a.push_back(point(x, y, y, y * kSms * kClockGhz));
+        return analysis::CurvePoint{x, y, y * 0.002};
+      },
+      s1);
+  analysis::SweepOptions s2 = s1;
+  s2.x_min = std::floor(16 * kKiB * kSms / 65536) * 65536;
+  s2.x_max = 4 * kL2;
+  s2.align = 65536;
+  analysis::adaptive_sweep(
+      [&](double x) {
+        const double y = l2_regime(x);
+        b.push_back(point(x, y, y / kSms / kClockGhz, y));
+        return analysis::CurvePoint{x, y, y * 0.002};
+      },
+      s2);
+  r.samples = {{"l1_regime", {{"points", a}}}, {"l2_regime", {{"points", b}}}};
+  return r;
+}
+
+const Finding* find(const ExperimentResult& r, const std::string& name) {
+  for (const auto& f : r.findings)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+TEST(BandwidthSweep, FindLevelsSegmentsAFallingBandwidthCurve) {
+  std::vector<analysis::CurvePoint> pts;
+  for (double x = 16 * kKiB; x <= 2 * kMiB; x *= std::pow(2.0, 1.0 / 3.0)) {
+    const double y = step_down(x, 200 * kKiB, 127.0, 40.0);
+    pts.push_back({x, y, 0.1});
+  }
+  const auto L = analysis::find_levels(pts);
+  ASSERT_EQ(L.plateaus.size(), 2u);
+  EXPECT_NEAR(L.plateaus[0].level, 127.0, 0.5);
+  EXPECT_NEAR(L.plateaus[1].level, 40.0, 0.5);
+  ASSERT_EQ(L.transitions.size(), 1u);
+  EXPECT_LE(L.transitions[0].x_last_on, 200 * kKiB * 1.0001);
+  EXPECT_GT(L.transitions[0].x_first_off, 200 * kKiB);
+}
+
+TEST(BandwidthSweep, AnalyzeFindsLevelsAndCapacities) {
+  ExperimentResult r = synthetic_sweep();
+  experiment("bandwidth.sweep").analyze(r);
+  const Finding* l1 = find(r, "l1.read_bandwidth");
+  ASSERT_NE(l1, nullptr);
+  EXPECT_EQ(l1->unit, "B/clk/SM");
+  EXPECT_NEAR(l1->value, 127.0, 127.0 * 0.004);
+  EXPECT_NEAR(l1->extra.at("gb_s_total").get<double>(), 127.0 * kSms * kClockGhz,
+              127.0 * kSms * kClockGhz * 0.004);
+  const Finding* c1 = find(r, "bandwidth.l1_capacity");
+  ASSERT_NE(c1, nullptr);
+  EXPECT_NEAR(c1->value, 208 * kKiB, 208 * kKiB * 0.04);
+  EXPECT_GT(c1->confidence, 0.3);
+
+  const Finding* l2 = find(r, "l2.read_bandwidth");
+  ASSERT_NE(l2, nullptr);
+  EXPECT_EQ(l2->unit, "GB/s");
+  EXPECT_NEAR(l2->value, 12500.0, 12500.0 * 0.004);
+  EXPECT_NEAR(l2->extra.at("bytes_per_clk_per_sm").get<double>(), 12500.0 / kSms / kClockGhz, 0.2);
+  const Finding* c2 = find(r, "bandwidth.l2_capacity");
+  ASSERT_NE(c2, nullptr);
+  EXPECT_NEAR(c2->value, 50 * kMiB, 50 * kMiB * 0.04);
+  ASSERT_TRUE(c2->extra.contains("earlier_knees_inside_l2"));
+  EXPECT_NEAR(c2->extra["earlier_knees_inside_l2"][0]["last_on_bytes"].get<double>(), 28 * kMiB,
+              28 * kMiB * 0.04);
+  const Finding* dram = find(r, "dram.read_bandwidth_sweep");
+  ASSERT_NE(dram, nullptr);
+  EXPECT_NEAR(dram->value, 4500.0, 4500.0 * 0.004);
+}
+
+TEST(BandwidthSweep, RatesGroupBlocksBySm) {
+  using bws::BlockRecord;
+  // SM 3 holds two blocks (one starts later, one ends later), SM 7 one block.
+  std::vector<BlockRecord> recs(3);
+  recs[0].smid = 3, recs[0].clock_start = 1000, recs[0].clock_end = 2000;
+  recs[0].ns_start = 500, recs[0].ns_end = 1000;
+  recs[1].smid = 3, recs[1].clock_start = 1100, recs[1].clock_end = 3000;
+  recs[1].ns_start = 550, recs[1].ns_end = 1500;
+  recs[2].smid = 7, recs[2].clock_start = 50, recs[2].clock_end = 1050;
+  recs[2].ns_start = 510, recs[2].ns_end = 1010;
+  const auto r = bwsweep::rates_of(recs, {100000, 150000, 64000});
+  EXPECT_EQ(r.sms, 2);
+  EXPECT_EQ(r.max_blocks_on_an_sm, 2);
+  // SM 3: 250000 B over 2000 cycles = 125; SM 7: 64000 / 1000 = 64. Median of two = mean.
+  EXPECT_DOUBLE_EQ(r.bytes_per_clk_per_sm, (125.0 + 64.0) / 2);
+  EXPECT_DOUBLE_EQ(r.bytes_per_clk_per_sm_min, 64.0);
+  // All bytes over the global span 500 .. 1500 ns.
+  EXPECT_DOUBLE_EQ(r.gb_s, 314000.0 / 1000.0);
+  EXPECT_DOUBLE_EQ(r.span_ns, 1000.0);
+  // SM 3: 2000 cycles / 1000 ns = 2000 MHz; SM 7: 1000 / 500 = 2000 MHz.
+  EXPECT_DOUBLE_EQ(r.clock_mhz, 2000.0);
+  EXPECT_THROW(bwsweep::rates_of(recs, {1.0}), std::invalid_argument);
+}
+
+TEST(BandwidthSweep, ByteAccounting) {
+  // 64 KiB per SM shared by 2 blocks, 10 timed passes: each block reads 32 KiB x 10.
+  EXPECT_DOUBLE_EQ(bwsweep::slices_block_bytes(64 * 1024, 2, 10), 327680.0);
+  EXPECT_DOUBLE_EQ(bwsweep::shared_grid_bytes(16ull << 20, 3), 3.0 * (16 << 20));
+  EXPECT_DOUBLE_EQ(bwsweep::kRegisterBytesReadPerFfma, 12.0);
+}
+
+TEST(BandwidthSweep, WordSumsMatchTheDirectSum) {
+  const std::uint32_t seed = 12345;
+  const std::uint64_t words = 5 * bwsweep::WordSums::kChunkWords + 77;
+  bwsweep::WordSums sums(words, seed);
+  for (auto [first, count] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+           {0, words}, {3, 9000}, {4096, 4096}, {4095, 2}, {100, 0}, {words - 5, 5}}) {
+    std::uint32_t want = 0;
+    for (std::uint64_t i = first; i < first + count; ++i) want += bw::value_bits(i, seed);
+    EXPECT_EQ(sums.sum(first, count), want) << first << " " << count;
+  }
+  EXPECT_THROW(sums.sum(words - 1, 2), std::out_of_range);
+}
+
+TEST(BandwidthSweep, ModelledGpuIsWaived) {
+  device::DeviceInfo info;
+  info.kind = "model";
+  for (const char* id : {"bandwidth.sweep", "bandwidth.hierarchy"}) {
+    const auto w = experiment(id).waiver(info);
+    ASSERT_TRUE(w.has_value()) << id;
+    EXPECT_EQ(*w, "needs a CUDA GPU: the modelled GPU has no bandwidth model");
+  }
+}
+
+json measured(double bpc, double gbs, double ws, const std::string& load) {
+  json p = point(ws, bpc, bpc, gbs);
+  p["load"] = load;
+  return p;
+}
+
+TEST(BandwidthHierarchy, TableLeavesMissingPriorsEmptyAndUsesPresentOnes) {
+  ExperimentResult r;
+  r.parameters = {{"sm_count", 132}};
+  json m = {{"l1", measured(126.8, 33000, 32768, "ld.global.ca.v4.u32")},
+            {"l2", measured(47.0, 12300, 16 << 20, "ld.global.cg.v4.u32")},
+            {"dram", measured(16.0, 4200, 480 << 20, "ld.global.cg.v4.u32")},
+            {"register", measured(128.0, 33450, 0, "")}};
+  r.samples = {{"measured", m}, {"prior", json::object()}};
+  experiment("bandwidth.hierarchy").analyze(r);
+  ASSERT_EQ(r.curves.size(), 1u);
+  const auto& rows = r.curves[0].rows;
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0][0], "register");
+  EXPECT_DOUBLE_EQ(rows[0][1].get<double>(), 128.0 * 12);
+  EXPECT_EQ(rows[1][0], "shared");
+  EXPECT_EQ(rows[1][1], "");  // smem.bandwidth absent: empty cell with a note
+  EXPECT_NE(rows[1][3].get<std::string>().find("absent"), std::string::npos);
+  EXPECT_EQ(rows[2][4], "");  // l1.hit_latency absent
+
+  // As to_json(Finding) writes them: extra fields beside the value.
+  json prior = {{"smem.bandwidth", {{"value", 127.5}, {"total_tb_per_s", 33.2}}},
+                {"l1.hit_latency", {{"value", 32.0}, {"value_ns", 16.2}}},
+                {"shared.latency", {{"value", 29.0}, {"extra", {{"value_ns", 14.6}}}}}};
+  r.samples["prior"] = prior;
+  r.curves.clear();
+  r.findings.clear();
+  experiment("bandwidth.hierarchy").analyze(r);
+  const auto& rows2 = r.curves[0].rows;
+  EXPECT_DOUBLE_EQ(rows2[1][1].get<double>(), 127.5);
+  EXPECT_DOUBLE_EQ(rows2[1][2].get<double>(), 33200.0);
+  EXPECT_DOUBLE_EQ(rows2[1][4].get<double>(), 29.0);
+  EXPECT_DOUBLE_EQ(rows2[2][4].get<double>(), 32.0);
+  EXPECT_DOUBLE_EQ(rows2[2][5].get<double>(), 16.2);
+  bool has_register = false;
+  for (const auto& f : r.findings) has_register |= f.name == "register.read_bandwidth";
+  EXPECT_TRUE(has_register);
+}
+
+}  // namespace
+}  // namespace gpuprobe::probes
