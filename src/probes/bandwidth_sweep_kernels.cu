@@ -57,6 +57,7 @@ template <bool kCg>
 __device__ __forceinline__ u32 read_4_passes(const uint4* base, u32 first, u32 step, u32 n,
                                              u32 acc) {
   const u32 s1 = n / 4, s2 = n / 2, s3 = static_cast<u32>((3ull * n) / 4);
+  u32 acc1 = 0, acc2 = 0, acc3 = 0;
   for (u32 j = first; j < n; j += step) {
     const u32 j1 = j + s1 >= n ? j + s1 - n : j + s1;
     const u32 j2 = j + s2 >= n ? j + s2 - n : j + s2;
@@ -65,10 +66,14 @@ __device__ __forceinline__ u32 read_4_passes(const uint4* base, u32 first, u32 s
     const uint4 b = kCg ? load_cg(base + j1) : load_ca(base + j1);
     const uint4 c = kCg ? load_cg(base + j2) : load_ca(base + j2);
     const uint4 d = kCg ? load_cg(base + j3) : load_ca(base + j3);
-    acc = add4(add4(acc, a), b);
-    acc = add4(add4(acc, c), d);
+    // Four independent sums (the total is the same modulo 2^32): no 16-add dependent chain
+    // between one iteration's loads and the next.
+    acc = add4(acc, a);
+    acc1 = add4(acc1, b);
+    acc2 = add4(acc2, c);
+    acc3 = add4(acc3, d);
   }
-  return acc;
+  return acc + acc1 + acc2 + acc3;
 }
 
 /// Runs `passes` passes: groups of four interleaved, the rest one at a time.
