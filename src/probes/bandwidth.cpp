@@ -491,6 +491,9 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     int blocks_per_sm = kMaxBlocksPerSm;
     unsigned threads = kThreadsPerBlock;
     std::uint64_t dst_shift = 0;  ///< bytes between the destination allocation and the copy's dst
+    /// One grid covering the whole array (each thread does `unroll` vectors once, no loop), as
+    /// simple copy kernels do, instead of a persistent grid of blocks_per_sm x SMs.
+    bool cover = false;
   };
 
   json rows = json::array();
@@ -500,7 +503,7 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     k << c.v.width_bytes << "B/ld" << static_cast<int>(c.v.load) << "/st"
       << static_cast<int>(c.v.store) << "/u" << c.v.unroll << "/s" << static_cast<int>(c.v.scheme)
       << "/p" << c.v.passes << "/" << c.blocks_per_sm << "x" << c.threads << "/shift"
-      << c.dst_shift;
+      << c.dst_shift << (c.cover ? "/cover" : "");
     return k.str();
   };
   auto max_bps = [&](const Config& c) {
@@ -533,7 +536,12 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     c.blocks_per_sm = std::clamp(c.blocks_per_sm, 1, cap);
     const std::string key = key_of(c);
     if (!measured.insert(key).second) return;
-    const auto l = bench.launch(c.blocks_per_sm, c.threads);
+    auto l = bench.launch(c.blocks_per_sm, c.threads);
+    if (c.cover) {
+      const std::uint64_t vectors = n / static_cast<std::uint64_t>(c.v.width_bytes / 4);
+      const std::uint64_t per_block = static_cast<std::uint64_t>(c.threads) * c.v.unroll;
+      l.blocks = static_cast<unsigned>((vectors + per_block - 1) / per_block);
+    }
     const std::uint32_t timed_bits = next_write_bits();
     const auto t = bench.measure([&] { launch_kernel(c, l, timed_bits, nullptr); },
                                  static_cast<double>(bytes.counted_bytes()) * c.v.passes);
@@ -574,6 +582,7 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     row["threads_per_sm"] = static_cast<std::uint64_t>(c.blocks_per_sm) * l.threads;
     row["blocks"] = l.blocks;
     row["dst_shift_bytes"] = c.dst_shift;
+    row["grid"] = c.cover ? "covers the array, one iteration per thread" : "persistent";
     // What the resident threads of one SM access in one iteration: the loads in flight of a
     // read or copy kernel, the stores issued back to back of a write kernel.
     row["bytes_in_flight_per_sm"] =
@@ -639,6 +648,7 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     c.blocks_per_sm = row.at("blocks_per_sm");
     c.threads = row.at("threads_per_block");
     c.dst_shift = row.at("dst_shift_bytes");
+    c.cover = row.value("grid", "persistent") != "persistent";
     return c;
   };
   // Stage 2: bytes in flight: unroll x resident blocks x index scheme, with the best operators.
@@ -689,6 +699,15 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
         }
     }
   }
+  // Stage 5b: a grid that covers the array once (the plain copy kernel of seed 002 and most
+  // tutorials), at the search width, with the best operators.
+  for (unsigned threads : {256u, 512u, 1024u})
+    for (int u : {1, 2, 4}) {
+      Config c{StreamVariant{search_width, best_load, best_store, u, IndexScheme::kGrid}};
+      c.threads = threads;
+      c.cover = true;
+      run_config("covering_grid", c);
+    }
   // Stage 6: the best kernel sweeping the array 2 and 4 times per launch, which amortises the
   // launch and the ramp-up / tail of every launch (each pass still streams from DRAM).
   {
@@ -829,8 +848,13 @@ void StreamExperiment::analyze(ExperimentResult& r) const {
     if (row.at("load") != "-") d << ", " << row.at("load").get<std::string>();
     if (row.at("store") != "-") d << ", " << row.at("store").get<std::string>();
     d << ", unroll " << row.at("unroll").get<int>() << ", " << row.at("scheme").get<std::string>()
-      << " index, " << row.at("blocks_per_sm").get<int>() << " x "
-      << row.at("threads_per_block").get<int>() << " threads per SM";
+      << " index, ";
+    if (row.value("grid", "persistent") != "persistent")
+      d << "a grid covering the array (" << row.at("blocks").get<std::uint64_t>() << " blocks of "
+        << row.at("threads_per_block").get<int>() << " threads)";
+    else
+      d << row.at("blocks_per_sm").get<int>() << " x " << row.at("threads_per_block").get<int>()
+        << " threads per SM";
     if (row.value("passes", 1) > 1)
       d << ", " << row.at("passes").get<int>() << " passes per launch";
     if (row.value("dst_shift_bytes", 0) > 0)

@@ -457,7 +457,7 @@ class LatencyCarveout : public Experiment {
     r.parameters.update(clock_for_ns(clocks, ctx.device));
     r.samples = {{"carveouts", sets}};
     for (const auto& s : sets)
-      r.curves.push_back(curve_table("carveout_" + carveout_label(s.at("carveout_percent")),
+      r.curves.push_back(curve_table(carveout_label(s.at("carveout_percent")),
                                      s.at("points"), r.parameters));
   }
   void analyze(ExperimentResult& r) const override {
