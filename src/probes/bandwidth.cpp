@@ -502,8 +502,8 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     std::ostringstream k;
     k << c.v.width_bytes << "B/ld" << static_cast<int>(c.v.load) << "/st"
       << static_cast<int>(c.v.store) << "/u" << c.v.unroll << "/s" << static_cast<int>(c.v.scheme)
-      << "/p" << c.v.passes << "/" << c.blocks_per_sm << "x" << c.threads << "/shift"
-      << c.dst_shift << (c.cover ? "/cover" : "");
+      << "/p" << c.v.passes << "/" << c.blocks_per_sm << "x" << c.threads << "/shift" << c.dst_shift
+      << (c.cover ? "/cover" : "");
     return k.str();
   };
   auto max_bps = [&](const Config& c) {
@@ -1031,13 +1031,27 @@ class StrideExperiment : public BandwidthExperiment {
       for (int s : strides) {
         const std::uint64_t m = n / static_cast<std::uint64_t>(s);
         const auto acc = analysis::strided_bytes(m, s, 0, copy);
+        // Two launch shapes: the persistent grid, and a grid that covers the span once (four
+        // elements per thread, no loop), as plain strided kernels do; the faster one is the row.
+        bw::Launch cover = l;
+        {
+          const std::uint64_t per_block = static_cast<std::uint64_t>(l.threads) * 4;
+          cover.blocks =
+              static_cast<unsigned>(std::max<std::uint64_t>((m + per_block - 1) / per_block, 1));
+        }
+        const bw::Launch* shape = &l;
         auto launch = [&](std::uint32_t* out) {
           if (copy)
-            bw::launch_strided_copy(l, src.as<float>(), dst.as<float>(), 0, 0, s, m);
+            bw::launch_strided_copy(*shape, src.as<float>(), dst.as<float>(), 0, 0, s, m);
           else
-            bw::launch_strided_read(l, src.as<float>(), 0, s, m, out);
+            bw::launch_strided_read(*shape, src.as<float>(), 0, s, m, out);
         };
-        const auto t = bench.measure([&] { launch(nullptr); }, acc.useful_bytes);
+        const auto t_persistent = bench.measure([&] { launch(nullptr); }, acc.useful_bytes);
+        shape = &cover;
+        const auto t_cover = bench.measure([&] { launch(nullptr); }, acc.useful_bytes);
+        const bool cover_wins = t_cover.gb_s.summary.median > t_persistent.gb_s.summary.median;
+        shape = cover_wins ? &cover : &l;
+        const auto& t = cover_wins ? t_cover : t_persistent;
         const std::string what = id() + " " + variant + " stride " + std::to_string(s);
         std::uint64_t spot = 0;
         if (copy) {
@@ -1057,6 +1071,10 @@ class StrideExperiment : public BandwidthExperiment {
         row["variant"] = variant;
         row["stride_elements"] = s;
         row["elements"] = m;
+        row["grid"] = cover_wins ? "covering" : "persistent";
+        row["blocks"] = shape->blocks;
+        row["persistent_grid_gb_s_median"] = t_persistent.gb_s.summary.median;
+        row["covering_grid_gb_s_median"] = t_cover.gb_s.summary.median;
         row["model"] = model_json({4, s, 0, 0, analysis::kWarpThreads});
         row["moved_bytes_per_launch_request_model"] = acc.moved_bytes_request;
         row["moved_bytes_per_launch_dram_model"] = acc.moved_bytes_stream;

@@ -100,7 +100,8 @@ double shared_grid_bytes(std::uint64_t region_bytes, std::uint32_t timed_passes)
 
 WordSums::WordSums(std::uint64_t words, std::uint32_t seed) : words_(words), seed_(seed) {
   chunk_.resize(words / kChunkWords);
-  for (std::uint64_t c = 0; c < chunk_.size(); ++c) chunk_[c] = direct(c * kChunkWords, kChunkWords);
+  for (std::uint64_t c = 0; c < chunk_.size(); ++c)
+    chunk_[c] = direct(c * kChunkWords, kChunkWords);
 }
 
 std::uint32_t WordSums::direct(std::uint64_t first, std::uint64_t count) const {
@@ -137,7 +138,8 @@ constexpr std::uint32_t kMaxPasses = 1u << 22;
 constexpr std::uint64_t kSliceAlign = 4 * kKiB;    ///< L1 regime working sets (per SM)
 constexpr std::uint64_t kRegionAlign = 64 * kKiB;  ///< L2 regime working sets (total)
 constexpr std::uint64_t kL1RegimeMin = 16 * kKiB;
-constexpr std::uint64_t kHierarchyL1Bytes = 128 * kKiB;  ///< per SM: inside the L1 at the default carveout
+constexpr std::uint64_t kHierarchyL1Bytes =
+    128 * kKiB;  ///< per SM: inside the L1 at the default carveout
 constexpr int kCoarsePerOctave = 3;
 constexpr std::size_t kMaxPointsPerRegime = 40;
 constexpr double kWavefrontBytes = 128.0;  ///< L1 data path per SM per clock
@@ -160,7 +162,7 @@ class Rig {
         protocol_(ctx.options.protocol),
         seed_(derive_seed(ctx.options.seed)),
         nsmid_(std::max(bws::query_nsmid(stream_.get()),
-                         static_cast<std::uint32_t>(std::max(info_.sm_count, 1)))),
+                        static_cast<std::uint32_t>(std::max(info_.sm_count, 1)))),
         words_(data_bytes(nsmid_) / 4),
         data_(words_ * 4),
         sums_(words_, seed_) {
@@ -229,7 +231,8 @@ class Rig {
           throw VerificationError(buf);
         }
       }
-      std::vector<double> bytes(recs.size(), bwsweep::slices_block_bytes(slice_bytes, slots, passes));
+      std::vector<double> bytes(recs.size(),
+                                bwsweep::slices_block_bytes(slice_bytes, slots, passes));
       rates = bwsweep::rates_of(recs, bytes);
       ++verified_launches_;
     };
@@ -303,8 +306,8 @@ class Rig {
       p.records = records_.as<bws::BlockRecord>();
       bws::launch_register_fma(p, blocks, stream_.get());
       const auto recs = fetch(blocks);
-      GP_CUDA_CHECK(cudaMemcpy(out.data(), p.out, out.size() * sizeof(float),
-                               cudaMemcpyDeviceToHost));
+      GP_CUDA_CHECK(
+          cudaMemcpy(out.data(), p.out, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
       // The host replays 16 threads spread over the grid (fmaf is exact IEEE on both sides).
       for (int k = 0; k < 16; ++k) {
         const std::uint32_t t =
@@ -325,8 +328,8 @@ class Rig {
         }
       }
       // "bytes" here are lane-FFMAs; converted to register bytes by the caller.
-      std::vector<double> ops(recs.size(), static_cast<double>(p.steps) * bws::kFmaChains *
-                                               bws::kThreads);
+      std::vector<double> ops(recs.size(),
+                              static_cast<double>(p.steps) * bws::kFmaChains * bws::kThreads);
       rates = bwsweep::rates_of(recs, ops);
       ++verified_launches_;
     };
@@ -422,9 +425,7 @@ class Rig {
 // ---------------------------------------------------------------------------------------------
 // Analysis helpers (pure)
 
-double primary_median(const json& p) {
-  return p.at("measurement").at("median").get<double>();
-}
+double primary_median(const json& p) { return p.at("measurement").at("median").get<double>(); }
 
 std::vector<json> sorted_points(const json& points) {
   std::vector<json> v(points.begin(), points.end());
@@ -533,7 +534,9 @@ class BandwidthSweep : public Experiment {
   }
   void validate(const device::Device& dev, const RunOptions&) const override {
     if (dev.info().kind == "model") return;
-    check_memory(dev, data_bytes(dev.info(), static_cast<std::uint32_t>(dev.info().sm_count) * 160 / 132), id());
+    check_memory(
+        dev, data_bytes(dev.info(), static_cast<std::uint32_t>(dev.info().sm_count) * 160 / 132),
+        id());
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& d = ctx.device.info();
@@ -570,31 +573,34 @@ class BandwidthSweep : public Experiment {
         s2);
 
     const auto a = sorted_points(l1_points), b = sorted_points(l2_points);
-    r.parameters = {{"sm_count", d.sm_count},
-                    {"l2_bytes_reported", d.l2_bytes},
-                    {"threads_per_block", bws::kThreads},
-                    {"nsmid", rig.nsmid()},
-                    {"l1_regime",
-                     {{"load", "ld.global.ca.v4.u32 (16 B, L1-allocating)"},
-                      {"blocks_per_sm", rig.occupancy(0)},
-                      {"shared_memory_carveout_preference", "0 % (largest L1), kernel attribute"},
-                      {"layout", "SM s reads slice s (W bytes per SM), split among its blocks; "
-                                 "one untimed pass per launch warms the L1"},
-                      {"value", "median over SMs of bytes / (SM's last block end - first block "
-                                "start) in %clock64 cycles"}}},
-                    {"l2_regime",
-                     {{"load", "ld.global.cg.v4.u32 (16 B, L2 only)"},
-                      {"blocks_per_sm", rig.occupancy(1)},
-                      {"layout", "the grid reads one region of W bytes per pass, grid-stride"},
-                      {"value", "bytes / (last block end - first block start) in %globaltimer ns"}}},
-                    {"points_per_octave_coarse", kCoarsePerOctave},
-                    {"knee_resolution", s1.resolution},
-                    {"target_timed_ns_per_launch", kTargetTimedNs},
-                    {"verification",
-                     "every launch: each block's wrapping 32-bit sum of the words it read equals "
-                     "the host's sum of value_bits(i, seed) over the same words x passes"},
-                    {"gb", "1e9 bytes"},
-                    {"data_seed", rig.seed()}};
+    r.parameters = {
+        {"sm_count", d.sm_count},
+        {"l2_bytes_reported", d.l2_bytes},
+        {"threads_per_block", bws::kThreads},
+        {"nsmid", rig.nsmid()},
+        {"l1_regime",
+         {{"load", "ld.global.ca.v4.u32 (16 B, L1-allocating)"},
+          {"blocks_per_sm", rig.occupancy(0)},
+          {"shared_memory_carveout_preference", "0 % (largest L1), kernel attribute"},
+          {"layout",
+           "SM s reads slice s (W bytes per SM), split among its blocks; "
+           "one untimed pass per launch warms the L1"},
+          {"value",
+           "median over SMs of bytes / (SM's last block end - first block "
+           "start) in %clock64 cycles"}}},
+        {"l2_regime",
+         {{"load", "ld.global.cg.v4.u32 (16 B, L2 only)"},
+          {"blocks_per_sm", rig.occupancy(1)},
+          {"layout", "the grid reads one region of W bytes per pass, grid-stride"},
+          {"value", "bytes / (last block end - first block start) in %globaltimer ns"}}},
+        {"points_per_octave_coarse", kCoarsePerOctave},
+        {"knee_resolution", s1.resolution},
+        {"target_timed_ns_per_launch", kTargetTimedNs},
+        {"verification",
+         "every launch: each block's wrapping 32-bit sum of the words it read equals "
+         "the host's sum of value_bits(i, seed) over the same words x passes"},
+        {"gb", "1e9 bytes"},
+        {"data_seed", rig.seed()}};
     r.samples = {{"l1_regime", {{"points", a}}}, {"l2_regime", {{"points", b}}}};
     r.statistics = {{"points_measured", a.size() + b.size()},
                     {"verified_launches", rig.verified_launches()}};
@@ -611,9 +617,13 @@ class BandwidthSweep : public Experiment {
       r.statistics["l1_regime_levels"] = levels_json(L, "B/clk/SM");
       if (!L.plateaus.empty() && L.plateaus.front().first == 0) {
         const auto& p = L.plateaus.front();
-        Finding f{"l1.read_bandwidth", p.level, "B/clk/SM", plateau_confidence(p),
+        Finding f{"l1.read_bandwidth",
+                  p.level,
+                  "B/clk/SM",
+                  plateau_confidence(p),
                   "median of the first plateau of the L1 regime (each SM reading its own slice "
-                  "with 16-B ld.global.ca, full occupancy, %clock64 per SM); " + L.method,
+                  "with 16-B ld.global.ca, full occupancy, %clock64 per SM); " +
+                      L.method,
                   json::object()};
         f.extra["gb_s_total"] = plateau_median(a, p, "gb_s");
         f.extra["percent_of_128_b_per_clk"] = p.level / kWavefrontBytes * 100.0;
@@ -624,9 +634,13 @@ class BandwidthSweep : public Experiment {
       }
       if (!L.transitions.empty() && L.plateaus.front().first == 0) {
         const auto& t = L.transitions.front();
-        Finding f{"bandwidth.l1_capacity", t.estimate, "bytes", t.confidence,
+        Finding f{"bandwidth.l1_capacity",
+                  t.estimate,
+                  "bytes",
+                  t.confidence,
                   "largest working set per SM on the L1 bandwidth plateau (knee bracketed by "
-                  "bisection); " + L.method,
+                  "bisection); " +
+                      L.method,
                   json::object()};
         f.extra["bracket_bytes"] = {t.x_last_on, t.x_first_off};
         f.extra["per"] = "SM";
@@ -648,9 +662,13 @@ class BandwidthSweep : public Experiment {
     }
     if (l2p) {
       const auto& p = L.plateaus[*l2p];
-      Finding f{"l2.read_bandwidth", p.level, "GB/s", plateau_confidence(p),
+      Finding f{"l2.read_bandwidth",
+                p.level,
+                "GB/s",
+                plateau_confidence(p),
                 "median of the highest plateau below the L2 size in the L2 regime (all SMs "
-                "reading one region with 16-B ld.global.cg, %globaltimer); " + L.method,
+                "reading one region with 16-B ld.global.cg, %globaltimer); " +
+                    L.method,
                 json::object()};
       f.extra["bytes_per_clk_per_sm"] = plateau_median(b, p, "bytes_per_clk_per_sm");
       f.extra["tb_per_s"] = p.level / 1e3;
@@ -658,8 +676,7 @@ class BandwidthSweep : public Experiment {
       json by_ws = json::array();
       for (const auto& q : b) {
         const double w = q.at("working_set_bytes").get<double>();
-        if (w >= 4.0 * kMiB && (l2 <= 0 || w <= 1.5 * l2))
-          by_ws.push_back({w, primary_median(q)});
+        if (w >= 4.0 * kMiB && (l2 <= 0 || w <= 1.5 * l2)) by_ws.push_back({w, primary_median(q)});
       }
       f.extra["gb_s_by_working_set_bytes"] = by_ws;
       r.findings.push_back(f);
@@ -672,9 +689,13 @@ class BandwidthSweep : public Experiment {
     }
     if (!knees.empty()) {
       const auto& t = L.transitions[knees.back()];
-      Finding f{"bandwidth.l2_capacity", t.estimate, "bytes", t.confidence,
+      Finding f{"bandwidth.l2_capacity",
+                t.estimate,
+                "bytes",
+                t.confidence,
                 "largest working set on the last plateau before the DRAM level of the L2 regime "
-                "(knee bracketed by bisection); " + L.method,
+                "(knee bracketed by bisection); " +
+                    L.method,
                 json::object()};
       f.extra["bracket_bytes"] = {t.x_last_on, t.x_first_off};
       f.extra["level_below_gb_s"] = t.level_below;
@@ -690,8 +711,9 @@ class BandwidthSweep : public Experiment {
                              {"confidence", e.confidence}});
         }
         f.extra["earlier_knees_inside_l2"] = earlier;
-        f.extra["note"] = "bandwidth falls in steps before the L2 capacity (e.g. the far L2 "
-                          "partition): see earlier_knees_inside_l2";
+        f.extra["note"] =
+            "bandwidth falls in steps before the L2 capacity (e.g. the far L2 "
+            "partition): see earlier_knees_inside_l2";
       }
       r.findings.push_back(f);
     }
@@ -702,7 +724,10 @@ class BandwidthSweep : public Experiment {
     std::optional<analysis::Plateau> last;
     if (!L.plateaus.empty()) last = L.plateaus.back();
     if (last && l2 > 0 && last->x_min >= 8 * l2 && (!l2p || *l2p + 1 != L.plateaus.size())) {
-      Finding f{"dram.read_bandwidth_sweep", last->level, "GB/s", plateau_confidence(*last),
+      Finding f{"dram.read_bandwidth_sweep",
+                last->level,
+                "GB/s",
+                plateau_confidence(*last),
                 "median of the last plateau (working sets of 8 x L2 and more) of the L2 regime; " +
                     L.method,
                 json::object()};
@@ -717,9 +742,11 @@ class BandwidthSweep : public Experiment {
   /// per possible SM id.
   static std::uint64_t data_bytes(const device::DeviceInfo& d, std::uint32_t nsmid) {
     const std::uint64_t sms = static_cast<std::uint64_t>(std::max(d.sm_count, 1));
-    const std::uint64_t slice = align_down(4.0 * static_cast<double>(d.l2_bytes) / sms, kSliceAlign);
+    const std::uint64_t slice =
+        align_down(4.0 * static_cast<double>(d.l2_bytes) / sms, kSliceAlign);
     return std::max<std::uint64_t>(4 * d.l2_bytes + 2 * kMiB, slice * nsmid) / (64 * kKiB) *
-               (64 * kKiB) + 64 * kKiB;
+               (64 * kKiB) +
+           64 * kKiB;
   }
 };
 
@@ -744,8 +771,8 @@ class BandwidthHierarchy : public Experiment {
             {"dram_working_set_bytes", "16 x L2"}};
   }
   std::vector<std::string> depends_on() const override {
-    return {"latency.sweep", "latency.shared", "smem.bandwidth", "compute.latency",
-            "bandwidth.read", "bandwidth.sweep"};
+    return {"latency.sweep",   "latency.shared", "smem.bandwidth",
+            "compute.latency", "bandwidth.read", "bandwidth.sweep"};
   }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
     if (info.kind == "model") return std::string(kModelWaiver);
@@ -753,13 +780,15 @@ class BandwidthHierarchy : public Experiment {
   }
   void validate(const device::Device& dev, const RunOptions&) const override {
     if (dev.info().kind == "model") return;
-    check_memory(dev, data_bytes(dev.info(), static_cast<std::uint32_t>(dev.info().sm_count) * 160 / 132), id());
+    check_memory(
+        dev, data_bytes(dev.info(), static_cast<std::uint32_t>(dev.info().sm_count) * 160 / 132),
+        id());
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& d = ctx.device.info();
     Rig rig(ctx, [&](std::uint32_t nsmid) { return data_bytes(d, nsmid); });
-    const std::uint64_t l2_ws =
-        align_down(std::min<double>(16.0 * kMiB, static_cast<double>(d.l2_bytes) / 4), kRegionAlign);
+    const std::uint64_t l2_ws = align_down(
+        std::min<double>(16.0 * kMiB, static_cast<double>(d.l2_bytes) / 4), kRegionAlign);
     json m;
     m["l1"] = rig.slices_point(kHierarchyL1Bytes);
     m["l2"] = rig.shared_point(l2_ws);
@@ -773,22 +802,22 @@ class BandwidthHierarchy : public Experiment {
           "l1.read_bandwidth", "l2.read_bandwidth", "dram.read_bandwidth_sweep"}) {
       if (const auto f = ctx.prior.get(name, 0.0)) prior[name] = to_json(*f);
     }
-    r.parameters = {{"sm_count", d.sm_count},
-                    {"l2_bytes_reported", d.l2_bytes},
-                    {"sm_clock_max_mhz", d.sm_clock_max_mhz},
-                    {"register_convention",
-                     "register-file read bandwidth = lane FFMAs per clock per SM x 3 source "
-                     "operands x 4 B (12 B per FFMA; the 4 B written are shown separately); "
-                     "operand reuse caches are ignored, so this is the operand bandwidth the "
-                     "datapath consumes, not a count of register-file bank reads"},
-                    {"l1", "each SM reads its own 32 KiB slice, 16-B ld.global.ca"},
-                    {"l2", "all SMs read one region of " + units::format_bytes(l2_ws) +
-                               ", 16-B ld.global.cg"},
-                    {"dram", "all SMs read one region of 16 x L2, 16-B ld.global.cg"},
-                    {"latency_source",
-                     "findings of earlier experiments (latency.sweep, latency.shared, "
-                     "compute.latency); nothing extra is measured when one is missing"},
-                    {"gb", "1e9 bytes"}};
+    r.parameters = {
+        {"sm_count", d.sm_count},
+        {"l2_bytes_reported", d.l2_bytes},
+        {"sm_clock_max_mhz", d.sm_clock_max_mhz},
+        {"register_convention",
+         "register-file read bandwidth = lane FFMAs per clock per SM x 3 source "
+         "operands x 4 B (12 B per FFMA; the 4 B written are shown separately); "
+         "operand reuse caches are ignored, so this is the operand bandwidth the "
+         "datapath consumes, not a count of register-file bank reads"},
+        {"l1", "each SM reads its own 32 KiB slice, 16-B ld.global.ca"},
+        {"l2", "all SMs read one region of " + units::format_bytes(l2_ws) + ", 16-B ld.global.cg"},
+        {"dram", "all SMs read one region of 16 x L2, 16-B ld.global.cg"},
+        {"latency_source",
+         "findings of earlier experiments (latency.sweep, latency.shared, "
+         "compute.latency); nothing extra is measured when one is missing"},
+        {"gb", "1e9 bytes"}};
     r.samples = {{"measured", m}, {"prior", prior}};
     r.statistics = {{"verified_launches", rig.verified_launches()}};
   }
@@ -825,11 +854,12 @@ class BandwidthHierarchy : public Experiment {
     };
     auto measured_row = [&](const std::string& level, const json& p, const std::string& lat,
                             const std::string& note) {
-      std::vector<json> row{level, p.at("bytes_per_clk_per_sm").value("median", 0.0),
-                            p.at("gb_s").value("median", 0.0),
-                            "measured here (" + p.value("load", std::string("")) + ", " +
-                                units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()) +
-                                (level == "l1" ? " per SM)" : ")")};
+      std::vector<json> row{
+          level, p.at("bytes_per_clk_per_sm").value("median", 0.0),
+          p.at("gb_s").value("median", 0.0),
+          "measured here (" + p.value("load", std::string("")) + ", " +
+              units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()) +
+              (level == "l1" ? " per SM)" : ")")};
       latency_cells(lat, row);
       row.push_back(note);
       c.rows.push_back(row);
@@ -850,8 +880,11 @@ class BandwidthHierarchy : public Experiment {
                     ffma);
       row.push_back(note);
       c.rows.push_back(row);
-      Finding f{"register.read_bandwidth", ffma * bwsweep::kRegisterBytesReadPerFfma, "B/clk/SM",
-                spread(p), "register-only FFMA throughput x 12 B (3 source operands x 4 B)",
+      Finding f{"register.read_bandwidth",
+                ffma * bwsweep::kRegisterBytesReadPerFfma,
+                "B/clk/SM",
+                spread(p),
+                "register-only FFMA throughput x 12 B (3 source operands x 4 B)",
                 json::object()};
       f.extra["ffma_per_clk_per_sm"] = ffma;
       f.extra["gb_s_total"] = gops * bwsweep::kRegisterBytesReadPerFfma;
@@ -877,8 +910,8 @@ class BandwidthHierarchy : public Experiment {
     measured_row("l1", m.at("l1"), "l1.hit_latency", "");
     measured_row("l2", m.at("l2"), "l2.hit_latency",
                  pf("l2.far_hit_latency")
-                     ? "far L2 partition latency: " +
-                           pf("l2.far_hit_latency")->at("value").dump() + " cycles"
+                     ? "far L2 partition latency: " + pf("l2.far_hit_latency")->at("value").dump() +
+                           " cycles"
                      : "");
     {
       std::string note;
@@ -891,7 +924,10 @@ class BandwidthHierarchy : public Experiment {
     auto add = [&](const std::string& name, const json& p, bool per_sm) {
       const double v = per_sm ? p.at("bytes_per_clk_per_sm").value("median", 0.0)
                               : p.at("gb_s").value("median", 0.0);
-      Finding f{name, v, per_sm ? "B/clk/SM" : "GB/s", spread(p),
+      Finding f{name,
+                v,
+                per_sm ? "B/clk/SM" : "GB/s",
+                spread(p),
                 "bandwidth.hierarchy point: " + p.value("load", std::string("")) + " at " +
                     units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()),
                 json::object()};
