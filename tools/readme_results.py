@@ -65,9 +65,9 @@ the timed launch); `.cg`/`.cv` bypass the L1 and the first level they see is the
 one SM cost ~{v('l2.hit_latency', 0)} cycles up to ~{f['l2.near_capacity']['value'] / 2**20:.1f} MiB (the near
 partition, a little under half the 60 MiB), then ~{v('l2.far_hit_latency', 0)} cycles up to
 ~{f['l2.capacity']['value'] / 2**20:.1f} MiB, then DRAM at ~{v('dram.latency', 0)} cycles; the usable L1 at the
-default (= maximum-L1) carveout is {f['l1.capacity']['value'] / 1024:.2f} KiB. The three H200 machines this
-session ran on (different UUIDs) agree on every level within 3%; the L2 hit latency from one SM
-varied most (274-281 cycles).
+default (= maximum-L1) carveout is {f['l1.capacity']['value'] / 1024:.2f} KiB. The sweeps recorded on two other
+H200 machines of the same day (`tests/data/h200_latency_sweep_run*.json`, different UUIDs) agree
+on every level within 3%; the L2 hit latency from one SM varied most (274-281 cycles).
 
 ### The other families, against the issues' targets
 
