@@ -87,6 +87,14 @@ TEST(Cli, UnknownModelAndDevice) {
   expect_usage_error(gp({"--device", "gpu7", "characterize"}), "model:");
 }
 
+TEST(Cli, ExperimentThatDoesNotApplyIsRefusedWithItsReason) {
+  const auto dir = temp_dir("waived");
+  expect_usage_error(
+      gp({"--device", "model:a100", "--out", dir.string(), "run", "hopper.wgmma.throughput"}),
+      "needs sm_90a");
+  EXPECT_FALSE(fs::exists(dir));
+}
+
 TEST(Cli, NoCudaDeviceSuggestsModel) {
   int count = 0;
   if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) GTEST_SKIP() << "a GPU is present";
