@@ -6,6 +6,7 @@
 #include "probes/compute.hpp"
 #include "probes/latency.hpp"
 #include "probes/tma.hpp"
+#include "probes/pipeline.hpp"
 
 namespace gpuprobe {
 
@@ -19,6 +20,7 @@ const Registry& Registry::builtin() {
     probes::register_ordering_experiments(r);
     probes::register_hopper_experiments(r);
     probes::register_tma_experiments(r);
+    probes::register_pipeline_experiments(r);
     return r;
   }();
   return registry;

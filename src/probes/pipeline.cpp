@@ -1,0 +1,438 @@
+// hopper.pipeline: a persistent TMA -> shared-memory ring -> wgmma tile pipeline on every SM
+// (bf16 -> f32, tiles of BM x 256 x 64 per CTA per k-step, BM = 128 with two consumer
+// warpgroups or 64 with one), 1..4 stages, against the wgmma-only rate (operands resident in
+// shared memory) and the copy-only rate (TMA loads, no math) of the same tiles. Every launch's
+// last-work-item accumulators of every CTA are compared exactly with a host product; a
+// configuration that fails is reported as an error, never as a number.
+#include "probes/pipeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/cuda_check.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+#include "device/device_buffer.hpp"
+#include "probes/hopper.hpp"
+#include "probes/pipeline_kernels.hpp"
+
+namespace gpuprobe::probes {
+namespace {
+
+using nlohmann::json;
+namespace pk = pipeline;
+
+constexpr const char* kNeedsHopper = "needs sm_90a (Hopper)";
+constexpr const char* kNeedsCuda = "needs a CUDA GPU";
+
+constexpr std::uint32_t kMTotal = 512, kNTotal = 512, kKTotal = 1024;
+constexpr std::uint32_t kItems = 192;  // work items per CTA: 192 x 16 = 3072 k-steps
+constexpr int kKb = kKTotal / pk::kKStep;
+
+const char* mode_name(pk::Mode m) {
+  switch (m) {
+    case pk::Mode::kPipeline: return "pipeline";
+    case pk::Mode::kMathOnly: return "wgmma_only";
+    case pk::Mode::kCopyOnly: return "copy_only";
+  }
+  return "?";
+}
+
+std::string shape_name(int bm) { return std::to_string(bm) + "x256x64"; }
+
+/// Operands as integers v in {+-1..+-6}; the bf16 value is v / 2 (exact). Host partial products
+/// per k-block in units of 1/4: part[kb][m][n] = sum_{k in kb} vA[m][k] vB[n][k].
+struct Problem {
+  std::vector<int> a, b;                   ///< m_total x k_total, n_total x k_total
+  std::vector<std::int32_t> part;          ///< kKb x kMTotal x kNTotal
+  std::vector<std::uint16_t> a_bits, b_bits;
+};
+
+std::uint16_t half_value_bf16(int v) {
+  const float f = static_cast<float>(v) * 0.5f;
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return static_cast<std::uint16_t>(u >> 16);  // exact: at most 3 significant bits
+}
+
+Problem make_problem(std::uint64_t seed) {
+  Problem p;
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> mag(1, 6), sign(0, 1);
+  auto draw = [&] { return sign(rng) ? mag(rng) : -mag(rng); };
+  p.a.resize(static_cast<std::size_t>(kMTotal) * kKTotal);
+  p.b.resize(static_cast<std::size_t>(kNTotal) * kKTotal);
+  for (auto& x : p.a) x = draw();
+  for (auto& x : p.b) x = draw();
+  p.a_bits.resize(p.a.size());
+  p.b_bits.resize(p.b.size());
+  for (std::size_t i = 0; i < p.a.size(); ++i) p.a_bits[i] = half_value_bf16(p.a[i]);
+  for (std::size_t i = 0; i < p.b.size(); ++i) p.b_bits[i] = half_value_bf16(p.b[i]);
+  p.part.assign(static_cast<std::size_t>(kKb) * kMTotal * kNTotal, 0);
+  for (std::uint32_t m = 0; m < kMTotal; ++m)
+    for (std::uint32_t n = 0; n < kNTotal; ++n) {
+      const int* ar = &p.a[static_cast<std::size_t>(m) * kKTotal];
+      const int* br = &p.b[static_cast<std::size_t>(n) * kKTotal];
+      for (int kb = 0; kb < kKb; ++kb) {
+        std::int32_t s = 0;
+        for (int k = kb * pk::kKStep; k < (kb + 1) * pk::kKStep; ++k) s += ar[k] * br[k];
+        p.part[(static_cast<std::size_t>(kb) * kMTotal + m) * kNTotal + n] = s;
+      }
+    }
+  return p;
+}
+
+/// The expected last-work-item accumulators (kMTotal x kNTotal, in units of 1/4) of a mode:
+/// every k-block once (pipeline, copy-only), or stage (i % stages) = k-block (i % stages) for
+/// the 16 k-steps of the item (wgmma-only).
+std::vector<std::int64_t> expected(const Problem& p, pk::Mode mode, int stages) {
+  std::vector<int> count(kKb, 0);
+  if (mode == pk::Mode::kMathOnly) {
+    const std::uint32_t first = (kItems - 1) * kKb;
+    for (std::uint32_t i = first; i < first + kKb; ++i) ++count[i % static_cast<std::uint32_t>(stages)];
+  } else {
+    std::fill(count.begin(), count.end(), 1);
+  }
+  std::vector<std::int64_t> r(static_cast<std::size_t>(kMTotal) * kNTotal, 0);
+  for (int kb = 0; kb < kKb; ++kb) {
+    if (!count[kb]) continue;
+    const std::int32_t* src = &p.part[static_cast<std::size_t>(kb) * kMTotal * kNTotal];
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] += static_cast<std::int64_t>(count[kb]) * src[i];
+  }
+  return r;
+}
+
+/// Compares every CTA's last-item accumulators with the reference; returns the number wrong.
+std::uint64_t check(const std::vector<float>& out, const std::vector<std::int64_t>& ref, int bm, int blocks,
+                    std::uint32_t m_blocks, std::uint32_t tiles, std::string& first) {
+  const int wgs = bm / 64;
+  std::uint64_t wrong = 0;
+  for (int blk = 0; blk < blocks; ++blk) {
+    const std::uint32_t j = static_cast<std::uint32_t>(blk) + (kItems - 1) * static_cast<std::uint32_t>(blocks);
+    const std::uint32_t t = j % tiles;
+    const std::uint32_t m0 = (t % m_blocks) * static_cast<std::uint32_t>(bm), n0 = (t / m_blocks) * pk::kN;
+    for (int wg = 0; wg < wgs; ++wg)
+      for (int reg = 0; reg < pk::kAccumulators; ++reg)
+        for (int th = 0; th < pk::kThreadsPerWarpgroup; ++th) {
+          int row, col;
+          hopper_layout::accumulator_position(th, reg, row, col);
+          const std::size_t m = m0 + static_cast<std::uint32_t>(64 * wg + row), n = n0 + static_cast<std::uint32_t>(col);
+          const double want = static_cast<double>(ref[m * kNTotal + n]) * 0.25;
+          const float got =
+              out[((static_cast<std::size_t>(blk) * wgs + wg) * pk::kAccumulators + reg) * pk::kThreadsPerWarpgroup + th];
+          if (static_cast<double>(got) != want) {
+            if (!wrong)
+              first = "block " + std::to_string(blk) + " warpgroup " + std::to_string(wg) + " C[" + std::to_string(m) +
+                      "][" + std::to_string(n) + "] = " + std::to_string(got) + ", expected " + std::to_string(want);
+            ++wrong;
+          }
+        }
+  }
+  return wrong;
+}
+
+double num(const json& p, const char* k) { return p.at(k).get<double>(); }
+
+/// Overlap rows from the verified points: per shape and stage count.
+json overlap_rows(const json& points) {
+  json rows = json::array();
+  for (const auto& pp : points) {
+    if (pp.at("mode") != "pipeline" || !pp.at("verified").get<bool>()) continue;
+    const json* copy = nullptr;
+    const json* math = nullptr;
+    for (const auto& q : points) {
+      if (q.at("shape") != pp.at("shape") || !q.at("verified").get<bool>()) continue;
+      if (q.at("mode") == "copy_only" && q.at("stages") == pp.at("stages")) copy = &q;
+      if (q.at("mode") == "wgmma_only") math = &q;
+    }
+    if (!copy || !math) continue;
+    const double tc = num(*copy, "ns_per_kstep"), tm = num(*math, "ns_per_kstep"), tp = num(pp, "ns_per_kstep");
+    rows.push_back({{"shape", pp.at("shape")},
+                    {"stages", pp.at("stages")},
+                    {"t_copy_ns", tc},
+                    {"t_math_ns", tm},
+                    {"t_pipeline_ns", tp},
+                    {"overlap", (tc + tm - tp) / std::min(tc, tm)},
+                    {"pipeline_over_wgmma_only", tm / tp}});
+  }
+  return rows;
+}
+
+class HopperPipeline : public Experiment {
+ public:
+  std::string id() const override { return "hopper.pipeline"; }
+  std::string description() const override {
+    return "persistent TMA (cp.async.bulk.tensor.2d) -> shared-memory ring of 1..4 stages (full/empty "
+           "mbarriers) -> wgmma m64n256k16 bf16 -> f32 on every SM, tiles 128x256x64 and 64x256x64 per CTA per "
+           "k-step: TFLOP/s and tiles/s against the wgmma-only and copy-only rates, overlap of copy and math; "
+           "accumulators of every CTA checked against a host product";
+  }
+  json axes() const override {
+    return {{"shape", {"128x256x64", "64x256x64"}},
+            {"stages", {1, 2, 3, 4}},
+            {"mode", {"pipeline", "wgmma_only", "copy_only"}}};
+  }
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
+    if (info.cc_major != 9 || info.cc_minor != 0) return std::string(kNeedsHopper);
+    if (info.kind == "model") return std::string(kNeedsCuda);
+    return std::nullopt;
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const int ordinal = ctx.device.info().ordinal;
+    GP_CUDA_CHECK(cudaSetDevice(ordinal));
+    int sm_count = 0, smem_per_sm = 0, optin = 0;
+    GP_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal));
+    GP_CUDA_CHECK(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal));
+    GP_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal));
+    if (!pk::pipeline_compiled())
+      throw VerificationError("hopper.pipeline: this binary holds no sm_90a pipeline code");
+    const Problem prob = make_problem(ctx.options.seed);
+    device::DeviceArray<std::uint16_t> a(prob.a_bits.size()), b(prob.b_bits.size());
+    a.upload(prob.a_bits);
+    b.upload(prob.b_bits);
+    const int blocks = sm_count;
+    device::DeviceArray<float> out(static_cast<std::size_t>(blocks) * 2 * pk::kAccumulators * pk::kThreadsPerWarpgroup);
+    device::DeviceArray<pk::Times> times(static_cast<std::size_t>(blocks));
+    device::DeviceArray<unsigned> timeouts(1);
+    const std::vector<std::int64_t> ref_full = expected(prob, pk::Mode::kPipeline, 1);
+
+    auto smem_for = [&](int bm, int stages) {
+      // More than half of an SM's shared memory: one CTA per SM. The kernel's static shared
+      // memory (the mbarriers) counts against the opt-in limit too: stay 1 KiB below it.
+      return std::min<std::uint32_t>(static_cast<std::uint32_t>(optin) - 1024,
+                                     std::max<std::uint32_t>(pk::smem_bytes(bm, stages),
+                                                             static_cast<std::uint32_t>(smem_per_sm) / 2 + 1024));
+    };
+    std::uint32_t smem_max = 0;
+    for (int bm : {64, 128})
+      for (int s = 1; s <= pk::kMaxStages; ++s) smem_max = std::max(smem_max, smem_for(bm, s));
+    pk::pipeline_prepare(smem_max);  // the largest dynamic size any launch below asks for
+    auto make_launch = [&](int bm, int stages, pk::Mode mode, std::uint32_t lbo_a, std::uint32_t sbo_a,
+                           std::uint32_t lbo_b, std::uint32_t sbo_b) {
+      pk::Launch l;
+      l.bm = bm;
+      l.stages = stages;
+      l.mode = mode;
+      l.blocks = blocks;
+      l.items = kItems;
+      l.m_blocks = kMTotal / static_cast<std::uint32_t>(bm);
+      l.tiles = l.m_blocks * (kNTotal / pk::kN);
+      l.k_total = kKTotal;
+      l.dynamic_smem = smem_for(bm, stages);
+      l.desc_a = hopper_layout::descriptor_bits(lbo_a, sbo_a);
+      l.desc_b = hopper_layout::descriptor_bits(lbo_b, sbo_b);
+      return l;
+    };
+    // One launch, checked; returns ns per k-step per CTA (the span of all CTAs / k-steps).
+    auto launch_checked = [&](const pk::Launch& l, const std::vector<std::int64_t>& ref, std::string& why) -> double {
+      timeouts.zero();
+      GP_CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.size() * sizeof(float)));  // NaN: unwritten is wrong
+      pk::run_pipeline(l, a.get(), kMTotal, b.get(), kNTotal, out.get(), times.get(), timeouts.get());
+      const unsigned to = timeouts.download()[0];
+      if (to) {
+        why = std::to_string(to) + " mbarrier waits timed out";
+        return -1;
+      }
+      std::string first;
+      const auto wrong = check(out.download(static_cast<std::size_t>(blocks) * (l.bm / 64) * pk::kAccumulators *
+                                            pk::kThreadsPerWarpgroup),
+                               ref, l.bm, blocks, l.m_blocks, l.tiles, first);
+      if (wrong) {
+        why = std::to_string(wrong) + " wrong accumulators; first: " + first;
+        return -1;
+      }
+      const auto t = times.download();
+      unsigned long long g0 = std::numeric_limits<unsigned long long>::max(), g1 = 0;
+      for (const auto& x : t) {
+        g0 = std::min(g0, x.g0);
+        g1 = std::max(g1, x.g1);
+      }
+      if (g1 <= g0) {
+        why = "no %globaltimer span";
+        return -1;
+      }
+      return static_cast<double>(g1 - g0) / (static_cast<double>(kItems) * kKb);
+    };
+
+    // 1. The descriptor reading for the TMA layout (k-group blocks of rows x 16 B, row groups
+    //    128 B apart): LBO = k-group stride, SBO = 128 as verified by hopper.wgmma.throughput's
+    //    encoding (LBO = K direction); the swapped reading is tried only if that fails.
+    json checks = json::array();
+    struct Enc {
+      const char* name;
+      bool swapped;
+    };
+    std::optional<bool> swapped;
+    for (const Enc e : {Enc{"LBO = k-group stride (rows x 16 B), SBO = 128", false},
+                        Enc{"LBO = 128, SBO = k-group stride (swapped)", true}}) {
+      bool all = true;
+      std::string why_all;
+      for (int bm : {128, 64}) {
+        const std::uint32_t ka = static_cast<std::uint32_t>(bm) * 16, kb = pk::kN * 16;
+        auto l = e.swapped ? make_launch(bm, 2, pk::Mode::kPipeline, 128, ka, 128, kb)
+                           : make_launch(bm, 2, pk::Mode::kPipeline, ka, 128, kb, 128);
+        std::string why;
+        const double ns = launch_checked(l, ref_full, why);
+        checks.push_back({{"encoding", e.name}, {"shape", shape_name(bm)}, {"passed", ns > 0}, {"why", why}});
+        if (ns <= 0) {
+          all = false;
+          why_all = why;
+        }
+      }
+      if (all) {
+        swapped = e.swapped;
+        break;
+      }
+    }
+    r.parameters = {{"tile_shapes", {"128x256x64 (2 consumer warpgroups)", "64x256x64 (1 consumer warpgroup)"}},
+                    {"instruction", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16, 4 per k-step per "
+                                    "warpgroup, A and B descriptors (K-major, no swizzle)"},
+                    {"copy", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes, "
+                             "box {8 bf16 (16 B), rows} per k-group of 8 columns: 8 boxes for A + 8 for B per stage, "
+                             "landing as the no-swizzle core-matrix layout (LBO = rows x 16 B, SBO = 128 B)"},
+                    {"operands", "A 512 x 1024, B 512 x 1024 bf16, K contiguous, values v/2 with v in {+-1..+-6} "
+                                 "(seed " + std::to_string(ctx.options.seed) +
+                                     "); 1 MiB each: L2-resident after the first pass"},
+                    {"work", "per CTA " + std::to_string(kItems) + " work items x 16 k-steps (one output tile over "
+                             "K = 1024 each, accumulators restarted by scale-d 0)"},
+                    {"blocks", blocks},
+                    {"verification", "every launch: the last work item's accumulators of every CTA equal the "
+                                     "host product exactly (wgmma_only: the product of the resident stages)"},
+                    {"timing", "ns per k-step = (last CTA end - first CTA start, %globaltimer) / k-steps per CTA"},
+                    {"copy_only_note", "the consumers run the wgmma of the last work item (16 of 3072 k-steps) "
+                                       "to verify the copies; that time is included"},
+                    {"multicast", "skipped: the .multicast::cluster variant (cluster of 2 sharing B) is not "
+                                  "implemented"},
+                    {"sm_count", sm_count}};
+    if (!swapped) {
+      r.samples = {{"checks", checks}, {"points", json::array()}};
+      throw VerificationError("hopper.pipeline: no descriptor reading reproduced the host product (see "
+                              "samples.checks)");
+    }
+    r.parameters["descriptor"] = *swapped ? "swapped (LBO = 128, SBO = k-group stride)"
+                                          : "LBO = k-group stride, SBO = 128";
+
+    // 2. The sweep.
+    json points = json::array();
+    int verified = 0;
+    for (int bm : {128, 64}) {
+      const std::uint32_t ka = static_cast<std::uint32_t>(bm) * 16, kbs = pk::kN * 16;
+      struct Cfg {
+        pk::Mode mode;
+        int stages;
+      };
+      std::vector<Cfg> cfgs{{pk::Mode::kMathOnly, 1}};
+      for (int s = 1; s <= pk::kMaxStages; ++s) cfgs.push_back({pk::Mode::kCopyOnly, s});
+      for (int s = 1; s <= pk::kMaxStages; ++s) cfgs.push_back({pk::Mode::kPipeline, s});
+      for (const auto& c : cfgs) {
+        const auto l = *swapped ? make_launch(bm, c.stages, c.mode, 128, ka, 128, kbs)
+                                : make_launch(bm, c.stages, c.mode, ka, 128, kbs, 128);
+        const auto ref = c.mode == pk::Mode::kMathOnly ? expected(prob, c.mode, c.stages) : ref_full;
+        json pt{{"shape", shape_name(bm)}, {"bm", bm}, {"mode", mode_name(c.mode)}, {"stages", c.stages},
+                {"dynamic_smem_bytes", l.dynamic_smem}};
+        try {
+          auto once = [&](int) {
+            std::string why;
+            const double ns = launch_checked(l, ref, why);
+            if (ns <= 0) throw VerificationError(why);
+            return ns;
+          };
+          const auto m = repeat_until_stable(once, ctx.options.protocol);
+          const double ns = m.summary.median;
+          const double flop = 2.0 * bm * pk::kN * pk::kKStep;
+          pt["verified"] = true;
+          pt["ns_per_kstep"] = ns;
+          pt["ns_per_kstep_summary"] = to_json(m);
+          pt["tiles_per_s"] = blocks / ns * 1e9;
+          pt["gb_s"] = static_cast<double>(pk::stage_bytes(bm)) * blocks / ns;
+          pt["tflops"] = c.mode == pk::Mode::kCopyOnly ? json(nullptr) : json(flop * blocks / ns * 1e-3);
+          ++verified;
+        } catch (const CudaError& ex) {
+          if (ex.sticky()) {
+            r.samples = {{"checks", checks}, {"points", points}};
+            throw;
+          }
+          pt["verified"] = false;
+          pt["error"] = ex.what();
+        } catch (const std::exception& ex) {
+          pt["verified"] = false;
+          pt["error"] = ex.what();
+        }
+        points.push_back(pt);
+      }
+    }
+    r.samples = {{"checks", checks}, {"points", points}, {"sm_count", sm_count}};
+    Curve cv{"table",
+             {"shape", "mode", "stages", "verified", "ns_per_kstep", "p5", "p95", "tflops", "tiles_per_s", "gb_s",
+              "error"},
+             {}};
+    for (const auto& p : points) {
+      const bool ok = p.at("verified").get<bool>();
+      cv.rows.push_back({p.at("shape"), p.at("mode"), p.at("stages"), ok,
+                         ok ? p.at("ns_per_kstep") : json(nullptr),
+                         ok ? p.at("ns_per_kstep_summary").at("p5") : json(nullptr),
+                         ok ? p.at("ns_per_kstep_summary").at("p95") : json(nullptr),
+                         ok ? p.at("tflops") : json(nullptr), ok ? p.at("tiles_per_s") : json(nullptr),
+                         ok ? p.at("gb_s") : json(nullptr), ok ? json("") : p.at("error")});
+    }
+    r.curves.push_back(cv);
+    Curve ov{"overlap",
+             {"shape", "stages", "t_copy_ns", "t_math_ns", "t_pipeline_ns", "overlap", "pipeline_over_wgmma_only"},
+             {}};
+    for (const auto& o : overlap_rows(points))
+      ov.rows.push_back({o.at("shape"), o.at("stages"), o.at("t_copy_ns"), o.at("t_math_ns"), o.at("t_pipeline_ns"),
+                         o.at("overlap"), o.at("pipeline_over_wgmma_only")});
+    r.curves.push_back(ov);
+    if (verified == 0) throw VerificationError("hopper.pipeline: no configuration passed verification");
+  }
+  void analyze(ExperimentResult& r) const override {
+    const auto& points = r.samples.at("points");
+    for (const char* shape : {"128x256x64", "64x256x64"}) {
+      const json* best = nullptr;
+      const json* math = nullptr;
+      for (const auto& p : points) {
+        if (p.at("shape") != shape || !p.at("verified").get<bool>()) continue;
+        if (p.at("mode") == "wgmma_only") math = &p;
+        if (p.at("mode") == "pipeline" && (!best || num(p, "tflops") > num(*best, "tflops"))) best = &p;
+      }
+      const std::string tag = std::string("hopper.pipeline.") + shape;
+      if (math)
+        r.findings.push_back(Finding{tag + ".wgmma_only_tflops", num(*math, "tflops"), "TFLOP/s", 0.8,
+                                     "wgmma only, operands resident in shared memory, same loop and tile; "
+                                     "accumulators checked",
+                                     {{"tiles_per_s", math->at("tiles_per_s")}}});
+      if (!best) continue;
+      Finding f{tag + ".best_pipeline_tflops", num(*best, "tflops"), "TFLOP/s", 0.8,
+                "best stage count of the TMA -> shared ring -> wgmma pipeline; accumulators checked",
+                {{"stages", best->at("stages")}, {"tiles_per_s", best->at("tiles_per_s")}}};
+      if (math) {
+        const double ratio = num(*best, "tflops") / num(*math, "tflops");
+        f.extra["fraction_of_wgmma_only"] = ratio;
+        f.extra["within_10_percent_of_wgmma_only"] = ratio >= 0.9;
+      }
+      r.findings.push_back(f);
+    }
+    for (const auto& o : overlap_rows(points))
+      r.findings.push_back(Finding{"hopper.pipeline." + o.at("shape").get<std::string>() + ".stages" +
+                                       std::to_string(o.at("stages").get<int>()) + ".overlap",
+                                   num(o, "overlap"), "fraction", 0.7,
+                                   "(t_copy + t_math - t_pipeline) / min(t_copy, t_math), times per k-step of "
+                                   "the copy-only, wgmma-only and pipelined runs",
+                                   {{"t_copy_ns", o.at("t_copy_ns")},
+                                    {"t_math_ns", o.at("t_math_ns")},
+                                    {"t_pipeline_ns", o.at("t_pipeline_ns")}}});
+  }
+};
+
+}  // namespace
+
+void register_pipeline_experiments(Registry& registry) { registry.add(std::make_unique<HopperPipeline>()); }
+
+}  // namespace gpuprobe::probes
