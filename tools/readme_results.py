@@ -82,6 +82,7 @@ on every level within 3%; the L2 hit latency from one SM varied most (274-281 cy
 | bank conflicts: measured N-way = model (`smem.bank_model_agreement`) | {v('smem.bank_model_agreement', 2)} (fraction of 96 cases) | all |
 | FFMA (`compute.ffma.throughput`) | {v('compute.ffma.throughput', 2)} FMA/clk/SM ({f['compute.ffma.throughput'].get('percent_of_peak', 0):.2f}% of peak at the measured clock) | >= 97% |
 | WGMMA bf16 dense (`hopper.wgmma.bf16.tflops`) | {v('hopper.wgmma.bf16.tflops')} TFLOP/s, accumulators verified | >= 890 |
+| TMA -> WGMMA pipeline, 128x256x64 (`hopper.pipeline`) | {v('hopper.pipeline.128x256x64.best_pipeline_tflops')} TFLOP/s vs wgmma-only {v('hopper.pipeline.128x256x64.wgmma_only_tflops')} | within 10% (not met: copy-bound, see docs) |
 | TMA load (`hopper.tma.load_bandwidth`) | {v('hopper.tma.load_bandwidth')} GB/s | |
 | DSMEM latency, cluster of 2 (`hopper.dsmem.latency`) | {v('hopper.dsmem.latency')} cycles | H800: ~180 (Luo et al.) |
 | litmus, release/acquire / relaxed without fence | {v('ordering.litmus.release_acquire.stale_reads', 0)} / {v('ordering.litmus.relaxed_no_fence.stale_reads', 0)} stale reads of 100000 | 0 with the right protocol |
