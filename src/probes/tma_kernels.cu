@@ -12,6 +12,7 @@
 #include "core/cuda_check.hpp"
 #include "device/chase_kernels.hpp"
 #include "device/ptx.cuh"
+#include "device/sm90.cuh"
 #include "probes/tma_kernels.hpp"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -30,41 +31,15 @@ static_assert(sizeof(TensorMap) == sizeof(CUtensorMap), "TensorMap must mirror C
 constexpr std::uint64_t kTimeoutCycles = 4000000000ull;  // ~2 s at 2 GHz: a copy that never lands
 constexpr int kConsumers = 128;                          // consumer threads of the load kernel
 
-__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void fence_mbar_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
-  asm volatile(
-      "{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}" ::"r"(bar),
-      "r"(bytes)
-      : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
-  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ bool mbar_try_wait(std::uint32_t bar, std::uint32_t parity) {
-  std::uint32_t ok;
-  asm volatile(
-      "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}"
-      : "=r"(ok)
-      : "r"(bar), "r"(parity)
-      : "memory");
-  return ok != 0;
-}
+using device::sm90::fence_mbar_init;
+using device::sm90::mbar_arrive;
+using device::sm90::mbar_expect_tx;
+using device::sm90::mbar_init;
+using device::sm90::mbar_try_wait;
+using device::sm90::smem_addr;
 /// Waits for the phase of parity `parity` to complete; false after kTimeoutCycles.
 __device__ __forceinline__ bool mbar_wait(std::uint32_t bar, std::uint32_t parity) {
-  if (mbar_try_wait(bar, parity)) return true;
-  const std::uint64_t start = device::ptx::clock_64();
-  while (!mbar_try_wait(bar, parity))
-    if (device::ptx::clock_64() - start > kTimeoutCycles) return false;
-  return true;
+  return device::sm90::mbar_wait_for(bar, parity, kTimeoutCycles);
 }
 
 __device__ __forceinline__ void bulk_g2s(std::uint32_t dst, const void* src, std::uint32_t bytes,
