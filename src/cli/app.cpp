@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -203,8 +204,8 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
   return errors ? 1 : 0;
 }
 
-/// Loads a recorded result, re-runs each experiment's analysis on its samples, prints the table.
-int reanalyze(const std::string& path, std::ostream& out) {
+/// A recorded result.json; throws UsageError when it is missing or not a gpuprobe result.
+json load_result(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw UsageError("cannot read '" + path + "'; give a result.json written by gpuprobe");
   json recorded;
@@ -215,6 +216,27 @@ int reanalyze(const std::string& path, std::ostream& out) {
   }
   if (recorded.value("schema_version", 0) != 1 || !recorded.contains("experiments"))
     throw UsageError("'" + path + "' is not a gpuprobe result (schema_version 1)");
+  return recorded;
+}
+
+/// Writes report.html for a recorded result into `dir` (default: the result's own directory).
+int write_report(const std::string& path, std::string dir, std::ostream& out) {
+  const json recorded = load_result(path);
+  if (dir.empty()) dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  report::check_writable(dir);
+  std::filesystem::create_directories(dir);
+  const auto target = std::filesystem::path(dir) / "report.html";
+  std::ofstream file(target);
+  file << report::html_report(recorded);
+  if (!file.flush()) throw UsageError("cannot write '" + target.string() + "'");
+  out << "report: " << target.string() << "\n";
+  return 0;
+}
+
+/// Loads a recorded result, re-runs each experiment's analysis on its samples, prints the table.
+int reanalyze(const std::string& path, std::ostream& out) {
+  json recorded = load_result(path);
   const auto& registry = Registry::builtin();
   for (auto& e : recorded["experiments"]) {
     const auto* exp = registry.find(e.value("id", ""));
@@ -285,6 +307,10 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   auto* analyze = app.add_subcommand(
       "analyze", "re-run the analysis on the samples of a recorded result.json (no GPU needed)");
   analyze->add_option("result", analyze_path, "a result.json written by gpuprobe")->required();
+  std::string report_path;
+  auto* report_cmd = app.add_subcommand(
+      "report", "write report.html for a recorded result.json (into --out, default beside it)");
+  report_cmd->add_option("result", report_path, "a result.json written by gpuprobe")->required();
   (void)info;
 
   try {
@@ -342,6 +368,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       return 0;
     }
     if (analyze->parsed()) return reanalyze(analyze_path, out);
+    if (report_cmd->parsed()) return write_report(report_path, cli.options.out_dir, out);
     std::vector<const Experiment*> chosen;
     std::string command;
     if (run_cmd->parsed()) {

@@ -65,7 +65,10 @@ Series series_of(const std::string& label, const json& points) {
 
 /// A log-x line chart of one or more series with circles at the measured points.
 std::string svg_chart(const std::string& title, const std::vector<Series>& series,
-                      const std::vector<std::pair<std::string, double>>& markers = {}) {
+                      const std::vector<std::pair<std::string, double>>& markers = {},
+                      const std::string& y_label = "cycles per load",
+                      const std::string& x_label = "working set (bytes, log scale)",
+                      bool x_bytes = true) {
   const double W = 760, H = 380, L = 64, R = 16, T = 28, B = 44;
   double x0 = 1e300, x1 = 0, y1 = 0;
   for (const auto& s : series)
@@ -89,9 +92,11 @@ std::string svg_chart(const std::string& title, const std::vector<Series>& serie
     const double x = px(std::pow(2.0, e));
     o << "<line x1='" << x << "' y1='" << T << "' x2='" << x << "' y2='" << H - B
       << "' stroke='#eee'/>";
-    if (static_cast<long>(e) % 2 == 0)
+    if (!x_bytes || static_cast<long>(e) % 2 == 0)
       o << "<text x='" << x << "' y='" << H - B + 14 << "' text-anchor='middle'>"
-        << bytes_label(std::pow(2.0, e)) << "</text>";
+        << (x_bytes ? bytes_label(std::pow(2.0, e))
+                    : std::to_string(static_cast<long>(std::pow(2.0, e))))
+        << "</text>";
   }
   for (int i = 0; i <= 5; ++i) {
     const double y = ymax * i / 5;
@@ -99,10 +104,10 @@ std::string svg_chart(const std::string& title, const std::vector<Series>& serie
       << "' stroke='#eee'/><text x='" << L - 6 << "' y='" << py(y) + 4 << "' text-anchor='end'>"
       << static_cast<long>(y) << "</text>";
   }
-  o << "<text x='" << W / 2 << "' y='" << H - 8
-    << "' text-anchor='middle'>working set (bytes, log scale)</text>";
+  o << "<text x='" << W / 2 << "' y='" << H - 8 << "' text-anchor='middle'>" << escape(x_label)
+    << "</text>";
   o << "<text x='14' y='" << H / 2 << "' transform='rotate(-90 14 " << H / 2
-    << ")' text-anchor='middle'>cycles per load</text>";
+    << ")' text-anchor='middle'>" << escape(y_label) << "</text>";
   for (std::size_t m = 0; m < markers.size(); ++m) {
     const double x = px(markers[m].second);
     o << "<line x1='" << x << "' y1='" << T << "' x2='" << x << "' y2='" << H - B
@@ -116,14 +121,14 @@ std::string svg_chart(const std::string& title, const std::vector<Series>& serie
     o << "'/>";
     for (auto [x, y] : series[k].points)
       o << "<circle cx='" << px(x) << "' cy='" << py(y) << "' r='2.2' fill='" << color
-        << "'><title>" << bytes_label(x) << ": " << y << " cycles</title></circle>";
+        << "'><title>" << (x_bytes ? bytes_label(x) : std::to_string(x)) << ": " << y
+        << "</title></circle>";
     o << "<text x='" << L + 10 << "' y='" << T + 14 + 14 * k << "' fill='" << color << "'>"
       << escape(series[k].label) << "</text>";
   }
   o << "</svg>";
   return o.str();
 }
-
 
 std::string fixed(double v, int digits) {
   char buf[48];
@@ -153,6 +158,63 @@ std::string unit_text(const json& f) {
 /// The method up to its first ';' (the full text is the cell's tooltip).
 std::string short_method(const std::string& m) { return m.substr(0, m.find(';')); }
 
+/// Points (x, median of `value_key`) of the rows whose `filter_key` equals `filter_value`.
+Series series_by(const std::string& label, const json& rows, const std::string& x_key,
+                 const std::string& value_key, const std::string& filter_key,
+                 const json& filter_value) {
+  Series s{label, {}};
+  for (const auto& r : rows) {
+    if (!filter_key.empty() && r.value(filter_key, json()) != filter_value) continue;
+    if (!r.contains(x_key) || !r.contains(value_key)) continue;
+    const auto& v = r[value_key];
+    const double y = v.is_object() ? v.value("median", 0.0) : v.get<double>();
+    s.points.emplace_back(r[x_key].get<double>(), y);
+  }
+  std::sort(s.points.begin(), s.points.end());
+  return s;
+}
+
+/// Charts of the bandwidth and shared-memory families, from their samples.
+std::string other_charts(const json& e) {
+  const std::string id = e.value("id", "");
+  const auto& samples = e.value("samples", json::object());
+  std::ostringstream o;
+  if (id == "bandwidth.sweep" && samples.contains("l2_regime")) {
+    o << svg_chart("bandwidth.sweep: all SMs read one region",
+                   {series_by("GB/s", samples["l2_regime"]["points"], "working_set_bytes", "gb_s",
+                              "", json())},
+                   {}, "GB/s", "working set (bytes, log scale)", true);
+    o << svg_chart("bandwidth.sweep: every SM reads its own slice",
+                   {series_by("B/clk/SM", samples["l1_regime"]["points"], "working_set_bytes",
+                              "bytes_per_clk_per_sm", "", json())},
+                   {}, "bytes per clock per SM", "slice per SM (bytes, log scale)", true);
+  }
+  if (id == "bandwidth.stride" && samples.contains("rows")) {
+    o << svg_chart("bandwidth.stride: useful GB/s",
+                   {series_by("strided copy", samples["rows"], "stride_elements", "useful_gb_s",
+                              "variant", "copy"),
+                    series_by("strided read", samples["rows"], "stride_elements", "useful_gb_s",
+                              "variant", "read")},
+                   {}, "useful GB/s", "stride (elements, log scale)", false);
+  }
+  if (id == "smem.bank_conflicts" && samples.contains("cases")) {
+    std::vector<Series> series;
+    for (int w : {4, 8, 16}) {
+      Series s{std::to_string(w) + "-byte words", {}};
+      for (const auto& c : samples["cases"])
+        if (c.value("mode", "") == "block" && c.value("word_bytes", 0) == w)
+          s.points.emplace_back(c["stride"].get<double>(),
+                                c["cycles_per_access"].value("median", 0.0));
+      std::sort(s.points.begin(), s.points.end());
+      if (!s.points.empty()) series.push_back(s);
+    }
+    if (!series.empty())
+      o << svg_chart("smem.bank_conflicts: one block, cycles per warp-wide access", series, {},
+                     "cycles per access", "stride (words, log scale)", false);
+  }
+  return o.str();
+}
+
 }  // namespace
 
 std::string html_report(const json& result) {
@@ -178,10 +240,9 @@ std::string html_report(const json& result) {
     if (samples.contains("carveouts"))
       for (const auto& c : samples["carveouts"]) {
         const int pct = c["carveout_percent"].get<int>();
-        series.push_back(series_of(
-            pct < 0 ? std::string("driver default carveout")
-                    : "carveout " + std::to_string(pct) + "% shared",
-            c["points"]));
+        series.push_back(series_of(pct < 0 ? std::string("driver default carveout")
+                                           : "carveout " + std::to_string(pct) + "% shared",
+                                   c["points"]));
       }
     // Dashed lines at the capacities the experiment found.
     std::vector<std::pair<std::string, double>> markers;
@@ -190,15 +251,16 @@ std::string html_report(const json& result) {
         markers.emplace_back(f.value("name", ""), f.value("value", 0.0));
     if (!series.empty() && series.front().points.size() > 3)
       o << svg_chart(e.value("id", ""), series, markers) << "\n";
+    o << other_charts(e);
   }
   o << "<h2>Findings</h2><table><tr><th class='l'>finding</th><th>value</th><th>unit</th>"
        "<th>ns</th><th>confidence</th><th class='l'>method</th></tr>";
   for (const auto& e : result.value("experiments", json::array())) {
     for (const auto& f : e.value("findings", json::array())) {
-      o << "<tr><td class='l'>" << escape(f.value("name", "")) << "</td><td>"
-        << value_text(f) << "</td><td>" << escape(unit_text(f)) << "</td><td>"
-        << (f.contains("value_ns") ? fixed(f["value_ns"].get<double>(), 1) : "")
-        << "</td><td>" << fixed(f.value("confidence", 0.0), 2) << "</td><td class='l' title='"
+      o << "<tr><td class='l'>" << escape(f.value("name", "")) << "</td><td>" << value_text(f)
+        << "</td><td>" << escape(unit_text(f)) << "</td><td>"
+        << (f.contains("value_ns") ? fixed(f["value_ns"].get<double>(), 1) : "") << "</td><td>"
+        << fixed(f.value("confidence", 0.0), 2) << "</td><td class='l' title='"
         << escape(f.value("method", "")) << "'>" << escape(short_method(f.value("method", "")))
         << "</td></tr>";
     }

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -77,6 +78,11 @@ TEST(Cli, WorkingSetLargerThanFreeMemoryWritesNothing) {
   EXPECT_FALSE(fs::exists(dir));
 }
 
+TEST(Cli, ReportAndAnalyzeNeedAResult) {
+  expect_usage_error(gp({"report", "/nonexistent/result.json"}), "cannot read");
+  expect_usage_error(gp({"analyze", "/nonexistent/result.json"}), "cannot read");
+}
+
 TEST(Cli, UnwritableOutput) {
   expect_usage_error(gp({"--device", "model:tiny", "--out", "/proc/gpuprobe/x", "characterize"}),
                      "cannot be created");
@@ -137,6 +143,15 @@ TEST(Cli, ModelCharacterizeWritesCompleteResult) {
   const auto again = gp({"analyze", (dir / "result.json").string()});
   EXPECT_EQ(again.code, 0);
   EXPECT_NE(again.out.find("l2.near_capacity"), std::string::npos);
+  // ... and a report can be written again from the recorded result alone.
+  const auto rep = temp_dir("report");
+  const auto made = gp({"report", (dir / "result.json").string(), "--out", rep.string()});
+  EXPECT_EQ(made.code, 0) << made.err;
+  std::ifstream html(rep / "report.html");
+  const std::string text((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+  EXPECT_NE(text.find("l2.capacity"), std::string::npos);
+  fs::remove_all(rep);
   fs::remove_all(dir);
 }
 
