@@ -9,7 +9,7 @@ nlohmann::json to_json(const ProtocolOptions& p) {
           {"min_repetitions", p.min_repetitions},
           {"max_repetitions", p.max_repetitions},
           {"target_relative_spread", p.target_spread},
-          {"spread_definition", "(p95 - p5) / median for n >= 5, MAD / median below"},
+          {"spread_definition", "(p95 - p5) / median for n >= 5, (max - min) / median below"},
           {"budget_per_measurement_s", p.budget_s}};
 }
 

@@ -43,7 +43,9 @@ Summary summarize(const std::vector<double>& values) {
 
 double relative_spread(const Summary& s) {
   if (s.median == 0) return 0;
-  if (s.n < 5) return s.mad / std::fabs(s.median);
+  // Below 5 samples p5/p95 are the extremes anyway, and the MAD can be 0 for data that
+  // alternates (120, 100, 120): the full range is the honest spread.
+  if (s.n < 5) return (s.max - s.min) / std::fabs(s.median);
   return (s.p95 - s.p5) / std::fabs(s.median);
 }
 

@@ -22,7 +22,8 @@ double median(std::vector<double> values);
 /// Full summary of a sample; empty -> throws std::invalid_argument.
 Summary summarize(const std::vector<double>& values);
 
-/// Relative spread used by the stopping rule: (p95 - p5) / median, or MAD / median for n < 5.
+/// Relative spread used by the stopping rule: (p95 - p5) / median, or (max - min) / median for
+/// n < 5.
 double relative_spread(const Summary& s);
 
 nlohmann::json to_json(const Summary& s);
