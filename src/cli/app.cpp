@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "build_info.hpp"
@@ -219,6 +220,55 @@ json load_result(const std::string& path) {
   return recorded;
 }
 
+/// Prints the findings both results have (and those only one has), with B's change from A.
+int compare(const std::string& path_a, const std::string& path_b, std::ostream& out) {
+  const json a = load_result(path_a), b = load_result(path_b);
+  auto findings = [](const json& r) {
+    std::vector<std::pair<std::string, json>> v;
+    for (const auto& e : r.at("experiments"))
+      for (const auto& f : e.value("findings", json::array()))
+        v.emplace_back(f.value("name", ""), f);
+    return v;
+  };
+  const auto fa = findings(a), fb = findings(b);
+  std::map<std::string, json> in_b(fb.begin(), fb.end());
+  auto describe = [](const json& r) {
+    const auto& d = r.value("device", json::object());
+    return d.value("name", std::string("?")) + " " + d.value("uuid", std::string("")) + ", git " +
+           r.value("tool", json::object()).value("git_sha", std::string("?")).substr(0, 12) + ", " +
+           r.value("started_utc", std::string(""));
+  };
+  out << "A: " << describe(a) << "\nB: " << describe(b) << "\n\n";
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-52s %14s %14s %9s  %s\n", "finding", "A", "B", "B vs A",
+                "unit");
+  out << line;
+  for (const auto& [name, f] : fa) {
+    const double va = f.value("value", 0.0);
+    auto it = in_b.find(name);
+    if (it == in_b.end()) {
+      std::snprintf(line, sizeof(line), "%-52s %14.6g %14s %9s  %s\n", name.c_str(), va, "-", "",
+                    f.value("unit", "").c_str());
+    } else {
+      const double vb = it->second.value("value", 0.0);
+      char change[32] = "";
+      if (va != 0)
+        std::snprintf(change, sizeof(change), "%+.2f%%", (vb - va) / std::fabs(va) * 100);
+      std::snprintf(line, sizeof(line), "%-52s %14.6g %14.6g %9s  %s\n", name.c_str(), va, vb,
+                    change, f.value("unit", "").c_str());
+      in_b.erase(it);
+    }
+    out << line;
+  }
+  for (const auto& [name, f] : fb) {
+    if (!in_b.count(name)) continue;
+    std::snprintf(line, sizeof(line), "%-52s %14s %14.6g %9s  %s\n", name.c_str(), "-",
+                  f.value("value", 0.0), "", f.value("unit", "").c_str());
+    out << line;
+  }
+  return 0;
+}
+
 /// Writes report.html for a recorded result into `dir` (default: the result's own directory).
 int write_report(const std::string& path, std::string dir, std::ostream& out) {
   const json recorded = load_result(path);
@@ -307,6 +357,12 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   auto* analyze = app.add_subcommand(
       "analyze", "re-run the analysis on the samples of a recorded result.json (no GPU needed)");
   analyze->add_option("result", analyze_path, "a result.json written by gpuprobe")->required();
+  std::vector<std::string> compare_paths;
+  auto* compare_cmd = app.add_subcommand(
+      "compare", "set the findings of two recorded results side by side, with the difference");
+  compare_cmd->add_option("results", compare_paths, "two result.json files written by gpuprobe")
+      ->required()
+      ->expected(2);
   std::string report_path;
   auto* report_cmd = app.add_subcommand(
       "report", "write report.html for a recorded result.json (into --out, default beside it)");
@@ -369,6 +425,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     }
     if (analyze->parsed()) return reanalyze(analyze_path, out);
     if (report_cmd->parsed()) return write_report(report_path, cli.options.out_dir, out);
+    if (compare_cmd->parsed()) return compare(compare_paths.at(0), compare_paths.at(1), out);
     std::vector<const Experiment*> chosen;
     std::string command;
     if (run_cmd->parsed()) {

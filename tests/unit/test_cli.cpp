@@ -152,6 +152,13 @@ TEST(Cli, ModelCharacterizeWritesCompleteResult) {
   EXPECT_NE(text.find("<svg"), std::string::npos);
   EXPECT_NE(text.find("l2.capacity"), std::string::npos);
   fs::remove_all(rep);
+  // Compared with itself, every finding is there twice with no change.
+  const auto same = gp({"compare", (dir / "result.json").string(), (dir / "result.json").string()});
+  EXPECT_EQ(same.code, 0) << same.err;
+  EXPECT_NE(same.out.find("l2.capacity"), std::string::npos);
+  EXPECT_NE(same.out.find("+0.00%"), std::string::npos);
+  EXPECT_EQ(same.out.find("%+"), std::string::npos);
+  expect_usage_error(gp({"compare", (dir / "result.json").string()}), "required");
   fs::remove_all(dir);
 }
 
