@@ -16,6 +16,7 @@
 #include "core/experiment.hpp"
 #include "core/units.hpp"
 #include "device/device.hpp"
+#include "device/model_export.hpp"
 #include "report/writer.hpp"
 
 namespace gpuprobe::cli {
@@ -363,6 +364,13 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   compare_cmd->add_option("results", compare_paths, "two result.json files written by gpuprobe")
       ->required()
       ->expected(2);
+  std::string export_in, export_out;
+  auto* export_cmd = app.add_subcommand(
+      "export-model",
+      "write the cache hierarchy a recorded result measured as a model file, to replay it with "
+      "--device model:<file.json>");
+  export_cmd->add_option("result", export_in, "a result.json written by gpuprobe")->required();
+  export_cmd->add_option("model", export_out, "the model file to write (default: stdout)");
   std::string report_path;
   auto* report_cmd = app.add_subcommand(
       "report", "write report.html for a recorded result.json (into --out, default beside it)");
@@ -426,6 +434,18 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (analyze->parsed()) return reanalyze(analyze_path, out);
     if (report_cmd->parsed()) return write_report(report_path, cli.options.out_dir, out);
     if (compare_cmd->parsed()) return compare(compare_paths.at(0), compare_paths.at(1), out);
+    if (export_cmd->parsed()) {
+      const auto model = device::model_from_result(load_result(export_in)).dump(2) + "\n";
+      if (export_out.empty()) {
+        out << model;
+      } else {
+        std::ofstream file(export_out);
+        if (!file || !(file << model) || !file.flush())
+          throw UsageError("cannot write model file '" + export_out + "'");
+        out << "model: " << export_out << " (use --device model:" << export_out << ")\n";
+      }
+      return 0;
+    }
     std::vector<const Experiment*> chosen;
     std::string command;
     if (run_cmd->parsed()) {

@@ -1,0 +1,67 @@
+// Measurement -> model -> measurement: the hierarchy exported from the committed H200 result,
+// replayed on the modelled GPU, gives the same findings back.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+
+#include "core/error.hpp"
+#include "core/experiment.hpp"
+#include "device/model_export.hpp"
+
+namespace gpuprobe {
+namespace {
+
+nlohmann::json committed_h200() {
+  std::ifstream in(std::string(GPUPROBE_SOURCE_DIR) + "/results/h200/result.json");
+  EXPECT_TRUE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+std::map<std::string, double> findings_of(const nlohmann::json& result) {
+  std::map<std::string, double> f;
+  for (const auto& e : result.at("experiments"))
+    for (const auto& x : e.value("findings", nlohmann::json::array())) f[x["name"]] = x["value"];
+  return f;
+}
+
+TEST(ModelExport, ReplayingTheMeasuredH200GivesItsFindingsBack) {
+  const auto result = committed_h200();
+  const auto measured = findings_of(result);
+  const auto model_json = device::model_from_result(result);
+  EXPECT_TRUE(model_json.contains("not_measured"));
+  device::ModelDevice dev(device::model_config_from_json(model_json));
+  RunOptions o;
+  FindingBoard board;
+  Context ctx{dev, o, board};
+  ExperimentResult r;
+  const auto* sweep = Registry::builtin().find("latency.sweep");
+  sweep->run(ctx, r);
+  sweep->analyze(r);
+  std::map<std::string, double> replayed;
+  for (const auto& f : r.findings) replayed[f.name] = f.value;
+  for (const char* n : {"l1.capacity", "l2.near_capacity", "l2.capacity"}) {
+    ASSERT_TRUE(replayed.count(n)) << n;
+    EXPECT_NEAR(replayed[n], measured.at(n), 0.02 * measured.at(n)) << n;
+  }
+  for (const char* n : {"l1.hit_latency", "l2.hit_latency", "l2.far_hit_latency", "dram.latency"}) {
+    ASSERT_TRUE(replayed.count(n)) << n;
+    EXPECT_NEAR(replayed[n], measured.at(n), 1.0) << n;
+  }
+}
+
+TEST(ModelExport, BadModelFilesAreRefused) {
+  auto j = device::model_from_result(committed_h200());
+  j.erase("l2_ways");
+  EXPECT_THROW(device::model_config_from_json(j), UsageError);
+  auto k = device::model_from_result(committed_h200());
+  k["l2_near_capacity_bytes"] = k["l2_capacity_bytes"].get<std::uint64_t>() * 2;
+  EXPECT_THROW(device::model_config_from_json(k), UsageError);
+  nlohmann::json empty = {{"schema_version", 1},
+                          {"experiments", nlohmann::json::array()},
+                          {"device", nlohmann::json::object()}};
+  EXPECT_THROW(device::model_from_result(empty), UsageError);
+}
+
+}  // namespace
+}  // namespace gpuprobe
