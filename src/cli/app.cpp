@@ -46,8 +46,7 @@ json device_json(const device::DeviceInfo& d) {
           {"sm_clock_max_mhz", d.sm_clock_max_mhz},
           {"mem_clock_max_mhz", d.mem_clock_max_mhz},
           {"mem_bus_width_bits", d.mem_bus_width_bits},
-          {"dram_bandwidth_theoretical_gb_s",
-           d.mem_clock_max_mhz * 1e6 * 2 * d.mem_bus_width_bits / 8 / 1e9},
+          {"dram_bandwidth_theoretical_gb_s", device::dram_peak_gb_s(d)},
           {"uuid", d.uuid},
           {"extra", d.extra}};
 }
@@ -288,19 +287,13 @@ int write_report(const std::string& path, std::string dir, std::ostream& out) {
 /// Loads a recorded result, re-runs each experiment's analysis on its samples, prints the table.
 int reanalyze(const std::string& path, std::ostream& out) {
   json recorded = load_result(path);
-  const auto& registry = Registry::builtin();
   for (auto& e : recorded["experiments"]) {
-    const auto* exp = registry.find(e.value("id", ""));
-    if (!exp || e.value("status", "") != "passed") continue;
-    ExperimentResult r;
-    r.id = exp->id();
-    r.parameters = e["parameters"];
-    r.samples = e["samples"];
-    exp->analyze(r);
+    const auto r = replay_analysis(e);
+    if (!r) continue;
     json findings = json::array();
-    for (const auto& f : r.findings) findings.push_back(to_json(f));
+    for (const auto& f : r->findings) findings.push_back(to_json(f));
     e["findings"] = findings;
-    e["statistics"].update(r.statistics);
+    e["statistics"].update(r->statistics);
   }
   out << report::summary_table(recorded);
   return 0;
@@ -417,6 +410,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
         out << e->id();
         for (std::size_t i = e->id().size(); i < width + 2; ++i) out << ' ';
         out << e->description();
+        const auto uses = e->depends_on();
+        for (std::size_t i = 0; i < uses.size(); ++i)
+          out << (i ? ", " : " [uses findings of ") << uses[i] << (i + 1 == uses.size() ? "]" : "");
         if (dev)
           if (auto why = e->waiver(dev->info())) out << " [waived: " << *why << "]";
         out << "\n";

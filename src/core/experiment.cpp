@@ -75,6 +75,31 @@ const Experiment* Registry::find(const std::string& id) const {
   return nullptr;
 }
 
+std::optional<std::string> waive_on_model(const device::DeviceInfo& info,
+                                          const std::string& reason) {
+  if (info.kind == "model") return reason;
+  return std::nullopt;
+}
+
+std::optional<std::string> waive_unless_sm90a(const device::DeviceInfo& info,
+                                              const std::string& hopper_reason,
+                                              const std::string& model_reason) {
+  if (info.cc_major != 9 || info.cc_minor != 0) return hopper_reason;
+  return waive_on_model(info, model_reason);
+}
+
+std::optional<ExperimentResult> replay_analysis(const nlohmann::json& recorded) {
+  if (recorded.value("status", "") != "passed") return std::nullopt;
+  const auto* exp = Registry::builtin().find(recorded.value("id", ""));
+  if (!exp) return std::nullopt;
+  ExperimentResult r;
+  r.id = exp->id();
+  r.parameters = recorded.at("parameters");
+  r.samples = recorded.at("samples");
+  exp->analyze(r);
+  return r;
+}
+
 bool glob_match(const std::string& p, const std::string& t) {
   // Iterative matcher with one backtrack point for the last '*'.
   std::size_t pi = 0, ti = 0, star = std::string::npos, mark = 0;

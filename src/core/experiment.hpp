@@ -122,6 +122,24 @@ class Registry {
   std::vector<std::unique_ptr<Experiment>> experiments_;
 };
 
+/// Waiver reasons shared by the families that need real or Hopper hardware.
+inline constexpr const char* kNeedsSm90a = "needs sm_90a (Hopper)";
+inline constexpr const char* kNeedsCudaGpu = "needs a CUDA GPU";
+
+/// The waiver of an experiment the modelled GPU cannot run: `reason` on a modelled device.
+std::optional<std::string> waive_on_model(const device::DeviceInfo& info,
+                                          const std::string& reason);
+
+/// The waiver of an sm_90a-only experiment: `hopper_reason` unless compute capability is 9.0
+/// (this binary holds sm_90a code for 9.0 only), then `model_reason` on a modelled device.
+std::optional<std::string> waive_unless_sm90a(const device::DeviceInfo& info,
+                                              const std::string& hopper_reason,
+                                              const std::string& model_reason);
+
+/// Re-runs the analysis of one recorded experiment (an entry of result.json's "experiments")
+/// on its samples; nullopt when it did not pass or gpuprobe no longer has it.
+std::optional<ExperimentResult> replay_analysis(const nlohmann::json& recorded);
+
 /// Glob match with * and ?.
 bool glob_match(const std::string& pattern, const std::string& text);
 /// Levenshtein distance, for suggestions.

@@ -54,4 +54,10 @@ nlohmann::json to_json(const Summary& s) {
           {"p5", s.p5}, {"p95", s.p95}, {"mad", s.mad}, {"stddev", s.stddev}};
 }
 
+double spread_confidence(const nlohmann::json& m) {
+  const double med = m.at("median").get<double>();
+  if (!(med > 0)) return 0;
+  return confidence_from_spread((m.at("p95").get<double>() - m.at("p5").get<double>()) / med);
+}
+
 }  // namespace gpuprobe::stats

@@ -28,4 +28,16 @@ double relative_spread(const Summary& s);
 
 nlohmann::json to_json(const Summary& s);
 
+/// Confidence in [0, 1] from a relative spread: 1 at no spread, 0.5 at 2%.
+inline double confidence_from_spread(double relative_spread) {
+  return 1.0 / (1.0 + relative_spread / 0.02);
+}
+
+/// confidence_from_spread of (p95 - p5) / median of a summary as to_json writes it; 0 when the
+/// median is not positive.
+double spread_confidence(const nlohmann::json& summary);
+
+/// The median, or 0 for an empty sample.
+inline double median_or_zero(const std::vector<double>& v) { return v.empty() ? 0.0 : median(v); }
+
 }  // namespace gpuprobe::stats

@@ -1,6 +1,9 @@
 // Pointer-chase kernels. One template over the load operator: the kernels differ only in the
 // PTX cache operator of the dependent load.
+#include <stdexcept>
+
 #include "core/cuda_check.hpp"
+#include "core/dispatch.hpp"
 #include "device/chase_kernels.hpp"
 #include "device/ptx.cuh"
 
@@ -151,18 +154,13 @@ void launch_flush(std::uint64_t* buffer, std::uint64_t bytes, int sm_count, cuda
 
 void launch_chase(LoadOp op, const std::uint64_t* start, std::uint64_t warmup, std::uint64_t steps,
                   int carveout_percent, ChaseOut* out, cudaStream_t stream) {
-  switch (op) {
-    case LoadOp::kDefault:
-      return launch_chase_op<LoadOp::kDefault>(start, warmup, steps, carveout_percent, out, stream);
-    case LoadOp::kCa:
-      return launch_chase_op<LoadOp::kCa>(start, warmup, steps, carveout_percent, out, stream);
-    case LoadOp::kCg:
-      return launch_chase_op<LoadOp::kCg>(start, warmup, steps, carveout_percent, out, stream);
-    case LoadOp::kCv:
-      return launch_chase_op<LoadOp::kCv>(start, warmup, steps, carveout_percent, out, stream);
-    case LoadOp::kNc:
-      return launch_chase_op<LoadOp::kNc>(start, warmup, steps, carveout_percent, out, stream);
-  }
+  const bool launched =
+      dispatch<LoadOp::kDefault, LoadOp::kCa, LoadOp::kCg, LoadOp::kCv, LoadOp::kNc>(
+          op, [&](auto kop) {
+            launch_chase_op<decltype(kop)::value>(start, warmup, steps, carveout_percent, out,
+                                                  stream);
+          });
+  if (!launched) throw std::invalid_argument("chase: unknown load operator");
 }
 
 void launch_shared_chase(const std::uint32_t* next, std::uint32_t nodes, std::uint32_t stride_bytes,

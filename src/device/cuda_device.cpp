@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -66,15 +67,9 @@ class CudaDevice : public Device {
     info_.sm_clock_max_mhz = attribute(cudaDevAttrClockRate, ordinal) / 1000.0;
     info_.mem_clock_max_mhz = attribute(cudaDevAttrMemoryClockRate, ordinal) / 1000.0;
     info_.mem_bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, ordinal);
-    std::ostringstream uuid;
-    uuid << "GPU-";
-    for (int i = 0; i < 16; ++i) {
-      static const char* hex = "0123456789abcdef";
-      const auto b = static_cast<unsigned char>(prop.uuid.bytes[i]);
-      uuid << hex[b >> 4] << hex[b & 15];
-      if (i == 3 || i == 5 || i == 7 || i == 9) uuid << '-';
-    }
-    info_.uuid = uuid.str();
+    unsigned char uuid[16];
+    std::memcpy(uuid, prop.uuid.bytes, sizeof uuid);
+    info_.uuid = env::format_gpu_uuid(uuid);
     GP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     GP_CUDA_CHECK(cudaMalloc(&out_, sizeof(kernels::ChaseOut)));
   }

@@ -38,6 +38,9 @@ struct DeviceInfo {
   nlohmann::json extra = nlohmann::json::object();  ///< anything else worth recording
 };
 
+/// Theoretical DRAM bandwidth in GB/s (1e9 B/s): memory clock x 2 x bus width / 8.
+double dram_peak_gb_s(const DeviceInfo& d);
+
 /// One reading of the clocks and power state; valid = false when it cannot be read (no NVML).
 struct ClockReading {
   bool valid = false;

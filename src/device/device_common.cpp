@@ -33,6 +33,10 @@ std::vector<LoadOp> all_load_ops() {
   return {LoadOp::kDefault, LoadOp::kCa, LoadOp::kCg, LoadOp::kCv, LoadOp::kNc};
 }
 
+double dram_peak_gb_s(const DeviceInfo& d) {
+  return d.mem_clock_max_mhz * 1e6 * 2.0 * d.mem_bus_width_bits / 8.0 / 1e9;
+}
+
 nlohmann::json to_json(const ClockReading& c) {
   if (!c.valid) return {{"valid", false}, {"time_utc", c.time_utc}};
   return {{"valid", true},

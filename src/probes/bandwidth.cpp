@@ -51,7 +51,6 @@ using nlohmann::json;
 constexpr std::uint64_t kKiB = 1024;
 constexpr std::uint64_t kMiB = 1024 * kKiB;
 constexpr std::uint64_t kGiB = 1024 * kMiB;
-constexpr const char* kModelWaiver = "needs a CUDA GPU: the modelled GPU has no bandwidth model";
 /// Smallest array a user may ask for.
 constexpr std::uint64_t kMinArrayBytes = kMiB;
 /// Headroom left free beside the arrays (context, counters, the runtime's own needs).
@@ -85,9 +84,7 @@ std::uint64_t array_bytes(const device::DeviceInfo& d, const RunOptions& o) {
   return want / (4 * kKiB) * (4 * kKiB);
 }
 
-double peak_gb_s(const device::DeviceInfo& d) {
-  return d.mem_clock_max_mhz * 1e6 * 2.0 * d.mem_bus_width_bits / 8.0 / 1e9;
-}
+double peak_gb_s(const device::DeviceInfo& d) { return device::dram_peak_gb_s(d); }
 
 double percent_of(double value, double peak) { return peak > 0 ? value / peak * 100.0 : 0.0; }
 
@@ -306,13 +303,7 @@ std::uint32_t host_xor(std::uint64_t lo, std::uint64_t stride, std::uint64_t m,
   return x;
 }
 
-/// Confidence of a bandwidth median from its spread: 1 for no spread, 0.5 at 2 %.
-double spread_confidence(const json& s) {
-  const double med = s.at("median").get<double>();
-  if (!(med > 0)) return 0;
-  const double spread = (s.at("p95").get<double>() - s.at("p5").get<double>()) / med;
-  return 1.0 / (1.0 + spread / 0.02);
-}
+using stats::spread_confidence;
 
 Finding bandwidth_finding(const std::string& name, const json& stats, double peak,
                           const std::string& method) {
@@ -345,8 +336,7 @@ void note_protocol(ExperimentResult& r) {
 class BandwidthExperiment : public Experiment {
  public:
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
-    if (info.kind == "model") return std::string(kModelWaiver);
-    return std::nullopt;
+    return waive_on_model(info, kNoBandwidthModel);
   }
   void validate(const device::Device& dev, const RunOptions& o) const override {
     const auto& d = dev.info();

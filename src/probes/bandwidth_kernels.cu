@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/cuda_check.hpp"
+#include "core/dispatch.hpp"
 #include "probes/bandwidth_kernels.hpp"
 
 namespace gpuprobe::probes::bw {
@@ -460,48 +461,21 @@ void with_vector(int width_bytes, F&& f) {
 template <class F>
 void with_load(LoadFlavor l, F&& f) {
   using L = LoadFlavor;
-  switch (l) {
-    case L::kPlain:
-      return f(std::integral_constant<L, L::kPlain>{});
-    case L::kNc:
-      return f(std::integral_constant<L, L::kNc>{});
-    case L::kCs:
-      return f(std::integral_constant<L, L::kCs>{});
-    case L::kNcNa256:
-      return f(std::integral_constant<L, L::kNcNa256>{});
-    case L::kNcNaEf256:
-      return f(std::integral_constant<L, L::kNcNaEf256>{});
-  }
-  throw std::invalid_argument("unknown load flavor");
+  if (!dispatch<L::kPlain, L::kNc, L::kCs, L::kNcNa256, L::kNcNaEf256>(l, f))
+    throw std::invalid_argument("unknown load flavor");
 }
 
 template <class F>
 void with_store(StoreFlavor s, F&& f) {
   using S = StoreFlavor;
-  switch (s) {
-    case S::kPlain:
-      return f(std::integral_constant<S, S::kPlain>{});
-    case S::kCs:
-      return f(std::integral_constant<S, S::kCs>{});
-    case S::kNaEf:
-      return f(std::integral_constant<S, S::kNaEf>{});
-  }
-  throw std::invalid_argument("unknown store flavor");
+  if (!dispatch<S::kPlain, S::kCs, S::kNaEf>(s, f))
+    throw std::invalid_argument("unknown store flavor");
 }
 
 template <class F>
 void with_unroll(int u, F&& f) {
-  switch (u) {
-    case 1:
-      return f(std::integral_constant<int, 1>{});
-    case 2:
-      return f(std::integral_constant<int, 2>{});
-    case 4:
-      return f(std::integral_constant<int, 4>{});
-    case 8:
-      return f(std::integral_constant<int, 8>{});
-  }
-  throw std::invalid_argument("unroll " + std::to_string(u) + " has no kernel; use 1, 2, 4 or 8");
+  if (!dispatch<1, 2, 4, 8>(u, f))
+    throw std::invalid_argument("unroll " + std::to_string(u) + " has no kernel; use 1, 2, 4 or 8");
 }
 
 /// Calls f(kernel, V{}) with the read kernel of the variant.

@@ -34,6 +34,7 @@
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/device_buffer.hpp"
+#include "probes/bandwidth.hpp"
 #include "probes/bandwidth_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -132,7 +133,6 @@ using nlohmann::json;
 
 constexpr std::uint64_t kKiB = 1024;
 constexpr std::uint64_t kMiB = 1024 * kKiB;
-constexpr const char* kModelWaiver = "needs a CUDA GPU: the modelled GPU has no bandwidth model";
 constexpr double kTargetTimedNs = 1.0e6;  ///< timed part of one launch: about 1 ms
 constexpr std::uint32_t kMaxPasses = 1u << 22;
 constexpr std::uint64_t kSliceAlign = 4 * kKiB;    ///< L1 regime working sets (per SM)
@@ -513,7 +513,25 @@ void check_memory(const device::Device& dev, std::uint64_t need, const std::stri
 // ---------------------------------------------------------------------------------------------
 // bandwidth.sweep
 
-class BandwidthSweep : public Experiment {
+/// What bandwidth.sweep and bandwidth.hierarchy share: one data buffer, sized by data_bytes()
+/// for the number of SM ids the Rig will find, and no model of bandwidth on the modelled GPU.
+class RigExperiment : public Experiment {
+ public:
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
+    return waive_on_model(info, kNoBandwidthModel);
+  }
+  void validate(const device::Device& dev, const RunOptions&) const override {
+    // SM ids may run past the SM count (the H200's reach 160 for 132 SMs): size for that.
+    const auto& d = dev.info();
+    check_memory(dev, data_bytes(d, static_cast<std::uint32_t>(d.sm_count) * 160 / 132), id());
+  }
+
+ protected:
+  /// Bytes of the data buffer for `nsmid` possible SM ids.
+  virtual std::uint64_t data_bytes(const device::DeviceInfo& d, std::uint32_t nsmid) const = 0;
+};
+
+class BandwidthSweep : public RigExperiment {
  public:
   std::string id() const override { return "bandwidth.sweep"; }
   std::string description() const override {
@@ -527,16 +545,6 @@ class BandwidthSweep : public Experiment {
     return {{"l1_regime_working_set_bytes_per_sm", "16 KiB .. 4 x L2 / SMs, 3 per octave + knees"},
             {"l2_regime_working_set_bytes", "16 KiB x SMs .. 4 x L2, 3 per octave + knees"},
             {"access", "16-B loads, 2048 threads per SM, ~1 ms timed per launch"}};
-  }
-  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
-    if (info.kind == "model") return std::string(kModelWaiver);
-    return std::nullopt;
-  }
-  void validate(const device::Device& dev, const RunOptions&) const override {
-    if (dev.info().kind == "model") return;
-    check_memory(
-        dev, data_bytes(dev.info(), static_cast<std::uint32_t>(dev.info().sm_count) * 160 / 132),
-        id());
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& d = ctx.device.info();
@@ -740,7 +748,7 @@ class BandwidthSweep : public Experiment {
  private:
   /// The L2 regime reads up to 4 x L2; the L1 regime up to 4 x L2 / SMs per slice, one slice
   /// per possible SM id.
-  static std::uint64_t data_bytes(const device::DeviceInfo& d, std::uint32_t nsmid) {
+  std::uint64_t data_bytes(const device::DeviceInfo& d, std::uint32_t nsmid) const override {
     const std::uint64_t sms = static_cast<std::uint64_t>(std::max(d.sm_count, 1));
     const std::uint64_t slice =
         align_down(4.0 * static_cast<double>(d.l2_bytes) / sms, kSliceAlign);
@@ -753,7 +761,7 @@ class BandwidthSweep : public Experiment {
 // ---------------------------------------------------------------------------------------------
 // bandwidth.hierarchy
 
-class BandwidthHierarchy : public Experiment {
+class BandwidthHierarchy : public RigExperiment {
  public:
   std::string id() const override { return "bandwidth.hierarchy"; }
   std::string description() const override {
@@ -773,16 +781,6 @@ class BandwidthHierarchy : public Experiment {
   std::vector<std::string> depends_on() const override {
     return {"latency.sweep",   "latency.shared", "smem.bandwidth",
             "compute.latency", "bandwidth.read", "bandwidth.sweep"};
-  }
-  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
-    if (info.kind == "model") return std::string(kModelWaiver);
-    return std::nullopt;
-  }
-  void validate(const device::Device& dev, const RunOptions&) const override {
-    if (dev.info().kind == "model") return;
-    check_memory(
-        dev, data_bytes(dev.info(), static_cast<std::uint32_t>(dev.info().sm_count) * 160 / 132),
-        id());
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& d = ctx.device.info();
@@ -946,9 +944,9 @@ class BandwidthHierarchy : public Experiment {
     const auto& s = p.at("measurement");
     const double med = s.value("median", 0.0);
     const double sp = med > 0 ? (s.value("p95", 0.0) - s.value("p5", 0.0)) / med : 1.0;
-    return std::clamp(1.0 / (1.0 + sp / 0.02), 0.0, 1.0);
+    return std::clamp(stats::confidence_from_spread(sp), 0.0, 1.0);
   }
-  static std::uint64_t data_bytes(const device::DeviceInfo& d, std::uint32_t nsmid) {
+  std::uint64_t data_bytes(const device::DeviceInfo& d, std::uint32_t nsmid) const override {
     return std::max<std::uint64_t>(16 * d.l2_bytes + kMiB, kHierarchyL1Bytes * nsmid) /
                (64 * kKiB) * (64 * kKiB) +
            64 * kKiB;

@@ -145,21 +145,13 @@ LaunchSummary summarize_blocks(const std::vector<kn::BlockRecord>& records, doub
   return s;
 }
 
-double median_or_zero(const std::vector<double>& v) { return v.empty() ? 0.0 : stats::median(v); }
-
-/// Confidence from a measurement's spread: 1 at no spread, 0.5 at 2% (p95 - p5) / median.
-double spread_confidence(const json& m) {
-  const double med = m.at("median").get<double>();
-  if (med <= 0) return 0;
-  const double spread = (m.at("p95").get<double>() - m.at("p5").get<double>()) / med;
-  return 1.0 / (1.0 + spread / 0.02);
-}
+using stats::median_or_zero;
+using stats::spread_confidence;
 
 class CudaExperiment : public Experiment {
  public:
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
-    if (info.kind == "model") return std::string(kModelWaiver);
-    return std::nullopt;
+    return waive_on_model(info, kModelWaiver);
   }
 };
 
@@ -410,7 +402,7 @@ class SmemBankConflicts : public CudaExperiment {
     Finding wf{"smem.wavefront_cycles",
                s.median,
                "cycles",
-               s.median > 0 ? 1.0 / (1.0 + (s.p95 - s.p5) / s.median / 0.02) : 0,
+               s.median > 0 ? stats::confidence_from_spread((s.p95 - s.p5) / s.median) : 0,
                "median over cases of block cycles per access / model wavefronts (128 B each)",
                json::object()};
     wf.extra["p5"] = s.p5;

@@ -40,12 +40,11 @@ void accumulator_position(int thread, int reg, int& row, int& col) {
   col = 8 * j + 2 * (lane % 4) + (q % 2);
 }
 
-std::uint16_t bf16_bits(int v) {
-  const float f = static_cast<float>(v);
+std::uint16_t bf16_bits(float f) {
   std::uint32_t u;
   static_assert(sizeof(u) == sizeof(f));
   std::memcpy(&u, &f, sizeof u);
-  return static_cast<std::uint16_t>(u >> 16);  // exact: |v| < 256 needs 8 significant bits
+  return static_cast<std::uint16_t>(u >> 16);
 }
 
 std::uint16_t f16_bits(int v) {
@@ -66,8 +65,6 @@ using nlohmann::json;
 namespace hk = hopper;
 namespace hl = hopper_layout;
 
-constexpr const char* kNeedsHopper = "needs sm_90a (Hopper)";
-constexpr const char* kNeedsCuda = "needs a CUDA GPU";
 
 /// Dense bf16/f16 tensor FLOP per clock per SM of Hopper (1024 FMA).
 constexpr double kFlopPerClkPerSm = 4096;
@@ -125,7 +122,7 @@ Problem make_problem(std::uint64_t seed) {
 
 std::vector<std::uint16_t> make_image(const Problem& p, const Candidate& c, hk::MmaType t) {
   std::vector<std::uint16_t> img((hk::kTileABytes + hk::kTileBBytes) / 2, 0);
-  auto bits = [&](int v) { return t == hk::MmaType::kBf16 ? hl::bf16_bits(v) : hl::f16_bits(v); };
+  auto bits = [&](int v) { return t == hk::MmaType::kBf16 ? hl::bf16_bits(static_cast<float>(v)) : hl::f16_bits(v); };
   for (int m = 0; m < hk::kM; ++m)
     for (int k = 0; k < hk::kK; ++k) img[hl::element_offset(c.a, m, k) / 2] = bits(p.a[m * hk::kK + k]);
   for (int n = 0; n < hk::kN; ++n)
@@ -177,9 +174,7 @@ class HopperWgmmaThroughput : public Experiment {
             {"warpgroups_per_sm", {1, 2}}};
   }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
-    if (info.cc_major != 9 || info.cc_minor != 0) return std::string(kNeedsHopper);
-    if (info.kind == "model") return std::string(kNeedsCuda);
-    return std::nullopt;
+    return waive_unless_sm90a(info, kNeedsSm90a, kNeedsCudaGpu);
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const int ordinal = ctx.device.info().ordinal;
@@ -351,7 +346,7 @@ class HopperWgmmaThroughput : public Experiment {
       const double clock_peak = kFlopPerClkPerSm * sms * mhz * 1e-6;  // TFLOP/s
       const double med = tf > 0 ? tf : 1;
       const double spread = (p.at("tflops").at("p95").get<double>() - p.at("tflops").at("p5").get<double>()) / med;
-      Finding f{std::string("hopper.wgmma.") + type + ".tflops", tf, "TFLOP/s", 1.0 / (1.0 + spread / 0.02),
+      Finding f{std::string("hopper.wgmma.") + type + ".tflops", tf, "TFLOP/s", stats::confidence_from_spread(spread),
                 "best configuration of the sweep: wgmma m64n256k16 " + std::string(type) +
                     " -> f32 from shared-memory descriptors on every SM (" +
                     std::to_string(p.at("warpgroups_per_sm").get<int>()) + " warpgroup(s)/SM, " +

@@ -32,8 +32,10 @@ std::uint64_t descriptor_bits(std::uint32_t lbo_bytes, std::uint32_t sbo_bytes);
 /// column 8j + 2 (l%4) + q%2).
 void accumulator_position(int thread, int reg, int& row, int& col);
 
-/// Bits of a small integer (|v| < 256) as bfloat16 and as IEEE half; exact.
-std::uint16_t bf16_bits(int v);
+/// Bits of `f` as bfloat16, truncated: exact for values with at most 8 significant bits (such
+/// as small integers and their halves).
+std::uint16_t bf16_bits(float f);
+/// Bits of a small integer (|v| < 2048) as IEEE half; exact.
 std::uint16_t f16_bits(int v);
 
 }  // namespace hopper_layout

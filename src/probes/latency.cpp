@@ -187,6 +187,25 @@ analysis::SweepOptions sweep_options(std::uint64_t lo, std::uint64_t hi, std::ui
   return s;
 }
 
+/// The adaptive sweep of chases with `op` at `carveout`: every point measured (sorted by working
+/// set), each one's in-kernel SM clock appended to `clocks`.
+json sweep_points(Context& ctx, LoadOp op, int carveout, const analysis::SweepOptions& sweep,
+                  std::vector<double>& clocks) {
+  json points = json::array();
+  auto measure = [&](double x) {
+    const auto p = measure_chase(ctx, op, static_cast<std::uint64_t>(x), carveout);
+    points.push_back(to_json(p));
+    clocks.push_back(p.clock_mhz);
+    return analysis::CurvePoint{static_cast<double>(p.working_set), p.cycles.summary.median,
+                                p.cycles.summary.mad};
+  };
+  analysis::adaptive_sweep(measure, sweep);
+  std::sort(points.begin(), points.end(), [](const json& a, const json& b) {
+    return a.at("working_set_bytes").get<double>() < b.at("working_set_bytes").get<double>();
+  });
+  return points;
+}
+
 void check_sizes(const device::Device& dev, const RunOptions& o) {
   if (o.node_stride < 8 || o.node_stride % 8 != 0 || o.node_stride > 4096)
     throw UsageError("node stride " + std::to_string(o.node_stride) +
@@ -232,20 +251,9 @@ class LatencySweep : public Experiment {
     const LoadOp op = o.loads.empty() ? LoadOp::kCa : o.loads.front();
     const std::uint64_t lo = o.min_size ? o.min_size : kKiB;
     const std::uint64_t hi = o.max_size ? o.max_size : default_max_working_set(ctx.device);
-    json points = json::array();
     std::vector<double> clocks;
-    auto measure = [&](double x) {
-      const auto p = measure_chase(ctx, op, static_cast<std::uint64_t>(x), -1);
-      points.push_back(to_json(p));
-      clocks.push_back(p.clock_mhz);
-      return analysis::CurvePoint{static_cast<double>(p.working_set), p.cycles.summary.median,
-                                  p.cycles.summary.mad};
-    };
     const auto sweep = sweep_options(lo, hi, o.node_stride);
-    analysis::adaptive_sweep(measure, sweep);
-    std::sort(points.begin(), points.end(), [](const json& a, const json& b) {
-      return a.at("working_set_bytes").get<double>() < b.at("working_set_bytes").get<double>();
-    });
+    const json points = sweep_points(ctx, op, -1, sweep, clocks);
     r.parameters = {{"load", device::to_string(op)},
                     {"caches_in_l1", device::caches_in_l1(op)},
                     {"node_stride_bytes", o.node_stride},
@@ -364,7 +372,7 @@ class LatencyChase : public Experiment {
       const double spread =
           med > 0 ? (s.at("p95").get<double>() - s.at("p5").get<double>()) / med : 1;
       auto f =
-          latency_finding(base + "." + load, med, 1.0 / (1.0 + spread / 0.02),
+          latency_finding(base + "." + load, med, stats::confidence_from_spread(spread),
                           "median of repeated single-thread chases at " +
                               units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()),
                           r.parameters);
@@ -409,7 +417,7 @@ class LatencyShared : public Experiment {
     const auto s = stats::summarize(medians);
     const double agree = s.median > 0 ? (s.max - s.min) / s.median : 1;
     r.findings.push_back(latency_finding(
-        "shared.latency", s.median, 1.0 / (1.0 + agree / 0.02),
+        "shared.latency", s.median, stats::confidence_from_spread(agree),
         "median over working sets of single-thread ld.shared chases", r.parameters));
   }
 };
@@ -437,18 +445,8 @@ class LatencyCarveout : public Experiment {
     json sets = json::array();
     std::vector<double> clocks;
     for (int c : carveouts) {
-      json points = json::array();
-      auto measure = [&](double x) {
-        const auto p = measure_chase(ctx, LoadOp::kCa, static_cast<std::uint64_t>(x), c);
-        points.push_back(to_json(p));
-        clocks.push_back(p.clock_mhz);
-        return analysis::CurvePoint{static_cast<double>(p.working_set), p.cycles.summary.median,
-                                    p.cycles.summary.mad};
-      };
-      analysis::adaptive_sweep(measure, sweep_options(4 * kKiB, hi, ctx.options.node_stride));
-      std::sort(points.begin(), points.end(), [](const json& a, const json& b) {
-        return a.at("working_set_bytes").get<double>() < b.at("working_set_bytes").get<double>();
-      });
+      const json points = sweep_points(
+          ctx, LoadOp::kCa, c, sweep_options(4 * kKiB, hi, ctx.options.node_stride), clocks);
       sets.push_back({{"carveout_percent", c}, {"points", points}});
     }
     r.parameters = {{"load", "ca"},
@@ -457,8 +455,8 @@ class LatencyCarveout : public Experiment {
     r.parameters.update(clock_for_ns(clocks, ctx.device));
     r.samples = {{"carveouts", sets}};
     for (const auto& s : sets)
-      r.curves.push_back(curve_table(carveout_label(s.at("carveout_percent")),
-                                     s.at("points"), r.parameters));
+      r.curves.push_back(
+          curve_table(carveout_label(s.at("carveout_percent")), s.at("points"), r.parameters));
   }
   void analyze(ExperimentResult& r) const override {
     for (const auto& s : r.samples.at("carveouts")) {

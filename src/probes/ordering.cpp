@@ -40,19 +40,13 @@ GpuShape open_gpu(const device::Device& dev) {
 
 void synchronize() { GP_CUDA_CHECK(cudaDeviceSynchronize()); }
 
-/// Confidence from a measurement's spread: 1 at no spread, 0.5 at 2% (p95 - p5) / median.
-double spread_confidence(const json& m) {
-  const double med = m.at("median").get<double>();
-  if (med <= 0) return 0;
-  const double spread = (m.at("p95").get<double>() - m.at("p5").get<double>()) / med;
-  return 1.0 / (1.0 + spread / 0.02);
-}
+using stats::median_or_zero;
+using stats::spread_confidence;
 
 class OrderingExperiment : public Experiment {
  public:
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
-    if (info.kind == "model") return std::string(kModelWaiver);
-    return std::nullopt;
+    return waive_on_model(info, kModelWaiver);
   }
 };
 
@@ -77,8 +71,6 @@ Span span_of(const std::vector<ok::TimeRecord>& recs) {
   if (!mhz.empty()) s.clock_mhz = stats::median(mhz);
   return s;
 }
-
-double median_or_zero(const std::vector<double>& v) { return v.empty() ? 0.0 : stats::median(v); }
 
 // ---- ordering.fence --------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@
 
 #include "device/ptx.cuh"
 #include "core/cuda_check.hpp"
+#include "core/dispatch.hpp"
 #include "probes/ordering_kernels.hpp"
 
 namespace gpuprobe::probes::ordering {
@@ -295,15 +296,13 @@ std::uint32_t fence_expected(std::uint32_t thread, std::uint64_t steps) {
 
 void launch_fence(FenceKind f, int threads, std::uint32_t iterations, std::uint32_t* scratch,
                   std::uint32_t* out, TimeRecord* records) {
-  switch (f) {
-    case FenceKind::kNone: fence_kernel<FenceKind::kNone><<<1, threads>>>(iterations, scratch, out, records); break;
-    case FenceKind::kAcqRelCta: fence_kernel<FenceKind::kAcqRelCta><<<1, threads>>>(iterations, scratch, out, records); break;
-    case FenceKind::kAcqRelGpu: fence_kernel<FenceKind::kAcqRelGpu><<<1, threads>>>(iterations, scratch, out, records); break;
-    case FenceKind::kAcqRelSys: fence_kernel<FenceKind::kAcqRelSys><<<1, threads>>>(iterations, scratch, out, records); break;
-    case FenceKind::kScCta: fence_kernel<FenceKind::kScCta><<<1, threads>>>(iterations, scratch, out, records); break;
-    case FenceKind::kScGpu: fence_kernel<FenceKind::kScGpu><<<1, threads>>>(iterations, scratch, out, records); break;
-    case FenceKind::kScSys: fence_kernel<FenceKind::kScSys><<<1, threads>>>(iterations, scratch, out, records); break;
-  }
+  using F = FenceKind;
+  const bool launched =
+      dispatch<F::kNone, F::kAcqRelCta, F::kAcqRelGpu, F::kAcqRelSys, F::kScCta, F::kScGpu,
+               F::kScSys>(f, [&](auto kf) {
+        fence_kernel<decltype(kf)::value><<<1, threads>>>(iterations, scratch, out, records);
+      });
+  if (!launched) throw std::invalid_argument("unknown fence kind");
   GP_CUDA_CHECK_LAUNCH();
 }
 
@@ -334,68 +333,41 @@ const char* mode_name(AtomicMode m) {
 
 namespace {
 
-template <AtomicScope S, AtomicOrder O>
-void latency_for(std::uint32_t steps, std::uint32_t mask, std::uint32_t* c, unsigned long long* s,
-                 TimeRecord* r) {
-  atomic_latency_kernel<S, O><<<1, 1>>>(steps, mask, c, s, r);
-}
-
-template <AtomicScope S>
-void latency_scope(AtomicOrder o, std::uint32_t steps, std::uint32_t mask, std::uint32_t* c,
-                   unsigned long long* s, TimeRecord* r) {
-  switch (o) {
-    case AtomicOrder::kRelaxed: latency_for<S, AtomicOrder::kRelaxed>(steps, mask, c, s, r); break;
-    case AtomicOrder::kAcqRel: latency_for<S, AtomicOrder::kAcqRel>(steps, mask, c, s, r); break;
-    case AtomicOrder::kSeqCst: latency_for<S, AtomicOrder::kSeqCst>(steps, mask, c, s, r); break;
-  }
-}
-
-template <AtomicScope S, AtomicOrder O>
-void throughput_order(AtomicMode m, int blocks, int threads, std::uint32_t steps, std::uint32_t* c,
-                      unsigned long long* s, TimeRecord* r) {
-  switch (m) {
-    case AtomicMode::kIndependent:
-      atomic_throughput_kernel<S, O, AtomicMode::kIndependent><<<blocks, threads>>>(steps, 0u, c, s, r);
-      break;
-    case AtomicMode::kContendedBlock:
-      atomic_throughput_kernel<S, O, AtomicMode::kContendedBlock><<<blocks, threads>>>(steps, 0u, c, s, r);
-      break;
-    case AtomicMode::kContendedGrid:
-      atomic_throughput_kernel<S, O, AtomicMode::kContendedGrid><<<blocks, threads>>>(steps, 0u, c, s, r);
-      break;
-  }
-}
-
-template <AtomicScope S>
-void throughput_scope(AtomicOrder o, AtomicMode m, int blocks, int threads, std::uint32_t steps,
-                      std::uint32_t* c, unsigned long long* s, TimeRecord* r) {
-  switch (o) {
-    case AtomicOrder::kRelaxed: throughput_order<S, AtomicOrder::kRelaxed>(m, blocks, threads, steps, c, s, r); break;
-    case AtomicOrder::kAcqRel: throughput_order<S, AtomicOrder::kAcqRel>(m, blocks, threads, steps, c, s, r); break;
-    case AtomicOrder::kSeqCst: throughput_order<S, AtomicOrder::kSeqCst>(m, blocks, threads, steps, c, s, r); break;
-  }
+/// Calls f with the scope and the order as compile-time constants; throws for unknown values.
+template <class F>
+void with_scope_and_order(AtomicScope s, AtomicOrder o, F&& f) {
+  using S = AtomicScope;
+  using O = AtomicOrder;
+  bool known = false;
+  dispatch<S::kBlock, S::kDevice, S::kSystem>(s, [&](auto ks) {
+    known = dispatch<O::kRelaxed, O::kAcqRel, O::kSeqCst>(o, [&](auto ko) { f(ks, ko); });
+  });
+  if (!known) throw std::invalid_argument("unknown atomic scope or order");
 }
 
 }  // namespace
 
 void launch_atomic_latency(AtomicScope s, AtomicOrder o, std::uint32_t steps, std::uint32_t mask,
                            std::uint32_t* counters, unsigned long long* sum_out, TimeRecord* records) {
-  switch (s) {
-    case AtomicScope::kBlock: latency_scope<AtomicScope::kBlock>(o, steps, mask, counters, sum_out, records); break;
-    case AtomicScope::kDevice: latency_scope<AtomicScope::kDevice>(o, steps, mask, counters, sum_out, records); break;
-    case AtomicScope::kSystem: latency_scope<AtomicScope::kSystem>(o, steps, mask, counters, sum_out, records); break;
-  }
+  with_scope_and_order(s, o, [&](auto ks, auto ko) {
+    atomic_latency_kernel<decltype(ks)::value, decltype(ko)::value><<<1, 1>>>(steps, mask, counters,
+                                                                              sum_out, records);
+  });
   GP_CUDA_CHECK_LAUNCH();
 }
 
 void launch_atomic_throughput(AtomicScope s, AtomicOrder o, AtomicMode m, int blocks, int threads,
                               std::uint32_t steps, std::uint32_t* counters,
                               unsigned long long* sums, TimeRecord* records) {
-  switch (s) {
-    case AtomicScope::kBlock: throughput_scope<AtomicScope::kBlock>(o, m, blocks, threads, steps, counters, sums, records); break;
-    case AtomicScope::kDevice: throughput_scope<AtomicScope::kDevice>(o, m, blocks, threads, steps, counters, sums, records); break;
-    case AtomicScope::kSystem: throughput_scope<AtomicScope::kSystem>(o, m, blocks, threads, steps, counters, sums, records); break;
-  }
+  using M = AtomicMode;
+  with_scope_and_order(s, o, [&](auto ks, auto ko) {
+    const bool launched =
+        dispatch<M::kIndependent, M::kContendedBlock, M::kContendedGrid>(m, [&](auto km) {
+          atomic_throughput_kernel<decltype(ks)::value, decltype(ko)::value, decltype(km)::value>
+              <<<blocks, threads>>>(steps, 0u, counters, sums, records);
+        });
+    if (!launched) throw std::invalid_argument("unknown atomic mode");
+  });
   GP_CUDA_CHECK_LAUNCH();
 }
 

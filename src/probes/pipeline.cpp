@@ -29,8 +29,6 @@ namespace {
 using nlohmann::json;
 namespace pk = pipeline;
 
-constexpr const char* kNeedsHopper = "needs sm_90a (Hopper)";
-constexpr const char* kNeedsCuda = "needs a CUDA GPU";
 
 constexpr std::uint32_t kMTotal = 512, kNTotal = 512, kKTotal = 1024;
 constexpr std::uint32_t kItems = 192;  // work items per CTA: 192 x 16 = 3072 k-steps
@@ -55,12 +53,8 @@ struct Problem {
   std::vector<std::uint16_t> a_bits, b_bits;
 };
 
-std::uint16_t half_value_bf16(int v) {
-  const float f = static_cast<float>(v) * 0.5f;
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return static_cast<std::uint16_t>(u >> 16);  // exact: at most 3 significant bits
-}
+/// The bf16 bits of v / 2 (exact: at most 3 significant bits).
+std::uint16_t half_value_bf16(int v) { return hopper_layout::bf16_bits(static_cast<float>(v) * 0.5f); }
 
 Problem make_problem(std::uint64_t seed) {
   Problem p;
@@ -180,9 +174,7 @@ class HopperPipeline : public Experiment {
             {"mode", {"pipeline", "wgmma_only", "copy_only"}}};
   }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
-    if (info.cc_major != 9 || info.cc_minor != 0) return std::string(kNeedsHopper);
-    if (info.kind == "model") return std::string(kNeedsCuda);
-    return std::nullopt;
+    return waive_unless_sm90a(info, kNeedsSm90a, kNeedsCudaGpu);
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const int ordinal = ctx.device.info().ordinal;

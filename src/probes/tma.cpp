@@ -31,13 +31,10 @@ using device::DeviceBuffer;
 constexpr const char* kNeedsHopper =
     "needs sm_90a (Hopper): TMA and thread-block clusters need sm_90, and this binary holds them for "
     "sm_90a (compute capability 9.0) only";
-constexpr const char* kNeedsCuda = "needs a CUDA GPU";
 constexpr std::uint64_t kKiB = 1024, kMiB = 1024 * 1024;
 
 std::optional<std::string> hopper_waiver(const device::DeviceInfo& info) {
-  if (info.cc_major != 9 || info.cc_minor != 0) return std::string(kNeedsHopper);
-  if (info.kind == "model") return std::string(kNeedsCuda);
-  return std::nullopt;
+  return waive_unless_sm90a(info, kNeedsHopper, kNeedsCudaGpu);
 }
 
 void require_compiled(const std::string& id) {
@@ -51,12 +48,13 @@ int device_attr(cudaDeviceAttr a, int ordinal) {
   return v;
 }
 
-double peak_gb_s(const device::DeviceInfo& d) {
-  return d.mem_clock_max_mhz * 1e6 * 2.0 * d.mem_bus_width_bits / 8.0 / 1e9;
+using device::dram_peak_gb_s;
+
+/// Confidence of a median from its MAD, capped below certainty: these points have few samples.
+double mad_confidence(double med, double mad) {
+  return std::clamp(stats::confidence_from_spread(med > 0 ? mad / med : 1.0), 0.0, 0.95);
 }
 
-/// The statistics of a Measurement as to_json writes them (median, mad, ... at the top level).
-const json& summary_of(const json& measurement) { return measurement; }
 
 // ---------------------------------------------------------------------------------------------
 
@@ -162,7 +160,7 @@ class TmaLatency : public Experiment {
     Curve c{"latency", {"copy", "regime", "bytes", "cycles_median", "cycles_min", "cycles_p5", "cycles_p95", "n",
                         "verified"}, {}};
     for (const auto& p : points) {
-      const auto s = summary_of(p.at("cycles"));
+      const auto s = p.at("cycles");
       c.rows.push_back({p.at("copy"), p.at("regime"), p.at("bytes"), s.at("median"), s.at("min"), s.at("p5"),
                         s.at("p95"), s.at("n"), p.at("verified").get<bool>() ? 1 : 0});
     }
@@ -180,14 +178,14 @@ class TmaLatency : public Experiment {
         std::optional<json> smallest;
         for (const auto& p : points) {
           if (p.at("copy") != copy || p.at("regime") != regime || !p.at("verified").get<bool>()) continue;
-          by_bytes[std::to_string(p.at("bytes").get<int>())] = summary_of(p.at("cycles")).at("median");
+          by_bytes[std::to_string(p.at("bytes").get<int>())] = p.at("cycles").at("median");
           if (!smallest || p.at("bytes").get<int>() < smallest->at("bytes").get<int>()) smallest = p;
         }
         if (!smallest) continue;
-        const auto s = summary_of(smallest->at("cycles"));
+        const auto s = smallest->at("cycles");
         const double med = s.at("median").get<double>(), mad = s.at("mad").get<double>();
         Finding f{std::string(name) + (std::string(regime) == "dram" ? "_dram" : ""), med, "cycles",
-                  std::clamp(1.0 / (1.0 + (med > 0 ? mad / med : 1.0) / 0.02), 0.0, 0.95),
+                  mad_confidence(med, mad),
                   std::string("median clock64 from issue to completion of one ") + copy + " copy of the smallest size (" +
                       (std::string(regime) == "dram" ? "L2 flushed" : "L2-hot") + "); copied bytes checked",
                   json::object()};
@@ -241,7 +239,7 @@ class TmaBandwidth : public Experiment {
     std::uint64_t expected = 0;  // sum of every word of the array, mod 2^64
     for (std::uint64_t i = 0; i < words; ++i) expected += tma::pattern(i);
     const std::uint32_t passes = 2;
-    const double peak = peak_gb_s(info);
+    const double peak = dram_peak_gb_s(info);
 
     json points = json::array();
     // Loads first (they read the pattern); the stores overwrite it with the same pattern.
@@ -318,7 +316,7 @@ class TmaBandwidth : public Experiment {
              "verified"},
             {}};
     for (const auto& p : points) {
-      const auto s = summary_of(p.at("gb_s"));
+      const auto s = p.at("gb_s");
       c.rows.push_back({p.at("direction"), p.at("tile_bytes"), p.at("stages"), s.at("median"), s.at("min"),
                         s.at("max"), s.at("n"), p.at("percent_of_peak_median"), p.at("verified").get<bool>() ? 1 : 0});
     }
@@ -331,15 +329,15 @@ class TmaBandwidth : public Experiment {
       std::optional<json> best;
       for (const auto& p : r.samples.at("points")) {
         if (p.at("direction") != dir || !p.at("verified").get<bool>()) continue;
-        if (!best || summary_of(p.at("gb_s")).at("median").get<double>() >
-                         summary_of(best->at("gb_s")).at("median").get<double>())
+        if (!best || p.at("gb_s").at("median").get<double>() >
+                         best->at("gb_s").at("median").get<double>())
           best = p;
       }
       if (!best) continue;
-      const auto s = summary_of(best->at("gb_s"));
+      const auto s = best->at("gb_s");
       const double med = s.at("median").get<double>(), mad = s.at("mad").get<double>();
       Finding f{std::string("hopper.tma.") + dir + "_bandwidth", med, "GB/s",
-                std::clamp(1.0 / (1.0 + (med > 0 ? mad / med : 1.0) / 0.02), 0.0, 0.95),
+                mad_confidence(med, mad),
                 std::string("best median over tile sizes and stages of ") +
                     (std::string(dir) == "load" ? "TMA global -> shared (mbarrier complete_tx)"
                                                 : "bulk shared -> global (bulk_group, wait_group 0 at the end)") +
@@ -489,9 +487,9 @@ class Dsmem : public Experiment {
       const bool v = l && x.at("latency_peer").at("verified").get<bool>() &&
                      x.at("latency_self").at("verified").get<bool>() && x.at("bandwidth").at("verified").get<bool>();
       c.rows.push_back({x.at("cluster_size"), l ? 1 : 0, x.at("max_active_clusters"),
-                        l ? summary_of(x.at("latency_peer").at("cycles_per_load")).at("median") : json(0),
-                        l ? summary_of(x.at("latency_self").at("cycles_per_load")).at("median") : json(0),
-                        l ? summary_of(x.at("bandwidth").at("gb_s")).at("median") : json(0),
+                        l ? x.at("latency_peer").at("cycles_per_load").at("median") : json(0),
+                        l ? x.at("latency_self").at("cycles_per_load").at("median") : json(0),
+                        l ? x.at("bandwidth").at("gb_s").at("median") : json(0),
                         l ? x.at("bandwidth").at("gb_s_events_median") : json(0), v ? 1 : 0, x.value("reason", "")});
     }
     r.curves.push_back(c);
@@ -505,21 +503,21 @@ class Dsmem : public Experiment {
       const int cs = x.at("cluster_size").get<int>();
       const auto key = std::to_string(cs);
       if (x.at("latency_peer").at("verified").get<bool>()) {
-        const auto s = summary_of(x.at("latency_peer").at("cycles_per_load"));
+        const auto s = x.at("latency_peer").at("cycles_per_load");
         lat_by[key] = s.at("median");
         if (!lat_first) lat_first = {cs, s};
       }
       if (x.at("latency_self").at("verified").get<bool>())
-        self_by[key] = summary_of(x.at("latency_self").at("cycles_per_load")).at("median");
+        self_by[key] = x.at("latency_self").at("cycles_per_load").at("median");
       if (x.at("bandwidth").at("verified").get<bool>()) {
-        const auto s = summary_of(x.at("bandwidth").at("gb_s"));
+        const auto s = x.at("bandwidth").at("gb_s");
         bw_by[key] = s.at("median");
         if (!bw_best || s.at("median").get<double>() > bw_best->second.at("median").get<double>()) bw_best = {cs, s};
       }
     }
     auto conf = [](const json& s) {
       const double med = s.at("median").get<double>(), mad = s.at("mad").get<double>();
-      return std::clamp(1.0 / (1.0 + (med > 0 ? mad / med : 1.0) / 0.02), 0.0, 0.95);
+      return mad_confidence(med, mad);
     };
     if (lat_first) {
       Finding f{"hopper.dsmem.latency", lat_first->second.at("median").get<double>(), "cycles", conf(lat_first->second),

@@ -136,25 +136,6 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-/// Bytes as KiB / MiB, other values with one decimal.
-std::string value_text(const json& f) {
-  const double v = f.value("value", 0.0);
-  if (f.value("unit", "") == "bytes") {
-    if (v >= 1024.0 * 1024) return fixed(v / (1024.0 * 1024), 2);
-    if (v >= 1024.0) return fixed(v / 1024.0, 2);
-  }
-  return fixed(v, 1);
-}
-
-std::string unit_text(const json& f) {
-  const double v = f.value("value", 0.0);
-  if (f.value("unit", "") == "bytes") {
-    if (v >= 1024.0 * 1024) return "MiB";
-    if (v >= 1024.0) return "KiB";
-  }
-  return f.value("unit", "");
-}
-
 /// The method up to its first ';' (the full text is the cell's tooltip).
 std::string short_method(const std::string& m) { return m.substr(0, m.find(';')); }
 
@@ -257,8 +238,8 @@ std::string html_report(const json& result) {
        "<th>ns</th><th>confidence</th><th class='l'>method</th></tr>";
   for (const auto& e : result.value("experiments", json::array())) {
     for (const auto& f : e.value("findings", json::array())) {
-      o << "<tr><td class='l'>" << escape(f.value("name", "")) << "</td><td>" << value_text(f)
-        << "</td><td>" << escape(unit_text(f)) << "</td><td>"
+      o << "<tr><td class='l'>" << escape(f.value("name", "")) << "</td><td>"
+        << display_value(f).value << "</td><td>" << escape(display_value(f).unit) << "</td><td>"
         << (f.contains("value_ns") ? fixed(f["value_ns"].get<double>(), 1) : "") << "</td><td>"
         << fixed(f.value("confidence", 0.0), 2) << "</td><td class='l' title='"
         << escape(f.value("method", "")) << "'>" << escape(short_method(f.value("method", "")))

@@ -115,6 +115,19 @@ void ResultWriter::flush() {
   write_atomically(fs::path(dir_) / "result.json", result_.dump(2) + "\n");
 }
 
+DisplayValue display_value(const nlohmann::json& f) {
+  const double v = f.value("value", 0.0);
+  const std::string unit = f.value("unit", "");
+  char text[48];
+  if (unit == "bytes" && v >= 1024) {
+    const bool mib = v >= 1024.0 * 1024;
+    std::snprintf(text, sizeof(text), "%.2f", v / (mib ? 1024.0 * 1024 : 1024.0));
+    return {text, mib ? "MiB" : "KiB"};
+  }
+  std::snprintf(text, sizeof(text), "%.1f", v);
+  return {text, unit};
+}
+
 std::string summary_table(const nlohmann::json& result) {
   std::ostringstream out;
   char line[256];
@@ -136,23 +149,12 @@ std::string summary_table(const nlohmann::json& result) {
     }
     for (const auto& f : e.at("findings")) {
       if (f.contains("load")) continue;  // per-load latencies go into the matrix below
-      const std::string unit = f.value("unit", "");
-      double v = f.value("value", 0.0);
-      std::string shown_unit = unit;
-      char value[32];
-      if (unit == "bytes" && v >= 1024) {
-        const bool mib = v >= 1024 * 1024;
-        v /= mib ? 1024.0 * 1024 : 1024.0;
-        shown_unit = mib ? "MiB" : "KiB";
-        std::snprintf(value, sizeof(value), "%.2f", v);
-      } else {
-        std::snprintf(value, sizeof(value), "%.1f", v);
-      }
+      const auto shown = display_value(f);
       char ns[32] = "";
       if (f.contains("value_ns"))
         std::snprintf(ns, sizeof(ns), "%.1f", f["value_ns"].get<double>());
       std::snprintf(line, sizeof(line), "%-34s %14s %-6s %10s %5.2f  %s\n",
-                    f.value("name", "").c_str(), value, shown_unit.c_str(), ns,
+                    f.value("name", "").c_str(), shown.value.c_str(), shown.unit.c_str(), ns,
                     f.value("confidence", 0.0), e.value("id", "").c_str());
       out << line;
     }

@@ -34,6 +34,13 @@ std::string to_csv(const Curve& c);
 /// Self-contained HTML report (inline SVG charts) of a result.
 std::string html_report(const nlohmann::json& result);
 
+/// A finding's value and unit as people read them: bytes as KiB / MiB with two decimals, other
+/// values with one.
+struct DisplayValue {
+  std::string value, unit;
+};
+DisplayValue display_value(const nlohmann::json& finding);
+
 /// The terminal summary: findings as an aligned table.
 std::string summary_table(const nlohmann::json& result);
 

@@ -10,10 +10,8 @@
 # Usage: sass_bandwidth.sh <gpuprobe binary>
 set -euo pipefail
 bin="${1:?usage: sass_bandwidth.sh <gpuprobe binary>}"
-command -v cuobjdump >/dev/null || { echo "FAIL cuobjdump not found"; exit 1; }
-sass=$(mktemp)
-trap 'rm -f "$sass"' EXIT
-cuobjdump -sass -arch sm_90a "$bin" >"$sass"
+source "$(dirname "$0")/lib/sass.sh"
+sass_disassemble "$bin"
 
 # One line per float4 streaming kernel: kind unroll ldg ldg128 stg stg128 name
 summary=$(awk '

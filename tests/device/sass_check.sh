@@ -6,14 +6,12 @@
 # and the timer reads bracket the chase (two SR_CLOCKLO reads per chase kernel).
 set -euo pipefail
 bin="${1:?usage: sass_check.sh <gpuprobe binary>}"
-command -v cuobjdump >/dev/null || { echo "cuobjdump not found"; exit 1; }
-sass=$(mktemp)
-trap 'rm -f "$sass"' EXIT
-cuobjdump -sass -arch sm_90a "$bin" >"$sass"
+source "$(dirname "$0")/lib/sass.sh"
+sass_disassemble "$bin"
 fail=0
 check_kernel() {  # $1 = enum value, $2 = name, $3 = expected load
   local body
-  body=$(awk -v k="$1" '$0 ~ "Function : .*chase_kernelILNS0_6LoadOpE"k"E"{p=1;next} /Function :/{p=0} p' "$sass")
+  body=$(body_matching "chase_kernelILNS0_6LoadOpE${1}E")
   local loads expected other clocks
   loads=$(grep -oE "LDG[A-Z0-9.]*" <<<"$body" | sort | uniq -c || true)
   expected=$(grep -cE "LDG$3 " <<<"$(grep -oE "LDG[A-Z0-9.]* " <<<"$body")" || true)
@@ -31,7 +29,7 @@ check_kernel 1 ca ".E.64.STRONG.SM"
 check_kernel 2 cg ".E.64.STRONG.GPU"
 check_kernel 3 cv ".E.64.STRONG.SYS"
 check_kernel 4 nc ".E.64.CONSTANT"
-shared=$(awk '/Function : .*shared_chase_kernel/{p=1;next} /Function :/{p=0} p' "$sass")
+shared=$(body_matching "shared_chase_kernel")
 if [[ $(grep -cE "LDS " <<<"$shared" || true) -lt 8 ]]; then
   echo "FAIL shared chase: fewer than 8 LDS"; fail=1
 else

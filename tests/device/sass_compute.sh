@@ -9,22 +9,13 @@
 #     width although only the first word feeds the chain).
 set -euo pipefail
 bin="${1:?usage: sass_compute.sh <gpuprobe binary>}"
-command -v cuobjdump >/dev/null || { echo "cuobjdump not found"; exit 1; }
-sass=$(mktemp)
-trap 'rm -f "$sass"' EXIT
-cuobjdump -sass -arch sm_90a "$bin" >"$sass"
+source "$(dirname "$0")/lib/sass.sh"
+sass_disassemble "$bin"
 fail=0
-
-body_of() {  # $1 = regex on the mangled name
-  awk -v k="$1" '$0 ~ "Function : " && $0 ~ k {p=1; next} /Function :/{p=0} p' "$sass"
-}
-opcodes() {  # the opcode of every instruction line (predicate stripped)
-  sed -nE 's#^[[:space:]]*/\*[0-9a-f]+\*/[[:space:]]+(@!?U?P[0-9T]+[[:space:]]+)?([A-Z0-9_.]+).*#\2#p'
-}
 
 check_fma() {  # $1 = op struct, $2 = K, $3 = regex of the wanted opcodes, $4 = label
   local body ops n branches
-  body=$(body_of "fma_kernelI.*${1}ELi${2}EE")
+  body=$(body_matching "fma_kernelI.*${1}ELi${2}EE")
   if [[ -z "$body" ]]; then
     echo "FAIL $4 x$2: kernel not found"; fail=1; return
   fi
@@ -49,7 +40,7 @@ done
 
 check_lds() {  # $1 = mangled word type, $2 = wanted width suffix ("" for 32-bit), $3 = label
   local body loads want other
-  body=$(body_of "smem_chase_kernelI${1}Li4EE")
+  body=$(body_matching "smem_chase_kernelI${1}Li4EE")
   if [[ -z "$body" ]]; then
     echo "FAIL smem chase $3: kernel not found"; fail=1; return
   fi

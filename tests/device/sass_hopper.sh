@@ -8,21 +8,9 @@
 # It also prints the memory opcodes of the atomic and litmus kernels, for the record.
 set -euo pipefail
 bin="${1:?usage: sass_hopper.sh <gpuprobe binary>}"
-command -v cuobjdump >/dev/null || { echo "cuobjdump not found"; exit 1; }
-sass=$(mktemp)
-trap 'rm -f "$sass"' EXIT
-cuobjdump -sass -arch sm_90a "$bin" >"$sass"
+source "$(dirname "$0")/lib/sass.sh"
+sass_disassemble "$bin"
 fail=0
-
-functions() {  # mangled names of the functions whose name matches $1
-  sed -nE 's/.*Function : ([^ ]+).*/\1/p' "$sass" | grep -E "$1" || true
-}
-body_of() {  # instructions of the function named exactly $1
-  awk -v k="$1" '/Function : /{p = ($3 == k); next} p' "$sass"
-}
-opcodes() {  # the opcode of every instruction line (predicate stripped)
-  sed -nE 's#^[[:space:]]*/\*[0-9a-f]+\*/[[:space:]]+(@!?U?P[0-9T]+[[:space:]]+)?([A-Z0-9_.]+).*#\2#p'
-}
 
 # ---- wgmma ----
 n_wgmma=0

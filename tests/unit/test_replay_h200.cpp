@@ -16,23 +16,18 @@ TEST(ReplayH200, EveryFindingFollowsFromItsSamples) {
   std::ifstream in(std::string(GPUPROBE_SOURCE_DIR) + "/results/h200/result.json");
   ASSERT_TRUE(in.good());
   const auto recorded = nlohmann::json::parse(in);
-  const auto& registry = Registry::builtin();
   std::size_t compared = 0;
   for (const auto& e : recorded.at("experiments")) {
     if (e.value("status", "") != "passed") continue;
-    const auto* exp = registry.find(e.at("id").get<std::string>());
-    ASSERT_NE(exp, nullptr) << e.at("id");
-    ExperimentResult r;
-    r.id = exp->id();
-    r.parameters = e.at("parameters");
-    r.samples = e.at("samples");
-    exp->analyze(r);
+    ASSERT_NE(Registry::builtin().find(e.at("id").get<std::string>()), nullptr) << e.at("id");
+    const auto r = replay_analysis(e);
+    ASSERT_TRUE(r.has_value()) << e.at("id");
     std::map<std::string, double> replayed;
-    for (const auto& f : r.findings) replayed[f.name] = f.value;
+    for (const auto& f : r->findings) replayed[f.name] = f.value;
     for (const auto& f : e.at("findings")) {
       const std::string name = f.at("name");
-      ASSERT_TRUE(replayed.count(name)) << r.id << ": " << name << " no longer found";
-      EXPECT_DOUBLE_EQ(replayed[name], f.at("value").get<double>()) << r.id << ": " << name;
+      ASSERT_TRUE(replayed.count(name)) << r->id << ": " << name << " no longer found";
+      EXPECT_DOUBLE_EQ(replayed[name], f.at("value").get<double>()) << r->id << ": " << name;
       ++compared;
     }
   }
