@@ -84,7 +84,15 @@ std::uint64_t array_bytes(const device::DeviceInfo& d, const RunOptions& o) {
   return want / (4 * kKiB) * (4 * kKiB);
 }
 
-double peak_gb_s(const device::DeviceInfo& d) { return device::dram_peak_gb_s(d); }
+using device::dram_peak_gb_s;
+
+/// `v` with `baseline` added, sorted, without repeats: every sweep also measures its baseline.
+std::vector<int> with_baseline(std::vector<int> v, int baseline) {
+  if (std::find(v.begin(), v.end(), baseline) == v.end()) v.push_back(baseline);
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
 
 double percent_of(double value, double peak) { return peak > 0 ? value / peak * 100.0 : 0.0; }
 
@@ -109,7 +117,7 @@ json common_parameters(const device::DeviceInfo& d, const RunOptions& o) {
           {"array_over_l2",
            d.l2_bytes ? static_cast<double>(array) / static_cast<double>(d.l2_bytes) : 0.0},
           {"array_below_16x_l2", d.l2_bytes > 0 && array < 16 * d.l2_bytes},
-          {"peak_gb_s", peak_gb_s(d)},
+          {"peak_gb_s", dram_peak_gb_s(d)},
           {"peak_formula",
            "memory clock (max) x 2 x bus width / 8 = " + std::to_string(d.mem_clock_max_mhz) +
                " MHz x 2 x " + std::to_string(d.mem_bus_width_bits) + " bit / 8"},
@@ -447,7 +455,7 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
   const auto& o = ctx.options;
   const std::uint64_t array = array_bytes(info, o);
   const std::uint64_t n = array / 4;
-  const double peak = peak_gb_s(info);
+  const double peak = dram_peak_gb_s(info);
   const auto bytes = analysis::stream_bytes(kind_, array);
   const std::uint32_t seed_src = derive_seed(o.seed, 11);
   const std::uint32_t seed_poison = derive_seed(o.seed, 12);
@@ -1003,12 +1011,9 @@ class StrideExperiment : public BandwidthExperiment {
     const auto& o = ctx.options;
     const std::uint64_t array = array_bytes(info, o);
     const std::uint64_t n = array / 4;
-    const double peak = peak_gb_s(info);
-    std::vector<int> strides = o.strides.empty() ? kDefaultStrides : o.strides;
-    if (std::find(strides.begin(), strides.end(), 1) == strides.end())
-      strides.insert(strides.begin(), 1);
-    std::sort(strides.begin(), strides.end());
-    strides.erase(std::unique(strides.begin(), strides.end()), strides.end());
+    const double peak = dram_peak_gb_s(info);
+    const std::vector<int> strides =
+        with_baseline(o.strides.empty() ? kDefaultStrides : o.strides, 1);
     const std::uint32_t seed_src = derive_seed(o.seed, 21), seed_poison = derive_seed(o.seed, 22);
     DeviceArray src(array), dst(array);
     bench.fill(src.as<float>(), n, seed_src);
@@ -1205,20 +1210,14 @@ class OffsetExperiment : public BandwidthExperiment {
     const std::uint64_t array = array_bytes(info, o);
     const std::uint64_t n = array / 4;
     const std::uint64_t m = n - kMaxOffset;  // the same element count at every offset
-    const double peak = peak_gb_s(info);
-    auto with_zero = [](std::vector<int> v) {
-      if (std::find(v.begin(), v.end(), 0) == v.end()) v.push_back(0);
-      std::sort(v.begin(), v.end());
-      v.erase(std::unique(v.begin(), v.end()), v.end());
-      return v;
-    };
+    const double peak = dram_peak_gb_s(info);
     std::vector<int> offsets = o.offsets, diagnostic = o.offsets;
     if (offsets.empty()) {
       for (int k = 0; k <= kDefaultMaxOffset; ++k) offsets.push_back(k);
       diagnostic = {0, 1, 4, 8, 12, 16, 24, 31, 32};
     }
-    offsets = with_zero(offsets);
-    diagnostic = with_zero(diagnostic);
+    offsets = with_baseline(offsets, 0);
+    diagnostic = with_baseline(diagnostic, 0);
     const std::uint32_t seed_src = derive_seed(o.seed, 31), seed_poison = derive_seed(o.seed, 32);
     DeviceArray src(array), dst(array);
     bench.fill(src.as<float>(), n, seed_src);
@@ -1405,7 +1404,7 @@ class LayoutExperiment : public BandwidthExperiment {
     const auto& o = ctx.options;
     const std::uint64_t array = array_bytes(info, o);
     const std::uint64_t n = array / 12;
-    const double peak = peak_gb_s(info);
+    const double peak = dram_peak_gb_s(info);
     const std::uint32_t seed = derive_seed(o.seed, 41), seed_poison = derive_seed(o.seed, 42);
     DeviceArray aos(n * 12), x(n * 4), y(n * 4), z(n * 4), out(n * 4);
     bench.fill(aos.as<float>(), 3 * n, seed);
@@ -1541,7 +1540,7 @@ class TransposeExperiment : public BandwidthExperiment {
     const std::uint64_t dim = transpose_n(array);
     if (dim < 32) throw UsageError("--array-size is too small for a 32 x 32 transpose");
     const std::uint64_t n = dim * dim;
-    const double peak = peak_gb_s(info);
+    const double peak = dram_peak_gb_s(info);
     const std::uint32_t seed = derive_seed(o.seed, 51), seed_poison = derive_seed(o.seed, 52);
     DeviceArray in(n * 4), out(n * 4);
     bench.fill(in.as<float>(), n, seed);
