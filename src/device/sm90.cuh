@@ -57,6 +57,82 @@ __device__ __forceinline__ bool mbar_wait_for(std::uint32_t bar, std::uint32_t p
   return true;
 }
 
+/// The same wait with cluster-scope acquire: for barriers that CTAs of the cluster arrive on.
+__device__ __forceinline__ bool mbar_try_wait_cluster(std::uint32_t bar, std::uint32_t parity) {
+  std::uint32_t done;
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], "
+      "%2;\nselp.u32 %0, "
+      "1, 0, p;\n}"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+__device__ __forceinline__ bool mbar_wait_cluster_for(std::uint32_t bar, std::uint32_t parity,
+                                                      std::uint64_t timeout_cycles) {
+  if (mbar_try_wait_cluster(bar, parity)) return true;
+  const std::uint64_t start = ptx::clock_64();
+  while (!mbar_try_wait_cluster(bar, parity))
+    if (ptx::clock_64() - start > timeout_cycles) return false;
+  return true;
+}
+
+// ---- Clusters.
+__device__ __forceinline__ std::uint32_t cluster_rank() {
+  std::uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+/// Every thread of every CTA of the cluster (aligned: whole warps).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::
+                   : "memory");
+}
+/// The shared::cluster address of shared::cta address `a` in the CTA of rank `rank`.
+__device__ __forceinline__ std::uint32_t map_rank(std::uint32_t a, std::uint32_t rank) {
+  std::uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+  return r;
+}
+/// Arrives (release, cluster scope) on an mbarrier given by its shared::cluster address.
+__device__ __forceinline__ void mbar_arrive_cluster(std::uint32_t cluster_bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_bar)
+               : "memory");
+}
+/// Relaxed arrivals (no release fence): for barriers that only order work already known to be
+/// complete, such as the wgmma reads of a stage after wgmma.wait_group.
+__device__ __forceinline__ void mbar_arrive_relaxed(std::uint32_t bar) {
+  asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_cluster_relaxed(std::uint32_t cluster_bar) {
+  asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_bar)
+               : "memory");
+}
+
+// ---- TMA tensor copies (global -> shared, completion on a transaction-count mbarrier).
+__device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const void* tensor_map, int c0,
+                                            int c1, std::uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, "
+      "{%2, %3}], "
+      "[%4];" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+/// The same box written to offset `dst` of every CTA in `cta_mask` of the cluster, each copy
+/// completing on the mbarrier at offset `bar` of its CTA.
+__device__ __forceinline__ void tma_load_2d_multicast(std::uint32_t dst, const void* tensor_map,
+                                                      int c0, int c1, std::uint32_t bar,
+                                                      std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::"
+      "cluster "
+      "[%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask)
+      : "memory");
+}
+
 }  // namespace gpuprobe::device::sm90
 #endif
 

@@ -33,6 +33,10 @@ std::uint64_t descriptor_bits(std::uint32_t lbo_bytes, std::uint32_t sbo_bytes) 
          (static_cast<std::uint64_t>((sbo_bytes >> 4) & 0x3FFFu) << 32);
 }
 
+std::uint64_t descriptor_bits_swizzle128(std::uint32_t sbo_bytes) {
+  return descriptor_bits(16, sbo_bytes) | (std::uint64_t{1} << 62);
+}
+
 void accumulator_position(int thread, int reg, int& row, int& col) {
   const int warp = thread / 32, lane = thread % 32;
   const int j = reg / 4, q = reg % 4;

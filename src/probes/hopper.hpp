@@ -26,6 +26,10 @@ std::uint32_t element_offset(const TileLayout& l, int row, int k);
 /// A descriptor without its start address: LBO in bits 16-29, SBO in bits 32-45 (both >> 4),
 /// base offset 0, swizzle mode 0 (none) in bits 62-63.
 std::uint64_t descriptor_bits(std::uint32_t lbo_bytes, std::uint32_t sbo_bytes);
+/// A descriptor without its start address for a K-major 128-byte-swizzled tile (rows of 128 B,
+/// 8-row groups `sbo_bytes` apart): SBO in bits 32-45, LBO 16 B (unused by this layout), base
+/// offset 0 (1024-B aligned tiles), swizzle mode 1 (128 B) in bits 62-63.
+std::uint64_t descriptor_bits_swizzle128(std::uint32_t sbo_bytes);
 
 /// Row and column of the m64nNk16 f32 accumulator register `reg` of warpgroup thread `thread`
 /// (warp w owns rows 16w..16w+15; register 4j+q of lane l: row 16w + l/4 + 8 (q/2),

@@ -51,11 +51,7 @@ __device__ __forceinline__ void bulk_g2s(std::uint32_t dst, const void* src, std
 }
 __device__ __forceinline__ void tensor_g2s(std::uint32_t dst, const CUtensorMap* map, int c0, int c1,
                                            std::uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
-      "%3}], [%4];" ::"r"(dst),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
-      : "memory");
+  device::sm90::tma_load_2d(dst, map, c0, c1, bar);
 }
 __device__ __forceinline__ void bulk_s2g(void* dst, std::uint32_t src, std::uint32_t bytes) {
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(bytes)
@@ -84,19 +80,9 @@ __device__ __forceinline__ void st_shared_v4(std::uint32_t a, uint4 v) {
                : "memory");
 }
 
-__device__ __forceinline__ std::uint32_t cluster_rank() {
-  std::uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-__device__ __forceinline__ std::uint32_t map_rank(std::uint32_t a, std::uint32_t rank) {
-  std::uint32_t r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
-  return r;
-}
+using device::sm90::cluster_rank;
+using device::sm90::cluster_sync;
+using device::sm90::map_rank;
 __device__ __forceinline__ std::uint32_t ld_cluster_u32(std::uint32_t a) {
   std::uint32_t v;
   asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");

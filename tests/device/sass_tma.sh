@@ -4,7 +4,8 @@
 #   - tma_latency_kernel holds a bulk copy (UBLKCP...) and a tensor-map load (UTMALDG...);
 #   - tma_load_bw_kernel holds a bulk copy (UBLKCP...);
 #   - every tma_store_bw_kernel instance holds a bulk copy (UBLKCP..., shared -> global);
-#   - the dsmem kernels hold generic LD (ld.shared::cluster: LD.E / LD.E.128 on the H200), not only LDS.
+#   - the dsmem kernels hold generic LD (ld.shared::cluster: LD.E / LD.E.128 on the H200), not only LDS;
+#   - every pipeline_kernel instance holds UTMALDG, a multicast UTMALDG and HGMMA.
 # The opcode histogram of each kernel is printed, so a different spelling shows in the log.
 set -euo pipefail
 bin="${1:?usage: sass_tma.sh <gpuprobe binary>}"
@@ -34,6 +35,10 @@ need 'tma_latency_kernel' 'UTMALDG' 'tensor-map load'
 need 'tma_load_bw_kernel' 'UBLKCP' 'bulk copy'
 need 'tma_store_bw_kernel' 'UBLKCP' 'bulk copy'
 need 'dsmem_(latency|bandwidth)_kernel' 'LD\.E|LD$' 'generic LD (ld.shared::cluster)'
+# hopper.pipeline: tensor-map loads, the multicast form among them, and the tensor-core MMA.
+need 'pipeline_kernel' 'UTMALDG' 'tensor-map load'
+need 'pipeline_kernel' 'UTMALDG[A-Z0-9._]*MULTICAST' 'multicast tensor-map load'
+need 'pipeline_kernel' 'HGMMA' 'wgmma'
 # For the record: the mbarrier / sync opcodes of the TMA kernels.
 for f in $(functions 'tma_(latency|load_bw|store_bw)_kernel|warp_load_kernel'); do
   echo "info $(c++filt <<<"$f" 2>/dev/null | sed -E 's/gpuprobe::probes::tma:://g; s/\(anonymous namespace\):://g' | cut -c1-80): $(body_of "$f" | opcodes | grep -E '^(SYNCS|UBLK|UTMA|LDG|STS|LDS|FENCE|MEMBAR)' | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"

@@ -88,5 +88,11 @@ TEST(HopperLayout, DescriptorBitsAndCoreMatrixOffsets) {
   EXPECT_EQ(element_offset(l, 63, 15), 7u * 256 + 128 + 7 * 16 + 7 * 2);
 }
 
+TEST(HopperLayout, Swizzle128DescriptorBits) {
+  // SBO 1024 B -> 64 in bits 32-45, LBO 16 B -> 1 in bits 16-29, layout 1 (128-B swizzle) in 62-63.
+  EXPECT_EQ(probes::hopper_layout::descriptor_bits_swizzle128(1024),
+            (std::uint64_t{1} << 62) | (std::uint64_t{64} << 32) | (std::uint64_t{1} << 16));
+}
+
 }  // namespace
 }  // namespace gpuprobe

@@ -42,26 +42,44 @@ TEST(PipelineWaiver, RealHopperIsNotWaived) {
 TEST(PipelineAnalyze, OverlapAndBestFromVerifiedPoints) {
   const auto* e = Registry::builtin().find("hopper.pipeline");
   ASSERT_NE(e, nullptr);
-  auto pt = [](const char* mode, int stages, double ns, double tflops, bool ok) {
-    nlohmann::json p{{"shape", "128x256x64"}, {"mode", mode}, {"stages", stages}, {"verified", ok}};
+  auto pt = [](const char* mode, int stages, double ns, double tflops, bool ok,
+               bool multicast = false) {
+    nlohmann::json p{{"shape", "128x256x64"},
+                     {"mode", mode},
+                     {"stages", stages},
+                     {"verified", ok},
+                     {"multicast", multicast}};
     if (ok) {
       p["ns_per_kstep"] = ns;
       p["tflops"] = tflops;
       p["tiles_per_s"] = 1.0;
+      p["gb_s"] = 1000.0 / ns;
     }
     return p;
   };
   ExperimentResult r;
   r.samples = {{"points",
-                {pt("wgmma_only", 1, 600, 900, true), pt("copy_only", 2, 400, 0, true), pt("pipeline", 2, 700, 800, true),
-                 pt("pipeline", 3, 0, 0, false)}}};
+                {pt("wgmma_only", 1, 600, 900, true), pt("copy_only", 2, 400, 0, true),
+                 pt("pipeline", 2, 700, 800, true), pt("pipeline", 3, 0, 0, false),
+                 pt("copy_only", 2, 300, 0, true, true), pt("pipeline", 2, 650, 850, true, true),
+                 pt("pipeline", 4, 100, 2000, false, true)}}};
   e->analyze(r);
-  ASSERT_EQ(r.findings.size(), 3u);
+  ASSERT_EQ(r.findings.size(), 5u);
   EXPECT_EQ(r.findings[0].name, "hopper.pipeline.128x256x64.wgmma_only_tflops");
+  // The best verified pipeline point, multicast or not; the unverified one never counts.
   EXPECT_EQ(r.findings[1].name, "hopper.pipeline.128x256x64.best_pipeline_tflops");
-  EXPECT_DOUBLE_EQ(r.findings[1].value, 800);
-  EXPECT_EQ(r.findings[2].name, "hopper.pipeline.128x256x64.stages2.overlap");
-  EXPECT_DOUBLE_EQ(r.findings[2].value, (400.0 + 600.0 - 700.0) / 400.0);
+  EXPECT_DOUBLE_EQ(r.findings[1].value, 850);
+  EXPECT_EQ(r.findings[1].extra.at("multicast"), true);
+  EXPECT_DOUBLE_EQ(r.findings[1].extra.at("fraction_of_wgmma_only").get<double>(), 850.0 / 900.0);
+  EXPECT_EQ(r.findings[1].extra.at("within_10_percent_of_wgmma_only"), true);
+  // The L2 read rate comes from copy-only runs without multicast only.
+  EXPECT_EQ(r.findings[2].name, "l2.tma_read_bandwidth");
+  EXPECT_DOUBLE_EQ(r.findings[2].value, 1000.0 / 400.0);
+  // Overlap pairs each pipeline point with the copy-only run of its own multicast setting.
+  EXPECT_EQ(r.findings[3].name, "hopper.pipeline.128x256x64.stages2.overlap");
+  EXPECT_DOUBLE_EQ(r.findings[3].value, (400.0 + 600.0 - 700.0) / 400.0);
+  EXPECT_EQ(r.findings[4].name, "hopper.pipeline.128x256x64.multicast.stages2.overlap");
+  EXPECT_DOUBLE_EQ(r.findings[4].value, (300.0 + 600.0 - 650.0) / 300.0);
 }
 
 }  // namespace
