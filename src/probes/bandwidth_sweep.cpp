@@ -101,27 +101,69 @@ double shared_grid_bytes(std::uint64_t region_bytes, std::uint32_t timed_passes)
 
 WordSums::WordSums(std::uint64_t words, std::uint32_t seed) : words_(words), seed_(seed) {
   chunk_.resize(words / kChunkWords);
-  for (std::uint64_t c = 0; c < chunk_.size(); ++c)
-    chunk_[c] = direct(c * kChunkWords, kChunkWords);
+  chunk_xor_.resize(words / kChunkWords);
+  for (std::uint64_t c = 0; c < chunk_.size(); ++c) {
+    chunk_[c] = direct(c * kChunkWords, kChunkWords, false);
+    chunk_xor_[c] = direct(c * kChunkWords, kChunkWords, true);
+  }
 }
 
-std::uint32_t WordSums::direct(std::uint64_t first, std::uint64_t count) const {
+std::uint32_t WordSums::direct(std::uint64_t first, std::uint64_t count, bool xor_fold) const {
   std::uint32_t s = 0;
-  for (std::uint64_t i = first; i < first + count; ++i) s += bw::value_bits(i, seed_);
+  for (std::uint64_t i = first; i < first + count; ++i)
+    s = xor_fold ? s ^ bw::value_bits(i, seed_) : s + bw::value_bits(i, seed_);
   return s;
 }
 
-std::uint32_t WordSums::sum(std::uint64_t first, std::uint64_t count) const {
+std::uint32_t WordSums::fold(std::uint64_t first, std::uint64_t count, bool xor_fold) const {
   if (first + count > words_) throw std::out_of_range("WordSums: range past the data");
+  const auto& chunks = xor_fold ? chunk_xor_ : chunk_;
+  auto op = [xor_fold](std::uint32_t a, std::uint32_t b) { return xor_fold ? a ^ b : a + b; };
   std::uint32_t s = 0;
   std::uint64_t i = first;
   const std::uint64_t end = first + count;
-  while (i < end && i % kChunkWords != 0) s += bw::value_bits(i++, seed_);
-  while (i + kChunkWords <= end && i / kChunkWords < chunk_.size()) {
-    s += chunk_[i / kChunkWords];
+  while (i < end && i % kChunkWords != 0) s = op(s, bw::value_bits(i++, seed_));
+  while (i + kChunkWords <= end && i / kChunkWords < chunks.size()) {
+    s = op(s, chunks[i / kChunkWords]);
     i += kChunkWords;
   }
-  return s + direct(i, end - i);
+  return op(s, direct(i, end - i, xor_fold));
+}
+
+std::uint32_t WordSums::sum(std::uint64_t first, std::uint64_t count) const {
+  return fold(first, count, false);
+}
+
+std::uint32_t WordSums::xor_of(std::uint64_t first, std::uint64_t count) const {
+  return fold(first, count, true);
+}
+
+std::uint32_t repeat_fold(bool xor_fold, std::uint32_t one_pass, std::uint32_t passes) {
+  if (!xor_fold) return one_pass * passes;
+  if (passes % 2 == 0)
+    throw std::invalid_argument("repeat_fold: an even number of XOR passes cancels out");
+  return one_pass;
+}
+
+std::uint32_t fold_words(bws::Fold f, const std::vector<std::uint32_t>& words) {
+  std::uint32_t s = 0;
+  for (std::uint32_t w : words) s = bws::fold_is_xor(f) ? s ^ w : s + w;
+  return s;
+}
+
+int best_variant(const nlohmann::json& rows) {
+  int best = -1;
+  double top = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    if (!row.value("verified", false) || !row.contains("measurement")) continue;
+    const double med = row.at("measurement").value("median", 0.0);
+    if (best < 0 || med > top) {
+      best = static_cast<int>(i);
+      top = med;
+    }
+  }
+  return best;
 }
 
 }  // namespace bwsweep
@@ -143,6 +185,55 @@ constexpr std::uint64_t kHierarchyL1Bytes =
 constexpr int kCoarsePerOctave = 3;
 constexpr std::size_t kMaxPointsPerRegime = 40;
 constexpr double kWavefrontBytes = 128.0;  ///< L1 data path per SM per clock
+
+constexpr int most_blocks_per_sm() {
+  int m = 1;
+  for (const auto& v : bws::kL1Variants) m = std::max(m, v.blocks_per_sm);
+  for (const auto& v : bws::kL2Variants) m = std::max(m, v.blocks_per_sm);
+  return m;
+}
+constexpr int kMostBlocksPerSm = most_blocks_per_sm();
+
+const char* fold_name(bws::Fold f) {
+  switch (f) {
+    case bws::Fold::kSum4:
+      return "sum4 (acc + x + y + z + w)";
+    case bws::Fold::kAdd3:
+      return "add3 (a + x + y, b + z + w)";
+    case bws::Fold::kXor3:
+      return "xor3 (a ^ x ^ y, b ^ z ^ w)";
+    case bws::Fold::kMixed:
+      return "mixed (a + x + y, z * one + b, w * one + c)";
+  }
+  return "?";
+}
+
+/// What L1 / L2 kernel variant i is, as recorded beside its measurement.
+json describe_l1_variant(int i) {
+  const auto& v = bws::kL1Variants[i];
+  return {{"variant", v.name},
+          {"variant_index", i},
+          {"fold", fold_name(v.fold)},
+          {"host_fold", bws::fold_is_xor(v.fold) ? "xor" : "wrapping sum"},
+          {"addressing", v.linear ? "linear (immediate offsets, one pass at a time)"
+                                  : "rotated (passes interleaved, index wrap per load)"},
+          {"load", bws::load_name(bws::Load::kCa)},
+          {"unroll", v.unroll},
+          {"threads_per_block", v.threads},
+          {"blocks_per_sm_requested", v.blocks_per_sm}};
+}
+json describe_l2_variant(int i) {
+  const auto& v = bws::kL2Variants[i];
+  return {{"variant", v.name},
+          {"variant_index", i},
+          {"fold", fold_name(i == 0 ? bws::Fold::kSum4 : bws::Fold::kAdd3)},
+          {"host_fold", "wrapping sum"},
+          {"load", bws::load_name(v.load)},
+          {"unroll", v.unroll},
+          {"rotations", v.rotations},
+          {"threads_per_block", v.threads},
+          {"blocks_per_sm_requested", v.blocks_per_sm}};
+}
 
 std::uint32_t derive_seed(std::uint64_t seed) {
   return bw::mix32(static_cast<std::uint32_t>(seed) ^ 0x6a09e667u ^
@@ -174,7 +265,11 @@ class Rig {
     bws::prefer_max_l1();
     const int most = std::max({occ_[0], occ_[1], occ_[2]});
     max_blocks_ = static_cast<unsigned>(info_.sm_count * most);
-    records_ = device::DeviceBuffer(sizeof(bws::BlockRecord) * max_blocks_);
+    // The L1 regime launches one block per slot per possible SM id, the variants up to
+    // kMostBlocksPerSm blocks per SM: records for the largest of these grids.
+    const unsigned ids = std::max<unsigned>(nsmid_, static_cast<unsigned>(info_.sm_count));
+    record_capacity_ = ids * static_cast<unsigned>(std::max(most, kMostBlocksPerSm));
+    records_ = device::DeviceBuffer(sizeof(bws::BlockRecord) * record_capacity_);
     counters_ = device::DeviceBuffer(sizeof(std::uint32_t) * nsmid_);
     fma_out_ = device::DeviceBuffer(sizeof(float) * max_blocks_ * bws::kThreads);
     bw::launch_fill(data_.as<float>(), words_, 1, 0, seed_, info_.sm_count, stream_.get());
@@ -186,9 +281,32 @@ class Rig {
   std::uint32_t nsmid() const { return nsmid_; }
   std::uint32_t seed() const { return seed_; }
 
-  /// One point of the L1 regime: every SM reads its own slice of `slice_bytes`.
-  json slices_point(std::uint64_t slice_bytes) {
-    const std::uint32_t slots = static_cast<std::uint32_t>(occ_[0]);
+  /// Resident blocks per SM of L1 (regime 0) or L2 (regime 1) kernel variant `variant`: the
+  /// variant's own shape, capped by its occupancy (0: it cannot be resident).
+  int variant_blocks_per_sm(int regime, int variant) {
+    if (variant == 0) return occ_[regime];
+    auto& cache = variant_occ_[regime];
+    auto it = cache.find(variant);
+    if (it == cache.end()) {
+      const int occ =
+          regime == 0 ? bws::l1_variant_occupancy(variant) : bws::l2_variant_occupancy(variant);
+      const int want = regime == 0 ? bws::kL1Variants[variant].blocks_per_sm
+                                   : bws::kL2Variants[variant].blocks_per_sm;
+      it = cache.emplace(variant, std::min(occ, want)).first;
+    }
+    return it->second;
+  }
+
+  /// One point of the L1 regime: every SM reads its own slice of `slice_bytes`, with kernel
+  /// variant `variant` (bws::kL1Variants; 0 is the sweep's kernel).
+  json slices_point(std::uint64_t slice_bytes, int variant = 0) {
+    const bws::L1Variant& v = bws::kL1Variants[variant];
+    const bool xor_fold = bws::fold_is_xor(v.fold);
+    const int resident = variant_blocks_per_sm(0, variant);
+    if (resident < 1)
+      throw std::runtime_error(std::string("bandwidth L1 variant ") + v.name +
+                               " cannot be resident");
+    const std::uint32_t slots = static_cast<std::uint32_t>(resident);
     const std::uint64_t vec_align = std::max<std::uint64_t>(slots, 1);
     std::uint64_t vectors = slice_bytes / 16 / vec_align * vec_align;
     vectors = std::max<std::uint64_t>(vectors, vec_align);
@@ -197,6 +315,8 @@ class Rig {
     if (vectors * slices * 16 > data_.bytes())
       throw std::runtime_error("bandwidth.sweep: slice larger than the data buffer");
     const unsigned blocks = slices * slots;
+    if (blocks > record_capacity_)
+      throw std::runtime_error("bandwidth.sweep: more blocks than block records");
     const std::uint32_t warm = 1;
     // Expected sum of each (slice, slot) sub-slice, computed once.
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> expected;
@@ -211,7 +331,8 @@ class Rig {
       p.timed_passes = passes;
       p.slot_counters = counters_.as<std::uint32_t>();
       p.records = records_.as<bws::BlockRecord>();
-      bws::launch_l1_slices(p, blocks, stream_.get());
+      p.one = 1;
+      bws::launch_l1_slices(p, blocks, stream_.get(), variant);
       const auto recs = fetch(blocks);
       for (const auto& r : recs) {
         const std::uint32_t slice = r.smid % slices, slot = r.slot % slots;
@@ -219,15 +340,18 @@ class Rig {
         if (it == expected.end())
           it = expected
                    .emplace(std::make_pair(slice, slot),
-                            sums_.sum(slice * vectors * 4 + slot * sub_words, sub_words))
+                            xor_fold
+                                ? sums_.xor_of(slice * vectors * 4 + slot * sub_words, sub_words)
+                                : sums_.sum(slice * vectors * 4 + slot * sub_words, sub_words))
                    .first;
-        const std::uint32_t want = it->second * (warm + passes);
+        const std::uint32_t want = bwsweep::repeat_fold(xor_fold, it->second, warm + passes);
         if (r.sum != want) {
-          char buf[200];
+          char buf[240];
           std::snprintf(buf, sizeof buf,
-                        "bandwidth.sweep L1 regime (%llu B per SM): block on SM %u slot %u read "
-                        "words summing to 0x%08x, expected 0x%08x",
-                        static_cast<unsigned long long>(slice_bytes), r.smid, r.slot, r.sum, want);
+                        "bandwidth.sweep L1 regime (%llu B per SM, kernel %s): block on SM %u slot "
+                        "%u read words folding (%s) to 0x%08x, expected 0x%08x",
+                        static_cast<unsigned long long>(slice_bytes), v.name, r.smid, r.slot,
+                        xor_fold ? "xor" : "sum", r.sum, want);
           throw VerificationError(buf);
         }
       }
@@ -236,8 +360,10 @@ class Rig {
       rates = bwsweep::rates_of(recs, bytes);
       ++verified_launches_;
     };
+    // Timed passes a multiple of the unroll: every group of interleaved passes is full (and
+    // warm + timed passes is odd, which an XOR fold needs).
     json j = measure(run, slice_bytes * static_cast<std::uint64_t>(info_.sm_count),
-                     /*primary_is_bpc=*/true);
+                     /*primary_is_bpc=*/true, 0, static_cast<std::uint32_t>(v.unroll));
     j["working_set_bytes"] = slice_bytes;
     j["working_set_total_bytes"] = slice_bytes * static_cast<std::uint64_t>(info_.sm_count);
     j["blocks"] = blocks;
@@ -247,13 +373,21 @@ class Rig {
     return j;
   }
 
-  /// One point of the L2 regime: the grid reads one region of `region_bytes` together.
-  json shared_point(std::uint64_t region_bytes) {
+  /// One point of the L2 regime: the grid reads one region of `region_bytes` together, with
+  /// kernel variant `variant` (bws::kL2Variants; 0 is the sweep's kernel).
+  json shared_point(std::uint64_t region_bytes, int variant = 0) {
+    const bws::L2Variant& v = bws::kL2Variants[variant];
+    const int resident = variant_blocks_per_sm(1, variant);
+    if (resident < 1)
+      throw std::runtime_error(std::string("bandwidth L2 variant ") + v.name +
+                               " cannot be resident");
     const std::uint64_t vectors = std::max<std::uint64_t>(region_bytes / 16, 1);
     region_bytes = vectors * 16;
     if (region_bytes > data_.bytes() || vectors > 0x7fffffffull)
       throw std::runtime_error("bandwidth.sweep: region larger than the data buffer");
-    const unsigned blocks = static_cast<unsigned>(info_.sm_count * occ_[1]);
+    const unsigned blocks = static_cast<unsigned>(info_.sm_count * resident);
+    if (blocks > record_capacity_)
+      throw std::runtime_error("bandwidth.sweep: more blocks than block records");
     const std::uint32_t expected = sums_.sum(0, vectors * 4);
     auto run = [&](std::uint32_t passes, LaunchRates& rates) {
       bws::SharedParams p;
@@ -262,16 +396,18 @@ class Rig {
       p.warm_passes = 0;
       p.timed_passes = passes;
       p.records = records_.as<bws::BlockRecord>();
-      bws::launch_l2_shared(p, blocks, stream_.get());
+      p.rotations = static_cast<std::uint32_t>(v.rotations);
+      bws::launch_l2_shared(p, blocks, stream_.get(), variant);
       const auto recs = fetch(blocks);
       std::uint32_t got = 0;
       for (const auto& r : recs) got += r.sum;
       if (got != expected * passes) {
-        char buf[200];
+        char buf[240];
         std::snprintf(buf, sizeof buf,
-                      "bandwidth.sweep L2 regime (%llu B): the grid read words summing to 0x%08x, "
-                      "expected 0x%08x",
-                      static_cast<unsigned long long>(region_bytes), got, expected * passes);
+                      "bandwidth.sweep L2 regime (%llu B, kernel %s): the grid read words summing "
+                      "to 0x%08x, expected 0x%08x",
+                      static_cast<unsigned long long>(region_bytes), v.name, got,
+                      expected * passes);
         throw VerificationError(buf);
       }
       // The grid's bytes are spread over its blocks; per-SM cycles are not used for this regime
@@ -284,11 +420,12 @@ class Rig {
             rates.gb_s * 1e3 / (rates.clock_mhz * static_cast<double>(info_.sm_count));
       ++verified_launches_;
     };
-    json j = measure(run, region_bytes, /*primary_is_bpc=*/false);
+    json j = measure(run, region_bytes, /*primary_is_bpc=*/false, 0,
+                     static_cast<std::uint32_t>(v.unroll));
     j["working_set_bytes"] = region_bytes;
     j["blocks"] = blocks;
-    j["blocks_per_sm"] = occ_[1];
-    j["load"] = "ld.global.cg.v4.u32";
+    j["blocks_per_sm"] = resident;
+    j["load"] = bws::load_name(v.load);
     return j;
   }
 
@@ -349,20 +486,26 @@ class Rig {
   /// launches until the protocol is satisfied. The primary value is B/clk/SM (median over SMs)
   /// or GB/s.
   json measure(const RunFn& run, std::uint64_t bytes_per_pass_total, bool primary_is_bpc,
-               std::uint32_t start_passes = 0) {
+               std::uint32_t start_passes = 0, std::uint32_t pass_multiple = 4) {
+    const double mult = static_cast<double>(std::max<std::uint32_t>(pass_multiple, 1));
     std::uint32_t passes = start_passes;
     if (passes == 0)
       passes = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(
           (512 * kMiB) / std::max<std::uint64_t>(bytes_per_pass_total, 1), 1, kMaxPasses));
+    // Every launch, the calibration ones included, runs a multiple of pass_multiple timed
+    // passes (an XOR-folding variant needs warm + timed passes odd).
+    passes = static_cast<std::uint32_t>(
+        std::clamp(std::ceil(passes / mult) * mult, mult, static_cast<double>(kMaxPasses)));
     // Sized from the timed span the blocks themselves record (%globaltimer): events around
     // the launch would also count the host's verification and the record copy. A multiple of
-    // four, so that the kernels run every timed pass in interleaved groups of four.
+    // pass_multiple (four for the sweep's kernels), so that the kernels run every timed pass in
+    // full interleaved groups.
     LaunchRates cal;
     for (int round = 0; round < 2; ++round) {
       run(passes, cal);
       const double ns = std::max(1e3, cal.span_ns);
-      const double scaled = std::ceil(passes * kTargetTimedNs / ns / 4.0) * 4.0;
-      passes = static_cast<std::uint32_t>(std::clamp(scaled, 4.0, double(kMaxPasses)));
+      const double scaled = std::ceil(passes * kTargetTimedNs / ns / mult) * mult;
+      passes = static_cast<std::uint32_t>(std::clamp(scaled, mult, double(kMaxPasses)));
     }
     std::vector<double> bpc, bpc_min, gbs, mhz;
     int max_blocks_on_sm = 0, sms = 0;
@@ -418,7 +561,9 @@ class Rig {
   bwsweep::WordSums sums_;
   device::DeviceBuffer records_, counters_, fma_out_;
   int occ_[3] = {0, 0, 0};
+  std::map<int, int> variant_occ_[2];  ///< resident blocks per SM of L1 / L2 variants
   unsigned max_blocks_ = 0;
+  unsigned record_capacity_ = 0;
   int verified_launches_ = 0;
 };
 
@@ -776,7 +921,9 @@ class BandwidthHierarchy : public RigExperiment {
     return {{"levels", {"register", "shared", "l1", "l2", "dram"}},
             {"l1_working_set_bytes_per_sm", kHierarchyL1Bytes},
             {"l2_working_set_bytes", "min(16 MiB, L2 / 4)"},
-            {"dram_working_set_bytes", "16 x L2"}};
+            {"dram_working_set_bytes", "16 x L2"},
+            {"l1_variants", variant_names(bws::kL1Variants)},
+            {"l2_variants", variant_names(bws::kL2Variants)}};
   }
   std::vector<std::string> depends_on() const override {
     return {"latency.sweep",   "latency.shared", "smem.bandwidth",
@@ -788,8 +935,15 @@ class BandwidthHierarchy : public RigExperiment {
     const std::uint64_t l2_ws = align_down(
         std::min<double>(16.0 * kMiB, static_cast<double>(d.l2_bytes) / 4), kRegionAlign);
     json m;
-    m["l1"] = rig.slices_point(kHierarchyL1Bytes);
-    m["l2"] = rig.shared_point(l2_ws);
+    // L1 and L2: every kernel variant, each verified; analyze() reports the best verified one.
+    m["l1_variants"] = search_variants(
+        "L1", bws::kL1VariantCount, describe_l1_variant,
+        [&](int i) { return rig.variant_blocks_per_sm(0, i); },
+        [&](int i) { return rig.slices_point(kHierarchyL1Bytes, i); });
+    m["l2_variants"] = search_variants(
+        "L2", bws::kL2VariantCount, describe_l2_variant,
+        [&](int i) { return rig.variant_blocks_per_sm(1, i); },
+        [&](int i) { return rig.shared_point(l2_ws, i); });
     m["dram"] = rig.shared_point(align_down(16.0 * static_cast<double>(d.l2_bytes), kRegionAlign));
     m["register"] = rig.fma_point();
     // Earlier findings, copied so that analyze stays pure.
@@ -809,8 +963,20 @@ class BandwidthHierarchy : public RigExperiment {
          "operands x 4 B (12 B per FFMA; the 4 B written are shown separately); "
          "operand reuse caches are ignored, so this is the operand bandwidth the "
          "datapath consumes, not a count of register-file bank reads"},
-        {"l1", "each SM reads its own 32 KiB slice, 16-B ld.global.ca"},
-        {"l2", "all SMs read one region of " + units::format_bytes(l2_ws) + ", 16-B ld.global.cg"},
+        {"l1",
+         "each SM reads its own " + units::format_bytes(kHierarchyL1Bytes) +
+             " slice (shared out among its blocks), 16-B ld.global.ca; " +
+             std::to_string(bws::kL1VariantCount) +
+             " kernel variants (fold, addressing, unroll, block shape), the best verified one "
+             "reported"},
+        {"l2", "all SMs read one region of " + units::format_bytes(l2_ws) + ", 16-B loads; " +
+                   std::to_string(bws::kL2VariantCount) +
+                   " kernel variants (load operator, unroll, rotations, block shape), the best "
+                   "verified one reported"},
+        {"variant_search",
+         "every variant is measured with the same protocol and verified on every launch (the "
+         "fold of every word read against the host's fold of the same words); a variant that "
+         "fails verification is recorded with its error and never reported"},
         {"dram", "all SMs read one region of 16 x L2, 16-B ld.global.cg"},
         {"latency_source",
          "findings of earlier experiments (latency.sweep, latency.shared, "
@@ -823,6 +989,17 @@ class BandwidthHierarchy : public RigExperiment {
   void analyze(ExperimentResult& r) const override {
     const auto& m = r.samples.at("measured");
     const auto& prior = r.samples.at("prior");
+    // L1 / L2: the best verified variant when the record has a variant search, else the single
+    // point of older records.
+    auto chosen = [&](const std::string& level) -> json {
+      const std::string key = level + "_variants";
+      if (!m.contains(key)) return m.at(level);
+      const int b = bwsweep::best_variant(m.at(key));
+      if (b < 0)
+        throw VerificationError("bandwidth.hierarchy: no verified " + level + " kernel variant");
+      return m.at(key)[static_cast<std::size_t>(b)];
+    };
+    const json l1 = chosen("l1"), l2 = chosen("l2");
     auto pf = [&](const std::string& n) -> const json* {
       return prior.contains(n) ? &prior.at(n) : nullptr;
     };
@@ -852,10 +1029,12 @@ class BandwidthHierarchy : public RigExperiment {
     };
     auto measured_row = [&](const std::string& level, const json& p, const std::string& lat,
                             const std::string& note) {
+      const std::string variant =
+          p.contains("variant") ? "kernel " + p.at("variant").get<std::string>() + ", " : "";
       std::vector<json> row{
           level, p.at("bytes_per_clk_per_sm").value("median", 0.0),
           p.at("gb_s").value("median", 0.0),
-          "measured here (" + p.value("load", std::string("")) + ", " +
+          "measured here (" + variant + p.value("load", std::string("")) + ", " +
               units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()) +
               (level == "l1" ? " per SM)" : ")")};
       latency_cells(lat, row);
@@ -905,8 +1084,8 @@ class BandwidthHierarchy : public RigExperiment {
       row.push_back(pf("smem.bandwidth") ? "" : "shared-memory bandwidth not measured here");
       c.rows.push_back(row);
     }
-    measured_row("l1", m.at("l1"), "l1.hit_latency", "");
-    measured_row("l2", m.at("l2"), "l2.hit_latency",
+    measured_row("l1", l1, "l1.hit_latency", "");
+    measured_row("l2", l2, "l2.hit_latency",
                  pf("l2.far_hit_latency")
                      ? "far L2 partition latency: " + pf("l2.far_hit_latency")->at("value").dump() +
                            " cycles"
@@ -918,6 +1097,9 @@ class BandwidthHierarchy : public RigExperiment {
       measured_row("dram", m.at("dram"), "dram.latency", note);
     }
     r.curves.push_back(c);
+    for (const char* level : {"l1", "l2"})
+      if (m.contains(std::string(level) + "_variants"))
+        r.curves.push_back(variant_curve(level, m.at(std::string(level) + "_variants")));
     // Findings of the measured levels (hierarchy-specific names: the sweep owns the plain ones).
     auto add = [&](const std::string& name, const json& p, bool per_sm) {
       const double v = per_sm ? p.at("bytes_per_clk_per_sm").value("median", 0.0)
@@ -932,14 +1114,143 @@ class BandwidthHierarchy : public RigExperiment {
       f.extra[per_sm ? "gb_s_total" : "bytes_per_clk_per_sm"] =
           per_sm ? p.at("gb_s").value("median", 0.0)
                  : p.at("bytes_per_clk_per_sm").value("median", 0.0);
+      const std::string key = name == "hierarchy.l1.read_bandwidth"   ? "l1_variants"
+                              : name == "hierarchy.l2.read_bandwidth" ? "l2_variants"
+                                                                      : "";
+      if (!key.empty() && m.contains(key)) {
+        const json& rows = m.at(key);
+        int verified = 0;
+        json medians = json::object(), failed = json::object();
+        for (const auto& row : rows) {
+          const std::string n = row.at("variant").get<std::string>();
+          if (row.value("verified", false)) {
+            ++verified;
+            medians[n] = row.at("measurement").value("median", 0.0);
+          } else {
+            failed[n] = row.value("error", std::string("not verified"));
+          }
+        }
+        f.method = "best median over " + std::to_string(verified) + " verified of " +
+                   std::to_string(rows.size()) + " kernel variants (kernel " +
+                   p.at("variant").get<std::string>() + "): " + f.method;
+        f.extra["variant"] = p.at("variant");
+        f.extra["variant_fold"] = p.value("fold", std::string(""));
+        f.extra["variant_threads_per_block"] = p.value("threads_per_block", 0);
+        f.extra["variant_blocks_per_sm"] = p.value("blocks_per_sm", 0);
+        f.extra["variant_unroll"] = p.value("unroll", 0);
+        f.extra["variants_verified"] = verified;
+        f.extra["variant_medians"] = medians;
+        f.extra["variants_failed"] = failed;
+        if (!rows.empty() && rows[0].value("verified", false)) {
+          const double base = rows[0].at("measurement").value("median", 0.0);
+          f.extra["baseline_variant"] = rows[0].at("variant");
+          f.extra["baseline_median"] = base;
+          if (base > 0) f.extra["gain_over_baseline_percent"] = (v / base - 1.0) * 100.0;
+        }
+      }
       r.findings.push_back(f);
     };
-    add("hierarchy.l1.read_bandwidth", m.at("l1"), true);
-    add("hierarchy.l2.read_bandwidth", m.at("l2"), false);
+    add("hierarchy.l1.read_bandwidth", l1, true);
+    add("hierarchy.l2.read_bandwidth", l2, false);
     add("hierarchy.dram.read_bandwidth", m.at("dram"), false);
   }
 
  private:
+  template <class V, std::size_t N>
+  static json variant_names(const V (&variants)[N]) {
+    json names = json::array();
+    for (const auto& v : variants) names.push_back(v.name);
+    return names;
+  }
+
+  /// Measures every variant of one regime; a variant that cannot be resident or fails
+  /// verification is kept with its error (verified false) and no measurement. Throws
+  /// VerificationError when no variant verifies.
+  static json search_variants(const std::string& regime, int count,
+                              const std::function<json(int)>& describe,
+                              const std::function<int(int)>& resident,
+                              const std::function<json(int)>& measure_one) {
+    json rows = json::array();
+    std::string errors;
+    for (int i = 0; i < count; ++i) {
+      json row = describe(i);
+      if (resident(i) < 1) {
+        row["verified"] = false;
+        row["error"] = "cannot be resident";
+      } else {
+        try {
+          row.update(measure_one(i));
+        } catch (const VerificationError& e) {
+          row["verified"] = false;
+          row["error"] = e.what();
+        }
+      }
+      if (!row.value("verified", false))
+        errors +=
+            "; " + row.at("variant").get<std::string>() + ": " + row.at("error").get<std::string>();
+      rows.push_back(row);
+    }
+    if (bwsweep::best_variant(rows) < 0)
+      throw VerificationError("bandwidth.hierarchy " + regime + ": no kernel variant verified" +
+                              errors);
+    return rows;
+  }
+
+  /// One row per variant: what it is, its numbers (empty when it did not verify), its error.
+  static Curve variant_curve(const std::string& level, const json& rows) {
+    Curve c{level + "_variants",
+            {"variant",
+             "fold",
+             "addressing",
+             "load",
+             "unroll",
+             "rotations",
+             "threads_per_block",
+             "blocks_per_sm_requested",
+             "blocks_per_sm",
+             "max_blocks_on_one_sm",
+             "bytes_per_clk_per_sm_median",
+             "bytes_per_clk_per_sm_mad",
+             "gb_s_median",
+             "gb_s_mad",
+             "primary",
+             "n",
+             "sm_clock_mhz_measured",
+             "timed_passes_per_launch",
+             "verified",
+             "error"},
+            {}};
+    for (const auto& row : rows) {
+      const bool ok = row.value("verified", false) && row.contains("measurement");
+      auto num = [&](const char* key, const char* stat) -> json {
+        if (!ok || !row.contains(key)) return "";
+        return row.at(key).value(stat, 0.0);
+      };
+      auto cell = [&](const char* key) -> json { return row.contains(key) ? row.at(key) : ""; };
+      c.rows.push_back({row.at("variant"),
+                        cell("fold"),
+                        cell("addressing"),
+                        cell("load"),
+                        cell("unroll"),
+                        cell("rotations"),
+                        cell("threads_per_block"),
+                        cell("blocks_per_sm_requested"),
+                        ok ? cell("blocks_per_sm") : json(""),
+                        ok ? cell("max_blocks_on_one_sm") : json(""),
+                        num("bytes_per_clk_per_sm", "median"),
+                        num("bytes_per_clk_per_sm", "mad"),
+                        num("gb_s", "median"),
+                        num("gb_s", "mad"),
+                        ok ? cell("primary") : json(""),
+                        ok ? json(row.at("measurement").value("n", 0.0)) : json(""),
+                        ok ? cell("sm_clock_mhz_measured") : json(""),
+                        ok ? cell("timed_passes_per_launch") : json(""),
+                        json(ok),
+                        json(row.value("error", std::string("")))});
+    }
+    return c;
+  }
+
   static double spread(const json& p) {
     const auto& s = p.at("measurement");
     const double med = s.value("median", 0.0);

@@ -20,10 +20,10 @@ namespace bwsweep {
 struct LaunchRates {
   double bytes_per_clk_per_sm = 0;      ///< median over SMs of (SM's bytes / SM's cycles)
   double bytes_per_clk_per_sm_min = 0;  ///< the slowest SM
-  double gb_s = 0;          ///< all bytes / (last block end - first block start), %globaltimer
-  double clock_mhz = 0;     ///< median over SMs of SM cycles / SM nanoseconds
-  double span_ns = 0;       ///< last block end - first block start (%globaltimer)
-  int sms = 0;              ///< SMs that ran at least one block
+  double gb_s = 0;       ///< all bytes / (last block end - first block start), %globaltimer
+  double clock_mhz = 0;  ///< median over SMs of SM cycles / SM nanoseconds
+  double span_ns = 0;    ///< last block end - first block start (%globaltimer)
+  int sms = 0;           ///< SMs that ran at least one block
   int max_blocks_on_an_sm = 0;
 };
 
@@ -46,21 +46,37 @@ constexpr double kRegisterBytesReadPerFfma = 12.0;
 /// And writes one.
 constexpr double kRegisterBytesWrittenPerFfma = 4.0;
 
-/// Wrapping 32-bit sum of the words value_bits(i, seed) for i in [first, first + count) (the
-/// data bw::launch_fill writes with index_mul 1, index_add 0), with per-chunk sums cached so
-/// that large ranges are cheap after the first call.
+/// Wrapping 32-bit sum (sum) or XOR (xor_of) of the words value_bits(i, seed) for i in
+/// [first, first + count) (the data bw::launch_fill writes with index_mul 1, index_add 0), with
+/// per-chunk folds cached so that large ranges are cheap after the first call.
 class WordSums {
  public:
   WordSums(std::uint64_t words, std::uint32_t seed);
   std::uint32_t sum(std::uint64_t first, std::uint64_t count) const;
+  std::uint32_t xor_of(std::uint64_t first, std::uint64_t count) const;
   static constexpr std::uint64_t kChunkWords = 4096;
 
  private:
-  std::uint32_t direct(std::uint64_t first, std::uint64_t count) const;
+  std::uint32_t fold(std::uint64_t first, std::uint64_t count, bool xor_fold) const;
+  std::uint32_t direct(std::uint64_t first, std::uint64_t count, bool xor_fold) const;
   std::uint64_t words_;
   std::uint32_t seed_;
-  std::vector<std::uint32_t> chunk_;
+  std::vector<std::uint32_t> chunk_, chunk_xor_;
 };
+
+/// What a block reports after reading the same words `passes` times, given the fold of one
+/// pass: the wrapping sum passes x one_pass, or for an XOR fold one_pass (odd passes). An even
+/// number of XOR passes would cancel to 0 whatever was read, so it throws std::invalid_argument.
+std::uint32_t repeat_fold(bool xor_fold, std::uint32_t one_pass, std::uint32_t passes);
+
+/// The host's fold of 16-B vectors read as bws::FoldAcc<F> does on the device (the unit tests
+/// check it against the word fold): the wrapping sum of every word, or their XOR for kXor3.
+std::uint32_t fold_words(bws::Fold f, const std::vector<std::uint32_t>& words);
+
+/// Index of the verified variant (row["verified"] == true) with the largest
+/// row["measurement"]["median"], or -1 when no row is verified. Rows that failed verification
+/// never count, whatever number they carry.
+int best_variant(const nlohmann::json& rows);
 
 }  // namespace bwsweep
 }  // namespace gpuprobe::probes

@@ -199,6 +199,9 @@ class TmaLatency : public Experiment {
 
 // ---------------------------------------------------------------------------------------------
 
+/// Passes per launch over the L2-resident region of hopper.tma.bandwidth.
+constexpr std::uint32_t kL2Passes = 128;
+
 class TmaBandwidth : public Experiment {
  public:
   std::string id() const override { return "hopper.tma.bandwidth"; }
@@ -206,10 +209,11 @@ class TmaBandwidth : public Experiment {
     return "steady-state TMA global -> shared (cp.async.bulk into a ring of 1-4 stages, one full and one "
            "empty mbarrier each) and shared -> global (cp.async.bulk bulk_group, wait_group.read to reuse a "
            "stage, wait_group 0 at the end) on every SM over >= 16 x L2, tiles 4-32 KiB; GB/s against "
-           "the DRAM peak; loads checked by checksum, stores word by word";
+           "the DRAM peak; plus loads from an L2-resident quarter of the L2; loads checked by checksum, "
+           "stores word by word";
   }
   json axes() const override {
-    return {{"direction", {"load", "store"}}, {"tile_bytes", {4096, 8192, 16384, 32768}}, {"stages", {1, 2, 3, 4}},
+    return {{"direction", {"load", "store"}}, {"source", {"dram", "l2 (loads)"}}, {"tile_bytes", {4096, 8192, 16384, 32768}}, {"stages", {1, 2, 3, 4}},
             {"array_bytes", "16 x L2 (--array-bytes)"}};
   }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override { return hopper_waiver(info); }
@@ -242,62 +246,79 @@ class TmaBandwidth : public Experiment {
     const double peak = dram_peak_gb_s(info);
 
     json points = json::array();
-    // Loads first (they read the pattern); the stores overwrite it with the same pattern.
-    for (const char* dir : {"load", "store"}) {
+    // One point: `bytes` of the array (its start), `passes` passes per launch.
+    auto measure = [&](const char* dir, const char* source, std::uint64_t bytes, std::uint32_t tile,
+                       int stages, std::uint32_t passes, std::uint64_t sum_of_bytes) {
       const bool load = std::string(dir) == "load";
-      for (auto tile : tiles)
-        for (int stages = 1; stages <= 4; ++stages) {
-          const std::uint64_t ntiles = array_bytes / tile;
-          const double moved = static_cast<double>(ntiles) * tile * passes;
-          std::uint64_t failures = 0, runs = 0;
-          std::string first_failure;
-          auto once = [&](int) {
-            double ms = 0;
-            ++runs;
-            if (load) {
-              GP_CUDA_CHECK(cudaMemset(sums.as<void>(), 0, sums.bytes()));
-              GP_CUDA_CHECK(cudaMemset(timeouts.as<void>(), 0, timeouts.bytes()));
-              ms = tma::run_load_bandwidth(buf.as<std::uint8_t>(), ntiles, tile, stages, passes, sm_count, smem,
-                                           sums.as<unsigned long long>(), timeouts.as<unsigned>());
-              std::vector<unsigned long long> s(sm_count);
-              unsigned t = 0;
-              GP_CUDA_CHECK(cudaMemcpy(s.data(), sums.as<void>(), sums.bytes(), cudaMemcpyDeviceToHost));
-              GP_CUDA_CHECK(cudaMemcpy(&t, timeouts.as<void>(), sizeof t, cudaMemcpyDeviceToHost));
-              const std::uint64_t got = std::accumulate(s.begin(), s.end(), std::uint64_t{0});
-              if (t || got != expected * passes) {
-                if (!failures)
-                  first_failure = "checksum " + std::to_string(got) + ", expected " + std::to_string(expected * passes) +
-                                  ", " + std::to_string(t) + " mbarrier timeouts";
-                ++failures;
-              }
-            } else {
-              GP_CUDA_CHECK(cudaMemset(buf.as<void>(), 0, array_bytes));
-              ms = tma::run_store_bandwidth(buf.as<std::uint32_t>(), ntiles, tile, stages, passes, sm_count, smem);
-              const auto bad = tma::count_mismatches(buf.as<std::uint32_t>(), words);
-              if (bad) {
-                if (!failures) first_failure = std::to_string(bad) + " words differ from the pattern";
-                ++failures;
-              }
-            }
-            if (ms <= 0) throw VerificationError(id() + ": no elapsed time");
-            return moved / (ms * 1e-3) / 1e9;
-          };
-          const auto m = repeat_until_stable(once, ctx.options.protocol);
-          points.push_back({{"direction", dir},
-                            {"tile_bytes", tile},
-                            {"stages", stages},
-                            {"bytes_per_launch", moved},
-                            {"gb_s", to_json(m)},
-                            {"percent_of_peak_median", peak > 0 ? m.summary.median / peak * 100 : 0.0},
-                            {"launches", runs},
-                            {"launches_failing_verification", failures},
-                            {"first_failure", first_failure},
-                            {"verified", failures == 0}});
+      const std::uint64_t ntiles = bytes / tile;
+      const double moved = static_cast<double>(ntiles) * tile * passes;
+      std::uint64_t failures = 0, runs = 0;
+      std::string first_failure;
+      auto once = [&](int) {
+        double ms = 0;
+        ++runs;
+        if (load) {
+          GP_CUDA_CHECK(cudaMemset(sums.as<void>(), 0, sums.bytes()));
+          GP_CUDA_CHECK(cudaMemset(timeouts.as<void>(), 0, timeouts.bytes()));
+          ms = tma::run_load_bandwidth(buf.as<std::uint8_t>(), ntiles, tile, stages, passes, sm_count, smem,
+                                       sums.as<unsigned long long>(), timeouts.as<unsigned>());
+          std::vector<unsigned long long> s(sm_count);
+          unsigned t = 0;
+          GP_CUDA_CHECK(cudaMemcpy(s.data(), sums.as<void>(), sums.bytes(), cudaMemcpyDeviceToHost));
+          GP_CUDA_CHECK(cudaMemcpy(&t, timeouts.as<void>(), sizeof t, cudaMemcpyDeviceToHost));
+          const std::uint64_t got = std::accumulate(s.begin(), s.end(), std::uint64_t{0});
+          if (t || got != sum_of_bytes * passes) {
+            if (!failures)
+              first_failure = "checksum " + std::to_string(got) + ", expected " +
+                              std::to_string(sum_of_bytes * passes) + ", " + std::to_string(t) +
+                              " mbarrier timeouts";
+            ++failures;
+          }
+        } else {
+          GP_CUDA_CHECK(cudaMemset(buf.as<void>(), 0, array_bytes));
+          ms = tma::run_store_bandwidth(buf.as<std::uint32_t>(), ntiles, tile, stages, passes, sm_count, smem);
+          const auto bad = tma::count_mismatches(buf.as<std::uint32_t>(), words);
+          if (bad) {
+            if (!failures) first_failure = std::to_string(bad) + " words differ from the pattern";
+            ++failures;
+          }
         }
-    }
+        if (ms <= 0) throw VerificationError(id() + ": no elapsed time");
+        return moved / (ms * 1e-3) / 1e9;
+      };
+      const auto m = repeat_until_stable(once, ctx.options.protocol);
+      points.push_back({{"direction", dir},
+                        {"source", source},
+                        {"source_bytes", bytes},
+                        {"tile_bytes", tile},
+                        {"stages", stages},
+                        {"passes_per_launch", passes},
+                        {"bytes_per_launch", moved},
+                        {"gb_s", to_json(m)},
+                        {"percent_of_peak_median", peak > 0 ? m.summary.median / peak * 100 : 0.0},
+                        {"launches", runs},
+                        {"launches_failing_verification", failures},
+                        {"first_failure", first_failure},
+                        {"verified", failures == 0}});
+    };
+    // Loads first (they read the pattern); the stores overwrite it with the same pattern.
+    for (auto tile : tiles)
+      for (int stages = 1; stages <= 4; ++stages) measure("load", "dram", array_bytes, tile, stages, passes, expected);
+    // L2-resident loads: the first quarter of the L2 (at most 16 MiB), read by all SMs once per
+    // pass (each tile by one SM), many passes per launch: TMA bulk reads served by the L2.
+    const std::uint64_t l2_src =
+        std::max<std::uint64_t>(std::min<std::uint64_t>(info.l2_bytes / 4, 16 * kMiB) / (32 * kKiB), 1) * 32 * kKiB;
+    std::uint64_t expected_l2 = 0;
+    for (std::uint64_t i = 0; i < l2_src / 4; ++i) expected_l2 += tma::pattern(i);
+    for (std::uint32_t tile : {16384u, 32768u})
+      for (int stages : {2, 4}) measure("load", "l2", l2_src, tile, stages, kL2Passes, expected_l2);
+    for (auto tile : tiles)
+      for (int stages = 1; stages <= 4; ++stages) measure("store", "dram", array_bytes, tile, stages, passes, 0);
     r.protocol = to_json(ctx.options.protocol);
     r.parameters = {{"array_bytes", array_bytes},
                     {"passes_per_launch", passes},
+                    {"l2_source_bytes", l2_src},
+                    {"l2_passes_per_launch", kL2Passes},
                     {"blocks", sm_count},
                     {"dynamic_smem_bytes", smem},
                     {"load_block", "160 threads: lane 0 of warp 0 issues, 4 consumer warps sum and release"},
@@ -312,12 +333,12 @@ class TmaBandwidth : public Experiment {
     for (const auto& p : points) bad += p.at("verified").get<bool>() ? 0 : 1;
     r.statistics = {{"points", points.size()}, {"points_failing_verification", bad}};
     Curve c{"bandwidth",
-            {"direction", "tile_bytes", "stages", "gb_s_median", "gb_s_min", "gb_s_max", "n", "percent_of_peak",
-             "verified"},
+            {"direction", "source", "tile_bytes", "stages", "gb_s_median", "gb_s_min", "gb_s_max", "n",
+             "percent_of_peak", "verified"},
             {}};
     for (const auto& p : points) {
       const auto s = p.at("gb_s");
-      c.rows.push_back({p.at("direction"), p.at("tile_bytes"), p.at("stages"), s.at("median"), s.at("min"),
+      c.rows.push_back({p.at("direction"), p.at("source"), p.at("tile_bytes"), p.at("stages"), s.at("median"), s.at("min"),
                         s.at("max"), s.at("n"), p.at("percent_of_peak_median"), p.at("verified").get<bool>() ? 1 : 0});
     }
     r.curves.push_back(c);
@@ -325,10 +346,12 @@ class TmaBandwidth : public Experiment {
   void analyze(ExperimentResult& r) const override {
     if (!r.samples.contains("points")) return;
     const double peak = r.parameters.value("peak_gb_s", 0.0);
-    for (const char* dir : {"load", "store"}) {
+    for (const char* dir : {"load", "store", "l2_load"}) {
+      const bool l2 = std::string(dir) == "l2_load";
       std::optional<json> best;
       for (const auto& p : r.samples.at("points")) {
-        if (p.at("direction") != dir || !p.at("verified").get<bool>()) continue;
+        if (p.at("direction") != (l2 ? "load" : dir) || !p.at("verified").get<bool>()) continue;
+        if ((p.value("source", "dram") == "l2") != l2) continue;
         if (!best || p.at("gb_s").at("median").get<double>() >
                          best->at("gb_s").at("median").get<double>())
           best = p;
@@ -336,17 +359,22 @@ class TmaBandwidth : public Experiment {
       if (!best) continue;
       const auto s = best->at("gb_s");
       const double med = s.at("median").get<double>(), mad = s.at("mad").get<double>();
-      Finding f{std::string("hopper.tma.") + dir + "_bandwidth", med, "GB/s",
-                mad_confidence(med, mad),
+      Finding f{l2 ? std::string("l2.tma_bulk_read_bandwidth") : std::string("hopper.tma.") + dir + "_bandwidth",
+                med, "GB/s", mad_confidence(med, mad),
                 std::string("best median over tile sizes and stages of ") +
-                    (std::string(dir) == "load" ? "TMA global -> shared (mbarrier complete_tx)"
-                                                : "bulk shared -> global (bulk_group, wait_group 0 at the end)") +
+                    (l2 ? "TMA bulk L2 -> shared (an L2-resident region, each tile read by one SM per "
+                          "pass, many passes)"
+                        : std::string(dir) == "load"
+                              ? "TMA global -> shared (mbarrier complete_tx)"
+                              : "bulk shared -> global (bulk_group, wait_group 0 at the end)") +
                     ", every SM, data verified",
                 json::object()};
       f.extra["tile_bytes"] = best->at("tile_bytes");
       f.extra["stages"] = best->at("stages");
-      f.extra["peak_gb_s"] = peak;
-      f.extra["percent_of_peak"] = peak > 0 ? med / peak * 100 : 0.0;
+      if (!l2) {
+        f.extra["peak_gb_s"] = peak;
+        f.extra["percent_of_peak"] = peak > 0 ? med / peak * 100 : 0.0;
+      }
       r.findings.push_back(f);
     }
   }

@@ -36,9 +36,9 @@ need 'tma_load_bw_kernel' 'UBLKCP' 'bulk copy'
 need 'tma_store_bw_kernel' 'UBLKCP' 'bulk copy'
 need 'dsmem_(latency|bandwidth)_kernel' 'LD\.E|LD$' 'generic LD (ld.shared::cluster)'
 # hopper.pipeline: tensor-map loads, the multicast form among them, and the tensor-core MMA.
-need 'pipeline_kernel' 'UTMALDG' 'tensor-map load'
-need 'pipeline_kernel' 'UTMALDG[A-Z0-9._]*MULTICAST' 'multicast tensor-map load'
-need 'pipeline_kernel' 'HGMMA' 'wgmma'
+need 'pipeline_kernelI' 'UTMALDG' 'tensor-map load'
+need 'pipeline_kernelI' 'UTMALDG[A-Z0-9._]*MULTICAST' 'multicast tensor-map load'
+need 'pipeline_kernelI' 'HGMMA' 'wgmma'
 # For the record: the mbarrier / sync opcodes of the TMA kernels.
 for f in $(functions 'tma_(latency|load_bw|store_bw)_kernel|warp_load_kernel'); do
   echo "info $(c++filt <<<"$f" 2>/dev/null | sed -E 's/gpuprobe::probes::tma:://g; s/\(anonymous namespace\):://g' | cut -c1-80): $(body_of "$f" | opcodes | grep -E '^(SYNCS|UBLK|UTMA|LDG|STS|LDS|FENCE|MEMBAR)' | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"

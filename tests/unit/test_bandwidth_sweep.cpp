@@ -5,10 +5,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "analysis/levels.hpp"
+#include "core/error.hpp"
 #include "core/experiment.hpp"
 #include "probes/bandwidth_kernels.hpp"
 #include "probes/bandwidth_sweep.hpp"
@@ -40,8 +43,11 @@ double jitter(double x) {
 }
 
 json point(double ws, double primary, double bpc, double gbs) {
-  const json s = {{"median", primary}, {"mad", primary * 0.002}, {"n", 5},
-                  {"p5", primary * 0.997}, {"p95", primary * 1.003}};
+  const json s = {{"median", primary},
+                  {"mad", primary * 0.002},
+                  {"n", 5},
+                  {"p5", primary * 0.997},
+                  {"p95", primary * 1.003}};
   return {{"working_set_bytes", ws},
           {"working_set_total_bytes", ws},
           {"measurement", s},
@@ -194,6 +200,175 @@ TEST(BandwidthSweep, WordSumsMatchTheDirectSum) {
   EXPECT_THROW(sums.sum(words - 1, 2), std::out_of_range);
 }
 
+json measured(double bpc, double gbs, double ws, const std::string& load) {
+  json p = point(ws, bpc, bpc, gbs);
+  p["load"] = load;
+  return p;
+}
+
+TEST(BandwidthSweep, WordXorsMatchTheDirectXor) {
+  const std::uint32_t seed = 777;
+  const std::uint64_t words = 3 * bwsweep::WordSums::kChunkWords + 5;
+  bwsweep::WordSums sums(words, seed);
+  for (auto [first, count] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+           {0, words}, {1, 8191}, {4096, 4096}, {words - 3, 3}}) {
+    std::uint32_t want = 0;
+    for (std::uint64_t i = first; i < first + count; ++i) want ^= bw::value_bits(i, seed);
+    EXPECT_EQ(sums.xor_of(first, count), want) << first << " " << count;
+  }
+  // XOR and sum differ on the same words (the data is not all zero).
+  EXPECT_NE(sums.xor_of(0, words), sums.sum(0, words));
+}
+
+// Two 16-B vectors with carries and repeated words, folded by hand.
+const std::vector<std::uint32_t> kWords = {1, 2, 0xffffffffu, 5, 0x80000000u, 0x80000000u, 7, 9};
+
+template <bws::Fold F>
+std::uint32_t device_fold(std::uint32_t one) {
+  bws::FoldAcc<F> acc;
+  for (std::size_t i = 0; i < kWords.size(); i += 4)
+    acc.add(uint4{kWords[i], kWords[i + 1], kWords[i + 2], kWords[i + 3]}, one);
+  return acc.total();
+}
+
+TEST(BandwidthHierarchy, DeviceFoldsMatchTheHostFold) {
+  // Hand-computed: the wrapping sum is 0x100000007 + 0x100000000 + 16 -> 23; the XOR cancels
+  // the two 0x80000000 and leaves 1 ^ 2 ^ ~0 ^ 5 ^ 7 ^ 9.
+  EXPECT_EQ(bwsweep::fold_words(bws::Fold::kSum4, kWords), 23u);
+  EXPECT_EQ(bwsweep::fold_words(bws::Fold::kAdd3, kWords), 23u);
+  EXPECT_EQ(bwsweep::fold_words(bws::Fold::kMixed, kWords), 23u);
+  EXPECT_EQ(bwsweep::fold_words(bws::Fold::kXor3, kWords), 0xfffffff7u);
+  // The accumulators the kernels run (same code on the host) agree with the host fold.
+  EXPECT_EQ(device_fold<bws::Fold::kSum4>(1), 23u);
+  EXPECT_EQ(device_fold<bws::Fold::kAdd3>(1), 23u);
+  EXPECT_EQ(device_fold<bws::Fold::kMixed>(1), 23u);
+  EXPECT_EQ(device_fold<bws::Fold::kXor3>(1), 0xfffffff7u);
+  // The mixed fold's multiplier matters: a multiplier other than 1 is caught.
+  EXPECT_EQ(device_fold<bws::Fold::kMixed>(3), 0x3fu);
+  EXPECT_TRUE(bws::fold_is_xor(bws::Fold::kXor3));
+  EXPECT_FALSE(bws::fold_is_xor(bws::Fold::kMixed));
+}
+
+TEST(BandwidthHierarchy, RepeatedFolds) {
+  EXPECT_EQ(bwsweep::repeat_fold(false, 0x80000001u, 5), 0x80000005u);  // wraps
+  EXPECT_EQ(bwsweep::repeat_fold(true, 0x1234u, 5), 0x1234u);
+  // An even number of XOR passes cancels whatever was read: no check, so it is refused.
+  EXPECT_THROW(bwsweep::repeat_fold(true, 0x1234u, 4), std::invalid_argument);
+}
+
+TEST(BandwidthHierarchy, VariantTablesAreConsistent) {
+  // Index 0 of each table is the sweep's kernel; names are unique; counts stay modest.
+  EXPECT_LE(bws::kL1VariantCount, 13);
+  EXPECT_LE(bws::kL2VariantCount, 10);
+  EXPECT_EQ(bws::kL1Variants[0].fold, bws::Fold::kSum4);
+  EXPECT_FALSE(bws::kL1Variants[0].linear);
+  EXPECT_EQ(bws::kL2Variants[0].load, bws::Load::kCg);
+  std::set<std::string> names;
+  for (const auto& v : bws::kL1Variants) {
+    EXPECT_TRUE(names.insert(v.name).second) << v.name;
+    EXPECT_LE(v.threads * static_cast<unsigned>(v.blocks_per_sm), 2048u) << v.name;
+    // At the hierarchy's 128 KiB per SM, a thread owns at least `unroll` vectors per pass, so a
+    // linear variant really has `unroll` loads in flight.
+    const unsigned sub_vectors = 128u * 1024 / 16 / static_cast<unsigned>(v.blocks_per_sm);
+    EXPECT_EQ(sub_vectors % v.threads, 0u) << v.name;
+    if (v.linear) EXPECT_GE(sub_vectors / v.threads, static_cast<unsigned>(v.unroll)) << v.name;
+  }
+  for (const auto& v : bws::kL2Variants) {
+    EXPECT_TRUE(names.insert(v.name).second) << v.name;
+    EXPECT_LE(v.threads * static_cast<unsigned>(v.blocks_per_sm), 2048u) << v.name;
+    EXPECT_GE(v.rotations, v.unroll) << v.name;
+  }
+}
+
+json variant_row(const std::string& name, double median, bool verified) {
+  json row = point(128 * kKiB, median, median, median * kSms * kClockGhz);
+  row["variant"] = name;
+  row["load"] = "ld.global.ca.v4.u32";
+  row["verified"] = verified;
+  row["blocks_per_sm"] = 2;
+  row["max_blocks_on_one_sm"] = 2;
+  row["primary"] = "bytes_per_clk_per_sm";
+  if (!verified) {
+    row.erase("measurement");
+    row["error"] = "read words folding (sum) to 0x1, expected 0x2";
+  }
+  return row;
+}
+
+TEST(BandwidthHierarchy, BestVariantIgnoresUnverifiedRows) {
+  json rows = json::array({variant_row("a", 119.0, true), variant_row("b", 127.9, false),
+                           variant_row("c", 125.0, true), variant_row("d", 121.0, true)});
+  // A failed row keeping a large number must still not win.
+  rows[1]["measurement"] = {{"median", 200.0}};
+  EXPECT_EQ(bwsweep::best_variant(rows), 2);
+  json none = json::array({variant_row("x", 1.0, false), variant_row("y", 2.0, false)});
+  EXPECT_EQ(bwsweep::best_variant(none), -1);
+  EXPECT_EQ(bwsweep::best_variant(json::array()), -1);
+}
+
+TEST(BandwidthHierarchy, AnalyzeReportsTheBestVerifiedVariant) {
+  ExperimentResult r;
+  r.parameters = {{"sm_count", 132}};
+  json l1 = json::array({variant_row("sum4.rot.u4.1024x2", 119.4, true),
+                         variant_row("add3.lin.u4.1024x2", 126.9, true),
+                         variant_row("xor3.lin.u4.1024x2", 127.5, false)});
+  json l2 = json::array({measured(33.0, 8700, 15 << 20, "ld.global.cg.v4.u32"),
+                         measured(36.0, 9500, 15 << 20, "ld.global.nc.v4.u32")});
+  l2[0]["variant"] = "cg.u4.r4.1024x2";
+  l2[1]["variant"] = "nc.u4.r8.1024x2";
+  for (auto& row : l2) row["verified"] = true;
+  json m = {{"l1_variants", l1},
+            {"l2_variants", l2},
+            {"dram", measured(16.0, 4200, 480 << 20, "ld.global.cg.v4.u32")},
+            {"register", measured(128.0, 33450, 0, "")}};
+  r.samples = {{"measured", m}, {"prior", json::object()}};
+  experiment("bandwidth.hierarchy").analyze(r);
+  const Finding* f1 = find(r, "hierarchy.l1.read_bandwidth");
+  ASSERT_NE(f1, nullptr);
+  EXPECT_DOUBLE_EQ(f1->value, 126.9);  // not the unverified 127.5
+  EXPECT_EQ(f1->extra.at("variant"), "add3.lin.u4.1024x2");
+  EXPECT_EQ(f1->extra.at("variants_verified"), 2);
+  EXPECT_TRUE(f1->extra.at("variants_failed").contains("xor3.lin.u4.1024x2"));
+  EXPECT_FALSE(f1->extra.at("variant_medians").contains("xor3.lin.u4.1024x2"));
+  EXPECT_NEAR(f1->extra.at("gain_over_baseline_percent").get<double>(), (126.9 / 119.4 - 1) * 100,
+              1e-9);
+  const Finding* f2 = find(r, "hierarchy.l2.read_bandwidth");
+  ASSERT_NE(f2, nullptr);
+  EXPECT_DOUBLE_EQ(f2->value, 9500.0);
+  EXPECT_EQ(f2->extra.at("variant"), "nc.u4.r8.1024x2");
+  // The table names the chosen kernel; one curve per regime lists every variant.
+  const Curve* table = nullptr;
+  const Curve* c1 = nullptr;
+  const Curve* c2 = nullptr;
+  for (const auto& c : r.curves) {
+    if (c.name == "table") table = &c;
+    if (c.name == "l1_variants") c1 = &c;
+    if (c.name == "l2_variants") c2 = &c;
+  }
+  ASSERT_NE(table, nullptr);
+  EXPECT_NE(table->rows[2][3].get<std::string>().find("add3.lin.u4.1024x2"), std::string::npos);
+  ASSERT_NE(c1, nullptr);
+  ASSERT_NE(c2, nullptr);
+  ASSERT_EQ(c1->rows.size(), 3u);
+  EXPECT_EQ(c2->rows.size(), 2u);
+  std::size_t med = 0, verified = 0, error = 0;
+  for (std::size_t i = 0; i < c1->columns.size(); ++i) {
+    if (c1->columns[i] == "bytes_per_clk_per_sm_median") med = i;
+    if (c1->columns[i] == "verified") verified = i;
+    if (c1->columns[i] == "error") error = i;
+  }
+  EXPECT_DOUBLE_EQ(c1->rows[1][med].get<double>(), 126.9);
+  EXPECT_EQ(c1->rows[2][med], "");  // a failed variant has no number
+  EXPECT_EQ(c1->rows[2][verified], false);
+  EXPECT_NE(c1->rows[2][error].get<std::string>().find("expected"), std::string::npos);
+
+  // No verified L1 variant: nothing is reported as a number.
+  r.samples["measured"]["l1_variants"] = json::array({variant_row("a", 120.0, false)});
+  r.findings.clear();
+  r.curves.clear();
+  EXPECT_THROW(experiment("bandwidth.hierarchy").analyze(r), VerificationError);
+}
+
 TEST(BandwidthSweep, ModelledGpuIsWaived) {
   device::DeviceInfo info;
   info.kind = "model";
@@ -202,12 +377,6 @@ TEST(BandwidthSweep, ModelledGpuIsWaived) {
     ASSERT_TRUE(w.has_value()) << id;
     EXPECT_EQ(*w, "needs a CUDA GPU: the modelled GPU has no bandwidth model");
   }
-}
-
-json measured(double bpc, double gbs, double ws, const std::string& load) {
-  json p = point(ws, bpc, bpc, gbs);
-  p["load"] = load;
-  return p;
 }
 
 TEST(BandwidthHierarchy, TableLeavesMissingPriorsEmptyAndUsesPresentOnes) {
