@@ -506,6 +506,9 @@ class HopperPipeline : public Experiment {
       if (math) {
         const double ratio = num(*best, "tflops") / num(*math, "tflops");
         f.extra["fraction_of_wgmma_only"] = ratio;
+        // The same ratio per SM clock (the pipelined runs draw more power and may clock lower).
+        const double cb = best->value("sm_clock_mhz", 0.0), cm = math->value("sm_clock_mhz", 0.0);
+        if (cb > 0 && cm > 0) f.extra["fraction_of_wgmma_only_per_clock"] = ratio * cm / cb;
         f.extra["within_10_percent_of_wgmma_only"] = ratio >= 0.9;
       }
       r.findings.push_back(f);
