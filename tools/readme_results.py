@@ -72,9 +72,9 @@ one SM cost ~{v('l2.hit_latency', 0)} cycles up to ~{f['l2.near_capacity']['valu
 partition, a little under half the 60 MiB), then ~{v('l2.far_hit_latency', 0)} cycles up to
 ~{f['l2.capacity']['value'] / 2**20:.1f} MiB, then DRAM at ~{v('dram.latency', 0)} cycles; the usable L1 at the
 default (= maximum-L1) carveout is {f['l1.capacity']['value'] / 1024:.2f} KiB. Not every H200 is the same:
-on the four machines this project ran on the same day (different UUIDs; the other sweeps are in
+on the five machines this project ran on the same day (different UUIDs; the other sweeps are in
 `tests/data/h200_latency_sweep_run*.json` and in the history of `results/h200`), the reference
-chase gave DRAM latencies of 659-684 cycles and L2 near-partition hits of 274-281 cycles, and the
+chase gave DRAM latencies of 651-684 cycles and L2 near-partition hits of 273-281 cycles, and the
 best DRAM read of 4585-4672 GB/s.
 
 ### The other families, against the issues' targets
