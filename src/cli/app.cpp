@@ -164,6 +164,8 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
     r.protocol["l2_flush"] = "2 x L2 streamed after every chain is built";
     const auto t0 = std::chrono::steady_clock::now();
     const auto before = dev->read_clocks();
+    // Clocks, power and throttle reasons while the experiment runs (every 50 ms, NVML only).
+    env::ClockSampler during([&dev] { return dev->read_clocks(); }, 50.0);
     if (sticky) {
       r.status = Status::kError;
       r.reason = "not run: an earlier experiment left the device in an unusable state";
@@ -184,7 +186,10 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
         r.reason = ex.what();
       }
     }
+    json sampled = during.stop();
     r.clocks = clocks_json(before, dev->read_clocks());
+    if (sampled.value("throttled", false)) r.clocks["throttled"] = true;
+    r.clocks["during"] = std::move(sampled);
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (r.status == Status::kError) ++errors;
     writer.add(r);

@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -297,6 +298,71 @@ device::ClockReading read_clocks(int cuda_ordinal) {
   r.throttle_reasons = nvml.clocks_event_reasons(d).value_or(0);
   r.throttle_names = nvml::throttle_reason_names(r.throttle_reasons);
   return r;
+}
+
+json summarize_clock_samples(const std::vector<device::ClockReading>& samples,
+                             double interval_ms) {
+  json j{{"samples", samples.size()}, {"interval_ms", interval_ms}};
+  std::vector<double> sm, power, temp;
+  std::uint64_t mask = 0;
+  for (const auto& c : samples) {
+    if (!c.valid) continue;
+    sm.push_back(c.sm_mhz);
+    if (std::isfinite(c.power_w)) power.push_back(c.power_w);
+    if (std::isfinite(c.temperature_c)) temp.push_back(c.temperature_c);
+    mask |= c.throttle_reasons;
+  }
+  if (sm.empty()) {
+    j["note"] = "no valid reading (NVML not available)";
+    return j;
+  }
+  auto range = [](std::vector<double> v) -> json {
+    if (v.empty()) return nullptr;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    const double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return {{"min", v.front()}, {"median", med}, {"max", v.back()}};
+  };
+  j["sm_clock_mhz"] = range(sm);
+  j["power_w"] = range(power);
+  j["temperature_c"] = range(temp);
+  j["throttle_reasons_mask"] = mask;
+  j["throttle_reasons"] = nvml::throttle_reason_names(mask);
+  const std::uint64_t idle_bit = 0x1;  // gpu_idle is not a throttle
+  j["throttled"] = (mask & ~idle_bit) != 0;
+  return j;
+}
+
+ClockSampler::ClockSampler(std::function<device::ClockReading()> read, double interval_ms)
+    : read_(std::move(read)), interval_ms_(interval_ms) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+ClockSampler::~ClockSampler() { stop(); }
+
+void ClockSampler::loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stop_) {
+    lock.unlock();
+    device::ClockReading c = read_();
+    lock.lock();
+    const bool valid = c.valid;
+    samples_.push_back(std::move(c));
+    if (!valid) break;
+    wake_.wait_for(lock, std::chrono::duration<double, std::milli>(interval_ms_),
+                   [this] { return stop_; });
+  }
+}
+
+json ClockSampler::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard<std::mutex> lock(mutex_);
+  return summarize_clock_samples(samples_, interval_ms_);
 }
 
 json capture_host_environment() {

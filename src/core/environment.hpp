@@ -1,9 +1,15 @@
 #pragma once
 // The environment record stored with every result: host, CUDA runtime and driver, the GPU's
 // properties, and NVML readings (clocks, power, throttle reasons, other processes).
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "device/device.hpp"
 
@@ -29,6 +35,38 @@ std::string parse_cpu_model(const std::string& cpuinfo_text);
 /// memory clocks cannot be read. When valid, a field NVML cannot read (power, temperature) is
 /// NaN, which to_json writes as null; an unreadable throttle mask is 0.
 device::ClockReading read_clocks(int cuda_ordinal);
+
+/// What the readings taken while an experiment ran show: {"samples": n, "interval_ms"} and,
+/// over the valid readings, "sm_clock_mhz", "power_w" and "temperature_c" as
+/// {"min", "median", "max"}, the union of the throttle-reason masks ("throttle_reasons_mask",
+/// "throttle_reasons") and "throttled" (any reason but gpu_idle). Invalid readings are skipped;
+/// with none valid only "samples" (0) and "note" remain.
+nlohmann::json summarize_clock_samples(const std::vector<device::ClockReading>& samples,
+                                       double interval_ms);
+
+/// Reads `read` every `interval_ms` on a background thread from construction until stop() (or
+/// destruction), so that clocks and power are known while an experiment runs, not only before
+/// and after. The first reading is taken at once; a reading that is invalid (no NVML, a
+/// modelled GPU) ends the sampling.
+class ClockSampler {
+ public:
+  ClockSampler(std::function<device::ClockReading()> read, double interval_ms);
+  ~ClockSampler();
+  ClockSampler(const ClockSampler&) = delete;
+  ClockSampler& operator=(const ClockSampler&) = delete;
+  /// Stops the thread (idempotent) and returns summarize_clock_samples of what it read.
+  nlohmann::json stop();
+
+ private:
+  void loop();
+  std::function<device::ClockReading()> read_;
+  double interval_ms_;
+  std::vector<device::ClockReading> samples_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
 
 /// The full environment of CUDA device `cuda_ordinal`: time, host, CUDA driver and runtime
 /// versions, the device's properties, and an "nvml" block (readings, or why NVML is missing).

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <thread>
 #include <ctime>
 #include <regex>
 #include <string>
@@ -243,6 +246,58 @@ TEST(Environment, CudaRecordDescribesTheGpu) {
   EXPECT_GT(g.at("dram_bandwidth_theoretical_gb_s").get<double>(), 0);
   EXPECT_TRUE(e.at("nvml").contains("available"));
   EXPECT_THROW(env::capture_cuda_environment(1 << 20), UsageError);
+}
+
+}  // namespace
+}  // namespace gpuprobe
+
+namespace gpuprobe {
+namespace {
+
+device::ClockReading reading(bool valid, double sm, double power, std::uint64_t mask) {
+  device::ClockReading c;
+  c.valid = valid;
+  c.sm_mhz = sm;
+  c.power_w = power;
+  c.temperature_c = 40;
+  c.throttle_reasons = mask;
+  return c;
+}
+
+TEST(ClockSamples, SummarizesValidReadingsOnly) {
+  const auto j = env::summarize_clock_samples(
+      {reading(true, 1980, 300, 0x1), reading(false, 0, 0, 0xFF), reading(true, 1755, 650, 0x4),
+       reading(true, 1800, 500, 0)},
+      50);
+  EXPECT_EQ(j.at("samples"), 4);
+  EXPECT_DOUBLE_EQ(j.at("sm_clock_mhz").at("min").get<double>(), 1755);
+  EXPECT_DOUBLE_EQ(j.at("sm_clock_mhz").at("median").get<double>(), 1800);
+  EXPECT_DOUBLE_EQ(j.at("sm_clock_mhz").at("max").get<double>(), 1980);
+  EXPECT_DOUBLE_EQ(j.at("power_w").at("max").get<double>(), 650);
+  // The invalid reading's mask is ignored; gpu_idle (0x1) alone is not a throttle, 0x4 is.
+  EXPECT_EQ(j.at("throttle_reasons_mask"), 0x5u);
+  EXPECT_TRUE(j.at("throttled").get<bool>());
+  const auto idle = env::summarize_clock_samples({reading(true, 1980, 100, 0x1)}, 50);
+  EXPECT_FALSE(idle.at("throttled").get<bool>());
+  const auto none = env::summarize_clock_samples({reading(false, 0, 0, 0)}, 50);
+  EXPECT_FALSE(none.contains("sm_clock_mhz"));
+  EXPECT_TRUE(none.contains("note"));
+}
+
+TEST(ClockSamples, SamplerReadsUntilStoppedAndStopsOnAnInvalidReading) {
+  std::atomic<int> calls{0};
+  env::ClockSampler s([&] { return reading(true, 1000 + calls++, 100, 0); }, 1.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  const auto j = s.stop();
+  const int n = calls.load();
+  EXPECT_GE(n, 2);
+  EXPECT_EQ(j.at("samples"), n);
+  EXPECT_EQ(s.stop().at("samples"), n);  // idempotent, no reading after the stop
+  std::atomic<int> invalid_calls{0};
+  env::ClockSampler t([&] { ++invalid_calls; return reading(false, 0, 0, 0); }, 1.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(t.stop().at("samples"), 1);
+  EXPECT_EQ(invalid_calls.load(), 1);
 }
 
 }  // namespace
