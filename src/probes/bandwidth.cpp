@@ -709,6 +709,20 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
       c.cover = true;
       run_config("covering_grid", c);
     }
+  // Stage 5c: the best covering grid with every other operator pair of stage 1 (the operator
+  // that suits a persistent loop need not suit a grid that touches each vector once).
+  {
+    const Config base = config_of(best_row([&](const json& row) {
+      return at_search_width(row) && row.value("grid", "persistent") != "persistent";
+    }));
+    for (const auto& [lf, sf] : flavors) {
+      if (lf == base.v.load && sf == base.v.store) continue;
+      Config c = base;
+      c.v.load = lf;
+      c.v.store = sf;
+      run_config("covering_grid_operator", c);
+    }
+  }
   // Stage 6: the best persistent kernel sweeping the array 2 and 4 times per launch, which
   // amortises the launch and the ramp-up / tail of every launch (each pass streams from DRAM
   // again because a persistent thread's vectors in one pass are 16 x L2 apart from the next).
