@@ -206,18 +206,26 @@ __device__ __forceinline__ void write_record(BlockRecord* out, const u64* st, u3
   out[blockIdx.x] = r;
 }
 
-__global__ void __launch_bounds__(kThreads, 2) l1_slices_kernel(SliceParams p) {
-  __shared__ u32 s_slot, s_sum;
-  const u32 smid = ptx::sm_id();
+/// The block's sub-slice in the L1 regime: thread 0 takes the next slot of the block's SM
+/// (`s_slot`) and clears `s_sum`; every thread gets the first vector and `sub`, the vectors of a
+/// sub-slice.
+__device__ __forceinline__ const uint4* claim_sub_slice(const SliceParams& p, u32 smid,
+                                                        u32& s_slot, u32& s_sum, u32& sub) {
   if (threadIdx.x == 0) {
     s_slot = atomicAdd(&p.slot_counters[smid % p.slices], 1u);
     s_sum = 0;
   }
   __syncthreads();
-  const u32 slot = s_slot % p.slots;
-  const u32 sub = p.slice_vectors / p.slots;
-  const uint4* base =
-      p.data + static_cast<u64>(smid % p.slices) * p.slice_vectors + static_cast<u64>(slot) * sub;
+  sub = p.slice_vectors / p.slots;
+  return p.data + static_cast<u64>(smid % p.slices) * p.slice_vectors +
+         static_cast<u64>(s_slot % p.slots) * sub;
+}
+
+__global__ void __launch_bounds__(kThreads, 2) l1_slices_kernel(SliceParams p) {
+  __shared__ u32 s_slot, s_sum;
+  const u32 smid = ptx::sm_id();
+  u32 sub;
+  const uint4* base = claim_sub_slice(p, smid, s_slot, s_sum, sub);
   u32 acc = 0;
   for (u32 w = 0; w < p.warm_passes; ++w)
     acc = read_pass<false>(base, threadIdx.x, kThreads, sub, acc);
@@ -264,15 +272,8 @@ template <Fold F, bool kLinear, int U, int T, int B>
 __global__ void __launch_bounds__(T, B) l1_variant_kernel(SliceParams p) {
   __shared__ u32 s_slot, s_sum;
   const u32 smid = ptx::sm_id();
-  if (threadIdx.x == 0) {
-    s_slot = atomicAdd(&p.slot_counters[smid % p.slices], 1u);
-    s_sum = 0;
-  }
-  __syncthreads();
-  const u32 slot = s_slot % p.slots;
-  const u32 sub = p.slice_vectors / p.slots;
-  const uint4* base =
-      p.data + static_cast<u64>(smid % p.slices) * p.slice_vectors + static_cast<u64>(slot) * sub;
+  u32 sub;
+  const uint4* base = claim_sub_slice(p, smid, s_slot, s_sum, sub);
   FoldAcc<F> acc;
   __shared__ u64 s_stamps[4];
   if constexpr (kLinear) {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/cuda_check.hpp"
+#include "device/launch.hpp"
 #include "device/ptx.cuh"
 #include "device/sm90.cuh"
 #include "probes/pipeline_kernels.hpp"
@@ -280,18 +281,9 @@ Kernel kernel_for(int bm, bool relaxed) {
 }
 cudaLaunchConfig_t launch_config(int blocks, int bm, int cluster, std::uint32_t smem,
                                  cudaLaunchAttribute* attr) {
-  cudaLaunchConfig_t c{};
-  c.gridDim = dim3(static_cast<unsigned>(blocks), 1, 1);
-  c.blockDim = dim3(static_cast<unsigned>(bm / 64 * kThreadsPerWarpgroup + 32), 1, 1);
-  c.dynamicSmemBytes = smem;
-  c.stream = nullptr;
-  attr->id = cudaLaunchAttributeClusterDimension;
-  attr->val.clusterDim.x = static_cast<unsigned>(cluster);
-  attr->val.clusterDim.y = 1;
-  attr->val.clusterDim.z = 1;
-  c.attrs = attr;
-  c.numAttrs = cluster > 1 ? 1 : 0;  // cluster 1: a plain launch
-  return c;
+  return device::cluster_launch_config(static_cast<unsigned>(blocks),
+                                       static_cast<unsigned>(bm / 64 * kThreadsPerWarpgroup + 32),
+                                       smem, static_cast<unsigned>(cluster), attr);
 }
 }  // namespace
 

@@ -11,6 +11,7 @@
 
 #include "core/cuda_check.hpp"
 #include "device/chase_kernels.hpp"
+#include "device/launch.hpp"
 #include "device/ptx.cuh"
 #include "device/sm90.cuh"
 #include "probes/tma_kernels.hpp"
@@ -536,18 +537,9 @@ void dsmem_prepare() {
 namespace {
 cudaLaunchConfig_t cluster_config(int cluster, int clusters, int threads, std::uint32_t smem,
                                   cudaLaunchAttribute* attr) {
-  cudaLaunchConfig_t c{};
-  c.gridDim = dim3(static_cast<unsigned>(cluster * clusters), 1, 1);
-  c.blockDim = dim3(static_cast<unsigned>(threads), 1, 1);
-  c.dynamicSmemBytes = smem;
-  c.stream = nullptr;
-  attr->id = cudaLaunchAttributeClusterDimension;
-  attr->val.clusterDim.x = static_cast<unsigned>(cluster);
-  attr->val.clusterDim.y = 1;
-  attr->val.clusterDim.z = 1;
-  c.attrs = attr;
-  c.numAttrs = 1;
-  return c;
+  return device::cluster_launch_config(static_cast<unsigned>(cluster * clusters),
+                                       static_cast<unsigned>(threads), smem,
+                                       static_cast<unsigned>(cluster), attr);
 }
 }  // namespace
 
