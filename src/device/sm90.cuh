@@ -36,44 +36,32 @@ __device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
   asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}" ::"r"(bar)
                : "memory");
 }
+/// One test of the phase of parity `parity`; with kClusterAcquire the acquire has cluster
+/// scope (for barriers that other CTAs of the cluster arrive on).
+template <bool kClusterAcquire = false>
 __device__ __forceinline__ bool mbar_try_wait(std::uint32_t bar, std::uint32_t parity) {
   std::uint32_t done;
-  asm volatile(
-      "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, "
-      "p;\n}"
-      : "=r"(done)
-      : "r"(bar), "r"(parity)
-      : "memory");
+#define GP_MBAR_TRY_WAIT(SEM)                                            \
+  asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity" SEM          \
+               ".shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}" \
+               : "=r"(done)                                              \
+               : "r"(bar), "r"(parity)                                   \
+               : "memory")
+  if constexpr (kClusterAcquire)
+    GP_MBAR_TRY_WAIT(".acquire.cluster");
+  else
+    GP_MBAR_TRY_WAIT("");
+#undef GP_MBAR_TRY_WAIT
   return done != 0;
 }
 /// Waits for the phase of parity `parity`; false when it has not completed after
 /// `timeout_cycles` (so a copy that never lands ends the kernel instead of hanging it).
+template <bool kClusterAcquire = false>
 __device__ __forceinline__ bool mbar_wait_for(std::uint32_t bar, std::uint32_t parity,
                                               std::uint64_t timeout_cycles) {
-  if (mbar_try_wait(bar, parity)) return true;
+  if (mbar_try_wait<kClusterAcquire>(bar, parity)) return true;
   const std::uint64_t start = ptx::clock_64();
-  while (!mbar_try_wait(bar, parity))
-    if (ptx::clock_64() - start > timeout_cycles) return false;
-  return true;
-}
-
-/// The same wait with cluster-scope acquire: for barriers that CTAs of the cluster arrive on.
-__device__ __forceinline__ bool mbar_try_wait_cluster(std::uint32_t bar, std::uint32_t parity) {
-  std::uint32_t done;
-  asm volatile(
-      "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], "
-      "%2;\nselp.u32 %0, "
-      "1, 0, p;\n}"
-      : "=r"(done)
-      : "r"(bar), "r"(parity)
-      : "memory");
-  return done != 0;
-}
-__device__ __forceinline__ bool mbar_wait_cluster_for(std::uint32_t bar, std::uint32_t parity,
-                                                      std::uint64_t timeout_cycles) {
-  if (mbar_try_wait_cluster(bar, parity)) return true;
-  const std::uint64_t start = ptx::clock_64();
-  while (!mbar_try_wait_cluster(bar, parity))
+  while (!mbar_try_wait<kClusterAcquire>(bar, parity))
     if (ptx::clock_64() - start > timeout_cycles) return false;
   return true;
 }

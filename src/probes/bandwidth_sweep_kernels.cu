@@ -97,27 +97,22 @@ __device__ __forceinline__ u32 read_passes(const uint4* base, u32 first, u32 ste
 template <Load L, int kOffsetBytes = 0>
 __device__ __forceinline__ uint4 load_v(const uint4* p) {
   uint4 v;
+#define GP_LOAD_V4(OP)                                             \
+  asm volatile("ld.global" OP ".v4.u32 {%0, %1, %2, %3}, [%4+%5];" \
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)        \
+               : "l"(p), "n"(kOffsetBytes))
   if constexpr (L == Load::kCa) {
-    asm volatile("ld.global.ca.v4.u32 {%0, %1, %2, %3}, [%4+%5];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p), "n"(kOffsetBytes));
+    GP_LOAD_V4(".ca");
   } else if constexpr (L == Load::kCg) {
-    asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4+%5];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p), "n"(kOffsetBytes));
+    GP_LOAD_V4(".cg");
   } else if constexpr (L == Load::kPlain) {
-    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4+%5];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p), "n"(kOffsetBytes));
+    GP_LOAD_V4("");
   } else if constexpr (L == Load::kNc) {
-    asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4+%5];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p), "n"(kOffsetBytes));
+    GP_LOAD_V4(".nc");
   } else {
-    asm volatile("ld.global.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4+%5];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p), "n"(kOffsetBytes));
+    GP_LOAD_V4(".L1::no_allocate");
   }
+#undef GP_LOAD_V4
   return v;
 }
 
@@ -209,8 +204,8 @@ __device__ __forceinline__ void write_record(BlockRecord* out, const u64* st, u3
 /// The block's sub-slice in the L1 regime: thread 0 takes the next slot of the block's SM
 /// (`s_slot`) and clears `s_sum`; every thread gets the first vector and `sub`, the vectors of a
 /// sub-slice.
-__device__ __forceinline__ const uint4* claim_sub_slice(const SliceParams& p, u32 smid,
-                                                        u32& s_slot, u32& s_sum, u32& sub) {
+__device__ __forceinline__ const uint4* claim_sub_slice(const SliceParams& p, u32 smid, u32& s_slot,
+                                                        u32& s_sum, u32& sub) {
   if (threadIdx.x == 0) {
     s_slot = atomicAdd(&p.slot_counters[smid % p.slices], 1u);
     s_sum = 0;

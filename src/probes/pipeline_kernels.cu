@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(WGS* kThreadsPerWarpgroup + 32, 1)
         if (i >= S) {  // wait until the consumers released the previous fill of stage s
           const std::uint32_t e = to_smem(&empty[s]);
           const bool ok = multicast && !RELAXED
-                              ? sm90::mbar_wait_cluster_for(e, phase ^ 1u, kTimeoutCycles)
+                              ? sm90::mbar_wait_for<true>(e, phase ^ 1u, kTimeoutCycles)
                               : bar_wait(e, phase ^ 1u);
           if (!ok) {
             atomicAdd(timeouts, 1u);
