@@ -160,28 +160,38 @@ __device__ __forceinline__ void wgmma_wait() {
       "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]),         \
       "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]),         \
       "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-#define GP_WGMMA_M64N256K16(AB)                                                                    \
-  asm volatile(                                                                                    \
-      "{\n"                                                                                        \
-      ".reg .pred p;\n"                                                                            \
-      "setp.ne.b32 p, %130, 0;\n"                                                                  \
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." AB "." AB                                     \
-      " "                                                                                          \
-      "{"                                                                                          \
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                     \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "           \
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "           \
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "           \
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "           \
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "           \
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "     \
-      "%111, "                                                                                     \
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, " \
-      "%127"                                                                                       \
-      "}, %128, %129, p, 1, 1, 0, 0;\n"                                                            \
-      "}\n"                                                                                        \
-      : GP_WGMMA_ACCUMULATORS                                                                      \
+#define GP_WGMMA_D_LIST                                                                          \
+  "{"                                                                                            \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                       \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "             \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "             \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "             \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "             \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "             \
+  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "   \
+  "%127}"
+#define GP_WGMMA_M64N256K16(AB)                                                    \
+  asm volatile(                                                                    \
+      "{\n"                                                                        \
+      ".reg .pred p;\n"                                                            \
+      "setp.ne.b32 p, %130, 0;\n"                                                  \
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." AB "." AB " " GP_WGMMA_D_LIST \
+      ", %128, %129, p, 1, 1, 0, 0;\n"                                             \
+      "}\n"                                                                        \
+      : GP_WGMMA_ACCUMULATORS                                                      \
       : "l"(da), "l"(db), "r"(scale_d))
+// A from registers (four .b32 of two elements each, the m16n8k16 A-fragment layout per warp).
+#define GP_WGMMA_M64N256K16_RS(AB)                                                 \
+  asm volatile(                                                                    \
+      "{\n"                                                                        \
+      ".reg .pred p;\n"                                                            \
+      "setp.ne.b32 p, %133, 0;\n"                                                  \
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." AB "." AB " " GP_WGMMA_D_LIST \
+      ", {%128, %129, %130, %131}, %132, p, 1, 1, 0;\n"                            \
+      "}\n"                                                                        \
+      : GP_WGMMA_ACCUMULATORS                                                      \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d))
 
 /// D (+)= A B^T for one m64n256k16 wgmma with f32 accumulators, A and B from shared-memory
 /// descriptors; scale_d == 0 discards the old accumulators.
@@ -194,6 +204,28 @@ __device__ __forceinline__ void mma_m64n256k16(float (&d)[128], std::uint64_t da
     GP_WGMMA_M64N256K16("f16");
   }
 }
+/// The same with A from registers: this warp's 16 rows x 16 k of the warpgroup's 64 x 16 A, as
+/// ldmatrix.x4 returns them (a[0] rows 0-7 k 0-7, a[1] rows 8-15 k 0-7, a[2] rows 0-7 k 8-15,
+/// a[3] rows 8-15 k 8-15). The registers must not change until the wgmma completed.
+template <class T>
+__device__ __forceinline__ void mma_m64n256k16_rs(float (&d)[128], const std::uint32_t (&a)[4],
+                                                  std::uint64_t db, std::uint32_t scale_d) {
+  if constexpr (std::is_same_v<T, Bf16>) {
+    GP_WGMMA_M64N256K16_RS("bf16");
+  } else {
+    GP_WGMMA_M64N256K16_RS("f16");
+  }
+}
+/// Four 8 x 8 matrices of 16-bit elements from shared memory; thread t gives the address of
+/// row t % 8 of matrix t / 8.
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr)
+               : "memory");
+}
+#undef GP_WGMMA_M64N256K16_RS
+#undef GP_WGMMA_D_LIST
 #undef GP_WGMMA_M64N256K16
 #undef GP_WGMMA_ACCUMULATORS
 

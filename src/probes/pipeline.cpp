@@ -165,6 +165,8 @@ std::uint64_t check(const std::vector<float>& out, const std::vector<float>& wan
 double num(const json& p, const char* k) { return p.at(k).get<double>(); }
 /// Whether a point used cluster multicast (recorded results before it existed have no field).
 bool multicast_of(const json& p) { return p.value("multicast", false); }
+/// Where a point's wgmmas took A from: "shared" (descriptor) or "registers" (ldmatrix).
+std::string a_operand_of(const json& p) { return p.value("a_operand", "shared"); }
 
 /// Overlap rows from the verified points: per shape and stage count.
 json overlap_rows(const json& points) {
@@ -178,9 +180,9 @@ json overlap_rows(const json& points) {
       if (q.at("mode") == "copy_only" && q.at("stages") == pp.at("stages") &&
           multicast_of(q) == multicast_of(pp))
         copy = &q;
-      if (q.at("mode") == "wgmma_only") math = &q;
+      if (q.at("mode") == "wgmma_only" && a_operand_of(q) == a_operand_of(pp)) math = &q;
     }
-    if (!copy || !math) continue;
+    if (!copy || !math || a_operand_of(pp) != "shared") continue;
     const double tc = num(*copy, "ns_per_kstep"), tm = num(*math, "ns_per_kstep"),
                  tp = num(pp, "ns_per_kstep");
     rows.push_back({{"shape", pp.at("shape")},
@@ -346,10 +348,12 @@ class HopperPipeline : public Experiment {
         {"sm_count", sm_count}};
     // One configuration, measured under the protocol; a point that failed carries its error.
     json points = json::array();
-    auto measure = [&](int bm, int stages, pk::Mode mode, int cluster, bool relaxed) {
+    auto measure = [&](int bm, int stages, pk::Mode mode, int cluster, bool relaxed,
+                       bool a_regs = false) {
       const int grid = grid_for(bm, cluster);
       auto l = make_launch(bm, stages, mode, cluster, grid);
-      l.relaxed = relaxed;
+      l.relaxed = relaxed || a_regs;
+      l.a_regs = a_regs;
       const bool resident = mode == pk::Mode::kMathOnly || mode == pk::Mode::kSyncOnly;
       const auto want =
           expected_image(resident ? expected(prob, pk::Mode::kMathOnly, stages) : ref_full, l);
@@ -358,7 +362,8 @@ class HopperPipeline : public Experiment {
               {"mode", mode_name(mode)},
               {"stages", stages},
               {"multicast", cluster == 2},
-              {"arrive", relaxed ? "relaxed" : "release"},
+              {"arrive", l.relaxed ? "relaxed" : "release"},
+              {"a_operand", a_regs ? "registers" : "shared"},
               {"blocks", grid},
               {"dynamic_smem_bytes", l.dynamic_smem}};
       try {
@@ -434,11 +439,16 @@ class HopperPipeline : public Experiment {
           for (int st = 1; st <= pk::kMaxStages; ++st)
             points.push_back(measure(bm, st, mode, cluster, relaxed));
       }
+      // A from registers (ldmatrix + register-A wgmma): the wgmmas then read only B from
+      // shared memory.
+      points.push_back(measure(bm, 1, pk::Mode::kMathOnly, 1, true, true));
+      for (int cluster : {1, 2})
+        points.push_back(measure(bm, pk::kMaxStages, pk::Mode::kPipeline, cluster, true, true));
     }
     for (const auto& p : points) verified += p.at("verified").get<bool>() ? 1 : 0;
     r.samples = {{"points", points}, {"arrive_check", arrive_points}, {"sm_count", sm_count}};
     Curve cv{"table",
-             {"shape", "mode", "stages", "multicast", "arrive", "blocks", "verified",
+             {"shape", "mode", "stages", "multicast", "arrive", "a_operand", "blocks", "verified",
               "ns_per_kstep", "p5", "p95", "sm_clock_mhz", "smem_bytes_per_clk", "tflops",
               "tiles_per_s", "gb_s", "error"},
              {}};
@@ -446,7 +456,7 @@ class HopperPipeline : public Experiment {
       const bool ok = p.at("verified").get<bool>();
       cv.rows.push_back(
           {p.at("shape"), p.at("mode"), p.at("stages"), p.at("multicast"), p.at("arrive"),
-           p.at("blocks"), ok, ok ? p.at("ns_per_kstep") : json(nullptr),
+           p.at("a_operand"), p.at("blocks"), ok, ok ? p.at("ns_per_kstep") : json(nullptr),
            ok ? p.at("ns_per_kstep_summary").at("p5") : json(nullptr),
            ok ? p.at("ns_per_kstep_summary").at("p95") : json(nullptr),
            ok ? p.at("sm_clock_mhz") : json(nullptr),
@@ -475,7 +485,8 @@ class HopperPipeline : public Experiment {
       const json* sync = nullptr;
       for (const auto& p : points) {
         if (p.at("shape") != shape || !p.at("verified").get<bool>()) continue;
-        if (p.at("mode") == "wgmma_only") math = &p;
+        if (p.at("mode") == "wgmma_only" && (!math || num(p, "tflops") > num(*math, "tflops")))
+          math = &p;  // the faster A source is the yardstick
         if (p.at("mode") == "sync_only" && (!sync || num(p, "tflops") > num(*sync, "tflops")))
           sync = &p;
         if (p.at("mode") == "pipeline" && (!best || num(p, "tflops") > num(*best, "tflops")))
@@ -483,14 +494,14 @@ class HopperPipeline : public Experiment {
       }
       const std::string tag = std::string("hopper.pipeline.") + shape;
       if (math)
-        r.findings.push_back(
-            Finding{tag + ".wgmma_only_tflops",
-                    num(*math, "tflops"),
-                    "TFLOP/s",
-                    0.8,
-                    "wgmma only, operands resident in shared memory, same loop and tile; "
-                    "accumulators checked",
-                    {{"tiles_per_s", math->at("tiles_per_s")}}});
+        r.findings.push_back(Finding{
+            tag + ".wgmma_only_tflops",
+            num(*math, "tflops"),
+            "TFLOP/s",
+            0.8,
+            "wgmma only, operands resident in shared memory, same loop and tile (the "
+            "faster of A from shared memory and A from registers); accumulators checked",
+            {{"tiles_per_s", math->at("tiles_per_s")}, {"a_operand", a_operand_of(*math)}}});
       if (sync)
         r.findings.push_back(
             Finding{tag + ".sync_only_tflops",
@@ -511,7 +522,7 @@ class HopperPipeline : public Experiment {
                 {{"stages", best->at("stages")},
                  {"multicast", multicast_of(*best)},
                  {"tiles_per_s", best->at("tiles_per_s")}}};
-      for (const char* k : {"arrive", "sm_clock_mhz", "smem_bytes_per_clk"})
+      for (const char* k : {"arrive", "a_operand", "sm_clock_mhz", "smem_bytes_per_clk"})
         if (best->contains(k)) f.extra[k] = best->at(k);
       if (math && math->contains("sm_clock_mhz"))
         f.extra["wgmma_only_sm_clock_mhz"] = math->at("sm_clock_mhz");

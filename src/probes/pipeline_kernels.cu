@@ -53,7 +53,10 @@ __device__ __forceinline__ void mma_bf16(float (&d)[128], std::uint64_t da, std:
 /// RELAXED: the consumers release stages with relaxed arrivals and the producer waits with the
 /// default (CTA-scope acquire) try_wait; otherwise release arrivals (cluster scope across the
 /// cluster) and, with multicast, a cluster-scope acquire wait.
-template <int WGS, bool RELAXED>
+/// AREG: each warp loads its 16 rows of A for every k16 slice with ldmatrix.x4 (from the
+/// swizzled stage) and the wgmmas take A from registers; every k-step then ends with
+/// wgmma.wait_group 0 (the A registers are reused by the next k-step).
+template <int WGS, bool RELAXED, bool AREG>
 __global__ void __launch_bounds__(WGS* kThreadsPerWarpgroup + 32, 1)
     pipeline_kernel(const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b, Params p, float* out, Times* times,
@@ -181,17 +184,39 @@ __global__ void __launch_bounds__(WGS* kThreadsPerWarpgroup + 32, 1)
         const std::uint32_t sa =
             base + s * kStage + wg * 64u * kRowBytes;  // this warpgroup's 64 rows
         const std::uint32_t sb = base + s * kStage + kA;
-        sm90::wgmma_fence();
+        if constexpr (AREG) {
+          // Row (in the stage's A) whose 16-B chunk this lane addresses for ldmatrix.x4: rows
+          // 0-7 / 8-15 of this warp's 16 (lanes 0-7 and 16-23 / 8-15 and 24-31), k 0-7 of the
+          // slice for lanes 0-15, k 8-15 for lanes 16-31; chunk c of row r sits at c ^ (r % 8).
+          const std::uint32_t row =
+              ((threadIdx.x / 32) % 4) * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
+          const std::uint32_t hi = lane / 16;
+          std::uint32_t a[kKStep / 16][4];
 #pragma unroll
-        for (int k = 0; k < kKStep / 16; ++k) {
-          // k-slice k: 16 bf16 = 32 B further along the (swizzled) 128-B rows
-          const std::uint64_t da = p.desc_a | (((sa + k * 32u) >> 4) & 0x3FFFu);
-          const std::uint64_t db = p.desc_b | (((sb + k * 32u) >> 4) & 0x3FFFu);
-          mma_bf16(d, da, db, (first && k == 0) ? 0u : 1u);
+          for (int k = 0; k < kKStep / 16; ++k)
+            sm90::ldmatrix_x4(a[k], sa + row * kRowBytes + (((2u * k + hi) ^ (row % 8u)) * 16u));
+          sm90::wgmma_fence();
+#pragma unroll
+          for (int k = 0; k < kKStep / 16; ++k) {
+            const std::uint64_t db = p.desc_b | (((sb + k * 32u) >> 4) & 0x3FFFu);
+            sm90::mma_m64n256k16_rs<sm90::Bf16>(d, a[k], db, (first && k == 0) ? 0u : 1u);
+          }
+        } else {
+          sm90::wgmma_fence();
+#pragma unroll
+          for (int k = 0; k < kKStep / 16; ++k) {
+            // k-slice k: 16 bf16 = 32 B further along the (swizzled) 128-B rows
+            const std::uint64_t da = p.desc_a | (((sa + k * 32u) >> 4) & 0x3FFFu);
+            const std::uint64_t db = p.desc_b | (((sb + k * 32u) >> 4) & 0x3FFFu);
+            mma_bf16(d, da, db, (first && k == 0) ? 0u : 1u);
+          }
         }
         sm90::wgmma_commit();
       }
-      if (mode == static_cast<int>(Mode::kMathOnly)) {
+      if (AREG) {
+        sm90::wgmma_wait<0>();
+        if (mode != static_cast<int>(Mode::kMathOnly)) release(s);
+      } else if (mode == static_cast<int>(Mode::kMathOnly)) {
         sm90::wgmma_wait<1>();
       } else if (S == 1 || mode == static_cast<int>(Mode::kCopyOnly)) {
         sm90::wgmma_wait<0>();
@@ -275,9 +300,11 @@ bool pipeline_compiled() {
 
 namespace {
 using Kernel = void (*)(CUtensorMap, CUtensorMap, Params, float*, Times*, unsigned*);
-Kernel kernel_for(int bm, bool relaxed) {
-  if (bm == 128) return relaxed ? pipeline_kernel<2, true> : pipeline_kernel<2, false>;
-  return relaxed ? pipeline_kernel<1, true> : pipeline_kernel<1, false>;
+Kernel kernel_for(int bm, bool relaxed, bool a_regs) {
+  if (a_regs) return bm == 128 ? pipeline_kernel<2, true, true> : pipeline_kernel<1, true, true>;
+  if (bm == 128)
+    return relaxed ? pipeline_kernel<2, true, false> : pipeline_kernel<2, false, false>;
+  return relaxed ? pipeline_kernel<1, true, false> : pipeline_kernel<1, false, false>;
 }
 cudaLaunchConfig_t launch_config(int blocks, int bm, int cluster, std::uint32_t smem,
                                  cudaLaunchAttribute* attr) {
@@ -289,8 +316,8 @@ cudaLaunchConfig_t launch_config(int blocks, int bm, int cluster, std::uint32_t 
 
 void pipeline_prepare(std::uint32_t bytes) {
   for (int bm : {64, 128})
-    for (bool relaxed : {false, true})
-      GP_CUDA_CHECK(cudaFuncSetAttribute(kernel_for(bm, relaxed),
+    for (int k = 0; k < 3; ++k)
+      GP_CUDA_CHECK(cudaFuncSetAttribute(kernel_for(bm, k != 0, k == 2),
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(bytes)));
 }
@@ -299,7 +326,7 @@ int pipeline_max_clusters(int bm, int cluster, std::uint32_t smem) {
   cudaLaunchAttribute attr{};
   const cudaLaunchConfig_t c = launch_config(cluster, bm, cluster, smem, &attr);
   int n = 0;
-  GP_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel_for(bm, true), &c));
+  GP_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel_for(bm, true, false), &c));
   return n;
 }
 
@@ -325,8 +352,8 @@ void run_pipeline(const Launch& l, const std::uint16_t* a, std::uint32_t m_total
                  l.desc_b};
   cudaLaunchAttribute attr{};
   const cudaLaunchConfig_t c = launch_config(l.blocks, l.bm, l.cluster, l.dynamic_smem, &attr);
-  GP_CUDA_CHECK(
-      cudaLaunchKernelEx(&c, kernel_for(l.bm, l.relaxed), ma, mb, p, out, times, timeouts));
+  GP_CUDA_CHECK(cudaLaunchKernelEx(&c, kernel_for(l.bm, l.relaxed, l.a_regs), ma, mb, p, out, times,
+                                   timeouts));
   GP_CUDA_CHECK_LAUNCH();
   GP_CUDA_CHECK(cudaDeviceSynchronize());
 }

@@ -57,6 +57,9 @@ struct Launch {
   /// Stage release: relaxed mbarrier arrivals and a CTA-scope wait (true), or release arrivals
   /// (cluster scope with multicast) and, with multicast, a cluster-scope acquire wait (false).
   bool relaxed = true;
+  /// A from registers (ldmatrix.x4 + wgmma with a register A operand, relaxed release, every
+  /// k-step ends with wgmma.wait_group 0) instead of from a shared-memory descriptor.
+  bool a_regs = false;
   Mode mode = Mode::kPipeline;
   int blocks = 1;  ///< a multiple of `cluster`
   std::uint32_t items = 1;
