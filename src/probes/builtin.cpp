@@ -4,6 +4,7 @@
 #include "probes/ordering.hpp"
 #include "probes/hopper.hpp"
 #include "probes/compute.hpp"
+#include "probes/l2_partition.hpp"
 #include "probes/latency.hpp"
 #include "probes/tma.hpp"
 #include "probes/pipeline.hpp"
@@ -14,6 +15,7 @@ const Registry& Registry::builtin() {
   static const Registry registry = [] {
     Registry r;
     probes::register_latency_experiments(r);
+    probes::register_l2_partition_experiments(r);
     probes::register_compute_experiments(r);
     probes::register_bandwidth_experiments(r);
     probes::register_bandwidth_sweep_experiments(r);

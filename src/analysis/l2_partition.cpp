@@ -1,0 +1,162 @@
+#include "analysis/l2_partition.hpp"
+
+#include <algorithm>
+#include <bitset>
+#include <cmath>
+#include <map>
+
+namespace gpuprobe::analysis {
+namespace {
+
+int parity(std::uint64_t x) { return static_cast<int>(std::bitset<64>(x).count() & 1u); }
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+bool solve_gf2(const std::vector<std::uint64_t>& xs, const std::vector<int>& ys,
+               std::uint64_t& mask, std::size_t& rank) {
+  // Gaussian elimination on rows (x | y): pivot rows kept reduced by their leading bit.
+  std::vector<std::pair<std::uint64_t, int>> pivots;  // (row, rhs), distinct leading bits
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    std::uint64_t x = xs[k];
+    int y = ys[k] & 1;
+    for (const auto& [px, py] : pivots) {
+      const std::uint64_t lead = std::uint64_t{1} << (63 - __builtin_clzll(px));
+      if (x & lead) {
+        x ^= px;
+        y ^= py;
+      }
+    }
+    if (x == 0) {
+      if (y != 0) return false;  // 0 = 1: contradiction
+      continue;
+    }
+    pivots.emplace_back(x, y);
+    // keep pivots sorted by leading bit, descending, so that reduction above is complete
+    std::sort(pivots.begin(), pivots.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first; });
+  }
+  rank = pivots.size();
+  // Back substitution from the lowest leading bit: free bits are 0.
+  mask = 0;
+  for (auto it = pivots.rbegin(); it != pivots.rend(); ++it) {
+    const std::uint64_t lead = std::uint64_t{1} << (63 - __builtin_clzll(it->first));
+    const int rest = parity(it->first & ~lead & mask);
+    if ((rest ^ it->second) & 1) mask |= lead;
+  }
+  return true;
+}
+
+PartitionResult analyze_l2_partition(const PartitionInput& in) {
+  PartitionResult r;
+  const std::size_t rows = in.latency.size(), lines = in.offsets.size();
+  if (rows == 0 || lines == 0) return r;
+  std::vector<double> all;
+  for (const auto& row : in.latency)
+    for (double v : row)
+      if (std::isfinite(v) && v > 0) all.push_back(v);
+  if (all.empty()) return r;
+  // 1-D two-means.
+  double c0 = *std::min_element(all.begin(), all.end());
+  double c1 = *std::max_element(all.begin(), all.end());
+  for (int it = 0; it < 50; ++it) {
+    double s0 = 0, s1 = 0;
+    std::size_t n0 = 0, n1 = 0;
+    const double t = (c0 + c1) / 2;
+    for (double v : all) {
+      if (v < t) {
+        s0 += v;
+        ++n0;
+      } else {
+        s1 += v;
+        ++n1;
+      }
+    }
+    if (!n0 || !n1) break;
+    c0 = s0 / static_cast<double>(n0);
+    c1 = s1 / static_cast<double>(n1);
+  }
+  r.threshold = (c0 + c1) / 2;
+  std::vector<double> lo, hi;
+  for (double v : all) (v < r.threshold ? lo : hi).push_back(v);
+  r.near_cycles = median_of(lo);
+  r.far_cycles = median_of(hi);
+  r.split = !lo.empty() && !hi.empty() && r.far_cycles >= 1.2 * r.near_cycles;
+  if (!r.split) return r;
+
+  // Near/far per cell; rows grouped by agreement with row 0.
+  std::vector<std::vector<int>> near(rows, std::vector<int>(lines, 0));
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < lines; ++j) near[i][j] = in.latency[i][j] < r.threshold ? 1 : 0;
+  r.row_group.assign(rows, 0);
+  for (std::size_t i = 0; i < rows; ++i) {
+    std::size_t agree = 0;
+    for (std::size_t j = 0; j < lines; ++j) agree += near[i][j] == near[0][j] ? 1 : 0;
+    r.row_group[i] = 2 * agree >= lines ? 0 : 1;
+    ++r.group_size[r.row_group[i]];
+  }
+  // Majority pattern of each group; a line belongs to partition 0 when group 0 finds it near
+  // (or, with group 0 undecided, when group 1 finds it far).
+  std::vector<int> votes0(lines, 0), votes1(lines, 0);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < lines; ++j)
+      (r.row_group[i] == 0 ? votes0 : votes1)[j] += near[i][j] ? 1 : -1;
+  r.line_partition.assign(lines, 0);
+  std::size_t p0 = 0;
+  for (std::size_t j = 0; j < lines; ++j) {
+    const int score = votes0[j] - votes1[j];
+    r.line_partition[j] = score >= 0 ? 0 : 1;
+    p0 += r.line_partition[j] == 0 ? 1 : 0;
+  }
+  r.partition0_fraction = static_cast<double>(p0) / static_cast<double>(lines);
+  std::size_t match = 0;
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < lines; ++j) {
+      const int expect_near = (r.line_partition[j] == r.row_group[i]) ? 1 : 0;
+      match += near[i][j] == expect_near ? 1 : 0;
+    }
+  r.consistency = static_cast<double>(match) / static_cast<double>(rows * lines);
+
+  // The partition function inside a page: differences against the first line of each page.
+  for (std::uint64_t page : {std::uint64_t{2} << 20, std::uint64_t{64} << 10}) {
+    std::map<std::uint64_t, std::size_t> pivot;  // page index -> first line in it
+    std::vector<std::uint64_t> xs;
+    std::vector<int> ys;
+    for (std::size_t j = 0; j < lines; ++j) {
+      const std::uint64_t pg = in.offsets[j] / page;
+      auto it = pivot.find(pg);
+      if (it == pivot.end()) {
+        pivot.emplace(pg, j);
+        continue;
+      }
+      xs.push_back((in.offsets[j] ^ in.offsets[it->second]) & (page - 1));
+      ys.push_back(r.line_partition[j] ^ r.line_partition[it->second]);
+    }
+    std::uint64_t mask = 0;
+    std::size_t rank = 0;
+    if (xs.empty() || !solve_gf2(xs, ys, mask, rank)) continue;
+    std::size_t ok = 0;
+    for (std::size_t j = 0; j < lines; ++j) {
+      const std::size_t pj = pivot.at(in.offsets[j] / page);
+      const int predicted =
+          r.line_partition[pj] ^ parity(mask & (in.offsets[j] ^ in.offsets[pj]) & (page - 1));
+      ok += predicted == r.line_partition[j] ? 1 : 0;
+    }
+    r.hash_found = true;
+    r.page_bytes = page;
+    r.hash_mask = mask;
+    r.rank = rank;
+    r.bits = static_cast<std::size_t>(std::log2(static_cast<double>(page))) - 7;
+    r.hash_accuracy = static_cast<double>(ok) / static_cast<double>(lines);
+    break;
+  }
+  return r;
+}
+
+}  // namespace gpuprobe::analysis

@@ -1,0 +1,246 @@
+// cache.l2.partition: on every SM one thread times dependent ld.global.cg loads (L2 hits) of
+// 512 lines: a pivot and the 14 single-bit neighbours (bits 7..20) plus random lines in each of
+// four 2 MiB pages. The latencies split into near and far; SMs that find the same lines near
+// form a group; each line's partition is its group-0 verdict; and the partition is fitted as a
+// GF(2)-linear function of the address bits inside a page (where virtual and physical bits
+// agree), checked by how many lines it predicts.
+#include "probes/l2_partition.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/l2_partition.hpp"
+#include "core/cuda_check.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+#include "device/device_buffer.hpp"
+#include "probes/l2_partition_kernels.hpp"
+
+namespace gpuprobe::probes {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::uint64_t kPage = 2ull << 20;
+constexpr int kPages = 4;
+constexpr int kLinesPerPage = 128;
+constexpr std::uint32_t kLineBytes = 128;
+
+/// Offsets (from a 2 MiB-aligned base) of the probed lines.
+std::vector<std::uint64_t> probe_offsets(std::uint64_t seed) {
+  std::vector<std::uint64_t> out;
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::uint64_t> line(1, kPage / kLineBytes - 1);
+  for (int pg = 0; pg < kPages; ++pg) {
+    std::set<std::uint64_t> in_page{0};
+    for (int b = 7; b < 21; ++b) in_page.insert(std::uint64_t{1} << b);
+    while (in_page.size() < static_cast<std::size_t>(kLinesPerPage))
+      in_page.insert(line(rng) * kLineBytes);
+    // pivot first, then the single-bit neighbours, then the random lines in address order
+    out.push_back(pg * kPage);
+    for (int b = 7; b < 21; ++b) out.push_back(pg * kPage + (std::uint64_t{1} << b));
+    for (std::uint64_t o : in_page) {
+      const bool single = o != 0 && (o & (o - 1)) == 0;
+      if (o != 0 && !single) out.push_back(pg * kPage + o);
+    }
+  }
+  return out;
+}
+
+std::string hex(std::uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v;
+  return s.str();
+}
+
+class L2Partition : public Experiment {
+ public:
+  std::string id() const override { return "cache.l2.partition"; }
+  std::string description() const override {
+    return "per-SM L2 hit latency (dependent ld.global.cg) of 512 lines in four 2 MiB pages: near "
+           "/ far "
+           "partition of every line, the groups of SMs that share a near partition, and the "
+           "partition as "
+           "an XOR of address bits inside a page (fitted over GF(2), checked on every line)";
+  }
+  json axes() const override {
+    return {{"sm", "every SM (one measuring block each)"},
+            {"lines", "4 pages x (pivot + 14 single-bit neighbours + 113 random lines)"}};
+  }
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
+    return waive_on_model(info, kNeedsCudaGpu);
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const int ordinal = ctx.device.info().ordinal;
+    GP_CUDA_CHECK(cudaSetDevice(ordinal));
+    int sms = 0;
+    GP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
+    const auto offsets = probe_offsets(ctx.options.seed);
+    const std::uint32_t n = static_cast<std::uint32_t>(offsets.size());
+    device::DeviceBuffer buf((kPages + 1) * kPage);
+    GP_CUDA_CHECK(cudaMemset(buf.as<void>(), 0, buf.bytes()));
+    const auto raw = reinterpret_cast<std::uint64_t>(buf.as<void>());
+    const std::uint64_t base = (raw + kPage - 1) / kPage * kPage;
+    std::vector<std::uint64_t> lines(n);
+    for (std::uint32_t i = 0; i < n; ++i) lines[i] = base + offsets[i];
+    const std::uint32_t max_rows = static_cast<std::uint32_t>(sms);
+    device::DeviceArray<std::uint64_t> d_lines(n);
+    d_lines.upload(lines);
+    device::DeviceArray<std::uint32_t> cycles(static_cast<std::size_t>(max_rows) * n),
+        row_smid(max_rows), claims(1024), rows_used(1);
+    claims.zero();
+    rows_used.zero();
+    l2part::Params p;
+    p.lines = reinterpret_cast<const std::uint64_t* const*>(d_lines.get());
+    p.n_lines = n;
+    p.reps = 3;
+    p.max_rows = max_rows;
+    p.cycles = cycles.get();
+    p.row_smid = row_smid.get();
+    p.claims = claims.get();
+    p.rows_used = rows_used.get();
+    l2part::prepare_lines(p);
+    l2part::run(p, static_cast<unsigned>(16 * sms));
+    const std::uint32_t rows = std::min(rows_used.download()[0], max_rows);
+    if (rows == 0) throw VerificationError(id() + ": no SM measured anything");
+    // Verification: every line still holds its own address (the chains read what was meant),
+    // and every SM measured exactly one row.
+    for (std::uint32_t i = 0; i < n; ++i) {
+      std::uint64_t v = 0;
+      GP_CUDA_CHECK(cudaMemcpy(&v, reinterpret_cast<const void*>(lines[i]), sizeof v,
+                               cudaMemcpyDeviceToHost));
+      if (v != lines[i])
+        throw VerificationError(id() + ": line " + std::to_string(i) +
+                                " does not hold its address");
+    }
+    const auto smid = row_smid.download(rows);
+    if (std::set<std::uint32_t>(smid.begin(), smid.end()).size() != rows)
+      throw VerificationError(id() + ": an SM measured twice");
+    const auto c = cycles.download(static_cast<std::size_t>(rows) * n);
+    json jrows = json::array();
+    for (std::uint32_t row = 0; row < rows; ++row) {
+      std::vector<std::uint32_t> v(c.begin() + static_cast<std::ptrdiff_t>(row) * n,
+                                   c.begin() + static_cast<std::ptrdiff_t>(row + 1) * n);
+      if (std::any_of(v.begin(), v.end(),
+                      [](std::uint32_t x) { return x == 0 || x == 0xffffffffu; }))
+        throw VerificationError(id() + ": SM " + std::to_string(smid[row]) +
+                                " left a line unmeasured");
+      jrows.push_back({{"smid", smid[row]}, {"cycles", v}});
+    }
+    r.parameters = {
+        {"lines", n},
+        {"pages", kPages},
+        {"page_bytes", kPage},
+        {"loads_per_sample", l2part::kLoadsPerSample},
+        {"samples_per_line", p.reps},
+        {"statistic", "minimum over the samples of (cycles of kLoadsPerSample dependent loads)"},
+        {"load", "ld.global.cg.u64 (L2 only), each line holding its own address"},
+        {"sms", sms},
+        {"sms_measured", rows},
+        {"base_alignment", kPage}};
+    r.samples = {{"offsets", offsets}, {"rows", jrows}};
+    if (rows < static_cast<std::uint32_t>(sms))
+      r.parameters["note"] =
+          std::to_string(sms - static_cast<int>(rows)) + " SMs got no measuring block";
+  }
+  void analyze(ExperimentResult& r) const override {
+    analysis::PartitionInput in;
+    in.offsets = r.samples.at("offsets").get<std::vector<std::uint64_t>>();
+    std::vector<std::uint32_t> smids;
+    for (const auto& row : r.samples.at("rows")) {
+      std::vector<double> v;
+      for (const auto& x : row.at("cycles")) v.push_back(x.get<double>() / l2part::kLoadsPerSample);
+      in.latency.push_back(std::move(v));
+      smids.push_back(row.at("smid").get<std::uint32_t>());
+    }
+    const auto a = analysis::analyze_l2_partition(in);
+    r.statistics = {{"split", a.split}, {"threshold_cycles", a.threshold}};
+    if (!a.split) {
+      r.findings.push_back(Finding{"l2.partition.count",
+                                   1,
+                                   "partitions",
+                                   0.7,
+                                   "one latency class for every SM and line: no near/far partition",
+                                   {{"median_cycles", a.near_cycles}}});
+      return;
+    }
+    json groups = json::array({json::array(), json::array()});
+    for (std::size_t i = 0; i < smids.size(); ++i) groups[a.row_group[i]].push_back(smids[i]);
+    r.statistics["sm_groups"] = groups;
+    r.statistics["line_partition"] = a.line_partition;
+    const double conf = a.consistency;
+    r.findings.push_back(
+        Finding{"l2.partition.near_latency",
+                a.near_cycles,
+                "cycles",
+                conf,
+                "median L2 hit latency of the lines an SM finds near (two-means split)",
+                {{"threshold_cycles", a.threshold}}});
+    r.findings.push_back(Finding{"l2.partition.far_latency", a.far_cycles, "cycles", conf,
+                                 "median L2 hit latency of the lines an SM finds far",
+                                 json::object()});
+    r.findings.push_back(Finding{
+        "l2.partition.sm_group_sizes",
+        static_cast<double>(a.group_size[0]),
+        "SMs",
+        conf,
+        "SMs that find the same lines near form a group; value: SMs in group 0 "
+        "(the group of the first SM measured)",
+        {{"group_sizes", {a.group_size[0], a.group_size[1]}}, {"consistency", a.consistency}}});
+    r.findings.push_back(
+        Finding{"l2.partition.line_fraction", a.partition0_fraction, "fraction", conf,
+                "fraction of the probed lines in the partition near to group 0", json::object()});
+    if (a.hash_found) {
+      json bits = json::array();
+      for (int b = 0; b < 64; ++b)
+        if (a.hash_mask >> b & 1u) bits.push_back(b);
+      r.findings.push_back(
+          Finding{"l2.partition.hash_mask",
+                  static_cast<double>(a.hash_mask),
+                  "mask",
+                  a.hash_accuracy * (a.rank == a.bits ? 1.0 : 0.5),
+                  "partition(a) ^ partition(b) = parity(mask & (a ^ b)) for lines a, b in one "
+                  "page, solved over "
+                  "GF(2) from the single-bit neighbours and random lines of every page",
+                  {{"mask_hex", hex(a.hash_mask)},
+                   {"bits", bits},
+                   {"page_bytes", a.page_bytes},
+                   {"rank", a.rank},
+                   {"bits_considered", a.bits},
+                   {"lines_predicted", a.hash_accuracy}}});
+    } else {
+      r.findings.push_back(
+          Finding{"l2.partition.hash_mask",
+                  0,
+                  "mask",
+                  0.0,
+                  "no GF(2)-linear function of the address bits inside a 2 MiB or 64 KiB "
+                  "page reproduces the partitions",
+                  {{"found", false}}});
+    }
+    Curve cv{"sm_latency", {"smid", "group", "near_cycles_median", "far_cycles_median"}, {}};
+    for (std::size_t i = 0; i < smids.size(); ++i) {
+      std::vector<double> nearv, farv;
+      for (std::size_t j = 0; j < in.offsets.size(); ++j)
+        (in.latency[i][j] < a.threshold ? nearv : farv).push_back(in.latency[i][j]);
+      cv.rows.push_back(
+          {smids[i], a.row_group[i], stats::median_or_zero(nearv), stats::median_or_zero(farv)});
+    }
+    r.curves.push_back(cv);
+  }
+};
+
+}  // namespace
+
+void register_l2_partition_experiments(Registry& registry) {
+  registry.add(std::make_unique<L2Partition>());
+}
+
+}  // namespace gpuprobe::probes
