@@ -90,37 +90,65 @@ PartitionResult analyze_l2_partition(const PartitionInput& in) {
   r.split = !lo.empty() && !hi.empty() && r.far_cycles >= 1.2 * r.near_cycles;
   if (!r.split) return r;
 
-  // Near/far per cell; rows grouped by agreement with row 0.
+  // Near/far per cell; rows grouped by their patterns: two-means in Hamming space, started
+  // from the row with the fewest far lines and the row with the most.
   std::vector<std::vector<int>> near(rows, std::vector<int>(lines, 0));
+  std::vector<std::size_t> far_count(rows, 0);
   for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t j = 0; j < lines; ++j) near[i][j] = in.latency[i][j] < r.threshold ? 1 : 0;
+    for (std::size_t j = 0; j < lines; ++j) {
+      near[i][j] = in.latency[i][j] < r.threshold ? 1 : 0;
+      far_count[i] += near[i][j] ? 0 : 1;
+    }
+  const std::size_t seed0 = static_cast<std::size_t>(
+      std::min_element(far_count.begin(), far_count.end()) - far_count.begin());
+  const std::size_t seed1 = static_cast<std::size_t>(
+      std::max_element(far_count.begin(), far_count.end()) - far_count.begin());
+  std::vector<std::vector<int>> centre{near[seed0], near[seed1]};
   r.row_group.assign(rows, 0);
-  for (std::size_t i = 0; i < rows; ++i) {
-    std::size_t agree = 0;
-    for (std::size_t j = 0; j < lines; ++j) agree += near[i][j] == near[0][j] ? 1 : 0;
-    r.row_group[i] = 2 * agree >= lines ? 0 : 1;
-    ++r.group_size[r.row_group[i]];
+  for (int it = 0; it < 20; ++it) {
+    bool changed = false;
+    for (std::size_t i = 0; i < rows; ++i) {
+      std::size_t d[2] = {0, 0};
+      for (int g = 0; g < 2; ++g)
+        for (std::size_t j = 0; j < lines; ++j) d[g] += near[i][j] != centre[g][j] ? 1 : 0;
+      const int g = d[1] < d[0] ? 1 : 0;
+      changed |= g != r.row_group[i];
+      r.row_group[i] = g;
+    }
+    for (int g = 0; g < 2; ++g) {
+      std::vector<int> votes(lines, 0);
+      std::size_t members = 0;
+      for (std::size_t i = 0; i < rows; ++i)
+        if (r.row_group[i] == g) {
+          ++members;
+          for (std::size_t j = 0; j < lines; ++j) votes[j] += near[i][j] ? 1 : -1;
+        }
+      if (members)
+        for (std::size_t j = 0; j < lines; ++j) centre[g][j] = votes[j] >= 0 ? 1 : 0;
+    }
+    if (!changed && it > 0) break;
   }
-  // Majority pattern of each group; a line belongs to partition 0 when group 0 finds it near
-  // (or, with group 0 undecided, when group 1 finds it far).
-  std::vector<int> votes0(lines, 0), votes1(lines, 0);
-  for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t j = 0; j < lines; ++j)
-      (r.row_group[i] == 0 ? votes0 : votes1)[j] += near[i][j] ? 1 : -1;
+  // Group 0 is the group of the first row (the reference SM when the caller puts it first).
+  if (r.row_group[0] == 1) {
+    for (auto& g : r.row_group) g ^= 1;
+    std::swap(centre[0], centre[1]);
+  }
+  for (int g : r.row_group) ++r.group_size[g];
+  // A line is on side 1 when the SMs of group 1 find it near, and on side 0 otherwise: with
+  // lines placed by a group-0 SM, group 0 finds every line near and group 1 only its own;
+  // with partitions that serve only their own SMs the two patterns are complements.
   r.line_partition.assign(lines, 0);
   std::size_t p0 = 0;
+  const bool group1 = r.group_size[1] > 0;
   for (std::size_t j = 0; j < lines; ++j) {
-    const int score = votes0[j] - votes1[j];
-    r.line_partition[j] = score >= 0 ? 0 : 1;
+    r.line_partition[j] = group1 ? centre[1][j] : (centre[0][j] ? 0 : 1);
     p0 += r.line_partition[j] == 0 ? 1 : 0;
   }
   r.partition0_fraction = static_cast<double>(p0) / static_cast<double>(lines);
   std::size_t match = 0;
   for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t j = 0; j < lines; ++j) {
-      const int expect_near = (r.line_partition[j] == r.row_group[i]) ? 1 : 0;
-      match += near[i][j] == expect_near ? 1 : 0;
-    }
+    for (std::size_t j = 0; j < lines; ++j)
+      match += near[i][j] == centre[r.row_group[i]][j] ? 1 : 0;
   r.consistency = static_cast<double>(match) / static_cast<double>(rows * lines);
 
   // The partition function inside a page: differences against the first line of each page.

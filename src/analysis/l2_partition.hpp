@@ -21,7 +21,7 @@ struct PartitionResult {
   std::vector<int> row_group;  ///< per row: 0 or 1 (rows that find the same lines near)
   std::size_t group_size[2] = {0, 0};
   double consistency = 0;           ///< fraction of cells equal to their group's majority
-  std::vector<int> line_partition;  ///< per line: 0 (near to group 0) or 1
+  std::vector<int> line_partition;  ///< per line: 1 when group 1 finds it near, else 0
   double partition0_fraction = 0;
   // The partition as a GF(2)-linear function of the address bits inside a page: for lines a, b
   // of one page, partition(a) ^ partition(b) == parity(hash_mask & (a ^ b)).
@@ -34,9 +34,10 @@ struct PartitionResult {
 };
 
 /// Splits the latencies into two classes (1-D two-means; "split" when the far class is at
-/// least 20% slower), groups the rows by the lines they find near, assigns every line the
-/// partition its group-0 majority says, and fits the partition function inside pages of
-/// 2 MiB, then 64 KiB (the largest that is consistent wins).
+/// least 20% slower), groups the rows by the lines they find near (two-means over the
+/// near/far patterns), puts a line on side 1 when group 1's majority finds it near, and fits
+/// that side as a function of the address bits inside pages of 2 MiB, then 64 KiB (the
+/// largest page for which the fit is consistent wins).
 PartitionResult analyze_l2_partition(const PartitionInput& in);
 
 /// Finds mask with parity(mask & xs[k]) == ys[k] for every k over GF(2). Returns false when

@@ -1,7 +1,8 @@
-// cache.l2.partition: on every SM one thread times dependent ld.global.cg loads (L2 hits) of
-// 512 lines: a pivot and the 14 single-bit neighbours (bits 7..20) plus random lines in each of
-// four 2 MiB pages. The latencies split into near and far; SMs that find the same lines near
-// form a group; each line's partition is its group-0 verdict; and the partition is fitted as a
+// cache.l2.partition: 512 lines (a pivot, its 14 single-bit neighbours over bits 7..20 and
+// random lines in each of four 2 MiB pages). For every SM in turn: the L2 is flushed, a
+// reference SM loads every line, and the SM times its first ld.global.cg of each line. The
+// latencies split into near and far; SMs that find the same lines near form a group; a line is
+// on side 1 when the SMs of the other group find it near; and that side is fitted as a
 // GF(2)-linear function of the address bits inside a page (where virtual and physical bits
 // agree), checked by how many lines it predicts.
 #include "probes/l2_partition.hpp"
@@ -20,6 +21,7 @@
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "device/chase_kernels.hpp"
 #include "device/device_buffer.hpp"
 #include "probes/l2_partition_kernels.hpp"
 
@@ -28,7 +30,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::uint64_t kPage = 2ull << 20;
+constexpr std::uint64_t kMiB = 1024 * 1024;
+constexpr std::uint64_t kPage = 2 * kMiB;
 constexpr int kPages = 4;
 constexpr int kLinesPerPage = 128;
 constexpr std::uint32_t kLineBytes = 128;
@@ -78,10 +81,10 @@ class L2Partition : public Experiment {
     return waive_on_model(info, kNeedsCudaGpu);
   }
   void run(Context& ctx, ExperimentResult& r) const override {
-    const int ordinal = ctx.device.info().ordinal;
-    GP_CUDA_CHECK(cudaSetDevice(ordinal));
+    const auto& info = ctx.device.info();
+    GP_CUDA_CHECK(cudaSetDevice(info.ordinal));
     int sms = 0;
-    GP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
+    GP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, info.ordinal));
     const auto offsets = probe_offsets(ctx.options.seed);
     const std::uint32_t n = static_cast<std::uint32_t>(offsets.size());
     device::DeviceBuffer buf((kPages + 1) * kPage);
@@ -90,28 +93,64 @@ class L2Partition : public Experiment {
     const std::uint64_t base = (raw + kPage - 1) / kPage * kPage;
     std::vector<std::uint64_t> lines(n);
     for (std::uint32_t i = 0; i < n; ++i) lines[i] = base + offsets[i];
-    const std::uint32_t max_rows = static_cast<std::uint32_t>(sms);
     device::DeviceArray<std::uint64_t> d_lines(n);
     d_lines.upload(lines);
-    device::DeviceArray<std::uint32_t> cycles(static_cast<std::size_t>(max_rows) * n),
-        row_smid(max_rows), claims(1024), rows_used(1);
-    claims.zero();
-    rows_used.zero();
+    // Flush buffer: 2 x L2, streamed before every round so that no line stays anywhere in it.
+    const std::uint64_t flush_bytes = 2 * std::max<std::uint64_t>(info.l2_bytes, 4 * kMiB);
+    if (flush_bytes + buf.bytes() + 64 * kMiB > ctx.device.free_memory())
+      throw UsageError(id() + ": needs " + std::to_string(flush_bytes) + " B of free GPU memory");
+    device::DeviceArray<std::uint64_t> flush(flush_bytes / 8);
+    flush.zero();
+    device::DeviceArray<std::uint32_t> cycles(n), claims(2), ready(1), status(1), present(1024);
     l2part::Params p;
     p.lines = reinterpret_cast<const std::uint64_t* const*>(d_lines.get());
     p.n_lines = n;
-    p.reps = 3;
-    p.max_rows = max_rows;
     p.cycles = cycles.get();
-    p.row_smid = row_smid.get();
     p.claims = claims.get();
-    p.rows_used = rows_used.get();
+    p.ready = ready.get();
+    p.status = status.get();
     l2part::prepare_lines(p);
-    l2part::run(p, static_cast<unsigned>(16 * sms));
-    const std::uint32_t rows = std::min(rows_used.download()[0], max_rows);
-    if (rows == 0) throw VerificationError(id() + ": no SM measured anything");
-    // Verification: every line still holds its own address (the chains read what was meant),
-    // and every SM measured exactly one row.
+    // The SMs: every SM that runs a block of a wide launch.
+    present.zero();
+    l2part::list_sms(present.get(), static_cast<unsigned>(16 * sms));
+    std::vector<std::uint32_t> smids;
+    {
+      const auto pr = present.download();
+      for (std::uint32_t s = 0; s < pr.size(); ++s)
+        if (pr[s]) smids.push_back(s);
+    }
+    if (smids.empty()) throw VerificationError(id() + ": no SM ran a block");
+    const std::uint32_t reference = smids.front();
+    // One round per SM, the reference SM first: flush, the reference loads every line, the SM
+    // times its first load of each.
+    json jrows = json::array();
+    std::size_t retries = 0;
+    for (std::uint32_t m : smids) {
+      bool done = false;
+      for (int attempt = 0; attempt < 4 && !done; ++attempt) {
+        device::kernels::launch_flush(flush.get(), flush_bytes, sms, nullptr);
+        GP_CUDA_CHECK(cudaDeviceSynchronize());
+        claims.zero();
+        ready.zero();
+        status.zero();
+        GP_CUDA_CHECK(cudaMemset(cycles.get(), 0xFF, n * sizeof(std::uint32_t)));
+        p.reference_smid = reference;
+        p.measured_smid = m;
+        l2part::run_round(p, static_cast<unsigned>((4 << attempt) * sms));
+        const std::uint32_t st = status.download()[0];
+        done = (st & 3u) == 3u && !(st & 4u);
+        if (!done) ++retries;
+      }
+      if (!done)
+        throw VerificationError(id() + ": SM " + std::to_string(m) +
+                                " or the reference SM got no block");
+      const auto c = cycles.download();
+      if (std::any_of(c.begin(), c.end(),
+                      [](std::uint32_t x) { return x == 0 || x == 0xffffffffu; }))
+        throw VerificationError(id() + ": SM " + std::to_string(m) + " left a line unmeasured");
+      jrows.push_back({{"smid", m}, {"cycles", c}});
+    }
+    // Verification: every line still holds its own address (each load read what was meant).
     for (std::uint32_t i = 0; i < n; ++i) {
       std::uint64_t v = 0;
       GP_CUDA_CHECK(cudaMemcpy(&v, reinterpret_cast<const void*>(lines[i]), sizeof v,
@@ -120,35 +159,20 @@ class L2Partition : public Experiment {
         throw VerificationError(id() + ": line " + std::to_string(i) +
                                 " does not hold its address");
     }
-    const auto smid = row_smid.download(rows);
-    if (std::set<std::uint32_t>(smid.begin(), smid.end()).size() != rows)
-      throw VerificationError(id() + ": an SM measured twice");
-    const auto c = cycles.download(static_cast<std::size_t>(rows) * n);
-    json jrows = json::array();
-    for (std::uint32_t row = 0; row < rows; ++row) {
-      std::vector<std::uint32_t> v(c.begin() + static_cast<std::ptrdiff_t>(row) * n,
-                                   c.begin() + static_cast<std::ptrdiff_t>(row + 1) * n);
-      if (std::any_of(v.begin(), v.end(),
-                      [](std::uint32_t x) { return x == 0 || x == 0xffffffffu; }))
-        throw VerificationError(id() + ": SM " + std::to_string(smid[row]) +
-                                " left a line unmeasured");
-      jrows.push_back({{"smid", smid[row]}, {"cycles", v}});
-    }
-    r.parameters = {
-        {"lines", n},
-        {"pages", kPages},
-        {"page_bytes", kPage},
-        {"loads_per_sample", l2part::kLoadsPerSample},
-        {"samples_per_line", p.reps},
-        {"statistic", "minimum over the samples of (cycles of kLoadsPerSample dependent loads)"},
-        {"load", "ld.global.cg.u64 (L2 only), each line holding its own address"},
-        {"sms", sms},
-        {"sms_measured", rows},
-        {"base_alignment", kPage}};
+    r.parameters = {{"lines", n},
+                    {"pages", kPages},
+                    {"page_bytes", kPage},
+                    {"reference_smid", reference},
+                    {"protocol",
+                     "per SM: stream 2 x L2 (flush); the reference SM loads every line "
+                     "(ld.global.cg); then the SM times its first ld.global.cg of each line "
+                     "(one load, %clock64 around it, the clock read held until the value "
+                     "arrives)"},
+                    {"flush_bytes", flush_bytes},
+                    {"sms", sms},
+                    {"sms_measured", smids.size()},
+                    {"rounds_retried", retries}};
     r.samples = {{"offsets", offsets}, {"rows", jrows}};
-    if (rows < static_cast<std::uint32_t>(sms))
-      r.parameters["note"] =
-          std::to_string(sms - static_cast<int>(rows)) + " SMs got no measuring block";
   }
   void analyze(ExperimentResult& r) const override {
     analysis::PartitionInput in;
@@ -156,7 +180,7 @@ class L2Partition : public Experiment {
     std::vector<std::uint32_t> smids;
     for (const auto& row : r.samples.at("rows")) {
       std::vector<double> v;
-      for (const auto& x : row.at("cycles")) v.push_back(x.get<double>() / l2part::kLoadsPerSample);
+      for (const auto& x : row.at("cycles")) v.push_back(x.get<double>());
       in.latency.push_back(std::move(v));
       smids.push_back(row.at("smid").get<std::uint32_t>());
     }

@@ -1,4 +1,4 @@
-// Kernel of cache.l2.partition: per-SM L2 hit latency of each probed line.
+// Kernels of cache.l2.partition: which L2 partition serves each probed line to each SM.
 #include <cuda_runtime.h>
 
 #include "core/cuda_check.hpp"
@@ -8,6 +8,8 @@
 namespace gpuprobe::probes::l2part {
 namespace {
 
+constexpr unsigned long long kTimeoutCycles = 4000000000ull;  // ~2 s: the reference never came
+
 __device__ __forceinline__ std::uint64_t load_cg(std::uint64_t address) {
   std::uint64_t value;
   asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
@@ -15,7 +17,7 @@ __device__ __forceinline__ std::uint64_t load_cg(std::uint64_t address) {
 }
 
 // A branch on the loaded value stalls issue until it arrives, so the clock read after it sees
-// the completed chain (a line always holds its own, non-zero, address).
+// the completed load (a line always holds its own, non-zero, address).
 __device__ __forceinline__ void wait_for(std::uint64_t value) {
   if (value == 0) __trap();
 }
@@ -28,29 +30,47 @@ __global__ void prepare_kernel(Params p) {
   }
 }
 
-__global__ void partition_kernel(Params p) {
+__global__ void list_kernel(std::uint32_t* out) {
+  if (threadIdx.x == 0) {
+    const std::uint32_t s = device::ptx::sm_id();
+    if (s < 1024) out[s] = 1;
+  }
+}
+
+__global__ void round_kernel(Params p) {
   if (threadIdx.x != 0) return;
   const std::uint32_t smid = device::ptx::sm_id();
-  if (smid >= 1024 || atomicCAS(&p.claims[smid], 0u, 1u) != 0u) return;
-  const std::uint32_t row = atomicAdd(p.rows_used, 1u);
-  if (row >= p.max_rows) return;
-  p.row_smid[row] = smid;
-  for (std::uint32_t i = 0; i < p.n_lines; ++i) {
-    std::uint64_t a = reinterpret_cast<std::uint64_t>(p.lines[i]);
-    a = load_cg(a);  // brings the line into the L2 if it is not there
-    wait_for(a);
-    std::uint32_t best = 0xffffffffu;
-    for (std::uint32_t r = 0; r < p.reps; ++r) {
-      const std::uint64_t t0 = clock64();
-#pragma unroll
-      for (int k = 0; k < kLoadsPerSample; ++k) a = load_cg(a);
-      wait_for(a);
-      const std::uint64_t t1 = clock64();
-      const std::uint32_t c = static_cast<std::uint32_t>(t1 - t0);
-      best = c < best ? c : best;
-    }
-    p.cycles[static_cast<std::size_t>(row) * p.n_lines + i] = best;
+  const bool is_ref = smid == p.reference_smid && atomicCAS(&p.claims[0], 0u, 1u) == 0u;
+  if (is_ref) {
+    std::uint64_t sink = 0;
+    for (std::uint32_t i = 0; i < p.n_lines; ++i)
+      sink += load_cg(reinterpret_cast<std::uint64_t>(p.lines[i]));
+    wait_for(sink | 1u);
+    __threadfence();
+    atomicExch(p.ready, 1u);
+    atomicOr(p.status, 1u);
   }
+  // The measured SM's block: the reference block itself when the SMs are equal.
+  const bool is_measured =
+      smid == p.measured_smid &&
+      (p.measured_smid == p.reference_smid ? is_ref : atomicCAS(&p.claims[1], 0u, 1u) == 0u);
+  if (!is_measured) return;
+  const unsigned long long start = clock64();
+  while (atomicAdd(p.ready, 0u) == 0u) {
+    if (clock64() - start > kTimeoutCycles) {
+      atomicOr(p.status, 4u);
+      return;
+    }
+  }
+  for (std::uint32_t i = 0; i < p.n_lines; ++i) {
+    const std::uint64_t a = reinterpret_cast<std::uint64_t>(p.lines[i]);
+    const std::uint64_t t0 = clock64();
+    const std::uint64_t v = load_cg(a);
+    wait_for(v);
+    const std::uint64_t t1 = clock64();
+    p.cycles[i] = static_cast<std::uint32_t>(t1 - t0);
+  }
+  atomicOr(p.status, 2u);
 }
 
 }  // namespace
@@ -61,8 +81,14 @@ void prepare_lines(const Params& p) {
   GP_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-void run(const Params& p, unsigned blocks) {
-  partition_kernel<<<blocks, 32>>>(p);
+void list_sms(std::uint32_t* out, unsigned blocks) {
+  list_kernel<<<blocks, 32>>>(out);
+  GP_CUDA_CHECK_LAUNCH();
+  GP_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void run_round(const Params& p, unsigned blocks) {
+  round_kernel<<<blocks, 32>>>(p);
   GP_CUDA_CHECK_LAUNCH();
   GP_CUDA_CHECK(cudaDeviceSynchronize());
 }

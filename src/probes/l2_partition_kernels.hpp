@@ -1,28 +1,31 @@
 #pragma once
-// Kernel of cache.l2.partition (l2_partition_kernels.cu): on every SM, one thread times
-// dependent ld.global.cg loads of each probed line (L2 hits), so that the host sees, per SM
-// and per line, whether the line sits in the near or the far L2 partition.
+// Kernels of cache.l2.partition (l2_partition_kernels.cu). One round, after an L2 flush: the
+// reference SM loads every probed line (so each is in the L2 where that SM put it), then the
+// measured SM times its first ld.global.cg of each line: a near-partition hit, a far-partition
+// hit, or (should the line be gone) DRAM.
 #include <cstdint>
 
 namespace gpuprobe::probes::l2part {
 
-constexpr int kLoadsPerSample = 8;  ///< dependent loads timed together
-
 struct Params {
   const std::uint64_t* const* lines = nullptr;  ///< the probed lines; each holds its own address
   std::uint32_t n_lines = 0;
-  std::uint32_t reps = 3;              ///< samples per (SM, line); the minimum is kept
-  std::uint32_t max_rows = 0;          ///< rows of `cycles` (>= SMs)
-  std::uint32_t* cycles = nullptr;     ///< [row][line]: cycles of kLoadsPerSample loads (min)
-  std::uint32_t* row_smid = nullptr;   ///< [row]: the SM that measured the row
-  std::uint32_t* claims = nullptr;     ///< [smid < 1024]: zero before the launch
-  std::uint32_t* rows_used = nullptr;  ///< zero before the launch
+  std::uint32_t reference_smid = 0;
+  std::uint32_t measured_smid = 0;
+  std::uint32_t* cycles = nullptr;  ///< [line]: cycles of the measured SM's first load
+  std::uint32_t* claims = nullptr;  ///< [2]: zero before the launch (reference, measured)
+  std::uint32_t* ready = nullptr;   ///< zero before the launch; the reference sets it
+  std::uint32_t* status = nullptr;  ///< zero before; bit 0: reference ran, bit 1: measured ran,
+                                    ///< bit 2: the wait for the reference timed out
 };
 
 /// Writes into every probed line its own address (so that a load of it returns it).
 void prepare_lines(const Params& p);
-/// Launches `blocks` blocks of 32 threads; the first block to start on each SM measures every
-/// line from that SM (one row), the others exit. Synchronizes.
-void run(const Params& p, unsigned blocks);
+/// The %smid of every SM that runs a block (out[smid] = 1 for smid < 1024); synchronizes.
+void list_sms(std::uint32_t* out, unsigned blocks);
+/// One round: `blocks` blocks of 32 threads, all resident; the first block on the reference
+/// SM and the first on the measured SM do the work (the same block when the SMs are equal).
+/// Synchronizes.
+void run_round(const Params& p, unsigned blocks);
 
 }  // namespace gpuprobe::probes::l2part

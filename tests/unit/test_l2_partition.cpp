@@ -24,9 +24,13 @@ struct Synthetic {
   std::vector<int> partition;  // true partition of each line
 };
 
-/// rows SMs (group = row % 2 unless `all_same`), 4 pages x 128 lines; partition(a) =
-/// parity(mask & a) ^ page_bit(page); near 270 cycles, far 510, +-8 cycles of noise.
-Synthetic make(std::uint64_t mask, int rows, std::uint64_t seed, bool nonlinear = false) {
+/// `rows` SMs in two interleaved groups (row 0 in group 1), 4 pages x 128 lines; partition(a)
+/// = parity(mask & a) ^ page_bit(page) (^ an AND of two bits when `nonlinear`); near 270
+/// cycles, far 510, +-8 of noise. placed_by_group0: every line was last placed by an SM of row
+/// 0's group, which therefore finds every line near, and the other group finds its own lines
+/// near; otherwise each group finds exactly its own partition near.
+Synthetic make(std::uint64_t mask, int rows, std::uint64_t seed, bool nonlinear = false,
+               bool placed_by_group0 = false) {
   Synthetic s;
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<std::uint64_t> line(1, (2u << 20) / 128 - 1);
@@ -43,35 +47,48 @@ Synthetic make(std::uint64_t mask, int rows, std::uint64_t seed, bool nonlinear 
     s.partition.push_back(p);
   }
   for (int r = 0; r < rows; ++r) {
-    const int g = (r * 7 + 3) % 2;  // groups interleaved, the first row in group 1
+    const int g = (r * 7 + 1) % 2;  // groups interleaved, row 0 in group 1
     s.group.push_back(g);
     std::vector<double> lat;
-    for (int p : s.partition) lat.push_back((p == g ? 270.0 : 510.0) + noise(rng));
+    for (int p : s.partition) {
+      const bool is_near = placed_by_group0 ? (g == s.group[0] || p == g) : p == g;
+      lat.push_back((is_near ? 270.0 : 510.0) + noise(rng));
+    }
     s.in.latency.push_back(lat);
   }
   return s;
 }
 
-TEST(L2Partition, RecoversGroupsPartitionsAndTheHashMask) {
-  const std::uint64_t mask = (1u << 8) | (1u << 11) | (1u << 12) | (1u << 17) | (1u << 20);
-  const auto s = make(mask, 132, 7);
+void expect_recovered(const Synthetic& s, std::uint64_t mask) {
   const auto a = analyze_l2_partition(s.in);
   ASSERT_TRUE(a.split);
   EXPECT_NEAR(a.near_cycles, 270, 3);
   EXPECT_NEAR(a.far_cycles, 510, 3);
-  EXPECT_EQ(a.group_size[0] + a.group_size[1], 132u);
   EXPECT_EQ(a.group_size[0], 66u);
-  // Group 0 is the first row's group; partition 0 is the one near to it.
+  EXPECT_EQ(a.group_size[1], 66u);
+  // Group 0 is row 0's group; a line is on side 1 when the other group finds it near.
+  const int other = 1 - s.group[0];
   for (std::size_t r = 0; r < s.group.size(); ++r)
     EXPECT_EQ(a.row_group[r], s.group[r] == s.group[0] ? 0 : 1) << r;
   for (std::size_t j = 0; j < s.partition.size(); ++j)
-    EXPECT_EQ(a.line_partition[j], s.partition[j] == s.group[0] ? 0 : 1) << j;
+    EXPECT_EQ(a.line_partition[j], s.partition[j] == other ? 1 : 0) << j;
   EXPECT_DOUBLE_EQ(a.consistency, 1.0);
   ASSERT_TRUE(a.hash_found);
   EXPECT_EQ(a.page_bytes, 2u << 20);
   EXPECT_EQ(a.hash_mask, mask);
   EXPECT_EQ(a.rank, 14u);
   EXPECT_DOUBLE_EQ(a.hash_accuracy, 1.0);
+}
+
+TEST(L2Partition, RecoversComplementaryPartitionsAndTheHashMask) {
+  const std::uint64_t mask = (1u << 8) | (1u << 11) | (1u << 12) | (1u << 17) | (1u << 20);
+  expect_recovered(make(mask, 132, 7), mask);
+}
+
+TEST(L2Partition, RecoversLinesPlacedByTheReferenceGroup) {
+  // Row 0's group finds every line near (it placed them); the other group only its own side.
+  const std::uint64_t mask = (1u << 7) | (1u << 9) | (1u << 14) | (1u << 19);
+  expect_recovered(make(mask, 132, 11, false, true), mask);
 }
 
 TEST(L2Partition, NoSplitWhenEveryLineCostsTheSame) {
