@@ -38,6 +38,14 @@ def fam(p):
 flags = [e["id"] for e in r["experiments"]
          if e["clocks"].get("sm_clock_drift_flagged") or e["clocks"].get("throttled")]
 pl = f["hopper.pipeline.128x256x64.best_pipeline_tflops"]
+if "l2.partition.sm_group_sizes" in f:
+    hm = f.get("l2.partition.hash_mask", {})
+    l2p = (f"SM groups {' + '.join(str(g) for g in f['l2.partition.sm_group_sizes']['group_sizes'])}; "
+           f"first access near {v('l2.partition.near_latency', 0)} / far {v('l2.partition.far_latency', 0)} cycles; "
+           + (f"side of a line = parity of address bits {', '.join(str(b) for b in hm['bits'])} "
+              f"({hm['mask_hex']}, every probed line predicted)" if hm.get("bits") else "no linear hash found"))
+else:
+    l2p = "not in this result"
 
 
 def during(eid):
@@ -103,6 +111,7 @@ best DRAM read of 4585-4672 GB/s.
 
 | quantity | measured | target / reference |
 |---|---|---|
+| L2 partitions (`cache.l2.partition`) | {l2p} | (no public figure) |
 | DRAM read (`dram.read_bandwidth`) | {v('dram.read_bandwidth')} GB/s ({f['dram.read_bandwidth']['percent_of_peak']:.1f}% of {peak:.1f}) | {target('dram.read_bandwidth', 4650)} |
 | DRAM write (`dram.write_bandwidth`) | {v('dram.write_bandwidth')} GB/s | {target('dram.write_bandwidth', 4650)}; cudaMemset {v('dram.write_bandwidth.cudamemset_reference')} |
 | DRAM copy, read + write (`dram.copy_bandwidth`) | {v('dram.copy_bandwidth')} GB/s | {target('dram.copy_bandwidth', 4400)}; cudaMemcpy {v('dram.copy_bandwidth.cudamemcpy_reference')} |

@@ -27,6 +27,10 @@ __global__ void prepare_kernel(Params p) {
        i += gridDim.x * blockDim.x) {
     std::uint64_t* line = const_cast<std::uint64_t*>(p.lines[i]);
     *line = reinterpret_cast<std::uint64_t>(line);
+    // the last line of the line's 64 KiB region: loaded (never timed) before the line
+    auto* warm = reinterpret_cast<std::uint64_t*>(
+        (reinterpret_cast<std::uint64_t>(line) & ~std::uint64_t{0xFFFF}) | 0xFF80u);
+    *warm = reinterpret_cast<std::uint64_t>(warm);
   }
 }
 
@@ -45,7 +49,8 @@ __global__ void round_kernel(Params p) {
     std::uint64_t sink = 0;
     for (std::uint32_t i = 0; i < p.n_lines; ++i)
       sink += load_cg(reinterpret_cast<std::uint64_t>(p.lines[i]));
-    wait_for(sink | 1u);
+    // A branch on the sum: every load has completed before the flag is raised.
+    if (sink == 1u) atomicOr(p.status, 8u);
     __threadfence();
     atomicExch(p.ready, 1u);
     atomicOr(p.status, 1u);
@@ -63,7 +68,12 @@ __global__ void round_kernel(Params p) {
     }
   }
   for (std::uint32_t i = 0; i < p.n_lines; ++i) {
+    // The line's address, and a load of the unprobed last line of its 64 KiB region (so that
+    // the timed load finds its translation cached), both held until they arrive: the timed
+    // part is the line load alone.
     const std::uint64_t a = reinterpret_cast<std::uint64_t>(p.lines[i]);
+    wait_for(a);
+    wait_for(load_cg((a & ~std::uint64_t{0xFFFF}) | 0xFF80u));
     const std::uint64_t t0 = clock64();
     const std::uint64_t v = load_cg(a);
     wait_for(v);

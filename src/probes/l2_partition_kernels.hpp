@@ -19,7 +19,8 @@ struct Params {
                                     ///< bit 2: the wait for the reference timed out
 };
 
-/// Writes into every probed line its own address (so that a load of it returns it).
+/// Writes into every probed line, and into the last line of its 64 KiB region (never probed:
+/// the measured SM loads it first to warm the translation), their own addresses.
 void prepare_lines(const Params& p);
 /// The %smid of every SM that runs a block (out[smid] = 1 for smid < 1024); synchronizes.
 void list_sms(std::uint32_t* out, unsigned blocks);
