@@ -4,6 +4,7 @@
 #include "probes/ordering.hpp"
 #include "probes/hopper.hpp"
 #include "probes/compute.hpp"
+#include "probes/fetch_granularity.hpp"
 #include "probes/l2_partition.hpp"
 #include "probes/latency.hpp"
 #include "probes/tma.hpp"
@@ -16,6 +17,7 @@ const Registry& Registry::builtin() {
     Registry r;
     probes::register_latency_experiments(r);
     probes::register_l2_partition_experiments(r);
+    probes::register_fetch_granularity_experiments(r);
     probes::register_compute_experiments(r);
     probes::register_bandwidth_experiments(r);
     probes::register_bandwidth_sweep_experiments(r);

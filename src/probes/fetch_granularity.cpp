@@ -1,0 +1,162 @@
+// cache.fetch_granularity: one thread loads the first word of a cold line (a miss), then times
+// a load `offset` bytes further. While the offset stays inside what the miss fetched, the
+// second load hits (L1 for ld.global.ca, L2 for ld.global.cg after an L2 flush); the first
+// offset that misses again is the fetch granularity. 32 cold lines per offset and operator,
+// each 64 KiB from the next, so no probe warms another.
+#include "probes/fetch_granularity.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "analysis/granularity.hpp"
+#include "core/cuda_check.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+#include "device/chase_kernels.hpp"
+#include "device/device_buffer.hpp"
+#include "probes/fetch_kernels.hpp"
+
+namespace gpuprobe::probes {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::uint64_t kMiB = 1024 * 1024;
+constexpr std::uint32_t kOffsets[] = {8, 16, 24, 32, 48, 64, 96, 128, 192, 256};
+constexpr std::uint32_t kProbesPerOffset = 32;
+constexpr std::uint64_t kLineSpacing = 64 * 1024;
+
+struct Op {
+  const char* name;
+  int cg;
+  const char* finding;
+  const char* what;
+};
+constexpr Op kOps[] = {
+    {"ld.global.ca", 0, "cache.l1.fetch_granularity",
+     "bytes an L1 miss brings into the L1: the first offset from a missed word whose "
+     "ld.global.ca misses the L1 again"},
+    {"ld.global.cg", 1, "cache.l2.fill_granularity",
+     "bytes a DRAM miss fills into the L2 (after a 2 x L2 flush): the first offset from a missed "
+     "word whose ld.global.cg misses the L2 again"},
+};
+
+class FetchGranularity : public Experiment {
+ public:
+  std::string id() const override { return "cache.fetch_granularity"; }
+  std::string description() const override {
+    return "after a miss on a cold line's first word, the latency of a load 8..256 B further "
+           "(ld.global.ca: L1 fetch granularity; ld.global.cg after an L2 flush: DRAM -> L2 fill "
+           "granularity), 32 cold lines per offset, every load checked";
+  }
+  json axes() const override {
+    return {{"operator", {"ld.global.ca", "ld.global.cg"}},
+            {"offset_bytes", {8, 16, 24, 32, 48, 64, 96, 128, 192, 256}}};
+  }
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
+    return waive_on_model(info, kNeedsCudaGpu);
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const auto& info = ctx.device.info();
+    GP_CUDA_CHECK(cudaSetDevice(info.ordinal));
+    int sms = 0;
+    GP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, info.ordinal));
+    const std::uint64_t l2 = std::max<std::uint64_t>(info.l2_bytes, 4 * kMiB);
+    const std::uint64_t n_off = sizeof kOffsets / sizeof kOffsets[0];
+    const std::uint64_t per_op =
+        n_off * kProbesPerOffset * kLineSpacing;  // bytes one operator spans
+    const std::uint64_t region_bytes = 2 * per_op;
+    const std::uint64_t flush_bytes = 2 * l2;
+    if (region_bytes + flush_bytes + 64 * kMiB > ctx.device.free_memory())
+      throw UsageError(id() + ": needs " + std::to_string(region_bytes + flush_bytes) +
+                       " B of free GPU memory");
+    device::DeviceArray<std::uint64_t> region(region_bytes / 8), flush(flush_bytes / 8);
+    flush.zero();
+    fetch::prepare(region.get(), region.size());
+    std::mt19937_64 rng(ctx.options.seed);
+    std::uniform_int_distribution<std::uint64_t> sub(0, kLineSpacing / 1024 - 2);  // 1 KiB steps
+    json rows = json::array();
+    for (std::size_t o = 0; o < 2; ++o) {
+      // Probe k of offset d: line (o, d, k), its own 64 KiB slot, at a random 1 KiB step.
+      std::vector<std::uint64_t> lines;
+      std::vector<std::uint32_t> offs;
+      for (std::uint64_t di = 0; di < n_off; ++di)
+        for (std::uint32_t k = 0; k < kProbesPerOffset; ++k) {
+          const std::uint64_t slot = o * per_op + (di * kProbesPerOffset + k) * kLineSpacing;
+          lines.push_back(slot + sub(rng) * 1024);
+          offs.push_back(kOffsets[di]);
+        }
+      device::DeviceArray<std::uint64_t> d_lines(lines.size());
+      device::DeviceArray<std::uint32_t> d_offs(offs.size()), cycles(offs.size()), wrong(1);
+      d_lines.upload(lines);
+      d_offs.upload(offs);
+      wrong.zero();
+      device::kernels::launch_flush(flush.get(), flush_bytes, sms, nullptr);
+      GP_CUDA_CHECK(cudaDeviceSynchronize());
+      fetch::Params p;
+      p.region = region.get();
+      p.region_words = region.size();
+      p.line_offsets = d_lines.get();
+      p.offsets = d_offs.get();
+      p.probes = static_cast<std::uint32_t>(lines.size());
+      p.cache_global = kOps[o].cg;
+      p.cycles = cycles.get();
+      p.wrong = wrong.get();
+      fetch::run(p);
+      if (const auto bad = wrong.download()[0])
+        throw VerificationError(id() + ": " + std::to_string(bad) +
+                                " loads did not return their own address");
+      const auto c = cycles.download();
+      for (std::uint64_t di = 0; di < n_off; ++di) {
+        std::vector<std::uint32_t> v(
+            c.begin() + static_cast<std::ptrdiff_t>(di * kProbesPerOffset),
+            c.begin() + static_cast<std::ptrdiff_t>((di + 1) * kProbesPerOffset));
+        rows.push_back({{"operator", kOps[o].name}, {"offset_bytes", kOffsets[di]}, {"cycles", v}});
+      }
+    }
+    r.parameters = {{"probes_per_offset", kProbesPerOffset},
+                    {"line_spacing_bytes", kLineSpacing},
+                    {"flush_bytes", flush_bytes},
+                    {"timing",
+                     "%clock64 around the second load, held until its value arrives; the "
+                     "first load (the miss) and both addresses are resolved before it"},
+                    {"verification", "every word holds its own address; every load is compared"}};
+    r.samples = {{"rows", rows}};
+  }
+  void analyze(ExperimentResult& r) const override {
+    Curve cv{"latency", {"operator", "offset_bytes", "median_cycles", "p5", "p95"}, {}};
+    for (const auto& op : kOps) {
+      std::vector<std::pair<std::uint32_t, double>> med;
+      json table = json::object();
+      for (const auto& row : r.samples.at("rows")) {
+        if (row.at("operator") != op.name) continue;
+        std::vector<double> v;
+        for (const auto& x : row.at("cycles")) v.push_back(x.get<double>());
+        const double m = stats::median(v);
+        med.emplace_back(row.at("offset_bytes").get<std::uint32_t>(), m);
+        table[std::to_string(row.at("offset_bytes").get<std::uint32_t>())] = m;
+        cv.rows.push_back({op.name, row.at("offset_bytes"), m, stats::quantile(v, 0.05),
+                           stats::quantile(v, 0.95)});
+      }
+      const auto g = analysis::fetch_granularity(med);
+      Finding f{op.finding, g ? static_cast<double>(*g) : 0.0,
+                "bytes",    g ? 0.9 : 0.0,
+                op.what,    {{"median_cycles_by_offset", table}, {"found", g.has_value()}}};
+      r.findings.push_back(f);
+    }
+    r.curves.push_back(cv);
+  }
+};
+
+}  // namespace
+
+void register_fetch_granularity_experiments(Registry& registry) {
+  registry.add(std::make_unique<FetchGranularity>());
+}
+
+}  // namespace gpuprobe::probes

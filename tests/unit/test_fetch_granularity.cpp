@@ -1,0 +1,56 @@
+// cache.fetch_granularity's inference on modelled latency tables, and its waiver.
+#include <gtest/gtest.h>
+
+#include "analysis/granularity.hpp"
+#include "core/experiment.hpp"
+
+namespace gpuprobe {
+namespace {
+
+using analysis::fetch_granularity;
+
+TEST(FetchGranularity, FirstOffsetThatMissesAgain) {
+  // A 32-B sector: offsets 8..24 hit the L1 (~32 cycles), 32 and beyond go to the L2.
+  EXPECT_EQ(fetch_granularity({{8, 33}, {16, 32}, {24, 33}, {32, 290}, {64, 301}, {128, 299}}),
+            32u);
+  // A 64-B fill into the L2: 8..48 hit (~300), 64 and beyond come from DRAM (~650). Order of the
+  // input does not matter.
+  EXPECT_EQ(fetch_granularity({{128, 660}, {8, 300}, {64, 655}, {48, 305}, {32, 298}}), 64u);
+}
+
+TEST(FetchGranularity, NoStepOrAStepThatComesBackIsNotAGranularity) {
+  EXPECT_FALSE(fetch_granularity({{8, 300}, {32, 310}, {128, 305}}).has_value());
+  // Slow at 32, fast again at 64: not a clean step, no claim.
+  EXPECT_FALSE(fetch_granularity({{8, 32}, {32, 300}, {64, 33}, {128, 300}}).has_value());
+  EXPECT_FALSE(fetch_granularity({{8, 32}}).has_value());
+}
+
+TEST(FetchGranularity, AnalyzeReportsBothOperators) {
+  const auto* e = Registry::builtin().find("cache.fetch_granularity");
+  ASSERT_NE(e, nullptr);
+  ExperimentResult r;
+  nlohmann::json rows = nlohmann::json::array();
+  for (unsigned d : {8u, 16u, 32u, 64u, 128u}) {
+    rows.push_back(
+        {{"operator", "ld.global.ca"},
+         {"offset_bytes", d},
+         {"cycles", d < 32 ? std::vector<int>{32, 33, 31} : std::vector<int>{300, 290, 310}}});
+    rows.push_back(
+        {{"operator", "ld.global.cg"},
+         {"offset_bytes", d},
+         {"cycles", d < 64 ? std::vector<int>{300, 301, 299} : std::vector<int>{650, 660, 640}}});
+  }
+  r.samples = {{"rows", rows}};
+  e->analyze(r);
+  ASSERT_EQ(r.findings.size(), 2u);
+  EXPECT_EQ(r.findings[0].name, "cache.l1.fetch_granularity");
+  EXPECT_DOUBLE_EQ(r.findings[0].value, 32);
+  EXPECT_EQ(r.findings[1].name, "cache.l2.fill_granularity");
+  EXPECT_DOUBLE_EQ(r.findings[1].value, 64);
+  device::DeviceInfo info;
+  info.kind = "model";
+  EXPECT_EQ(e->waiver(info).value_or(""), kNeedsCudaGpu);
+}
+
+}  // namespace
+}  // namespace gpuprobe
