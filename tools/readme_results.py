@@ -102,7 +102,7 @@ one SM cost ~{v('l2.hit_latency', 0)} cycles up to ~{f['l2.near_capacity']['valu
 partition, a little under half the 60 MiB), then ~{v('l2.far_hit_latency', 0)} cycles up to
 ~{f['l2.capacity']['value'] / 2**20:.1f} MiB, then DRAM at ~{v('dram.latency', 0)} cycles; the usable L1 at the
 default (= maximum-L1) carveout is {f['l1.capacity']['value'] / 1024:.2f} KiB. Not every H200 is the same:
-on the eight machines this project ran on the same day (different UUIDs; the other sweeps are in
+on the nine machines this project ran on the same day (different UUIDs; the other sweeps are in
 `tests/data/h200_latency_sweep_run*.json` and in the history of `results/h200`), the reference
 chase gave DRAM latencies of 651-684 cycles and L2 near-partition hits of 273-281 cycles, and the
 best DRAM read of 4585-4672 GB/s.
@@ -112,6 +112,7 @@ best DRAM read of 4585-4672 GB/s.
 | quantity | measured | target / reference |
 |---|---|---|
 | L2 partitions (`cache.l2.partition`) | {l2p} | (no public figure) |
+| fetch granularity (`cache.fetch_granularity`) | L1 miss fetches {v('cache.l1.fetch_granularity', 0)} B; a DRAM miss fills {v('cache.l2.fill_granularity', 0)} B into the L2 | 32-B sectors (vendor) |
 | DRAM read (`dram.read_bandwidth`) | {v('dram.read_bandwidth')} GB/s ({f['dram.read_bandwidth']['percent_of_peak']:.1f}% of {peak:.1f}) | {target('dram.read_bandwidth', 4650)} |
 | DRAM write (`dram.write_bandwidth`) | {v('dram.write_bandwidth')} GB/s | {target('dram.write_bandwidth', 4650)}; cudaMemset {v('dram.write_bandwidth.cudamemset_reference')} |
 | DRAM copy, read + write (`dram.copy_bandwidth`) | {v('dram.copy_bandwidth')} GB/s | {target('dram.copy_bandwidth', 4400)}; cudaMemcpy {v('dram.copy_bandwidth.cudamemcpy_reference')} |
@@ -122,7 +123,7 @@ best DRAM read of 4585-4672 GB/s.
 | bank conflicts: measured N-way = model (`smem.bank_model_agreement`) | {v('smem.bank_model_agreement', 2)} (fraction of 96 cases) | all |
 | FFMA (`compute.ffma.throughput`) | {v('compute.ffma.throughput', 2)} FMA/clk/SM ({f['compute.ffma.throughput'].get('percent_of_peak', 0):.2f}% of peak at the measured clock) | >= 97% |
 | WGMMA bf16 dense (`hopper.wgmma.bf16.tflops`) | {v('hopper.wgmma.bf16.tflops')} TFLOP/s, accumulators verified | {target('hopper.wgmma.bf16.tflops', 890)} |
-| TMA -> WGMMA pipeline, 128x256x64 (`hopper.pipeline`) | {v('hopper.pipeline.128x256x64.best_pipeline_tflops')} TFLOP/s vs wgmma-only {v('hopper.pipeline.128x256x64.wgmma_only_tflops')} ({pl['fraction_of_wgmma_only'] * 100:.1f}%; {pl.get('fraction_of_wgmma_only_per_clock', 0) * 100:.1f}% per SM clock) | within 10% ({'met here' if pl['fraction_of_wgmma_only'] >= 0.9 else 'not met here'}; 89.1-91.2% over five runs, see docs) |
+| TMA -> WGMMA pipeline, 128x256x64 (`hopper.pipeline`) | {v('hopper.pipeline.128x256x64.best_pipeline_tflops')} TFLOP/s vs wgmma-only {v('hopper.pipeline.128x256x64.wgmma_only_tflops')} ({pl['fraction_of_wgmma_only'] * 100:.1f}%; {pl.get('fraction_of_wgmma_only_per_clock', 0) * 100:.1f}% per SM clock) | within 10% ({'met here' if pl['fraction_of_wgmma_only'] >= 0.9 else 'not met here'}; 89.1-91.2% over six runs, see docs) |
 | TMA load (`hopper.tma.load_bandwidth`) | {v('hopper.tma.load_bandwidth')} GB/s | |
 | DSMEM latency, cluster of 2 (`hopper.dsmem.latency`) | {v('hopper.dsmem.latency')} cycles | H800: ~180 (Luo et al.) |
 | litmus, release/acquire / relaxed without fence | {v('ordering.litmus.release_acquire.stale_reads', 0)} / {v('ordering.litmus.relaxed_no_fence.stale_reads', 0)} stale reads of 100000 | 0 with the right protocol |
