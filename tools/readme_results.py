@@ -128,7 +128,7 @@ best DRAM read of 4585-4672 GB/s.
 | DSMEM latency, cluster of 2 (`hopper.dsmem.latency`) | {v('hopper.dsmem.latency')} cycles | H800: ~180 (Luo et al.) |
 | litmus, release/acquire / relaxed without fence | {v('ordering.litmus.release_acquire.stale_reads', 0)} / {v('ordering.litmus.relaxed_no_fence.stale_reads', 0)} stale reads of 100000 | 0 with the right protocol |
 
-Wall time of `gpuprobe characterize`: {r['wall_s']:.1f} s in all (latency {fam('latency.'):.1f} s,
+Wall time of `gpuprobe characterize`: {r['wall_s']:.1f} s in all (latency {fam('latency.'):.1f} s, cache structure {fam('cache.'):.1f} s,
 bandwidth {fam('bandwidth.'):.1f} s, shared memory + compute + timers
 {fam('smem.') + fam('compute.') + fam('timer.'):.1f} s, ordering {fam('ordering.'):.1f} s, Hopper {fam('hopper.'):.1f} s).
 Why the misses are misses, with the evidence, is in [docs/FAMILIES.md](docs/FAMILIES.md).
