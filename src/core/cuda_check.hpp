@@ -53,6 +53,15 @@ inline void check(cudaError_t err, const char* expr, const char* file, int line)
 /// Evaluates a CUDA runtime call once; throws gpuprobe::CudaError if it does not return success.
 #define GP_CUDA_CHECK(expr) ::gpuprobe::cuda::check((expr), #expr, __FILE__, __LINE__)
 
+namespace gpuprobe::cuda {
+/// An integer attribute of CUDA device `ordinal` (cudaDeviceGetAttribute, checked).
+inline int device_attribute(cudaDeviceAttr a, int ordinal) {
+  int v = 0;
+  GP_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, ordinal));
+  return v;
+}
+}  // namespace gpuprobe::cuda
+
 /// Checks the launch just made (bad configuration, too many resources...). Execution errors
 /// surface later, at the next synchronizing call, which should itself be checked.
 #define GP_CUDA_CHECK_LAUNCH() \

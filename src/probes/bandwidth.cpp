@@ -146,6 +146,18 @@ json to_json(const Timed& t, double peak) {
 
 /// Everything one experiment needs on the GPU: its stream, its timing events and the
 /// verification counters. Selects the device first.
+std::uint32_t host_xor(std::uint64_t lo, std::uint64_t stride, std::uint64_t m,
+                       std::uint32_t seed);
+
+/// Throws UsageError unless every value lies in [lo, hi]: "<noun> <value> is not allowed; use
+/// <allowed>".
+void require_in_range(const std::vector<int>& values, int lo, int hi, const std::string& noun,
+                      const std::string& allowed) {
+  for (int v : values)
+    if (v < lo || v > hi)
+      throw UsageError(noun + " " + std::to_string(v) + " is not allowed; use " + allowed);
+}
+
 class Bench {
  public:
   explicit Bench(Context& ctx)
@@ -228,6 +240,31 @@ class Bench {
                     expected);
       throw VerificationError(what + buf);
     }
+  }
+
+  /// Verifies the strided copy or read `launch` runs: element j < m (j-th with stride `step`)
+  /// of the source from src_lo, written (copy) to the same position from dst_lo. A copy runs
+  /// again over a poisoned destination of n elements, checked element by element (returns the
+  /// elements the host spot-checked); a read runs again, checked by the XOR of what it read.
+  std::uint64_t check_pattern(const std::function<void(std::uint32_t*)>& launch, bool copy,
+                              float* dst, std::uint64_t n, std::uint32_t seed_src,
+                              std::uint32_t seed_poison, std::uint64_t src_lo,
+                              std::uint64_t dst_lo, std::uint64_t step, std::uint64_t m,
+                              const std::string& what) {
+    if (!copy) {
+      check_xor(launch, host_xor(src_lo, step, m, seed_src), what);
+      return 0;
+    }
+    fill(dst, n, seed_poison);
+    launch(nullptr);
+    ExpectSpec spec;
+    spec.seed_in = seed_src;
+    spec.seed_poison = seed_poison;
+    spec.lo = dst_lo;
+    spec.hi = dst_lo + m * step;
+    spec.step = step;
+    spec.src_shift = static_cast<std::int64_t>(src_lo) - static_cast<std::int64_t>(dst_lo);
+    return check(dst, n, spec, what);
   }
 
   void fill(float* p, std::uint64_t n, std::uint32_t seed, std::uint64_t mul = 1,
@@ -1062,20 +1099,8 @@ class StrideExperiment : public BandwidthExperiment {
         shape = cover_wins ? &cover : &l;
         const auto& t = cover_wins ? t_cover : t_persistent;
         const std::string what = id() + " " + variant + " stride " + std::to_string(s);
-        std::uint64_t spot = 0;
-        if (copy) {
-          bench.fill(dst.as<float>(), n, seed_poison);
-          launch(nullptr);
-          ExpectSpec spec;
-          spec.seed_in = seed_src;
-          spec.seed_poison = seed_poison;
-          spec.lo = 0;
-          spec.hi = m * s;
-          spec.step = s;
-          spot = bench.check(dst.as<float>(), n, spec, what);
-        } else {
-          bench.check_xor(launch, host_xor(0, s, m, seed_src), what);
-        }
+        const std::uint64_t spot = bench.check_pattern(launch, copy, dst.as<float>(), n, seed_src,
+                                                       seed_poison, 0, 0, s, m, what);
         json row = pattern_row(t, acc.useful_bytes, peak);
         row["variant"] = variant;
         row["stride_elements"] = s;
@@ -1192,10 +1217,7 @@ class StrideExperiment : public BandwidthExperiment {
  protected:
   double arrays_allocated() const override { return 2; }
   void check_options(const RunOptions& o) const override {
-    for (int s : o.strides)
-      if (s < 1 || s > kMaxStride)
-        throw UsageError("stride " + std::to_string(s) +
-                         " is not allowed; use element strides 1..64");
+    require_in_range(o.strides, 1, kMaxStride, "stride", "element strides 1..64");
   }
 };
 
@@ -1254,21 +1276,8 @@ class OffsetExperiment : public BandwidthExperiment {
         };
         const auto t = bench.measure([&] { launch(nullptr); }, useful);
         const std::string what = id() + " " + variant + " offset " + std::to_string(off);
-        std::uint64_t spot = 0;
-        if (copy) {
-          bench.fill(dst.as<float>(), n, seed_poison);
-          launch(nullptr);
-          ExpectSpec spec;
-          spec.seed_in = seed_src;
-          spec.seed_poison = seed_poison;
-          spec.lo = dst_lo;
-          spec.hi = dst_lo + m;
-          spec.step = 1;
-          spec.src_shift = static_cast<std::int64_t>(src_lo) - static_cast<std::int64_t>(dst_lo);
-          spot = bench.check(dst.as<float>(), n, spec, what);
-        } else {
-          bench.check_xor(launch, host_xor(src_lo, 1, m, seed_src), what);
-        }
+        const std::uint64_t spot = bench.check_pattern(launch, copy, dst.as<float>(), n, seed_src,
+                                                       seed_poison, src_lo, dst_lo, 1, m, what);
         const analysis::WarpAccess rd{4, 1, static_cast<std::int64_t>(src_lo), 0,
                                       analysis::kWarpThreads};
         const analysis::WarpAccess wr{4, 1, static_cast<std::int64_t>(dst_lo), 0,
@@ -1392,10 +1401,7 @@ class OffsetExperiment : public BandwidthExperiment {
  protected:
   double arrays_allocated() const override { return 2; }
   void check_options(const RunOptions& o) const override {
-    for (int off : o.offsets)
-      if (off < 0 || off > kMaxOffset)
-        throw UsageError("offset " + std::to_string(off) +
-                         " is not allowed; use start offsets 0..64 elements");
+    require_in_range(o.offsets, 0, kMaxOffset, "offset", "start offsets 0..64 elements");
   }
 };
 

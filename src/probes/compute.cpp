@@ -45,11 +45,7 @@ Gpu open_gpu(const device::Device& dev) {
   Gpu g;
   g.ordinal = dev.info().ordinal;
   GP_CUDA_CHECK(cudaSetDevice(g.ordinal));
-  auto attr = [&](cudaDeviceAttr a) {
-    int v = 0;
-    GP_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, g.ordinal));
-    return v;
-  };
+  auto attr = [&](cudaDeviceAttr a) { return cuda::device_attribute(a, g.ordinal); };
   g.sm_count = attr(cudaDevAttrMultiProcessorCount);
   g.max_threads_per_sm = attr(cudaDevAttrMaxThreadsPerMultiProcessor);
   g.shared_per_sm = attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor);

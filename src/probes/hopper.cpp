@@ -183,10 +183,9 @@ class HopperWgmmaThroughput : public Experiment {
   void run(Context& ctx, ExperimentResult& r) const override {
     const int ordinal = ctx.device.info().ordinal;
     GP_CUDA_CHECK(cudaSetDevice(ordinal));
-    int sm_count = 0, smem_per_sm = 0, optin = 0;
-    GP_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal));
-    GP_CUDA_CHECK(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal));
-    GP_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal));
+    const int sm_count = cuda::device_attribute(cudaDevAttrMultiProcessorCount, ordinal);
+    const int smem_per_sm = cuda::device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal);
+    const int optin = cuda::device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal);
     if (!hk::wgmma_compiled())
       throw VerificationError("hopper.wgmma.throughput: this binary holds no sm_90a wgmma code");
     // More than half an SM's shared memory per block: one block per SM.

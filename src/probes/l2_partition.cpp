@@ -85,8 +85,7 @@ class L2Partition : public Experiment {
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();
     GP_CUDA_CHECK(cudaSetDevice(info.ordinal));
-    int sms = 0;
-    GP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, info.ordinal));
+    const int sms = cuda::device_attribute(cudaDevAttrMultiProcessorCount, info.ordinal);
     const auto offsets = probe_offsets(ctx.options.seed);
     const std::uint32_t n = static_cast<std::uint32_t>(offsets.size());
     device::DeviceBuffer buf((kPages + 1) * kPage);

@@ -32,9 +32,8 @@ GpuShape open_gpu(const device::Device& dev) {
   GpuShape g;
   g.ordinal = dev.info().ordinal;
   GP_CUDA_CHECK(cudaSetDevice(g.ordinal));
-  GP_CUDA_CHECK(cudaDeviceGetAttribute(&g.sm_count, cudaDevAttrMultiProcessorCount, g.ordinal));
-  GP_CUDA_CHECK(cudaDeviceGetAttribute(&g.max_threads_per_sm,
-                                       cudaDevAttrMaxThreadsPerMultiProcessor, g.ordinal));
+  g.sm_count = cuda::device_attribute(cudaDevAttrMultiProcessorCount, g.ordinal);
+  g.max_threads_per_sm = cuda::device_attribute(cudaDevAttrMaxThreadsPerMultiProcessor, g.ordinal);
   return g;
 }
 

@@ -42,11 +42,7 @@ void require_compiled(const std::string& id) {
     throw VerificationError(id + ": this binary holds no sm_90 TMA / cluster code for this device");
 }
 
-int device_attr(cudaDeviceAttr a, int ordinal) {
-  int v = 0;
-  GP_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, ordinal));
-  return v;
-}
+using cuda::device_attribute;
 
 using device::dram_peak_gb_s;
 
@@ -77,7 +73,7 @@ class TmaLatency : public Experiment {
     const auto& info = ctx.device.info();
     GP_CUDA_CHECK(cudaSetDevice(info.ordinal));
     require_compiled(id());
-    const int sm_count = device_attr(cudaDevAttrMultiProcessorCount, info.ordinal);
+    const int sm_count = device_attribute(cudaDevAttrMultiProcessorCount, info.ordinal);
     const std::uint64_t src_bytes = 16 * kMiB;
     const std::uint64_t flush_bytes = 2 * std::max<std::uint64_t>(info.l2_bytes, 8 * kMiB);
     DeviceBuffer src(src_bytes), flush(flush_bytes), copy(16 * kKiB), out(sizeof(tma::LatencyOut));
@@ -222,9 +218,9 @@ class TmaBandwidth : public Experiment {
     GP_CUDA_CHECK(cudaSetDevice(info.ordinal));
     require_compiled(id());
     const int ordinal = info.ordinal;
-    const int sm_count = device_attr(cudaDevAttrMultiProcessorCount, ordinal);
-    const int smem_per_sm = device_attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal);
-    const int optin = device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal);
+    const int sm_count = device_attribute(cudaDevAttrMultiProcessorCount, ordinal);
+    const int smem_per_sm = device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal);
+    const int optin = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal);
     const std::vector<std::uint32_t> tiles{4096, 8192, 16384, 32768};
     const std::uint64_t want = ctx.options.array_bytes ? ctx.options.array_bytes : 16 * std::max<std::uint64_t>(info.l2_bytes, 4 * kMiB);
     const std::uint64_t array_bytes = std::max<std::uint64_t>(want / (32 * kKiB), 1) * 32 * kKiB;
