@@ -19,6 +19,7 @@
 #include "core/stats.hpp"
 #include "device/chase_kernels.hpp"
 #include "device/device_buffer.hpp"
+#include "probes/gpu.hpp"
 #include "probes/fetch_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -63,8 +64,7 @@ class FetchGranularity : public Experiment {
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();
-    GP_CUDA_CHECK(cudaSetDevice(info.ordinal));
-    const int sms = cuda::device_attribute(cudaDevAttrMultiProcessorCount, info.ordinal);
+    const int sms = open_gpu(ctx.device).sm_count;
     const std::uint64_t l2 = std::max<std::uint64_t>(info.l2_bytes, 4 * kMiB);
     const std::uint64_t n_off = sizeof kOffsets / sizeof kOffsets[0];
     const std::uint64_t per_op =

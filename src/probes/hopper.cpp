@@ -2,6 +2,7 @@
 // (matrix descriptors, no swizzle), bf16 and f16 inputs, f32 accumulators, on every SM, with
 // the number of warpgroups per SM, wgmmas per commit group and wgmma.wait_group N swept.
 // Every number comes from launches whose accumulators all matched the host reference.
+#include "probes/gpu.hpp"
 #include "probes/hopper.hpp"
 
 #include <algorithm>
@@ -181,11 +182,9 @@ class HopperWgmmaThroughput : public Experiment {
     return waive_unless_sm90a(info, kNeedsSm90a, kNeedsCudaGpu);
   }
   void run(Context& ctx, ExperimentResult& r) const override {
-    const int ordinal = ctx.device.info().ordinal;
-    GP_CUDA_CHECK(cudaSetDevice(ordinal));
-    const int sm_count = cuda::device_attribute(cudaDevAttrMultiProcessorCount, ordinal);
-    const int smem_per_sm = cuda::device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal);
-    const int optin = cuda::device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal);
+    const Gpu gpu = open_gpu(ctx.device);
+    const int sm_count = gpu.sm_count, smem_per_sm = gpu.shared_per_sm,
+              optin = gpu.shared_per_block_optin;
     if (!hk::wgmma_compiled())
       throw VerificationError("hopper.wgmma.throughput: this binary holds no sm_90a wgmma code");
     // More than half an SM's shared memory per block: one block per SM.

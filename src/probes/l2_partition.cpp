@@ -23,6 +23,7 @@
 #include "core/stats.hpp"
 #include "device/chase_kernels.hpp"
 #include "device/device_buffer.hpp"
+#include "probes/gpu.hpp"
 #include "probes/l2_partition_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -84,8 +85,7 @@ class L2Partition : public Experiment {
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();
-    GP_CUDA_CHECK(cudaSetDevice(info.ordinal));
-    const int sms = cuda::device_attribute(cudaDevAttrMultiProcessorCount, info.ordinal);
+    const int sms = open_gpu(ctx.device).sm_count;
     const auto offsets = probe_offsets(ctx.options.seed);
     const std::uint32_t n = static_cast<std::uint32_t>(offsets.size());
     device::DeviceBuffer buf((kPages + 1) * kPage);

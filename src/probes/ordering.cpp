@@ -12,6 +12,7 @@
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "probes/gpu.hpp"
 #include "probes/ordering_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -21,21 +22,6 @@ using nlohmann::json;
 namespace ok = ordering;
 
 constexpr const char* kModelWaiver = "needs a CUDA GPU: the modelled GPU has no memory-ordering model";
-
-struct GpuShape {
-  int ordinal = 0;
-  int sm_count = 0;
-  int max_threads_per_sm = 0;
-};
-
-GpuShape open_gpu(const device::Device& dev) {
-  GpuShape g;
-  g.ordinal = dev.info().ordinal;
-  GP_CUDA_CHECK(cudaSetDevice(g.ordinal));
-  g.sm_count = cuda::device_attribute(cudaDevAttrMultiProcessorCount, g.ordinal);
-  g.max_threads_per_sm = cuda::device_attribute(cudaDevAttrMaxThreadsPerMultiProcessor, g.ordinal);
-  return g;
-}
 
 void synchronize() { GP_CUDA_CHECK(cudaDeviceSynchronize()); }
 
@@ -94,7 +80,7 @@ class OrderingFence : public OrderingExperiment {
     return {{"fence", fences}, {"config", {"warp (32 threads)", "sm (1 block x 1024 threads)"}}};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
-    const GpuShape gpu = open_gpu(ctx.device);
+    const Gpu gpu = open_gpu(ctx.device);
     ok::DeviceBuffer<std::uint32_t> scratch(1024), out(1024);
     ok::DeviceBuffer<ok::TimeRecord> records(32);
     const std::uint64_t steps = static_cast<std::uint64_t>(kFenceIterations) * ok::kFenceUnroll;
@@ -213,7 +199,7 @@ class OrderingAtomic : public OrderingExperiment {
             {"mode", {"latency", "independent", "contended_block", "contended_grid"}}};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
-    const GpuShape gpu = open_gpu(ctx.device);
+    const Gpu gpu = open_gpu(ctx.device);
     // Latency: one thread, a dependent chain on counters[0].
     ok::DeviceBuffer<std::uint32_t> lat_counters(32);
     ok::DeviceBuffer<unsigned long long> lat_sum(1);
@@ -429,7 +415,7 @@ class OrderingLitmus : public OrderingExperiment {
     return {{"variant", v}, {"iterations", kLitmusIterations}};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
-    const GpuShape gpu = open_gpu(ctx.device);
+    const Gpu gpu = open_gpu(ctx.device);
     const std::uint32_t smem = ok::litmus_prepare(gpu.ordinal);
     ok::DeviceBuffer<std::uint32_t> words(ok::kLitmusWords);
     ok::DeviceBuffer<ok::LitmusResult> result(1);

@@ -21,6 +21,7 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "device/device_buffer.hpp"
+#include "probes/gpu.hpp"
 #include "probes/hopper.hpp"
 #include "probes/pipeline_kernels.hpp"
 
@@ -219,12 +220,9 @@ class HopperPipeline : public Experiment {
     return waive_unless_sm90a(info, kNeedsSm90a, kNeedsCudaGpu);
   }
   void run(Context& ctx, ExperimentResult& r) const override {
-    const int ordinal = ctx.device.info().ordinal;
-    GP_CUDA_CHECK(cudaSetDevice(ordinal));
-    const int sm_count = cuda::device_attribute(cudaDevAttrMultiProcessorCount, ordinal);
-    const int smem_per_sm =
-        cuda::device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal);
-    const int optin = cuda::device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal);
+    const Gpu gpu = open_gpu(ctx.device);
+    const int sm_count = gpu.sm_count, smem_per_sm = gpu.shared_per_sm,
+              optin = gpu.shared_per_block_optin;
     if (!pk::pipeline_compiled())
       throw VerificationError("hopper.pipeline: this binary holds no sm_90a pipeline code");
     const Problem prob = make_problem(ctx.options.seed);
