@@ -20,6 +20,7 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "device/device_buffer.hpp"
+#include "probes/gpu.hpp"
 #include "probes/tma_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -42,7 +43,6 @@ void require_compiled(const std::string& id) {
     throw VerificationError(id + ": this binary holds no sm_90 TMA / cluster code for this device");
 }
 
-using cuda::device_attribute;
 
 using device::dram_peak_gb_s;
 
@@ -71,9 +71,9 @@ class TmaLatency : public Experiment {
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override { return hopper_waiver(info); }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();
-    GP_CUDA_CHECK(cudaSetDevice(info.ordinal));
+    const Gpu gpu = open_gpu(ctx.device);
     require_compiled(id());
-    const int sm_count = device_attribute(cudaDevAttrMultiProcessorCount, info.ordinal);
+    const int sm_count = gpu.sm_count;
     const std::uint64_t src_bytes = 16 * kMiB;
     const std::uint64_t flush_bytes = 2 * std::max<std::uint64_t>(info.l2_bytes, 8 * kMiB);
     DeviceBuffer src(src_bytes), flush(flush_bytes), copy(16 * kKiB), out(sizeof(tma::LatencyOut));
@@ -215,12 +215,9 @@ class TmaBandwidth : public Experiment {
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override { return hopper_waiver(info); }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();
-    GP_CUDA_CHECK(cudaSetDevice(info.ordinal));
+    const Gpu gpu = open_gpu(ctx.device);
     require_compiled(id());
-    const int ordinal = info.ordinal;
-    const int sm_count = device_attribute(cudaDevAttrMultiProcessorCount, ordinal);
-    const int smem_per_sm = device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal);
-    const int optin = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal);
+    const int sm_count = gpu.sm_count, smem_per_sm = gpu.shared_per_sm, optin = gpu.shared_per_block_optin;
     const std::vector<std::uint32_t> tiles{4096, 8192, 16384, 32768};
     const std::uint64_t want = ctx.options.array_bytes ? ctx.options.array_bytes : 16 * std::max<std::uint64_t>(info.l2_bytes, 4 * kMiB);
     const std::uint64_t array_bytes = std::max<std::uint64_t>(want / (32 * kKiB), 1) * 32 * kKiB;
