@@ -18,81 +18,6 @@ namespace ptx = ::gpuprobe::device::ptx;
 
 // 16-B loads with an explicit cache operator. volatile: the same addresses are read every pass
 // and nothing is written, so without it the compiler could hoist the loads out of the pass loop.
-__device__ __forceinline__ uint4 load_ca(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.global.ca.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-__device__ __forceinline__ uint4 load_cg(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-
-__device__ __forceinline__ u32 add4(u32 acc, uint4 v) { return acc + v.x + v.y + v.z + v.w; }
-
-/// One pass over vectors first, first + step, ... < n: four independent loads in flight per
-/// iteration before their sums are needed.
-template <bool kCg>
-__device__ __forceinline__ u32 read_pass(const uint4* base, u32 first, u32 step, u32 n, u32 acc) {
-  u32 j = first;
-  for (; j + 3 * step < n; j += 4 * step) {
-    const uint4 a = kCg ? load_cg(base + j) : load_ca(base + j);
-    const uint4 b = kCg ? load_cg(base + j + step) : load_ca(base + j + step);
-    const uint4 c = kCg ? load_cg(base + j + 2 * step) : load_ca(base + j + 2 * step);
-    const uint4 d = kCg ? load_cg(base + j + 3 * step) : load_ca(base + j + 3 * step);
-    acc = add4(add4(acc, a), b);
-    acc = add4(add4(acc, c), d);
-  }
-  for (; j < n; j += step) acc = add4(acc, kCg ? load_cg(base + j) : load_ca(base + j));
-  return acc;
-}
-
-/// Four passes at once. Pass k reads vector (j + k n / 4) mod n for the same j as read_pass;
-/// the j of all threads cover [0, n) once and a rotation keeps that, so each of the four passes
-/// still reads every vector exactly once, but a thread has four independent loads in flight even
-/// when it owns a single vector (measured on the H200 with one pass at a time: a 16 KiB slice
-/// per SM, one 16-B load per thread per pass, reached only 26 B/clk/SM; the same loads with four
-/// or more per thread per pass reached 110-122).
-template <bool kCg>
-__device__ __forceinline__ u32 read_4_passes(const uint4* base, u32 first, u32 step, u32 n,
-                                             u32 acc) {
-  const u32 s1 = n / 4, s2 = n / 2, s3 = static_cast<u32>((3ull * n) / 4);
-  u32 acc1 = 0, acc2 = 0, acc3 = 0;
-  for (u32 j = first; j < n; j += step) {
-    const u32 j1 = j + s1 >= n ? j + s1 - n : j + s1;
-    const u32 j2 = j + s2 >= n ? j + s2 - n : j + s2;
-    const u32 j3 = j + s3 >= n ? j + s3 - n : j + s3;
-    const uint4 a = kCg ? load_cg(base + j) : load_ca(base + j);
-    const uint4 b = kCg ? load_cg(base + j1) : load_ca(base + j1);
-    const uint4 c = kCg ? load_cg(base + j2) : load_ca(base + j2);
-    const uint4 d = kCg ? load_cg(base + j3) : load_ca(base + j3);
-    // Four independent sums (the total is the same modulo 2^32): no 16-add dependent chain
-    // between one iteration's loads and the next.
-    acc = add4(acc, a);
-    acc1 = add4(acc1, b);
-    acc2 = add4(acc2, c);
-    acc3 = add4(acc3, d);
-  }
-  return acc + acc1 + acc2 + acc3;
-}
-
-/// Runs `passes` passes: groups of four interleaved, the rest one at a time.
-template <bool kCg>
-__device__ __forceinline__ u32 read_passes(const uint4* base, u32 first, u32 step, u32 n,
-                                           u32 passes, u32 acc) {
-  u32 q = 0;
-  for (; q + 4 <= passes; q += 4) acc = read_4_passes<kCg>(base, first, step, n, acc);
-  for (; q < passes; ++q) acc = read_pass<kCg>(base, first, step, n, acc);
-  return acc;
-}
-
-// ---- Variants of bandwidth.hierarchy (kL1Variants / kL2Variants) ---------------------------
-
 /// 16-B load with cache operator L at p + kOffsetBytes (an immediate offset of the instruction).
 template <Load L, int kOffsetBytes = 0>
 __device__ __forceinline__ uint4 load_v(const uint4* p) {
@@ -115,6 +40,71 @@ __device__ __forceinline__ uint4 load_v(const uint4* p) {
 #undef GP_LOAD_V4
   return v;
 }
+template <bool kCg>
+__device__ __forceinline__ uint4 load_ca_cg(const uint4* p) {
+  return load_v<kCg ? Load::kCg : Load::kCa>(p);
+}
+
+__device__ __forceinline__ u32 add4(u32 acc, uint4 v) { return acc + v.x + v.y + v.z + v.w; }
+
+/// One pass over vectors first, first + step, ... < n: four independent loads in flight per
+/// iteration before their sums are needed.
+template <bool kCg>
+__device__ __forceinline__ u32 read_pass(const uint4* base, u32 first, u32 step, u32 n, u32 acc) {
+  u32 j = first;
+  for (; j + 3 * step < n; j += 4 * step) {
+    const uint4 a = load_ca_cg<kCg>(base + j);
+    const uint4 b = load_ca_cg<kCg>(base + j + step);
+    const uint4 c = load_ca_cg<kCg>(base + j + 2 * step);
+    const uint4 d = load_ca_cg<kCg>(base + j + 3 * step);
+    acc = add4(add4(acc, a), b);
+    acc = add4(add4(acc, c), d);
+  }
+  for (; j < n; j += step) acc = add4(acc, load_ca_cg<kCg>(base + j));
+  return acc;
+}
+
+/// Four passes at once. Pass k reads vector (j + k n / 4) mod n for the same j as read_pass;
+/// the j of all threads cover [0, n) once and a rotation keeps that, so each of the four passes
+/// still reads every vector exactly once, but a thread has four independent loads in flight even
+/// when it owns a single vector (measured on the H200 with one pass at a time: a 16 KiB slice
+/// per SM, one 16-B load per thread per pass, reached only 26 B/clk/SM; the same loads with four
+/// or more per thread per pass reached 110-122).
+template <bool kCg>
+__device__ __forceinline__ u32 read_4_passes(const uint4* base, u32 first, u32 step, u32 n,
+                                             u32 acc) {
+  const u32 s1 = n / 4, s2 = n / 2, s3 = static_cast<u32>((3ull * n) / 4);
+  u32 acc1 = 0, acc2 = 0, acc3 = 0;
+  for (u32 j = first; j < n; j += step) {
+    const u32 j1 = j + s1 >= n ? j + s1 - n : j + s1;
+    const u32 j2 = j + s2 >= n ? j + s2 - n : j + s2;
+    const u32 j3 = j + s3 >= n ? j + s3 - n : j + s3;
+    const uint4 a = load_ca_cg<kCg>(base + j);
+    const uint4 b = load_ca_cg<kCg>(base + j1);
+    const uint4 c = load_ca_cg<kCg>(base + j2);
+    const uint4 d = load_ca_cg<kCg>(base + j3);
+    // Four independent sums (the total is the same modulo 2^32): no 16-add dependent chain
+    // between one iteration's loads and the next.
+    acc = add4(acc, a);
+    acc1 = add4(acc1, b);
+    acc2 = add4(acc2, c);
+    acc3 = add4(acc3, d);
+  }
+  return acc + acc1 + acc2 + acc3;
+}
+
+/// Runs `passes` passes: groups of four interleaved, the rest one at a time.
+template <bool kCg>
+__device__ __forceinline__ u32 read_passes(const uint4* base, u32 first, u32 step, u32 n,
+                                           u32 passes, u32 acc) {
+  u32 q = 0;
+  for (; q + 4 <= passes; q += 4) acc = read_4_passes<kCg>(base, first, step, n, acc);
+  for (; q < passes; ++q) acc = read_pass<kCg>(base, first, step, n, acc);
+  return acc;
+}
+
+// ---- Variants of bandwidth.hierarchy (kL1Variants / kL2Variants) ---------------------------
+
 
 /// One sweep of j = first, first + step, ... < n reading, for each j, the U vectors
 /// (j + off[k]) mod n (off[k] < n): U passes at once when the offsets are U rotations.
