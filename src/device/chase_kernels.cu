@@ -12,19 +12,7 @@ namespace {
 
 template <LoadOp kOp>
 __device__ __forceinline__ std::uint64_t load_next(std::uint64_t address) {
-  std::uint64_t value;
-  if constexpr (kOp == LoadOp::kCa) {
-    asm volatile("ld.global.ca.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
-  } else if constexpr (kOp == LoadOp::kCg) {
-    asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
-  } else if constexpr (kOp == LoadOp::kCv) {
-    asm volatile("ld.global.cv.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
-  } else if constexpr (kOp == LoadOp::kNc) {
-    asm volatile("ld.global.nc.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
-  } else {
-    asm volatile("ld.global.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
-  }
-  return value;
+  return ptx::load_u64<kOp>(address);
 }
 
 using ptx::global_timer;

@@ -705,25 +705,23 @@ class BandwidthSweep : public RigExperiment {
     s1.resolution = 0.03;
     s1.max_points = kMaxPointsPerRegime;
     s1.align = static_cast<double>(kSliceAlign);
-    analysis::adaptive_sweep(
-        [&](double x) {
-          json p = rig.slices_point(static_cast<std::uint64_t>(x));
-          l1_points.push_back(p);
-          return analysis::CurvePoint{x, primary_median(p), p["measurement"]["mad"].get<double>()};
-        },
-        s1);
+    // One regime: the adaptive sweep over `so`, every point measured by `point` kept in `out`.
+    auto sweep = [&](const analysis::SweepOptions& so, auto point, json& out) {
+      analysis::adaptive_sweep(
+          [&](double x) {
+            json p = point(static_cast<std::uint64_t>(x));
+            out.push_back(p);
+            return analysis::CurvePoint{x, primary_median(p), p["measurement"]["mad"].get<double>()};
+          },
+          so);
+    };
+    sweep(s1, [&](std::uint64_t w) { return rig.slices_point(w); }, l1_points);
 
     analysis::SweepOptions s2 = s1;
     s2.x_min = static_cast<double>(align_down(kL1RegimeMin * sms, kRegionAlign));
     s2.x_max = static_cast<double>(align_down(top, kRegionAlign));
     s2.align = static_cast<double>(kRegionAlign);
-    analysis::adaptive_sweep(
-        [&](double x) {
-          json p = rig.shared_point(static_cast<std::uint64_t>(x));
-          l2_points.push_back(p);
-          return analysis::CurvePoint{x, primary_median(p), p["measurement"]["mad"].get<double>()};
-        },
-        s2);
+    sweep(s2, [&](std::uint64_t w) { return rig.shared_point(w); }, l2_points);
 
     const auto a = sorted_points(l1_points), b = sorted_points(l2_points);
     r.parameters = {

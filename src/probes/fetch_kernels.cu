@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "core/cuda_check.hpp"
+#include "device/ptx.cuh"
 #include "probes/fetch_kernels.hpp"
 
 namespace gpuprobe::probes::fetch {
@@ -9,12 +10,7 @@ namespace {
 
 template <int kCg>
 __device__ __forceinline__ std::uint64_t load(std::uint64_t address) {
-  std::uint64_t v;
-  if constexpr (kCg)
-    asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(v) : "l"(address) : "memory");
-  else
-    asm volatile("ld.global.ca.u64 %0, [%1];" : "=l"(v) : "l"(address) : "memory");
-  return v;
+  return device::ptx::load_u64<kCg ? device::LoadOp::kCg : device::LoadOp::kCa>(address);
 }
 
 // A branch on the loaded value holds the next instruction until the value arrives.

@@ -11,9 +11,7 @@ namespace {
 constexpr unsigned long long kTimeoutCycles = 4000000000ull;  // ~2 s: the reference never came
 
 __device__ __forceinline__ std::uint64_t load_cg(std::uint64_t address) {
-  std::uint64_t value;
-  asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
-  return value;
+  return device::ptx::load_u64<device::LoadOp::kCg>(address);
 }
 
 // A branch on the loaded value stalls issue until it arrives, so the clock read after it sees

@@ -36,7 +36,6 @@ using device::sm90::fence_mbar_init;
 using device::sm90::mbar_arrive;
 using device::sm90::mbar_expect_tx;
 using device::sm90::mbar_init;
-using device::sm90::mbar_try_wait;
 using device::sm90::smem_addr;
 /// Waits for the phase of parity `parity` to complete; false after kTimeoutCycles.
 __device__ __forceinline__ bool mbar_wait(std::uint32_t bar, std::uint32_t parity) {
