@@ -5,6 +5,10 @@
 
 namespace gpuprobe::units {
 
+inline constexpr std::uint64_t kKiB = 1024;
+inline constexpr std::uint64_t kMiB = 1024 * kKiB;
+
+
 /// "1.5 MiB", "60 MiB", "512 B": binary units, up to 4 significant digits.
 std::string format_bytes(std::uint64_t bytes);
 

@@ -48,8 +48,8 @@ using bw::StoreFlavor;
 using bw::StreamVariant;
 using nlohmann::json;
 
-constexpr std::uint64_t kKiB = 1024;
-constexpr std::uint64_t kMiB = 1024 * kKiB;
+using units::kKiB;
+using units::kMiB;
 constexpr std::uint64_t kGiB = 1024 * kMiB;
 /// Smallest array a user may ask for.
 constexpr std::uint64_t kMinArrayBytes = kMiB;

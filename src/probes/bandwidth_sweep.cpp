@@ -173,8 +173,8 @@ namespace {
 using bwsweep::LaunchRates;
 using nlohmann::json;
 
-constexpr std::uint64_t kKiB = 1024;
-constexpr std::uint64_t kMiB = 1024 * kKiB;
+using units::kKiB;
+using units::kMiB;
 constexpr double kTargetTimedNs = 1.0e6;  ///< timed part of one launch: about 1 ms
 constexpr std::uint32_t kMaxPasses = 1u << 22;
 constexpr std::uint64_t kSliceAlign = 4 * kKiB;    ///< L1 regime working sets (per SM)

@@ -17,6 +17,7 @@
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "core/units.hpp"
 #include "device/chase_kernels.hpp"
 #include "device/device_buffer.hpp"
 #include "probes/gpu.hpp"
@@ -27,7 +28,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::uint64_t kMiB = 1024 * 1024;
+using units::kKiB;
+using units::kMiB;
 constexpr std::uint32_t kOffsets[] = {8, 16, 24, 32, 48, 64, 96, 128, 192, 256};
 constexpr std::uint32_t kProbesPerOffset = 32;
 constexpr std::uint64_t kLineSpacing = 64 * 1024;

@@ -21,6 +21,7 @@
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "core/units.hpp"
 #include "device/chase_kernels.hpp"
 #include "device/device_buffer.hpp"
 #include "probes/gpu.hpp"
@@ -31,7 +32,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::uint64_t kMiB = 1024 * 1024;
+using units::kKiB;
+using units::kMiB;
 constexpr std::uint64_t kPage = 2 * kMiB;
 constexpr int kPages = 4;
 constexpr int kLinesPerPage = 128;

@@ -19,8 +19,8 @@ namespace {
 using device::LoadOp;
 using nlohmann::json;
 
-constexpr std::uint64_t kKiB = 1024;
-constexpr std::uint64_t kMiB = 1024 * 1024;
+using units::kKiB;
+using units::kMiB;
 // Timed steps of one chase: enough to amortise the timer read (a few cycles) to < 0.1%, few
 // enough that a DRAM-latency chase takes milliseconds.
 constexpr std::uint64_t kMinTimedSteps = 4096;

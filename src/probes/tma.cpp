@@ -19,6 +19,7 @@
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "core/units.hpp"
 #include "device/device_buffer.hpp"
 #include "probes/gpu.hpp"
 #include "probes/tma_kernels.hpp"
@@ -32,7 +33,8 @@ using device::DeviceBuffer;
 constexpr const char* kNeedsHopper =
     "needs sm_90a (Hopper): TMA and thread-block clusters need sm_90, and this binary holds them for "
     "sm_90a (compute capability 9.0) only";
-constexpr std::uint64_t kKiB = 1024, kMiB = 1024 * 1024;
+using units::kKiB;
+using units::kMiB;
 
 std::optional<std::string> hopper_waiver(const device::DeviceInfo& info) {
   return waive_unless_sm90a(info, kNeedsHopper, kNeedsCudaGpu);
