@@ -51,17 +51,22 @@ json device_json(const device::DeviceInfo& d) {
           {"extra", d.extra}};
 }
 
-json clocks_json(const device::ClockReading& before, const device::ClockReading& after) {
+/// The clocks record of one experiment: readings before and after, the summary of those taken
+/// while it ran (`during`), the SM clock drift, and whether any of them shows a throttle.
+json clocks_json(const device::ClockReading& before, const device::ClockReading& after,
+                 json during) {
   json j = {{"before", device::to_json(before)}, {"after", device::to_json(after)}};
   if (before.valid && after.valid && before.sm_mhz > 0) {
     const double drift = (after.sm_mhz - before.sm_mhz) / before.sm_mhz * 100;
     j["sm_clock_drift_percent"] = drift;
     j["sm_clock_drift_flagged"] = std::fabs(drift) > 2.0;
     const std::uint64_t idle_bit = 0x1;  // gpu_idle is not a throttle
-    j["throttled"] = ((before.throttle_reasons | after.throttle_reasons) & ~idle_bit) != 0;
+    j["throttled"] = ((before.throttle_reasons | after.throttle_reasons) & ~idle_bit) != 0 ||
+                     during.value("throttled", false);
   } else {
     j["note"] = "clocks unknown (NVML not available)";
   }
+  j["during"] = std::move(during);
   return j;
 }
 
@@ -187,9 +192,7 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
       }
     }
     json sampled = during.stop();
-    r.clocks = clocks_json(before, dev->read_clocks());
-    if (sampled.value("throttled", false)) r.clocks["throttled"] = true;
-    r.clocks["during"] = std::move(sampled);
+    r.clocks = clocks_json(before, dev->read_clocks(), std::move(sampled));
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (r.status == Status::kError) ++errors;
     writer.add(r);

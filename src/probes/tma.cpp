@@ -341,32 +341,40 @@ class TmaBandwidth : public Experiment {
   void analyze(ExperimentResult& r) const override {
     if (!r.samples.contains("points")) return;
     const double peak = r.parameters.value("peak_gb_s", 0.0);
-    for (const char* dir : {"load", "store", "l2_load"}) {
-      const bool l2 = std::string(dir) == "l2_load";
+    // One finding per (direction, source): its name, what it measured, whether the DRAM peak
+    // applies.
+    struct Kind {
+      const char* direction;
+      const char* source;
+      const char* name;
+      const char* what;
+      bool dram;
+    };
+    for (const Kind k : {Kind{"load", "dram", "hopper.tma.load_bandwidth",
+                              "TMA global -> shared (mbarrier complete_tx)", true},
+                         Kind{"store", "dram", "hopper.tma.store_bandwidth",
+                              "bulk shared -> global (bulk_group, wait_group 0 at the end)", true},
+                         Kind{"load", "l2", "l2.tma_bulk_read_bandwidth",
+                              "TMA bulk L2 -> shared (an L2-resident region, each tile read by one SM "
+                              "per pass, many passes)",
+                              false}}) {
       std::optional<json> best;
       for (const auto& p : r.samples.at("points")) {
-        if (p.at("direction") != (l2 ? "load" : dir) || !p.at("verified").get<bool>()) continue;
-        if ((p.value("source", "dram") == "l2") != l2) continue;
-        if (!best || p.at("gb_s").at("median").get<double>() >
-                         best->at("gb_s").at("median").get<double>())
+        if (p.at("direction") != k.direction || p.value("source", "dram") != k.source ||
+            !p.at("verified").get<bool>())
+          continue;
+        if (!best || p.at("gb_s").at("median").get<double>() > best->at("gb_s").at("median").get<double>())
           best = p;
       }
       if (!best) continue;
       const auto s = best->at("gb_s");
       const double med = s.at("median").get<double>(), mad = s.at("mad").get<double>();
-      Finding f{l2 ? std::string("l2.tma_bulk_read_bandwidth") : std::string("hopper.tma.") + dir + "_bandwidth",
-                med, "GB/s", mad_confidence(med, mad),
-                std::string("best median over tile sizes and stages of ") +
-                    (l2 ? "TMA bulk L2 -> shared (an L2-resident region, each tile read by one SM per "
-                          "pass, many passes)"
-                        : std::string(dir) == "load"
-                              ? "TMA global -> shared (mbarrier complete_tx)"
-                              : "bulk shared -> global (bulk_group, wait_group 0 at the end)") +
-                    ", every SM, data verified",
+      Finding f{k.name, med, "GB/s", mad_confidence(med, mad),
+                std::string("best median over tile sizes and stages of ") + k.what + ", every SM, data verified",
                 json::object()};
       f.extra["tile_bytes"] = best->at("tile_bytes");
       f.extra["stages"] = best->at("stages");
-      if (!l2) {
+      if (k.dram) {
         f.extra["peak_gb_s"] = peak;
         f.extra["percent_of_peak"] = peak > 0 ? med / peak * 100 : 0.0;
       }
