@@ -13,8 +13,8 @@
 #include "analysis/levels.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
-#include "probes/bandwidth_kernels.hpp"
-#include "probes/bandwidth_sweep.hpp"
+#include "probes/bandwidth/bandwidth_kernels.hpp"
+#include "probes/bandwidth/bandwidth_sweep.hpp"
 
 namespace gpuprobe::probes {
 namespace {

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "core/experiment.hpp"
-#include "probes/latency.hpp"
+#include "probes/latency/latency.hpp"
 
 namespace gpuprobe {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "core/experiment.hpp"
 #include "device/model_device.hpp"
-#include "probes/hopper.hpp"
+#include "probes/hopper/hopper.hpp"
 
 namespace gpuprobe {
 namespace {

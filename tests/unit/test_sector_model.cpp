@@ -10,7 +10,7 @@
 #include "core/error.hpp"
 #include "core/experiment.hpp"
 #include "device/device.hpp"
-#include "probes/bandwidth_kernels.hpp"
+#include "probes/bandwidth/bandwidth_kernels.hpp"
 
 namespace gpuprobe {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "core/experiment.hpp"
 #include "device/model_device.hpp"
-#include "probes/tma.hpp"
-#include "probes/tma_kernels.hpp"
+#include "probes/hopper/tma.hpp"
+#include "probes/hopper/tma_kernels.hpp"
 
 namespace gpuprobe {
 namespace {

@@ -15,7 +15,7 @@
 #include "device/launch.hpp"
 #include "device/ptx.cuh"
 #include "device/sm90.cuh"
-#include "probes/pipeline_kernels.hpp"
+#include "probes/hopper/pipeline_kernels.hpp"
 
 namespace gpuprobe::probes::pipeline {
 namespace {

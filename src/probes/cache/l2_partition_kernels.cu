@@ -3,7 +3,7 @@
 
 #include "core/cuda_check.hpp"
 #include "device/ptx.cuh"
-#include "probes/l2_partition_kernels.hpp"
+#include "probes/cache/l2_partition_kernels.hpp"
 
 namespace gpuprobe::probes::l2part {
 namespace {

@@ -14,7 +14,7 @@
 #include "device/launch.hpp"
 #include "device/ptx.cuh"
 #include "device/sm90.cuh"
-#include "probes/tma_kernels.hpp"
+#include "probes/hopper/tma_kernels.hpp"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define GP_TMA_DEVICE 1

@@ -2,7 +2,7 @@
 // (matrix descriptors, no swizzle), bf16 and f16 inputs, f32 accumulators, on every SM, with
 // the number of warpgroups per SM, wgmmas per commit group and wgmma.wait_group N swept.
 // Every number comes from launches whose accumulators all matched the host reference.
-#include "probes/hopper.hpp"
+#include "probes/hopper/hopper.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,8 +17,8 @@
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
-#include "probes/gpu.hpp"
-#include "probes/hopper_kernels.hpp"
+#include "measure/gpu.hpp"
+#include "probes/hopper/hopper_kernels.hpp"
 
 namespace gpuprobe::probes {
 

@@ -7,7 +7,7 @@
 #include "core/cuda_check.hpp"
 #include "device/device_buffer.hpp"
 #include "device/ptx.cuh"
-#include "probes/bandwidth_sweep_kernels.hpp"
+#include "probes/bandwidth/bandwidth_sweep_kernels.hpp"
 
 namespace gpuprobe::probes::bws {
 namespace {

@@ -3,7 +3,7 @@
 // second load hits (L1 for ld.global.ca, L2 for ld.global.cg after an L2 flush); the first
 // offset that misses again is the fetch granularity. 32 cold lines per offset and operator,
 // each 64 KiB from the next, so no probe warms another.
-#include "probes/fetch_granularity.hpp"
+#include "probes/cache/fetch_granularity.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -20,8 +20,8 @@
 #include "core/units.hpp"
 #include "device/chase_kernels.hpp"
 #include "device/device_buffer.hpp"
-#include "probes/gpu.hpp"
-#include "probes/fetch_kernels.hpp"
+#include "measure/gpu.hpp"
+#include "probes/cache/fetch_kernels.hpp"
 
 namespace gpuprobe::probes {
 namespace {

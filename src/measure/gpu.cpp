@@ -1,4 +1,4 @@
-#include "probes/gpu.hpp"
+#include "measure/gpu.hpp"
 
 #include <string>
 

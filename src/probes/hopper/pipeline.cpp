@@ -5,7 +5,7 @@
 // shared memory) and the copy-only rate (TMA loads, no math) of the same tiles. Every launch's
 // last-work-item accumulators of every CTA are compared exactly with a host product; a
 // configuration that fails is reported as an error, never as a number.
-#include "probes/pipeline.hpp"
+#include "probes/hopper/pipeline.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -23,9 +23,9 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "device/device_buffer.hpp"
-#include "probes/gpu.hpp"
-#include "probes/hopper.hpp"
-#include "probes/pipeline_kernels.hpp"
+#include "measure/gpu.hpp"
+#include "probes/hopper/hopper.hpp"
+#include "probes/hopper/pipeline_kernels.hpp"
 
 namespace gpuprobe::probes {
 namespace {

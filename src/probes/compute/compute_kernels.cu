@@ -10,7 +10,7 @@
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "device/ptx.cuh"
-#include "probes/compute_kernels.hpp"
+#include "probes/compute/compute_kernels.hpp"
 
 namespace gpuprobe::probes::kernels {
 namespace {

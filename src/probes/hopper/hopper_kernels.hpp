@@ -3,7 +3,7 @@
 // the compute_75 PTX holds empty stubs), and their host launchers.
 #include <cstdint>
 
-#include "probes/ordering_kernels.hpp"  // DeviceBuffer, TimeRecord
+#include "probes/ordering/ordering_kernels.hpp"  // DeviceBuffer, TimeRecord
 
 namespace gpuprobe::probes::hopper {
 

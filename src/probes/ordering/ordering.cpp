@@ -1,7 +1,7 @@
 // Memory-ordering probes: what a fence costs, what a scoped atomic costs (latency and
 // throughput, by scope and memory order), and whether a message-passing protocol between two
 // SMs ever lets the consumer read stale data. CUDA runtime directly; waived on a modelled GPU.
-#include "probes/ordering.hpp"
+#include "probes/ordering/ordering.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -12,8 +12,8 @@
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
-#include "probes/gpu.hpp"
-#include "probes/ordering_kernels.hpp"
+#include "measure/gpu.hpp"
+#include "probes/ordering/ordering_kernels.hpp"
 
 namespace gpuprobe::probes {
 namespace {

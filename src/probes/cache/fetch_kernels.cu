@@ -3,7 +3,7 @@
 
 #include "core/cuda_check.hpp"
 #include "device/ptx.cuh"
-#include "probes/fetch_kernels.hpp"
+#include "probes/cache/fetch_kernels.hpp"
 
 namespace gpuprobe::probes::fetch {
 namespace {

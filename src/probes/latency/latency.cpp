@@ -1,6 +1,6 @@
 // Latency family: dependent pointer chases through global and shared memory, the working-set
 // sweep that finds the cache levels, and the L1 capacity under each shared-memory carveout.
-#include "probes/latency.hpp"
+#include "probes/latency/latency.hpp"
 
 #include <algorithm>
 #include <cmath>

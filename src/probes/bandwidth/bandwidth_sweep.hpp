@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/experiment.hpp"
-#include "probes/bandwidth_sweep_kernels.hpp"
+#include "probes/bandwidth/bandwidth_sweep_kernels.hpp"
 
 namespace gpuprobe::probes {
 

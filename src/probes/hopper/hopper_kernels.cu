@@ -7,7 +7,7 @@
 #include "device/ptx.cuh"
 #include "device/sm90.cuh"
 #include "core/cuda_check.hpp"
-#include "probes/hopper_kernels.hpp"
+#include "probes/hopper/hopper_kernels.hpp"
 
 namespace gpuprobe::probes::hopper {
 namespace {

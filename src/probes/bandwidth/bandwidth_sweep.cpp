@@ -18,7 +18,7 @@
 //    latencies the latency family measured (bandwidth.hierarchy).
 // Conventions: GB/s = 1e9 bytes/s; bytes counted are bytes the kernel asks for (16-B loads,
 // every byte used); B/clk/SM uses the SM clock measured in the kernel (cycles / globaltimer).
-#include "probes/bandwidth_sweep.hpp"
+#include "probes/bandwidth/bandwidth_sweep.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -34,8 +34,8 @@
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/device_buffer.hpp"
-#include "probes/bandwidth.hpp"
-#include "probes/bandwidth_kernels.hpp"
+#include "probes/bandwidth/bandwidth.hpp"
+#include "probes/bandwidth/bandwidth_kernels.hpp"
 
 namespace gpuprobe::probes {
 

@@ -8,7 +8,7 @@
 
 #include "core/cuda_check.hpp"
 #include "core/dispatch.hpp"
-#include "probes/bandwidth_kernels.hpp"
+#include "probes/bandwidth/bandwidth_kernels.hpp"
 
 namespace gpuprobe::probes::bw {
 

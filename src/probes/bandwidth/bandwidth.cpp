@@ -15,7 +15,7 @@
 //    with other random data, the kernel runs once more, a compare kernel counts the elements
 //    that differ from the host's formula (must be 0) and the host re-checks spots it copies back.
 //    Read kernels XOR everything they read; the host computes the same XOR from the formula.
-#include "probes/bandwidth.hpp"
+#include "probes/bandwidth/bandwidth.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -33,7 +33,7 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
-#include "probes/bandwidth_kernels.hpp"
+#include "probes/bandwidth/bandwidth_kernels.hpp"
 
 namespace gpuprobe::probes {
 namespace {

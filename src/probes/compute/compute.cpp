@@ -2,7 +2,7 @@
 // shared-memory bandwidth per SM, dependent-chain latency and peak throughput of FFMA, HFMA2,
 // IMAD and DFMA, and the cost and resolution of the GPU's timers. These use the CUDA runtime
 // directly (the Device seam covers latency only) and are waived on a modelled GPU.
-#include "probes/compute.hpp"
+#include "probes/compute/compute.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -19,8 +19,8 @@
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
-#include "probes/compute_kernels.hpp"
-#include "probes/gpu.hpp"
+#include "probes/compute/compute_kernels.hpp"
+#include "measure/gpu.hpp"
 
 namespace gpuprobe::probes {
 namespace {

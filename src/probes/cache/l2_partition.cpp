@@ -5,7 +5,7 @@
 // on side 1 when the SMs of the other group find it near; and that side is fitted as a
 // GF(2)-linear function of the address bits inside a page (where virtual and physical bits
 // agree), checked by how many lines it predicts.
-#include "probes/l2_partition.hpp"
+#include "probes/cache/l2_partition.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -24,8 +24,8 @@
 #include "core/units.hpp"
 #include "device/chase_kernels.hpp"
 #include "device/device_buffer.hpp"
-#include "probes/gpu.hpp"
-#include "probes/l2_partition_kernels.hpp"
+#include "measure/gpu.hpp"
+#include "probes/cache/l2_partition_kernels.hpp"
 
 namespace gpuprobe::probes {
 namespace {

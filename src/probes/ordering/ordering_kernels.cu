@@ -9,7 +9,7 @@
 #include "device/ptx.cuh"
 #include "core/cuda_check.hpp"
 #include "core/dispatch.hpp"
-#include "probes/ordering_kernels.hpp"
+#include "probes/ordering/ordering_kernels.hpp"
 
 namespace gpuprobe::probes::ordering {
 namespace {

@@ -3,7 +3,7 @@
 // warp's plain loads and their steady-state bandwidth on every SM; bulk-group stores from shared
 // to global; and distributed shared memory (ld.shared::cluster through mapa) per cluster size.
 // Every number comes from launches whose data was checked (bytes, checksums or end nodes).
-#include "probes/tma.hpp"
+#include "probes/hopper/tma.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -21,8 +21,8 @@
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/device_buffer.hpp"
-#include "probes/gpu.hpp"
-#include "probes/tma_kernels.hpp"
+#include "measure/gpu.hpp"
+#include "probes/hopper/tma_kernels.hpp"
 
 namespace gpuprobe::probes {
 namespace {
