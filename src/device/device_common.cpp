@@ -51,3 +51,11 @@ nlohmann::json to_json(const ClockReading& c) {
 }
 
 }  // namespace gpuprobe::device
+
+#include "device/sequence.hpp"
+
+namespace gpuprobe::device {
+
+Sequencer* as_sequencer(Device& device) { return dynamic_cast<Sequencer*>(&device); }
+
+}  // namespace gpuprobe::device
