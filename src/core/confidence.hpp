@@ -1,0 +1,42 @@
+#pragma once
+// The one definition of a finding's confidence (docs/METHOD.md, "Confidence"). A confidence is
+// a probability-like number in [0, 1] computed from the data behind the finding, as the product
+// of the factors that apply to it:
+//
+//   precision(samples, value, tolerance)  how sure we are that a fresh measurement would give a
+//       value within +-tolerance (relative; 2 % by default) of the reported one: with
+//       se = 1.2533 * 1.4826 * MAD / sqrt(n) (the robust standard error of a median),
+//       precision = erf(tolerance * |value| / (sqrt(2) * se)). 0.5: even odds of landing within
+//       the tolerance; 0.9: nine in ten. Fewer than 3 samples or a zero value: 0.
+//   separation(z)  for a level, a knee or a step between two alternatives: z = |a - b| /
+//       sqrt(se_a^2 + se_b^2); separation = erf(z / (2 * sqrt(2))) (0.5 at z = 1.35, 0.9 at
+//       z = 3.3): how clearly the two sides differ beyond their noise.
+//   agreement(k, n)  for a categorical conclusion (a policy class, a line size, a hash) from n
+//       independent trials of which k agree: the lower end of the 90 % Wilson interval of k / n.
+//       0.9 means: at least nine in ten trials would agree, with 90 % certainty.
+//
+// A finding without evidence is not emitted at all (the experiment's summary says why).
+#include <cstddef>
+#include <initializer_list>
+#include <vector>
+
+namespace gpuprobe::confidence {
+
+inline constexpr double kDefaultTolerance = 0.02;
+
+/// Robust standard error of the median of `samples` (0 for fewer than 2 samples).
+double median_standard_error(const std::vector<double>& samples);
+/// See the header comment. `value` is the reported value (usually the median of samples).
+double precision(const std::vector<double>& samples, double value,
+                 double tolerance = kDefaultTolerance);
+/// See the header comment; z >= 0.
+double separation(double z);
+/// z of two medians with their samples (0 when either has fewer than 2 samples and they are
+/// equal; a large z when both are exact and differ).
+double separation_z(const std::vector<double>& a, const std::vector<double>& b);
+/// See the header comment; 0 when n == 0.
+double agreement(std::size_t agreeing, std::size_t trials);
+/// The product of factors, clamped to [0, 1].
+double combine(std::initializer_list<double> factors);
+
+}  // namespace gpuprobe::confidence
