@@ -243,6 +243,9 @@ __global__ void stream_read_kernel(const V* src, u64 n, IndexScheme scheme, u32 
   const u64 policy = policy_for<L>();
   u32 acc = 0;
   for (u32 pass = 0; pass < passes; ++pass) {
+    // Rotating the fold between passes keeps every pass in the result (plain XOR would cancel
+    // an even number of passes), so a launch is verified with the pass count it was timed with.
+    acc = __funnelshift_l(acc, acc, 1);
     u64 i, inner, outer;
     first_index<U>(scheme, i, inner, outer);
     for (; i + (U - 1) * inner < n; i += outer) {

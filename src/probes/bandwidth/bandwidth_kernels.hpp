@@ -177,10 +177,18 @@ struct Launch {
 };
 
 /// Reads n floats (n a multiple of width_bytes / 4), v.passes times. When xor_out is not null, XORs
-/// the bit patterns of everything read into *xor_out (atomicXor, one per warp); when it is null,
-/// writes nothing at all.
+/// into *xor_out (atomicXor, one per warp) the fold of everything read: the accumulator is
+/// rotated left by one bit before each pass, so the result is stream_read_fold(one pass's XOR,
+/// passes); when it is null, writes nothing at all.
 void launch_stream_read(const StreamVariant& v, const Launch& l, const float* src, std::uint64_t n,
                         std::uint32_t* xor_out);
+/// What the stream read kernel reports for `passes` passes over data whose XOR is `one_pass`
+/// (rotation is linear over XOR, so the per-thread rotations fold into the total's).
+inline std::uint32_t stream_read_fold(std::uint32_t one_pass, std::uint32_t passes) {
+  std::uint32_t acc = 0;
+  for (std::uint32_t p = 0; p < passes; ++p) acc = ((acc << 1) | (acc >> 31)) ^ one_pass;
+  return acc;
+}
 /// Writes the float with bit pattern value_bits to n floats (v.passes times).
 void launch_stream_write(const StreamVariant& v, const Launch& l, float* dst, std::uint64_t n,
                          std::uint32_t value_bits);
