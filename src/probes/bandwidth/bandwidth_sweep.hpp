@@ -4,6 +4,7 @@
 // L1, L2 and DRAM bandwidth beside each level's latency). The helpers below are pure host code,
 // exposed for the unit tests.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/experiment.hpp"
@@ -72,6 +73,20 @@ std::uint32_t repeat_fold(bool xor_fold, std::uint32_t one_pass, std::uint32_t p
 /// The host's fold of 16-B vectors read as bws::FoldAcc<F> does on the device (the unit tests
 /// check it against the word fold): the wrapping sum of every word, or their XOR for kXor3.
 std::uint32_t fold_words(bws::Fold f, const std::vector<std::uint32_t>& words);
+
+/// The L1 working set per SM of bandwidth.hierarchy and where it came from.
+struct L1WorkingSet {
+  std::uint64_t bytes = 0;
+  std::string source;
+};
+/// Without a measured L1: half the device's unified L1 / shared-memory size per SM (the L1 is
+/// at most that), aligned down to 4 KiB; 16 KiB (the L1 regime's smallest point) when the
+/// device does not report it.
+L1WorkingSet l1_fallback(const device::DeviceInfo& d);
+/// Half the measured L1 capacity (finding l1.capacity, when the board holds it with confidence
+/// >= 0.5), aligned down to 4 KiB: well inside the L1 whatever it is on this GPU, so the point
+/// never silently measures the L2. Otherwise l1_fallback(d).
+L1WorkingSet l1_working_set(const device::DeviceInfo& d, const FindingBoard& prior);
 
 /// Index of the verified variant (row["verified"] == true) with the largest
 /// row["measurement"]["median"], or -1 when no row is verified. Rows that failed verification

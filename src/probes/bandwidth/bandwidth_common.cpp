@@ -1,0 +1,173 @@
+#include "probes/bandwidth/bandwidth_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <system_error>
+#include <thread>
+
+#include "core/confidence.hpp"
+#include "core/error.hpp"
+
+namespace gpuprobe::probes::bwhost {
+
+using units::kKiB;
+using units::kMiB;
+
+std::uint64_t default_array_bytes(const device::DeviceInfo& d) {
+  return d.l2_bytes > 0 ? 16 * d.l2_bytes : kGiB;
+}
+
+std::uint64_t array_bytes(const device::DeviceInfo& d, const RunOptions& o) {
+  const std::uint64_t want = o.array_bytes ? o.array_bytes : default_array_bytes(d);
+  return want / (4 * kKiB) * (4 * kKiB);
+}
+
+std::vector<int> with_baseline(std::vector<int> v, int baseline) {
+  if (std::find(v.begin(), v.end(), baseline) == v.end()) v.push_back(baseline);
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+std::uint32_t derive_seed(std::uint64_t seed, std::uint32_t salt) {
+  return bw::mix32(static_cast<std::uint32_t>(seed) ^
+                   bw::mix32(static_cast<std::uint32_t>(seed >> 32) + salt));
+}
+
+std::uint64_t transpose_n(std::uint64_t array) {
+  auto n = static_cast<std::uint64_t>(std::sqrt(static_cast<double>(array / 4)));
+  while (n * n * 4 > array) --n;
+  return n / 32 * 32;
+}
+
+json common_parameters(const device::DeviceInfo& d, const RunOptions& o) {
+  const std::uint64_t array = array_bytes(d, o);
+  return {{"array_bytes", array},
+          {"array_bytes_requested", o.array_bytes ? o.array_bytes : default_array_bytes(d)},
+          {"array_source", o.array_bytes ? "--array-size" : "default: 16 x L2"},
+          {"l2_bytes_reported", d.l2_bytes},
+          {"array_over_l2",
+           d.l2_bytes ? static_cast<double>(array) / static_cast<double>(d.l2_bytes) : 0.0},
+          {"array_below_16x_l2", d.l2_bytes > 0 && array < 16 * d.l2_bytes},
+          {"peak_gb_s", dram_peak_gb_s(d)},
+          {"peak_formula",
+           "memory clock (max) x 2 x bus width / 8 = " + std::to_string(d.mem_clock_max_mhz) +
+               " MHz x 2 x " + std::to_string(d.mem_bus_width_bits) + " bit / 8"},
+          {"sm_count", d.sm_count},
+          {"threads_per_block", kThreadsPerBlock},
+          {"gb", "1e9 bytes"}};
+}
+
+json to_json(const Timed& t, double peak) {
+  json j = to_json(t.gb_s);
+  j["values"] = t.gb_s.values;
+  j["launches_per_sample"] = t.launches_per_sample;
+  j["calibration_launch_ms"] = t.calibration_launch_ms;
+  j["percent_of_peak_median"] = percent_of(t.gb_s.summary.median, peak);
+  return j;
+}
+
+void require_in_range(const std::vector<int>& values, int lo, int hi, const std::string& noun,
+                      const std::string& allowed) {
+  for (int v : values)
+    if (v < lo || v > hi)
+      throw UsageError(noun + " " + std::to_string(v) + " is not allowed; use " + allowed);
+}
+
+/// XOR of the bit patterns of value(lo + j * stride, seed) for j < m, on the host (threaded).
+std::uint32_t host_xor(std::uint64_t lo, std::uint64_t stride, std::uint64_t m,
+                       std::uint32_t seed) {
+  const unsigned parts = std::clamp(std::thread::hardware_concurrency(), 1u, 32u);
+  std::vector<std::uint32_t> part(parts, 0);
+  auto work = [&](unsigned k) {
+    const std::uint64_t a = m / parts * k + std::min<std::uint64_t>(k, m % parts);
+    const std::uint64_t b = a + m / parts + (k < m % parts ? 1 : 0);
+    std::uint32_t x = 0;
+    for (std::uint64_t j = a; j < b; ++j) x ^= bw::value_bits(lo + j * stride, seed);
+    part[k] = x;
+  };
+  std::vector<std::thread> threads;
+  for (unsigned k = 0; k < parts; ++k) {
+    try {
+      threads.emplace_back(work, k);
+    } catch (const std::system_error&) {
+      work(k);  // no thread to be had: do this part here
+    }
+  }
+  for (auto& t : threads) t.join();
+  std::uint32_t x = 0;
+  for (auto p : part) x ^= p;
+  return x;
+}
+
+double stats_precision(const json& stats) {
+  if (!stats.contains("values") || !stats.at("values").is_array()) return 0.0;
+  return confidence::precision(stats.at("values").get<std::vector<double>>(),
+                               stats.at("median").get<double>());
+}
+
+Finding bandwidth_finding(const std::string& name, const json& stats, double peak,
+                          const std::string& method) {
+  Finding f{name,   stats.at("median").get<double>(),
+            "GB/s", stats_precision(stats),
+            method, json::object()};
+  f.extra["peak_gb_s"] = peak;
+  f.extra["percent_of_peak"] = percent_of(f.value, peak);
+  f.extra["min_gb_s"] = stats.at("min");
+  f.extra["p5_gb_s"] = stats.at("p5");
+  f.extra["p95_gb_s"] = stats.at("p95");
+  f.extra["repetitions"] = stats.at("n");
+  return f;
+}
+
+void note_protocol(ExperimentResult& r) {
+  r.protocol["timer"] =
+      "CUDA events around K back-to-back launches (K sized for ~3 ms per sample), after one "
+      "untimed launch so the start event is stamped when the GPU finishes real work";
+  r.protocol["l2_flush"] = "none: each array is 16 x L2 by default, so a pass streams from DRAM";
+  r.protocol["verification"] =
+      "after the timed runs: output overwritten with other random data, one more launch, a "
+      "compare kernel counts mismatches against the formula (must be 0), the host re-checks "
+      "16 runs of 64 elements; read kernels: XOR of all data read == host XOR from the formula";
+}
+
+json model_json(const analysis::WarpAccess& a) {
+  return {{"sectors_per_request", analysis::sectors_per_request(a)},
+          {"lines_per_request", analysis::lines_per_request(a)},
+          {"useful_bytes_per_request", analysis::useful_bytes_per_request(a)},
+          {"request_efficiency", analysis::request_efficiency(a)},
+          {"dram_efficiency_32b", analysis::stream_efficiency(a, 32)},
+          {"dram_efficiency_64b", analysis::stream_efficiency(a, 64)},
+          {"copy_dram_efficiency_rmw_32b", analysis::copy_stream_efficiency(a, 32, true)},
+          {"copy_dram_efficiency_rmw_64b", analysis::copy_stream_efficiency(a, 64, true)}};
+}
+
+int pattern_bps() {
+  const int occ = bw::pattern_blocks_per_sm(kThreadsPerBlock);
+  if (occ < 1) throw std::runtime_error("the pattern kernels cannot be resident with 256 threads");
+  return std::min(occ, kMaxBlocksPerSm);
+}
+
+/// One pattern measurement: useful bytes per launch, the timing, and what the model predicts.
+json pattern_row(const Timed& t, double useful_bytes, double peak) {
+  return {{"useful_bytes_per_launch", useful_bytes}, {"useful_gb_s", to_json(t, peak)}};
+}
+
+extern const std::string kUsefulConvention;
+const std::string kUsefulConvention =
+    "useful bytes = elements the kernel asks for x 4 B, per direction (a copy counts read and "
+    "write); moved bytes = useful / efficiency, where the sector model's request efficiency = "
+    "useful / (32-B sectors per warp request x 32) (L1 <-> L2) and its DRAM efficiency = useful / "
+    "distinct 32-B (or 64-B) pieces over the whole stream (L2 <-> DRAM, sectors shared by "
+    "neighbouring requests counted once)";
+
+Finding efficiency_finding(const std::string& name, double measured, double predicted_request,
+                           double predicted_dram, const json& stats, const std::string& method) {
+  Finding f{name, measured * 100.0, "%", stats_precision(stats), method, json::object()};
+  f.extra["measured_efficiency_percent"] = measured * 100.0;
+  f.extra["predicted_request_efficiency_percent"] = predicted_request * 100.0;
+  f.extra["predicted_dram_efficiency_percent"] = predicted_dram * 100.0;
+  return f;
+}
+
+}  // namespace gpuprobe::probes::bwhost

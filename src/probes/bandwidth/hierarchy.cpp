@@ -1,0 +1,457 @@
+// bandwidth.hierarchy: register file, shared memory, L1, L2 and DRAM read bandwidth beside each
+// level's latency.
+#include "probes/bandwidth/sweep_rig.hpp"
+
+#include "core/confidence.hpp"
+#include "measure/search.hpp"
+
+namespace gpuprobe::probes::bwrig {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// bandwidth.hierarchy
+
+class BandwidthHierarchy : public RigExperiment {
+ public:
+  std::string id() const override { return "bandwidth.hierarchy"; }
+  std::string description() const override {
+    return "one table: register file, shared memory, L1, L2 and DRAM read bandwidth beside each "
+           "level's latency from earlier findings (latency.*, smem.bandwidth). Seed 003's table "
+           "came from a 4 KB sequential chain and one 64 MB run, so its numbers mean little; "
+           "here L1, L2, DRAM and register bandwidth are measured at full occupancy at one "
+           "working set well inside each level (repeated, verified), the rest is taken from the "
+           "experiments that measure it properly, and a missing one is left empty with a note";
+  }
+  json axes() const override {
+    return {{"levels", {"register", "shared", "l1", "l2", "dram"}},
+            {"l1_working_set_bytes_per_sm", "half the measured l1.capacity (fallback: half the unified L1)"},
+            {"l2_working_set_bytes", "min(16 MiB, L2 / 4)"},
+            {"dram_working_set_bytes", "16 x L2"},
+            {"l1_variants", variant_names(bws::kL1Variants)},
+            {"l2_variants", variant_names(bws::kL2Variants)}};
+  }
+  std::vector<std::string> depends_on() const override {
+    return {"latency.sweep",   "latency.shared", "smem.bandwidth",
+            "compute.latency", "bandwidth.read", "bandwidth.sweep"};
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const auto& d = ctx.device.info();
+    const bwsweep::L1WorkingSet l1 = bwsweep::l1_working_set(d, ctx.prior);
+    const std::uint64_t l1_ws = l1.bytes;
+    const auto bytes = [&](std::uint32_t nsmid) { return data_bytes_for(d, nsmid, l1_ws); };
+    const std::uint64_t l2_ws = align_down(
+        std::min<double>(16.0 * kMiB, static_cast<double>(d.l2_bytes) / 4), kRegionAlign);
+    json m;
+    measure::Confirmation c1, c2;
+    json s1_summary, s2_summary;
+    {
+      // L1 and L2: every kernel variant, each verified on every launch; a failed one is a row
+      // error with its reason. The search only picks the winners.
+      Rig rig(ctx, bytes);
+      VariantSearch s1 = search_variants(
+          "L1", bws::kL1VariantCount, [&](int i) { return rig.variant_blocks_per_sm(0, i); },
+          [&](int i) { return rig.slices_point(l1_ws, i); });
+      VariantSearch s2 = search_variants(
+          "L2", bws::kL2VariantCount, [&](int i) { return rig.variant_blocks_per_sm(1, i); },
+          [&](int i) { return rig.shared_point(l2_ws, i); });
+      m["l1_variants"] = variant_rows(s1, describe_l1_variant);
+      m["l2_variants"] = variant_rows(s2, describe_l2_variant);
+      s1_summary = s1.status_summary();
+      s2_summary = s2.status_summary();
+      c1.winner = *s1.best();
+      c1.search_value = s1.rows()[c1.winner].value();
+      c2.winner = *s2.best();
+      c2.search_value = s2.rows()[c2.winner].value();
+    }
+    {
+      // Confirmation of the two winners on fresh buffers with other data and every repetition
+      // the protocol allows; DRAM and register points are measured once (nothing is selected).
+      Rig rig(ctx, bytes, 1);
+      m["dram"] =
+          rig.shared_point(align_down(16.0 * static_cast<double>(d.l2_bytes), kRegionAlign));
+      m["register"] = rig.fma_point();
+      ProtocolOptions p = ctx.options.protocol;
+      p.min_repetitions = std::max(p.min_repetitions, p.max_repetitions);
+      rig.set_protocol(p);
+      c1.outcome = measure::run_guarded([&] { return measured(rig.slices_point(l1_ws, c1.winner)); });
+      c2.outcome = measure::run_guarded([&] { return measured(rig.shared_point(l2_ws, c2.winner)); });
+      m["l1_confirmation"] = confirmation_json(c1, describe_l1_variant(static_cast<int>(c1.winner)));
+      m["l2_confirmation"] = confirmation_json(c2, describe_l2_variant(static_cast<int>(c2.winner)));
+    }
+    // Earlier findings, copied so that analyze stays pure.
+    json prior = json::object();
+    for (const char* name :
+         {"l1.hit_latency", "l2.hit_latency", "l2.far_hit_latency", "dram.latency",
+          "shared.latency", "smem.bandwidth", "compute.ffma.latency", "dram.read_bandwidth",
+          "l1.read_bandwidth", "l2.read_bandwidth", "dram.read_bandwidth_sweep"}) {
+      if (const auto f = ctx.prior.get(name, 0.0)) prior[name] = to_json(*f);
+    }
+    r.parameters = {
+        {"sm_count", d.sm_count},
+        {"l2_bytes_reported", d.l2_bytes},
+        {"sm_clock_max_mhz", d.sm_clock_max_mhz},
+        {"register_convention",
+         "register-file read bandwidth = lane FFMAs per clock per SM x 3 source "
+         "operands x 4 B (12 B per FFMA; the 4 B written are shown separately); "
+         "operand reuse caches are ignored, so this is the operand bandwidth the "
+         "datapath consumes, not a count of register-file bank reads"},
+        {"l1_working_set_bytes_per_sm", l1_ws},
+        {"l1_working_set_source", l1.source},
+        {"l1",
+         "each SM reads its own " + units::format_bytes(l1_ws) +
+             " slice (shared out among its blocks), 16-B ld.global.ca; " +
+             std::to_string(bws::kL1VariantCount) +
+             " kernel variants (fold, addressing, unroll, block shape); the winner is "
+             "re-measured on fresh buffers and that confirmation is reported"},
+        {"l2", "all SMs read one region of " + units::format_bytes(l2_ws) + ", 16-B loads; " +
+                   std::to_string(bws::kL2VariantCount) +
+                   " kernel variants (load operator, unroll, rotations, block shape); the winner "
+                   "is re-measured on fresh buffers and that confirmation is reported"},
+        {"variant_search",
+         "every variant is measured with the same protocol and verified on every launch (the "
+         "fold of every word read against the host's fold of the same words); a variant that "
+         "fails verification is a row error with its reason (listed in the statistics and the "
+         "experiment's reason) and never wins; a confirmation that fails makes the experiment an "
+         "error"},
+        {"dram", "all SMs read one region of 16 x L2, 16-B ld.global.cg"},
+        {"latency_source",
+         "findings of earlier experiments (latency.sweep, latency.shared, "
+         "compute.latency); nothing extra is measured when one is missing"},
+        {"gb", "1e9 bytes"}};
+    r.samples = {{"measured", m}, {"prior", prior}};
+    r.statistics = {{"l1_search", s1_summary}, {"l2_search", s2_summary}};
+    std::string failed;
+    for (const json* sm : {&s1_summary, &s2_summary})
+      for (const auto& e : sm->at("errors")) failed += (failed.empty() ? "" : "; ") + e.get<std::string>();
+    if (!failed.empty()) r.reason = "search rows failed (never reported): " + failed;
+  }
+
+  void analyze(ExperimentResult& r) const override {
+    const auto& m = r.samples.at("measured");
+    const auto& prior = r.samples.at("prior");
+    // L1 / L2: the confirmation of the search's winner; for older records the best verified
+    // variant, or their single point. A failed confirmation is null (no finding, an error).
+    std::string failed;
+    auto chosen = [&](const std::string& level) -> json {
+      const std::string key = level + "_variants";
+      if (!m.contains(key)) return m.at(level);
+      if (m.contains(level + "_confirmation")) {
+        const json& cf = m.at(level + "_confirmation");
+        if (cf.at("status") == "passed") return cf;
+        failed += (failed.empty() ? "" : "; ") + level + " winner (kernel " +
+                  cf.value("variant", std::string("?")) + ") failed its confirmation: " +
+                  cf.value("reason", std::string("?"));
+        return json();
+      }
+      const int b = bwsweep::best_variant(m.at(key));
+      if (b < 0)
+        throw VerificationError("bandwidth.hierarchy: no verified " + level + " kernel variant");
+      return m.at(key)[static_cast<std::size_t>(b)];
+    };
+    const json l1 = chosen("l1"), l2 = chosen("l2");
+    auto pf = [&](const std::string& n) -> const json* {
+      return prior.contains(n) ? &prior.at(n) : nullptr;
+    };
+    // A finding's extra fields are written beside its value (to_json(Finding)); older records
+    // may keep them under "extra".
+    auto field = [](const json& f, const std::string& key) -> std::optional<double> {
+      if (f.contains(key) && f.at(key).is_number()) return f.at(key).get<double>();
+      if (f.contains("extra") && f.at("extra").contains(key) && f.at("extra").at(key).is_number())
+        return f.at("extra").at(key).get<double>();
+      return std::nullopt;
+    };
+    Curve c{"table",
+            {"level", "bandwidth_b_per_clk_per_sm", "bandwidth_gb_s_total", "bandwidth_source",
+             "latency_cycles", "latency_ns", "latency_source", "note"},
+            {}};
+    auto latency_cells = [&](const std::string& name, std::vector<json>& row) {
+      if (const json* f = pf(name)) {
+        row.push_back(f->at("value"));
+        const auto ns = field(*f, "value_ns");
+        row.push_back(ns ? json(*ns) : json(""));
+        row.push_back(name);
+      } else {
+        row.push_back("");
+        row.push_back("");
+        row.push_back(name + " absent (run the latency family first)");
+      }
+    };
+    auto measured_row = [&](const std::string& level, const json& p, const std::string& lat,
+                            const std::string& note) {
+      if (p.is_null()) {
+        std::vector<json> row{level, "", "", "confirmation failed: not reported"};
+        latency_cells(lat, row);
+        row.push_back(note);
+        c.rows.push_back(row);
+        return;
+      }
+      const std::string variant =
+          p.contains("variant") ? "kernel " + p.at("variant").get<std::string>() + ", " : "";
+      std::vector<json> row{
+          level, p.at("bytes_per_clk_per_sm").value("median", 0.0),
+          p.at("gb_s").value("median", 0.0),
+          "measured here (" + variant + p.value("load", std::string("")) + ", " +
+              units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()) +
+              (level == "l1" ? " per SM)" : ")")};
+      latency_cells(lat, row);
+      row.push_back(note);
+      c.rows.push_back(row);
+    };
+    // Register file.
+    {
+      const auto& p = m.at("register");
+      const double ffma = p.at("bytes_per_clk_per_sm").value("median", 0.0);  // lane FFMA/clk/SM
+      const double gops = p.at("gb_s").value("median", 0.0);                  // lane FFMA per ns
+      std::vector<json> row{"register", ffma * bwsweep::kRegisterBytesReadPerFfma,
+                            gops * bwsweep::kRegisterBytesReadPerFfma,
+                            "measured here (register-only FFMA, 12 B read per lane FFMA)"};
+      latency_cells("compute.ffma.latency", row);
+      char note[200];
+      std::snprintf(note, sizeof note,
+                    "%.6g lane FFMA/clk/SM; latency column is the FFMA dependent-issue latency "
+                    "(a register operand has no load latency of its own)",
+                    ffma);
+      row.push_back(note);
+      c.rows.push_back(row);
+      Finding f{"register.read_bandwidth",
+                ffma * bwsweep::kRegisterBytesReadPerFfma,
+                "B/clk/SM",
+                point_confidence(p),
+                "register-only FFMA throughput x 12 B (3 source operands x 4 B)",
+                json::object()};
+      f.extra["ffma_per_clk_per_sm"] = ffma;
+      f.extra["gb_s_total"] = gops * bwsweep::kRegisterBytesReadPerFfma;
+      f.extra["write_b_per_clk_per_sm"] = ffma * bwsweep::kRegisterBytesWrittenPerFfma;
+      r.findings.push_back(f);
+    }
+    // Shared memory: from smem.bandwidth only.
+    {
+      std::vector<json> row{"shared"};
+      if (const json* f = pf("smem.bandwidth")) {
+        const double v = f->at("value").get<double>();
+        const auto tb = field(*f, "total_tb_per_s");
+        row.push_back(v);
+        row.push_back(tb ? json(*tb * 1e3) : json(""));
+        row.push_back("smem.bandwidth");
+      } else {
+        row.insert(row.end(), {"", "", "smem.bandwidth absent (run the compute family first)"});
+      }
+      latency_cells("shared.latency", row);
+      row.push_back(pf("smem.bandwidth") ? "" : "shared-memory bandwidth not measured here");
+      c.rows.push_back(row);
+    }
+    measured_row("l1", l1, "l1.hit_latency", "");
+    measured_row("l2", l2, "l2.hit_latency",
+                 pf("l2.far_hit_latency")
+                     ? "far L2 partition latency: " + pf("l2.far_hit_latency")->at("value").dump() +
+                           " cycles"
+                     : "");
+    {
+      std::string note;
+      if (const json* f = pf("dram.read_bandwidth"))
+        note = "bandwidth.read streaming: " + f->at("value").dump() + " GB/s";
+      measured_row("dram", m.at("dram"), "dram.latency", note);
+    }
+    r.curves.push_back(c);
+    for (const char* level : {"l1", "l2"})
+      if (m.contains(std::string(level) + "_variants"))
+        r.curves.push_back(variant_curve(level, m.at(std::string(level) + "_variants")));
+    // Findings of the measured levels (hierarchy-specific names: the sweep owns the plain ones).
+    auto add = [&](const std::string& name, const json& p, bool per_sm) {
+      if (p.is_null()) return;  // a failed confirmation: no finding
+      const double v = per_sm ? p.at("bytes_per_clk_per_sm").value("median", 0.0)
+                              : p.at("gb_s").value("median", 0.0);
+      Finding f{name,
+                v,
+                per_sm ? "B/clk/SM" : "GB/s",
+                point_confidence(p),
+                "bandwidth.hierarchy point: " + p.value("load", std::string("")) + " at " +
+                    units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()),
+                json::object()};
+      f.extra[per_sm ? "gb_s_total" : "bytes_per_clk_per_sm"] =
+          per_sm ? p.at("gb_s").value("median", 0.0)
+                 : p.at("bytes_per_clk_per_sm").value("median", 0.0);
+      const std::string key = name == "hierarchy.l1.read_bandwidth"   ? "l1_variants"
+                              : name == "hierarchy.l2.read_bandwidth" ? "l2_variants"
+                                                                      : "";
+      if (!key.empty() && m.contains(key)) {
+        const json& rows = m.at(key);
+        int verified = 0;
+        json medians = json::object(), failed = json::object();
+        for (const auto& row : rows) {
+          const std::string n = row.at("variant").get<std::string>();
+          if (row.value("verified", false)) {
+            ++verified;
+            medians[n] = row.at("measurement").value("median", 0.0);
+          } else {
+            failed[n] = row.value("error", std::string("not verified"));
+          }
+        }
+        const bool confirmed = p.contains("winner_row");
+        if (confirmed) {
+          f.extra["search_median"] = p.at("search_value");
+          f.extra["confirmation_repetitions"] = p.at("measurement").value("n", 0);
+        }
+        f.method = (confirmed ? "confirmation pass (fresh buffers and data) of the best of "
+                              : "best median over ") +
+                   std::to_string(verified) + " verified of " +
+                   std::to_string(rows.size()) + " kernel variants (kernel " +
+                   p.at("variant").get<std::string>() + "): " + f.method;
+        f.extra["variant"] = p.at("variant");
+        f.extra["variant_fold"] = p.value("fold", std::string(""));
+        f.extra["variant_threads_per_block"] = p.value("threads_per_block", 0);
+        f.extra["variant_blocks_per_sm"] = p.value("blocks_per_sm", 0);
+        f.extra["variant_unroll"] = p.value("unroll", 0);
+        f.extra["variants_verified"] = verified;
+        f.extra["variant_medians"] = medians;
+        f.extra["variants_failed"] = failed;
+        if (!rows.empty() && rows[0].value("verified", false)) {
+          const double base = rows[0].at("measurement").value("median", 0.0);
+          f.extra["baseline_variant"] = rows[0].at("variant");
+          f.extra["baseline_median"] = base;
+          if (base > 0) f.extra["gain_over_baseline_percent"] = (v / base - 1.0) * 100.0;
+        }
+      }
+      r.findings.push_back(f);
+    };
+    add("hierarchy.l1.read_bandwidth", l1, true);
+    add("hierarchy.l2.read_bandwidth", l2, false);
+    add("hierarchy.dram.read_bandwidth", m.at("dram"), false);
+    if (!failed.empty()) {
+      r.status = Status::kError;
+      r.reason = failed;
+    }
+  }
+
+ private:
+  template <class V, std::size_t N>
+  static json variant_names(const V (&variants)[N]) {
+    json names = json::array();
+    for (const auto& v : variants) names.push_back(v.name);
+    return names;
+  }
+
+  using VariantSearch = measure::Search<int>;
+
+  /// The search row of a Rig point: its primary samples, their median, the point.
+  static measure::Measured measured(json point) {
+    const auto& m = point.at("measurement");
+    return {m.at("values").get<std::vector<double>>(), m.at("median").get<double>(),
+            std::move(point)};
+  }
+
+  /// Measures every variant of one regime (variant index = configuration); a variant that
+  /// cannot be resident is skipped, one that fails verification is a row error with its reason.
+  /// Throws VerificationError when no variant passed.
+  static VariantSearch search_variants(const std::string& regime, int count,
+                                       const std::function<int(int)>& resident,
+                                       const std::function<json(int)>& measure_one) {
+    VariantSearch s(
+        [&](const int& i) {
+          if (resident(i) < 1) throw measure::SkipRow("cannot be resident");
+          return measured(measure_one(i));
+        },
+        [](const int& i) { return std::to_string(i); });
+    for (int i = 0; i < count; ++i) s.try_config("variants", i);
+    if (!s.best()) {
+      std::string errors;
+      for (const auto& row : s.rows())
+        errors += "; variant " + row.key + ": " + row.outcome.reason;
+      throw VerificationError("bandwidth.hierarchy " + regime + ": no kernel variant verified" +
+                              errors);
+    }
+    return s;
+  }
+
+  /// The rows as recorded: what each variant is, its status and reason, and its point when it
+  /// passed (verified true) or verified false with the error.
+  static json variant_rows(const VariantSearch& s, const std::function<json(int)>& describe) {
+    json rows = s.rows_json(describe);
+    for (auto& row : rows)
+      if (row.at("status") != "passed") {
+        row["verified"] = false;
+        row["error"] = row.at("reason");
+      }
+    return rows;
+  }
+
+  static json confirmation_json(const measure::Confirmation& c, const json& describe) {
+    json j = describe;
+    j.update(measure::to_json(c));
+    return j;
+  }
+
+  /// One row per variant: what it is, its numbers (empty when it did not verify), its error.
+  static Curve variant_curve(const std::string& level, const json& rows) {
+    Curve c{level + "_variants",
+            {"variant",
+             "fold",
+             "addressing",
+             "load",
+             "unroll",
+             "rotations",
+             "threads_per_block",
+             "blocks_per_sm_requested",
+             "blocks_per_sm",
+             "max_blocks_on_one_sm",
+             "bytes_per_clk_per_sm_median",
+             "bytes_per_clk_per_sm_mad",
+             "gb_s_median",
+             "gb_s_mad",
+             "primary",
+             "n",
+             "sm_clock_mhz_measured",
+             "timed_passes_per_launch",
+             "verified",
+             "error"},
+            {}};
+    for (const auto& row : rows) {
+      const bool ok = row.value("verified", false) && row.contains("measurement");
+      auto num = [&](const char* key, const char* stat) -> json {
+        if (!ok || !row.contains(key)) return "";
+        return row.at(key).value(stat, 0.0);
+      };
+      auto cell = [&](const char* key) -> json { return row.contains(key) ? row.at(key) : ""; };
+      c.rows.push_back({row.at("variant"),
+                        cell("fold"),
+                        cell("addressing"),
+                        cell("load"),
+                        cell("unroll"),
+                        cell("rotations"),
+                        cell("threads_per_block"),
+                        cell("blocks_per_sm_requested"),
+                        ok ? cell("blocks_per_sm") : json(""),
+                        ok ? cell("max_blocks_on_one_sm") : json(""),
+                        num("bytes_per_clk_per_sm", "median"),
+                        num("bytes_per_clk_per_sm", "mad"),
+                        num("gb_s", "median"),
+                        num("gb_s", "mad"),
+                        ok ? cell("primary") : json(""),
+                        ok ? json(row.at("measurement").value("n", 0.0)) : json(""),
+                        ok ? cell("sm_clock_mhz_measured") : json(""),
+                        ok ? cell("timed_passes_per_launch") : json(""),
+                        json(ok),
+                        json(row.value("error", std::string("")))});
+    }
+    return c;
+  }
+
+  std::uint64_t data_bytes(const device::DeviceInfo& d, std::uint32_t nsmid) const override {
+    return data_bytes_for(d, nsmid, bwsweep::l1_fallback(d).bytes);
+  }
+  static std::uint64_t data_bytes_for(const device::DeviceInfo& d, std::uint32_t nsmid,
+                                      std::uint64_t l1_ws) {
+    return std::max<std::uint64_t>(16 * d.l2_bytes + kMiB, l1_ws * nsmid) / (64 * kKiB) *
+               (64 * kKiB) +
+           64 * kKiB;
+  }
+};
+
+
+}  // namespace
+
+std::unique_ptr<Experiment> make_hierarchy_experiment() {
+  return std::make_unique<BandwidthHierarchy>();
+}
+
+}  // namespace gpuprobe::probes::bwrig

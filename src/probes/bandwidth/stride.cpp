@@ -1,0 +1,392 @@
+// bandwidth.stride and bandwidth.offset: strided and misaligned float access, useful GB/s beside
+// the sectors per warp request the sector model predicts.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "core/error.hpp"
+#include "probes/bandwidth/bandwidth_common.hpp"
+
+namespace gpuprobe::probes::bwhost {
+namespace {
+
+using units::kKiB;
+using units::kMiB;
+
+// ---------------------------------------------------------------------------------------------
+// bandwidth.stride
+
+class StrideExperiment : public BandwidthExperiment {
+ public:
+  std::string id() const override { return "bandwidth.stride"; }
+  std::string description() const override {
+    return "strided float access (strides 1..32): strided copy and strided read, useful GB/s "
+           "beside the sectors per warp request the sector model predicts";
+  }
+  json axes() const override {
+    return {{"stride_elements", kDefaultStrides},
+            {"variant", {"copy", "read"}},
+            {"element_bytes", 4},
+            {"span_bytes", "16 x L2 (--array-size)"}};
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    Bench bench(ctx);
+    const auto& info = bench.info();
+    const auto& o = ctx.options;
+    const std::uint64_t array = array_bytes(info, o);
+    const std::uint64_t n = array / 4;
+    const double peak = dram_peak_gb_s(info);
+    const std::vector<int> strides =
+        with_baseline(o.strides.empty() ? kDefaultStrides : o.strides, 1);
+    const std::uint32_t seed_src = derive_seed(o.seed, 21), seed_poison = derive_seed(o.seed, 22);
+    DeviceArray src(array), dst(array);
+    bench.fill(src.as<float>(), n, seed_src);
+    bench.fill(dst.as<float>(), n, seed_poison);
+    bench.sync();
+    const auto l = bench.launch(pattern_bps());
+    json rows = json::array();
+    for (const std::string variant : {"copy", "read"}) {
+      const bool copy = variant == "copy";
+      for (int s : strides) {
+        const std::uint64_t m = n / static_cast<std::uint64_t>(s);
+        const auto acc = analysis::strided_bytes(m, s, 0, copy);
+        // Two launch shapes: the persistent grid, and a grid that covers the span once (four
+        // elements per thread, no loop), as plain strided kernels do; the faster one is the row.
+        bw::Launch cover = l;
+        {
+          const std::uint64_t per_block = static_cast<std::uint64_t>(l.threads) * 4;
+          cover.blocks =
+              static_cast<unsigned>(std::max<std::uint64_t>((m + per_block - 1) / per_block, 1));
+        }
+        const bw::Launch* shape = &l;
+        auto launch = [&](std::uint32_t* out) {
+          if (copy)
+            bw::launch_strided_copy(*shape, src.as<float>(), dst.as<float>(), 0, 0, s, m);
+          else
+            bw::launch_strided_read(*shape, src.as<float>(), 0, s, m, out);
+        };
+        const auto t_persistent = bench.measure([&] { launch(nullptr); }, acc.useful_bytes);
+        shape = &cover;
+        const auto t_cover = bench.measure([&] { launch(nullptr); }, acc.useful_bytes);
+        const bool cover_wins = t_cover.gb_s.summary.median > t_persistent.gb_s.summary.median;
+        shape = cover_wins ? &cover : &l;
+        const auto& t = cover_wins ? t_cover : t_persistent;
+        const std::string what = id() + " " + variant + " stride " + std::to_string(s);
+        const std::uint64_t spot = bench.check_pattern(launch, copy, dst.as<float>(), n, seed_src,
+                                                       seed_poison, 0, 0, s, m, what);
+        json row = pattern_row(t, acc.useful_bytes, peak);
+        row["variant"] = variant;
+        row["stride_elements"] = s;
+        row["elements"] = m;
+        row["grid"] = cover_wins ? "covering" : "persistent";
+        row["blocks"] = shape->blocks;
+        row["persistent_grid_gb_s_median"] = t_persistent.gb_s.summary.median;
+        row["covering_grid_gb_s_median"] = t_cover.gb_s.summary.median;
+        row["model"] = model_json({4, s, 0, 0, analysis::kWarpThreads});
+        row["moved_bytes_per_launch_request_model"] = acc.moved_bytes_request;
+        row["moved_bytes_per_launch_dram_model"] = acc.moved_bytes_stream;
+        row["verified"] = true;
+        row["host_spot_checked_elements"] = spot;
+        rows.push_back(row);
+      }
+    }
+    note_protocol(r);
+    r.parameters = common_parameters(info, o);
+    r.parameters["strides"] = strides;
+    r.parameters["elements_in_span"] = n;
+    r.parameters["blocks_per_sm"] = l.blocks / std::max(1, info.sm_count);
+    r.parameters["unroll"] = 4;
+    r.parameters["kernels"] = "copy: dst[j*s] = src[j*s]; read: XOR of src[j*s]; j < span/s, float";
+    r.parameters["convention"] = kUsefulConvention;
+    r.samples = {{"rows", rows}};
+    Curve c{
+        "table",
+        {"variant", "stride_elements", "useful_gb_s_median", "useful_gb_s_min", "useful_gb_s_p5",
+         "useful_gb_s_p95", "n", "sectors_per_request", "request_efficiency", "dram_efficiency_32b",
+         "dram_efficiency_64b", "copy_dram_efficiency_rmw_32b", "copy_dram_efficiency_rmw_64b",
+         "moved_gb_s_dram_model", "peak_gb_s", "percent_of_peak_moved_dram_model"},
+        {}};
+    for (const auto& row : rows) {
+      const auto& s = row.at("useful_gb_s");
+      const auto& m = row.at("model");
+      const double moved = s.at("median").get<double>() / m.at("dram_efficiency_32b").get<double>();
+      c.rows.push_back({row.at("variant"), row.at("stride_elements"), s.at("median"), s.at("min"),
+                        s.at("p5"), s.at("p95"), s.at("n"), m.at("sectors_per_request"),
+                        m.at("request_efficiency"), m.at("dram_efficiency_32b"),
+                        m.at("dram_efficiency_64b"), m.at("copy_dram_efficiency_rmw_32b"),
+                        m.at("copy_dram_efficiency_rmw_64b"), moved, peak,
+                        percent_of(moved, peak)});
+    }
+    r.curves.push_back(c);
+    r.statistics = {{"rows_measured", rows.size()}};
+  }
+  void analyze(ExperimentResult& r) const override {
+    const double peak = r.parameters.value("peak_gb_s", 0.0);
+    std::map<std::string, double> base;
+    for (const auto& row : r.samples.at("rows"))
+      if (row.at("stride_elements") == 1)
+        base[row.at("variant")] = row.at("useful_gb_s").at("median").get<double>();
+    for (const auto& row : r.samples.at("rows")) {
+      const int s = row.at("stride_elements");
+      const std::string variant = row.at("variant");
+      const auto& st = row.at("useful_gb_s");
+      const double useful = st.at("median").get<double>();
+      const auto& m = row.at("model");
+      if (s == 1) {
+        auto f = bandwidth_finding("dram.strided_" + variant + ".s1_bandwidth", st, peak,
+                                   "median useful GB/s of the unit-stride float " + variant +
+                                       " (the baseline of the stride efficiencies)");
+        r.findings.push_back(f);
+        continue;
+      }
+      const double b = base.count(variant) ? base[variant] : 0;
+      const double measured = b > 0 ? useful / b : 0;
+      auto f = efficiency_finding(
+          "dram.strided_" + variant + ".s" + std::to_string(s) + "_efficiency", measured,
+          m.at("request_efficiency").get<double>(), m.at("dram_efficiency_32b").get<double>(), st,
+          "useful GB/s at stride " + std::to_string(s) +
+              " / useful GB/s at stride 1; the sector "
+              "model predicts " +
+              std::to_string(m.at("sectors_per_request").get<int>()) + " sectors per warp request");
+      f.extra["stride_elements"] = s;
+      f.extra["useful_gb_s"] = useful;
+      f.extra["sectors_per_request"] = m.at("sectors_per_request");
+      f.extra["predicted_dram_efficiency_64b_percent"] =
+          m.at("dram_efficiency_64b").get<double>() * 100;
+      if (variant == "copy" && m.contains("copy_dram_efficiency_rmw_32b")) {
+        f.extra["predicted_copy_efficiency_rmw_32b_percent"] =
+            m.at("copy_dram_efficiency_rmw_32b").get<double>() * 100;
+        f.extra["predicted_copy_efficiency_rmw_64b_percent"] =
+            m.at("copy_dram_efficiency_rmw_64b").get<double>() * 100;
+        f.extra["moved_gb_s_copy_rmw_32b_model"] =
+            useful / m.at("copy_dram_efficiency_rmw_32b").get<double>();
+      }
+      // Which prediction the measurement sits closest to (relative distance).
+      std::string closest;
+      double distance = 0;
+      for (const char* key : {"dram_efficiency_32b", "dram_efficiency_64b",
+                              "copy_dram_efficiency_rmw_32b", "copy_dram_efficiency_rmw_64b"}) {
+        if (!m.contains(key) || (variant != "copy" && std::string(key).rfind("copy", 0) == 0))
+          continue;
+        const double predicted = m.at(key).get<double>();
+        const double d = std::fabs(measured - predicted) / predicted;
+        if (closest.empty() || d < distance) {
+          closest = key;
+          distance = d;
+        }
+      }
+      if (!closest.empty()) {
+        f.extra["closest_model"] = closest;
+        f.extra["closest_model_relative_error"] = distance;
+      }
+      f.extra["moved_gb_s_dram_model"] = useful / m.at("dram_efficiency_32b").get<double>();
+      f.extra["peak_gb_s"] = peak;
+      f.extra["percent_of_peak_moved_dram_model"] =
+          percent_of(useful / m.at("dram_efficiency_32b").get<double>(), peak);
+      r.findings.push_back(f);
+    }
+  }
+
+ protected:
+  double arrays_allocated() const override { return 2; }
+  void check_options(const RunOptions& o) const override {
+    require_in_range(o.strides, 1, kMaxStride, "stride", "element strides 1..64");
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// bandwidth.offset
+
+class OffsetExperiment : public BandwidthExperiment {
+ public:
+  std::string id() const override { return "bandwidth.offset"; }
+  std::string description() const override {
+    return "misaligned float copy (start offset 0..32 elements from a 256-B aligned base), plus "
+           "copies misaligned on one side only and a misaligned read: useful GB/s beside the "
+           "sectors and lines per warp request the model predicts";
+  }
+  json axes() const override {
+    return {
+        {"offset_elements", "0..32 (copy); 0, 1, 4, 8, 12, 16, 24, 31, 32 (diagnostic variants)"},
+        {"variant", {"copy", "copy_src_misaligned", "copy_dst_misaligned", "read"}},
+        {"element_bytes", 4},
+        {"array_bytes", "16 x L2"}};
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    Bench bench(ctx);
+    const auto& info = bench.info();
+    const auto& o = ctx.options;
+    const std::uint64_t array = array_bytes(info, o);
+    const std::uint64_t n = array / 4;
+    const std::uint64_t m = n - kMaxOffset;  // the same element count at every offset
+    const double peak = dram_peak_gb_s(info);
+    std::vector<int> offsets = o.offsets, diagnostic = o.offsets;
+    if (offsets.empty()) {
+      for (int k = 0; k <= kDefaultMaxOffset; ++k) offsets.push_back(k);
+      diagnostic = {0, 1, 4, 8, 12, 16, 24, 31, 32};
+    }
+    offsets = with_baseline(offsets, 0);
+    diagnostic = with_baseline(diagnostic, 0);
+    const std::uint32_t seed_src = derive_seed(o.seed, 31), seed_poison = derive_seed(o.seed, 32);
+    DeviceArray src(array), dst(array);
+    bench.fill(src.as<float>(), n, seed_src);
+    bench.sync();
+    const auto l = bench.launch(pattern_bps());
+    json rows = json::array();
+    const std::vector<std::string> variants = {"copy", "copy_src_misaligned", "copy_dst_misaligned",
+                                               "read"};
+    for (const auto& variant : variants) {
+      const bool copy = variant != "read";
+      for (int off : variant == "copy" ? offsets : diagnostic) {
+        const std::uint64_t src_lo = variant == "copy_dst_misaligned" ? 0 : off;
+        const std::uint64_t dst_lo = variant == "copy_src_misaligned" ? 0 : off;
+        const double useful = static_cast<double>(m) * 4.0 * (copy ? 2.0 : 1.0);
+        auto launch = [&](std::uint32_t* out) {
+          if (copy)
+            bw::launch_strided_copy(l, src.as<float>(), dst.as<float>(), src_lo, dst_lo, 1, m);
+          else
+            bw::launch_strided_read(l, src.as<float>(), src_lo, 1, m, out);
+        };
+        const auto t = bench.measure([&] { launch(nullptr); }, useful);
+        const std::string what = id() + " " + variant + " offset " + std::to_string(off);
+        const std::uint64_t spot = bench.check_pattern(launch, copy, dst.as<float>(), n, seed_src,
+                                                       seed_poison, src_lo, dst_lo, 1, m, what);
+        const analysis::WarpAccess rd{4, 1, static_cast<std::int64_t>(src_lo), 0,
+                                      analysis::kWarpThreads};
+        const analysis::WarpAccess wr{4, 1, static_cast<std::int64_t>(dst_lo), 0,
+                                      analysis::kWarpThreads};
+        const std::uint64_t sectors =
+            analysis::sectors_per_request(rd) + (copy ? analysis::sectors_per_request(wr) : 0);
+        json row = pattern_row(t, useful, peak);
+        row["variant"] = variant;
+        row["offset_elements"] = off;
+        row["src_offset_elements"] = src_lo;
+        row["dst_offset_elements"] = copy ? json(dst_lo) : json(nullptr);
+        row["elements"] = m;
+        row["read_model"] = model_json(rd);
+        row["write_model"] = copy ? model_json(wr) : json(nullptr);
+        row["sectors_per_warp"] = sectors;
+        row["request_efficiency"] = (copy ? 256.0 : 128.0) / static_cast<double>(sectors * 32);
+        row["verified"] = true;
+        row["host_spot_checked_elements"] = spot;
+        rows.push_back(row);
+      }
+    }
+    note_protocol(r);
+    r.parameters = common_parameters(info, o);
+    r.parameters["offsets"] = offsets;
+    r.parameters["diagnostic_offsets"] = diagnostic;
+    r.parameters["elements"] = m;
+    r.parameters["kernels"] =
+        "copy: dst[off + j] = src[off + j]; copy_src_misaligned: dst[j] = src[off + j]; "
+        "copy_dst_misaligned: dst[off + j] = src[j]; read: XOR of src[off + j]; j < n - 64, float";
+    r.parameters["convention"] = kUsefulConvention;
+    r.samples = {{"rows", rows}};
+    Curve c{"table",
+            {"variant", "offset_elements", "useful_gb_s_median", "useful_gb_s_min",
+             "useful_gb_s_p5", "useful_gb_s_p95", "n", "read_sectors_per_request",
+             "read_lines_per_request", "write_sectors_per_request", "write_lines_per_request",
+             "request_efficiency", "peak_gb_s", "percent_of_peak"},
+            {}};
+    for (const auto& row : rows) {
+      const auto& s = row.at("useful_gb_s");
+      const auto& rm = row.at("read_model");
+      const auto& wm = row.at("write_model");
+      c.rows.push_back({row.at("variant"), row.at("offset_elements"), s.at("median"), s.at("min"),
+                        s.at("p5"), s.at("p95"), s.at("n"), rm.at("sectors_per_request"),
+                        rm.at("lines_per_request"),
+                        wm.is_null() ? json(0) : wm.at("sectors_per_request"),
+                        wm.is_null() ? json(0) : wm.at("lines_per_request"),
+                        row.at("request_efficiency"), peak, s.at("percent_of_peak_median")});
+    }
+    r.curves.push_back(c);
+    r.statistics = {{"rows_measured", rows.size()}};
+  }
+  void analyze(ExperimentResult& r) const override {
+    const double peak = r.parameters.value("peak_gb_s", 0.0);
+    std::map<std::string, std::vector<const json*>> by;
+    for (const auto& row : r.samples.at("rows")) by[row.at("variant")].push_back(&row);
+    for (const auto& [variant, rows] : by) {
+      const json* aligned = nullptr;
+      for (const auto* row : rows)
+        if (row->at("offset_elements") == 0) aligned = row;
+      if (!aligned) continue;
+      const double base = aligned->at("useful_gb_s").at("median").get<double>();
+      const std::string prefix = "dram.offset_" + variant;
+      r.findings.push_back(bandwidth_finding(prefix + ".aligned_bandwidth",
+                                             aligned->at("useful_gb_s"), peak,
+                                             "median useful GB/s at offset 0 (" + variant + ")"));
+      if (!(base > 0)) continue;
+      // Offsets that break 32-B sector alignment, and offsets that keep sectors whole but split
+      // every warp's 128-B request over two lines.
+      struct Group {
+        std::string name, what;
+        std::function<bool(int)> in;
+      };
+      const std::vector<Group> groups = {
+          {"sector_misaligned",
+           "offsets that are not a multiple of 8 floats (5 sectors, 2 lines per request)",
+           [](int off) { return off % 8 != 0; }},
+          {"line_misaligned",
+           "offsets that are a multiple of 8 but not of 32 floats (4 sectors, 2 lines per request)",
+           [](int off) { return off % 8 == 0 && off % 32 != 0; }}};
+      const json* worst = nullptr;
+      for (const auto& g : groups) {
+        std::vector<double> eff;
+        double predicted = 0;
+        const json* example = nullptr;
+        for (const auto* row : rows) {
+          const int off = row->at("offset_elements");
+          if (!g.in(off)) continue;
+          const double med = row->at("useful_gb_s").at("median").get<double>();
+          eff.push_back(med / base);
+          predicted = row->at("request_efficiency").get<double>();
+          example = row;
+          if (!worst || med < worst->at("useful_gb_s").at("median").get<double>()) worst = row;
+        }
+        if (eff.empty()) continue;
+        const double mean =
+            std::accumulate(eff.begin(), eff.end(), 0.0) / static_cast<double>(eff.size());
+        auto f = efficiency_finding(prefix + "." + g.name + "_efficiency", mean, predicted, 1.0,
+                                    example->at("useful_gb_s"),
+                                    "mean useful GB/s over " + g.what +
+                                        " / offset 0; the sector "
+                                        "model predicts the request efficiency, and 100% at DRAM "
+                                        "(neighbouring warps use the extra sector)");
+        f.extra["offsets_averaged"] = eff.size();
+        f.extra["read_lines_per_request"] = example->at("read_model").at("lines_per_request");
+        r.findings.push_back(f);
+      }
+      if (worst) {
+        auto f =
+            efficiency_finding(prefix + ".worst_efficiency",
+                               worst->at("useful_gb_s").at("median").get<double>() / base,
+                               worst->at("request_efficiency").get<double>(), 1.0,
+                               worst->at("useful_gb_s"), "slowest misaligned offset / offset 0");
+        f.extra["offset_elements"] = worst->at("offset_elements");
+        f.extra["useful_gb_s"] = worst->at("useful_gb_s").at("median");
+        f.extra["peak_gb_s"] = peak;
+        r.findings.push_back(f);
+      }
+    }
+  }
+
+ protected:
+  double arrays_allocated() const override { return 2; }
+  void check_options(const RunOptions& o) const override {
+    require_in_range(o.offsets, 0, kMaxOffset, "offset", "start offsets 0..64 elements");
+  }
+};
+
+
+}  // namespace
+
+std::unique_ptr<Experiment> make_stride_experiment() {
+  return std::make_unique<StrideExperiment>();
+}
+std::unique_ptr<Experiment> make_offset_experiment() {
+  return std::make_unique<OffsetExperiment>();
+}
+
+}  // namespace gpuprobe::probes::bwhost

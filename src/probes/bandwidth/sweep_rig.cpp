@@ -1,0 +1,327 @@
+// bandwidth.sweep and bandwidth.hierarchy.
+//
+// Why these exist (issue 3, items 3 and 4): seed 003's "memory hierarchy" table measured a 4 KB
+// sequential dependent chain (a latency walk that one cache line set holds, i.e. neither a
+// bandwidth nor a hierarchy) and a single 64 MB run (one sample, of a size that on an H200 is
+// neither in L2 nor well past it), so its numbers mean little. This tool instead:
+//  - sweeps the working set log-spaced (3 points per octave, refined at the knees) in two
+//    regimes and finds the plateaus (L1, L2, DRAM) and the capacities between them with the same
+//    change-point analysis as latency.sweep (analysis::find_levels on log bandwidth);
+//      L1 regime: every SM reads its own private slice of W bytes (W per SM) with ld.global.ca
+//        16-B loads at full occupancy; bytes per SM cycle from %clock64 per SM;
+//      L2 regime: the whole grid reads one region of W bytes (total) with ld.global.cg (L1
+//        bypassed); GB/s from %globaltimer over the timed part of every block;
+//  - repeats every point until the protocol's spread target holds, sizing each launch to about
+//    1 ms of timed reads, and verifies every launch: each block's wrapping sum of the words it
+//    read is compared with the host's sum of the same words (data from a hash of the index);
+//  - puts register file, shared memory, L1, L2 and DRAM bandwidth in one table beside the
+//    latencies the latency family measured (bandwidth.hierarchy).
+// Conventions: GB/s = 1e9 bytes/s; bytes counted are bytes the kernel asks for (16-B loads,
+// every byte used); B/clk/SM uses the SM clock measured in the kernel (cycles / globaltimer).
+#include "probes/bandwidth/sweep_rig.hpp"
+
+#include "core/confidence.hpp"
+
+namespace gpuprobe::probes {
+
+// ---------------------------------------------------------------------------------------------
+// Pure helpers
+
+namespace bwsweep {
+
+LaunchRates rates_of(const std::vector<bws::BlockRecord>& records,
+                     const std::vector<double>& bytes_per_block) {
+  if (records.size() != bytes_per_block.size() || records.empty())
+    throw std::invalid_argument("rates_of: one byte count per block record is needed");
+  struct Sm {
+    double bytes = 0;
+    std::uint64_t c0 = std::numeric_limits<std::uint64_t>::max(), c1 = 0;
+    std::uint64_t t0 = std::numeric_limits<std::uint64_t>::max(), t1 = 0;
+    int blocks = 0;
+  };
+  std::map<std::uint32_t, Sm> sms;
+  std::uint64_t g0 = std::numeric_limits<std::uint64_t>::max(), g1 = 0;
+  double total = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    Sm& s = sms[r.smid];
+    s.bytes += bytes_per_block[i];
+    s.c0 = std::min(s.c0, r.clock_start);
+    s.c1 = std::max(s.c1, r.clock_end);
+    s.t0 = std::min(s.t0, r.ns_start);
+    s.t1 = std::max(s.t1, r.ns_end);
+    ++s.blocks;
+    g0 = std::min(g0, r.ns_start);
+    g1 = std::max(g1, r.ns_end);
+    total += bytes_per_block[i];
+  }
+  LaunchRates out;
+  std::vector<double> bpc, mhz;
+  for (const auto& kv : sms) {
+    const Sm& s = kv.second;
+    if (s.c1 <= s.c0) throw std::invalid_argument("rates_of: an SM has an empty cycle span");
+    bpc.push_back(s.bytes / static_cast<double>(s.c1 - s.c0));
+    if (s.t1 > s.t0)
+      mhz.push_back(static_cast<double>(s.c1 - s.c0) / static_cast<double>(s.t1 - s.t0) * 1e3);
+    out.max_blocks_on_an_sm = std::max(out.max_blocks_on_an_sm, s.blocks);
+  }
+  if (g1 <= g0) throw std::invalid_argument("rates_of: the launch has an empty time span");
+  out.sms = static_cast<int>(sms.size());
+  out.bytes_per_clk_per_sm = stats::median(bpc);
+  out.bytes_per_clk_per_sm_min = *std::min_element(bpc.begin(), bpc.end());
+  out.span_ns = static_cast<double>(g1 - g0);
+  out.gb_s = total / out.span_ns;
+  out.clock_mhz = mhz.empty() ? 0.0 : stats::median(mhz);
+  return out;
+}
+
+double slices_block_bytes(std::uint64_t slice_bytes, std::uint32_t slots,
+                          std::uint32_t timed_passes) {
+  return static_cast<double>(slice_bytes / std::max<std::uint32_t>(slots, 1)) * timed_passes;
+}
+
+double shared_grid_bytes(std::uint64_t region_bytes, std::uint32_t timed_passes) {
+  return static_cast<double>(region_bytes) * timed_passes;
+}
+
+WordSums::WordSums(std::uint64_t words, std::uint32_t seed) : words_(words), seed_(seed) {
+  chunk_.resize(words / kChunkWords);
+  chunk_xor_.resize(words / kChunkWords);
+  for (std::uint64_t c = 0; c < chunk_.size(); ++c) {
+    chunk_[c] = direct(c * kChunkWords, kChunkWords, false);
+    chunk_xor_[c] = direct(c * kChunkWords, kChunkWords, true);
+  }
+}
+
+std::uint32_t WordSums::direct(std::uint64_t first, std::uint64_t count, bool xor_fold) const {
+  std::uint32_t s = 0;
+  for (std::uint64_t i = first; i < first + count; ++i)
+    s = xor_fold ? s ^ bw::value_bits(i, seed_) : s + bw::value_bits(i, seed_);
+  return s;
+}
+
+std::uint32_t WordSums::fold(std::uint64_t first, std::uint64_t count, bool xor_fold) const {
+  if (first + count > words_) throw std::out_of_range("WordSums: range past the data");
+  const auto& chunks = xor_fold ? chunk_xor_ : chunk_;
+  auto op = [xor_fold](std::uint32_t a, std::uint32_t b) { return xor_fold ? a ^ b : a + b; };
+  std::uint32_t s = 0;
+  std::uint64_t i = first;
+  const std::uint64_t end = first + count;
+  while (i < end && i % kChunkWords != 0) s = op(s, bw::value_bits(i++, seed_));
+  while (i + kChunkWords <= end && i / kChunkWords < chunks.size()) {
+    s = op(s, chunks[i / kChunkWords]);
+    i += kChunkWords;
+  }
+  return op(s, direct(i, end - i, xor_fold));
+}
+
+std::uint32_t WordSums::sum(std::uint64_t first, std::uint64_t count) const {
+  return fold(first, count, false);
+}
+
+std::uint32_t WordSums::xor_of(std::uint64_t first, std::uint64_t count) const {
+  return fold(first, count, true);
+}
+
+std::uint32_t repeat_fold(bool xor_fold, std::uint32_t one_pass, std::uint32_t passes) {
+  if (!xor_fold) return one_pass * passes;
+  if (passes % 2 == 0)
+    throw std::invalid_argument("repeat_fold: an even number of XOR passes cancels out");
+  return one_pass;
+}
+
+std::uint32_t fold_words(bws::Fold f, const std::vector<std::uint32_t>& words) {
+  std::uint32_t s = 0;
+  for (std::uint32_t w : words) s = bws::fold_is_xor(f) ? s ^ w : s + w;
+  return s;
+}
+
+int best_variant(const nlohmann::json& rows) {
+  int best = -1;
+  double top = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    if (!row.value("verified", false) || !row.contains("measurement")) continue;
+    const double med = row.at("measurement").value("median", 0.0);
+    if (best < 0 || med > top) {
+      best = static_cast<int>(i);
+      top = med;
+    }
+  }
+  return best;
+}
+
+L1WorkingSet l1_fallback(const device::DeviceInfo& d) {
+  constexpr std::uint64_t kAlign = 4 * units::kKiB;
+  if (d.l1_shared_unified_bytes >= 2 * 16 * units::kKiB)
+    return {d.l1_shared_unified_bytes / 2 / kAlign * kAlign,
+            "half the unified L1 / shared-memory size per SM (" +
+                units::format_bytes(d.l1_shared_unified_bytes) +
+                "); l1.capacity was not measured with confidence >= 0.5"};
+  return {16 * units::kKiB,
+          "16 KiB, the L1 regime's smallest working set: neither l1.capacity nor the unified L1 "
+          "size is known"};
+}
+
+L1WorkingSet l1_working_set(const device::DeviceInfo& d, const FindingBoard& prior) {
+  constexpr std::uint64_t kAlign = 4 * units::kKiB;
+  if (const auto f = prior.get("l1.capacity", 0.5)) {
+    const auto half = static_cast<std::uint64_t>(f->value / 2);
+    if (half >= kAlign)
+      return {half / kAlign * kAlign, "half the measured l1.capacity (" +
+                                          units::format_bytes(static_cast<std::uint64_t>(f->value)) +
+                                          ", confidence " + std::to_string(f->confidence) + ")"};
+  }
+  return l1_fallback(d);
+}
+
+}  // namespace bwsweep
+
+namespace bwrig {
+
+const char* fold_name(bws::Fold f) {
+  switch (f) {
+    case bws::Fold::kSum4:
+      return "sum4 (acc + x + y + z + w)";
+    case bws::Fold::kAdd3:
+      return "add3 (a + x + y, b + z + w)";
+    case bws::Fold::kXor3:
+      return "xor3 (a ^ x ^ y, b ^ z ^ w)";
+    case bws::Fold::kMixed:
+      return "mixed (a + x + y, z * one + b, w * one + c)";
+  }
+  return "?";
+}
+
+/// What L1 / L2 kernel variant i is, as recorded beside its measurement.
+json describe_l1_variant(int i) {
+  const auto& v = bws::kL1Variants[i];
+  return {{"variant", v.name},
+          {"variant_index", i},
+          {"fold", fold_name(v.fold)},
+          {"host_fold", bws::fold_is_xor(v.fold) ? "xor" : "wrapping sum"},
+          {"addressing", v.linear ? "linear (immediate offsets, one pass at a time)"
+                                  : "rotated (passes interleaved, index wrap per load)"},
+          {"load", bws::load_name(bws::Load::kCa)},
+          {"unroll", v.unroll},
+          {"threads_per_block", v.threads},
+          {"blocks_per_sm_requested", v.blocks_per_sm}};
+}
+json describe_l2_variant(int i) {
+  const auto& v = bws::kL2Variants[i];
+  return {{"variant", v.name},
+          {"variant_index", i},
+          {"fold", fold_name(i == 0 ? bws::Fold::kSum4 : bws::Fold::kAdd3)},
+          {"host_fold", "wrapping sum"},
+          {"load", bws::load_name(v.load)},
+          {"unroll", v.unroll},
+          {"rotations", v.rotations},
+          {"threads_per_block", v.threads},
+          {"blocks_per_sm_requested", v.blocks_per_sm}};
+}
+
+std::uint32_t derive_seed(std::uint64_t seed) {
+  return bw::mix32(static_cast<std::uint32_t>(seed) ^ 0x6a09e667u ^
+                   bw::mix32(static_cast<std::uint32_t>(seed >> 32)));
+}
+
+json summary_json(const std::vector<double>& v) {
+  return v.empty() ? json::object() : stats::to_json(stats::summarize(v));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Analysis helpers (pure)
+
+double primary_median(const json& p) { return p.at("measurement").at("median").get<double>(); }
+
+std::vector<json> sorted_points(const json& points) {
+  std::vector<json> v(points.begin(), points.end());
+  std::stable_sort(v.begin(), v.end(), [](const json& a, const json& b) {
+    return a.at("working_set_bytes").get<double>() < b.at("working_set_bytes").get<double>();
+  });
+  return v;
+}
+
+std::vector<analysis::CurvePoint> curve_of(const std::vector<json>& pts) {
+  std::vector<analysis::CurvePoint> c;
+  for (const auto& p : pts)
+    c.push_back({p.at("working_set_bytes").get<double>(), primary_median(p),
+                 p.at("measurement").at("mad").get<double>()});
+  return c;
+}
+
+double plateau_confidence(const std::vector<json>& pts, const analysis::Plateau& p) {
+  std::vector<double> medians;
+  for (std::size_t i = p.first; i <= p.last && i < pts.size(); ++i)
+    medians.push_back(primary_median(pts[i]));
+  return confidence::precision(medians, p.level);
+}
+
+double point_confidence(const json& p) {
+  const auto& m = p.at("measurement");
+  if (!m.contains("values")) return 0.0;
+  return confidence::precision(m.at("values").get<std::vector<double>>(),
+                               m.at("median").get<double>());
+}
+
+/// Median over a plateau's points of a secondary quantity (e.g. GB/s of the L1 regime).
+double plateau_median(const std::vector<json>& pts, const analysis::Plateau& p,
+                      const std::string& key) {
+  std::vector<double> v;
+  for (std::size_t i = p.first; i <= p.last && i < pts.size(); ++i)
+    if (pts[i].contains(key) && pts[i].at(key).contains("median"))
+      v.push_back(pts[i].at(key).at("median").get<double>());
+  return v.empty() ? 0.0 : stats::median(v);
+}
+
+json levels_json(const analysis::LevelAnalysis& L, const std::string& unit) {
+  json plateaus = json::array(), transitions = json::array();
+  for (const auto& p : L.plateaus)
+    plateaus.push_back({{"level", p.level},
+                        {"noise_mad", p.noise},
+                        {"unit", unit},
+                        {"working_set_bytes_min", p.x_min},
+                        {"working_set_bytes_max", p.x_max},
+                        {"points", p.last - p.first + 1}});
+  for (const auto& t : L.transitions)
+    transitions.push_back({{"last_on_bytes", t.x_last_on},
+                           {"first_off_bytes", t.x_first_off},
+                           {"level_below", t.level_below},
+                           {"level_above", t.level_above},
+                           {"confidence", t.confidence}});
+  return {{"plateaus", plateaus}, {"transitions", transitions}, {"method", L.method}};
+}
+
+Curve curve_table(const std::string& name, const std::vector<json>& pts, bool per_sm) {
+  Curve c{name,
+          {per_sm ? "working_set_bytes_per_sm" : "working_set_bytes", "working_set_total_bytes",
+           "bytes_per_clk_per_sm_median", "bytes_per_clk_per_sm_mad", "slowest_sm_bytes_per_clk",
+           "gb_s_median", "gb_s_mad", "n", "sm_clock_mhz_measured", "timed_passes_per_launch"},
+          {}};
+  for (const auto& p : pts) {
+    const auto& b = p.at("bytes_per_clk_per_sm");
+    const auto& g = p.at("gb_s");
+    c.rows.push_back({p.at("working_set_bytes"),
+                      p.value("working_set_total_bytes", p.at("working_set_bytes").get<double>()),
+                      b.value("median", 0.0), b.value("mad", 0.0),
+                      p.at("bytes_per_clk_per_sm_slowest_sm").value("median", 0.0),
+                      g.value("median", 0.0), g.value("mad", 0.0),
+                      p.at("measurement").value("n", 0.0), p.at("sm_clock_mhz_measured"),
+                      p.at("timed_passes_per_launch")});
+  }
+  return c;
+}
+
+std::uint64_t align_down(double x, std::uint64_t a) {
+  return std::max<std::uint64_t>(a, static_cast<std::uint64_t>(x) / a * a);
+}
+
+void check_memory(const device::Device& dev, std::uint64_t need, const std::string& id) {
+  const std::uint64_t free = dev.free_memory();
+  if (need + 256 * kMiB > free)
+    throw UsageError(id + " needs " + units::format_bytes(need + 256 * kMiB) +
+                     " of GPU memory but " + units::format_bytes(free) + " is free");
+}
+
+}  // namespace bwrig
+}  // namespace gpuprobe::probes
