@@ -120,7 +120,7 @@ class BandwidthSweep : public RigExperiment {
         Finding f{"bandwidth.l1_capacity",
                   t.estimate,
                   "bytes",
-                  t.confidence,
+                  knee_confidence(a, L, t),
                   "largest working set per SM on the L1 bandwidth plateau (knee bracketed by "
                   "bisection); " +
                       L.method,
@@ -175,7 +175,7 @@ class BandwidthSweep : public RigExperiment {
       Finding f{"bandwidth.l2_capacity",
                 t.estimate,
                 "bytes",
-                t.confidence,
+                knee_confidence(b, L, t),
                 "largest working set on the last plateau before the DRAM level of the L2 regime "
                 "(knee bracketed by bisection); " +
                     L.method,

@@ -257,6 +257,19 @@ double plateau_confidence(const std::vector<json>& pts, const analysis::Plateau&
   return confidence::precision(medians, p.level);
 }
 
+double knee_confidence(const std::vector<json>& pts, const analysis::LevelAnalysis& L,
+                       const analysis::Transition& t) {
+  if (t.below + 1 >= L.plateaus.size()) return 0.0;
+  auto medians = [&](const analysis::Plateau& p) {
+    std::vector<double> v;
+    for (std::size_t i = p.first; i <= p.last && i < pts.size(); ++i)
+      v.push_back(primary_median(pts[i]));
+    return v;
+  };
+  return confidence::separation(
+      confidence::separation_z(medians(L.plateaus[t.below]), medians(L.plateaus[t.below + 1])));
+}
+
 double point_confidence(const json& p) {
   const auto& m = p.at("measurement");
   if (!m.contains("values")) return 0.0;

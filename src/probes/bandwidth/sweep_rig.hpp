@@ -388,6 +388,10 @@ std::vector<json> sorted_points(const json& points);
 std::vector<analysis::CurvePoint> curve_of(const std::vector<json>& pts);
 /// Confidence of a plateau's level: confidence::precision of its points' medians around it.
 double plateau_confidence(const std::vector<json>& pts, const analysis::Plateau& p);
+/// Confidence of a knee: confidence::separation of the point medians of the plateaus on its
+/// two sides.
+double knee_confidence(const std::vector<json>& pts, const analysis::LevelAnalysis& L,
+                       const analysis::Transition& t);
 /// confidence::precision of a point's samples around its median (0 without samples).
 double point_confidence(const json& p);
 /// Median over a plateau's points of a secondary quantity (e.g. GB/s of the L1 regime).
