@@ -321,7 +321,9 @@ nlohmann::json stream_row(int width, double median, bool reference = false, int 
             {"min", median - 2},
             {"p5", median - 1},
             {"p95", median + 1},
-            {"n", 5}}}};
+            {"n", 5},
+            // The samples: a finding's confidence is confidence::precision over them.
+            {"values", {median - 2, median - 1, median, median + 1, median + 1}}}}};
 }
 
 TEST(SectorBandwidthExperiments, StreamAnalysisPicksTheBestVerifiedVariant) {
