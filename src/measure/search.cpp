@@ -47,8 +47,7 @@ nlohmann::json to_json(const Confirmation& c) {
   return j;
 }
 
-nlohmann::json summarize_statuses(
-    const std::vector<std::pair<RowStatus, std::string>>& statuses) {
+nlohmann::json summarize_statuses(const std::vector<std::pair<RowStatus, std::string>>& statuses) {
   std::size_t passed = 0, error = 0, skipped = 0;
   nlohmann::json errors = nlohmann::json::array(), skips = nlohmann::json::array();
   for (const auto& [s, text] : statuses) {
@@ -62,7 +61,7 @@ nlohmann::json summarize_statuses(
       skips.push_back(text);
     }
   }
-  return {{"rows", statuses.size()}, {"passed", passed},           {"error", error},
+  return {{"rows", statuses.size()}, {"passed", passed}, {"error", error},
           {"skipped", skipped},      {"errors", errors}, {"skipped_reasons", skips}};
 }
 

@@ -19,6 +19,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpuprobe::measure {
@@ -52,12 +53,16 @@ Outcome run_guarded(const std::function<Measured()>& measure);
 
 /// The fresh re-measurement of a search's winner.
 struct Confirmation {
-  std::size_t winner = 0;  ///< the winner's row index
+  std::size_t winner = 0;   ///< the winner's row index
   double search_value = 0;  ///< the winner's value in the search pass
   Outcome outcome;          ///< the confirmation pass
   bool ok() const { return outcome.status == RowStatus::kPassed; }
 };
 nlohmann::json to_json(const Confirmation& c);
+
+/// {rows, passed, error, skipped, errors: [...], skipped_reasons: [...]} over (status, text)
+/// pairs.
+nlohmann::json summarize_statuses(const std::vector<std::pair<RowStatus, std::string>>& statuses);
 
 template <class Config>
 struct SearchRow {
@@ -143,21 +148,10 @@ class Search {
   }
 
  private:
-  static nlohmann::json summarize_statuses(
-      const std::vector<std::pair<RowStatus, std::string>>& statuses);
   Measure measure_;
   Key key_;
   std::vector<Row> rows_;
 };
-
-/// {passed, error, skipped, errors: [...], skipped_reasons: [...]} over (status, text) pairs.
-nlohmann::json summarize_statuses(const std::vector<std::pair<RowStatus, std::string>>& statuses);
-
-template <class Config>
-nlohmann::json Search<Config>::summarize_statuses(
-    const std::vector<std::pair<RowStatus, std::string>>& statuses) {
-  return measure::summarize_statuses(statuses);
-}
 
 /// Confidence of a confirmed figure: confidence::precision of the confirmation's samples around
 /// its value (0 when the confirmation failed).

@@ -26,19 +26,31 @@ const Finding* find(const ExperimentResult& r, const std::string& name) {
 json stats(double median, double spread = 0.002) {
   std::vector<double> v;
   for (int k = -3; k <= 3; ++k) v.push_back(median * (1.0 + spread * k / 3.0));
-  return {{"median", median}, {"min", v.front()}, {"p5", v.front()}, {"p95", v.back()},
-          {"n", v.size()},    {"values", v},      {"launches_per_sample", 10},
+  return {{"median", median},
+          {"min", v.front()},
+          {"p5", v.front()},
+          {"p95", v.back()},
+          {"n", v.size()},
+          {"values", v},
+          {"launches_per_sample", 10},
           {"percent_of_peak_median", median / 48.0}};
 }
 
 json row(int width, double median, int passes = 1, const std::string& status = "passed") {
-  json r = {{"stage", "s"},          {"status", status},
-            {"width_bytes", width},  {"load", "ld.global"},
-            {"store", "st.global"},  {"unroll", 4},
-            {"scheme", "grid"},      {"passes", passes},
-            {"blocks_per_sm", 4},    {"threads_per_block", 256},
-            {"grid", "persistent"},  {"dst_shift_bytes", 0},
-            {"blocks", 528},         {"bytes_in_flight_per_sm", 4 * 256 * 4 * width},
+  json r = {{"stage", "s"},
+            {"status", status},
+            {"width_bytes", width},
+            {"load", "ld.global"},
+            {"store", "st.global"},
+            {"unroll", 4},
+            {"scheme", "grid"},
+            {"passes", passes},
+            {"blocks_per_sm", 4},
+            {"threads_per_block", 256},
+            {"grid", "persistent"},
+            {"dst_shift_bytes", 0},
+            {"blocks", 528},
+            {"bytes_in_flight_per_sm", 4 * 256 * 4 * width},
             {"counted_bytes_per_launch", 1e9}};
   if (status == "passed")
     r["gb_s"] = stats(median);
@@ -64,8 +76,8 @@ TEST(BandwidthStream, WinnersComeFromPassedRowsOnly) {
 }
 
 json confirmation(const std::string& finding, std::size_t winner, double search, double value) {
-  json c = {{"finding", finding}, {"winner_row", winner}, {"search_value", search},
-            {"status", "passed"}, {"value", value},       {"gb_s", stats(value)},
+  json c = {{"finding", finding},       {"winner_row", winner}, {"search_value", search},
+            {"status", "passed"},       {"value", value},       {"gb_s", stats(value)},
             {"verified_with_passes", 4}};
   c["samples"] = c["gb_s"]["values"];
   return c;
@@ -145,7 +157,8 @@ TEST(BandwidthStream, OlderRecordsReportTheSearchBestAndSaySo) {
 TEST(BandwidthStream, VariantsTableListsFailedRowsWithTheirReason) {
   const Curve c = bwhost::stream_variants_curve(variants(), 4814.3);
   ASSERT_EQ(c.rows.size(), 6u);
-  const auto status_col = std::find(c.columns.begin(), c.columns.end(), "status") - c.columns.begin();
+  const auto status_col =
+      std::find(c.columns.begin(), c.columns.end(), "status") - c.columns.begin();
   EXPECT_EQ(c.rows[4][status_col], "error");
   EXPECT_EQ(c.rows[4][status_col + 1], "12 of 100 elements differ");
 }

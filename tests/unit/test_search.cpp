@@ -52,10 +52,12 @@ TEST(Search, AFailedCheckIsARowErrorAndTheOthersSurvive) {
 }
 
 TEST(Search, StickyCudaErrorsAndOtherFailuresPropagate) {
-  Search<int> s([](const int& c) -> Measured {
-    if (c == 1) throw CudaError("illegal address", true);
-    throw std::logic_error("a bug");
-  }, [](const int& c) { return std::to_string(c); });
+  Search<int> s(
+      [](const int& c) -> Measured {
+        if (c == 1) throw CudaError("illegal address", true);
+        throw std::logic_error("a bug");
+      },
+      [](const int& c) { return std::to_string(c); });
   EXPECT_THROW(s.try_config("x", 1), CudaError);
   EXPECT_THROW(s.try_config("x", 2), std::logic_error);
 }

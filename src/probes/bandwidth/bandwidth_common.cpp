@@ -108,9 +108,8 @@ double stats_precision(const json& stats) {
 
 Finding bandwidth_finding(const std::string& name, const json& stats, double peak,
                           const std::string& method) {
-  Finding f{name,   stats.at("median").get<double>(),
-            "GB/s", stats_precision(stats),
-            method, json::object()};
+  Finding f{name,          stats.at("median").get<double>(), "GB/s", stats_precision(stats), method,
+            json::object()};
   f.extra["peak_gb_s"] = peak;
   f.extra["percent_of_peak"] = percent_of(f.value, peak);
   f.extra["min_gb_s"] = stats.at("min");

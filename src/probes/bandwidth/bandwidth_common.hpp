@@ -92,8 +92,7 @@ struct Timed {
 json to_json(const Timed& t, double peak);
 
 /// XOR of the bit patterns of value(lo + j * stride, seed) for j < m, on the host (threaded).
-std::uint32_t host_xor(std::uint64_t lo, std::uint64_t stride, std::uint64_t m,
-                       std::uint32_t seed);
+std::uint32_t host_xor(std::uint64_t lo, std::uint64_t stride, std::uint64_t m, std::uint32_t seed);
 
 /// Throws UsageError unless every value lies in [lo, hi]: "<noun> <value> is not allowed; use
 /// <allowed>".
@@ -195,9 +194,8 @@ class Bench {
   /// elements the host spot-checked); a read runs again, checked by the XOR of what it read.
   std::uint64_t check_pattern(const std::function<void(std::uint32_t*)>& launch, bool copy,
                               float* dst, std::uint64_t n, std::uint32_t seed_src,
-                              std::uint32_t seed_poison, std::uint64_t src_lo,
-                              std::uint64_t dst_lo, std::uint64_t step, std::uint64_t m,
-                              const std::string& what) {
+                              std::uint32_t seed_poison, std::uint64_t src_lo, std::uint64_t dst_lo,
+                              std::uint64_t step, std::uint64_t m, const std::string& what) {
     if (!copy) {
       check_xor(launch, host_xor(src_lo, step, m, seed_src), what);
       return 0;
@@ -268,7 +266,6 @@ class Bench {
   DeviceArray counters_;
   DeviceArray xor_word_;
 };
-
 
 /// A GB/s finding from a measurement's JSON (to_json(Timed)): the median, with the confidence
 /// of confidence::precision over its samples.

@@ -1,9 +1,8 @@
 // bandwidth.hierarchy: register file, shared memory, L1, L2 and DRAM read bandwidth beside each
 // level's latency.
-#include "probes/bandwidth/sweep_rig.hpp"
-
 #include "core/confidence.hpp"
 #include "measure/search.hpp"
+#include "probes/bandwidth/sweep_rig.hpp"
 
 namespace gpuprobe::probes::bwrig {
 namespace {
@@ -24,7 +23,8 @@ class BandwidthHierarchy : public RigExperiment {
   }
   json axes() const override {
     return {{"levels", {"register", "shared", "l1", "l2", "dram"}},
-            {"l1_working_set_bytes_per_sm", "half the measured l1.capacity (fallback: half the unified L1)"},
+            {"l1_working_set_bytes_per_sm",
+             "half the measured l1.capacity (fallback: half the unified L1)"},
             {"l2_working_set_bytes", "min(16 MiB, L2 / 4)"},
             {"dram_working_set_bytes", "16 x L2"},
             {"l1_variants", variant_names(bws::kL1Variants)},
@@ -73,10 +73,14 @@ class BandwidthHierarchy : public RigExperiment {
       ProtocolOptions p = ctx.options.protocol;
       p.min_repetitions = std::max(p.min_repetitions, p.max_repetitions);
       rig.set_protocol(p);
-      c1.outcome = measure::run_guarded([&] { return measured(rig.slices_point(l1_ws, c1.winner)); });
-      c2.outcome = measure::run_guarded([&] { return measured(rig.shared_point(l2_ws, c2.winner)); });
-      m["l1_confirmation"] = confirmation_json(c1, describe_l1_variant(static_cast<int>(c1.winner)));
-      m["l2_confirmation"] = confirmation_json(c2, describe_l2_variant(static_cast<int>(c2.winner)));
+      c1.outcome =
+          measure::run_guarded([&] { return measured(rig.slices_point(l1_ws, c1.winner)); });
+      c2.outcome =
+          measure::run_guarded([&] { return measured(rig.shared_point(l2_ws, c2.winner)); });
+      m["l1_confirmation"] =
+          confirmation_json(c1, describe_l1_variant(static_cast<int>(c1.winner)));
+      m["l2_confirmation"] =
+          confirmation_json(c2, describe_l2_variant(static_cast<int>(c2.winner)));
     }
     // Earlier findings, copied so that analyze stays pure.
     json prior = json::object();
@@ -97,12 +101,11 @@ class BandwidthHierarchy : public RigExperiment {
          "datapath consumes, not a count of register-file bank reads"},
         {"l1_working_set_bytes_per_sm", l1_ws},
         {"l1_working_set_source", l1.source},
-        {"l1",
-         "each SM reads its own " + units::format_bytes(l1_ws) +
-             " slice (shared out among its blocks), 16-B ld.global.ca; " +
-             std::to_string(bws::kL1VariantCount) +
-             " kernel variants (fold, addressing, unroll, block shape); the winner is "
-             "re-measured on fresh buffers and that confirmation is reported"},
+        {"l1", "each SM reads its own " + units::format_bytes(l1_ws) +
+                   " slice (shared out among its blocks), 16-B ld.global.ca; " +
+                   std::to_string(bws::kL1VariantCount) +
+                   " kernel variants (fold, addressing, unroll, block shape); the winner is "
+                   "re-measured on fresh buffers and that confirmation is reported"},
         {"l2", "all SMs read one region of " + units::format_bytes(l2_ws) + ", 16-B loads; " +
                    std::to_string(bws::kL2VariantCount) +
                    " kernel variants (load operator, unroll, rotations, block shape); the winner "
@@ -122,7 +125,8 @@ class BandwidthHierarchy : public RigExperiment {
     r.statistics = {{"l1_search", s1_summary}, {"l2_search", s2_summary}};
     std::string failed;
     for (const json* sm : {&s1_summary, &s2_summary})
-      for (const auto& e : sm->at("errors")) failed += (failed.empty() ? "" : "; ") + e.get<std::string>();
+      for (const auto& e : sm->at("errors"))
+        failed += (failed.empty() ? "" : "; ") + e.get<std::string>();
     if (!failed.empty()) r.reason = "search rows failed (never reported): " + failed;
   }
 
@@ -139,8 +143,8 @@ class BandwidthHierarchy : public RigExperiment {
         const json& cf = m.at(level + "_confirmation");
         if (cf.at("status") == "passed") return cf;
         failed += (failed.empty() ? "" : "; ") + level + " winner (kernel " +
-                  cf.value("variant", std::string("?")) + ") failed its confirmation: " +
-                  cf.value("reason", std::string("?"));
+                  cf.value("variant", std::string("?")) +
+                  ") failed its confirmation: " + cf.value("reason", std::string("?"));
         return json();
       }
       const int b = bwsweep::best_variant(m.at(key));
@@ -294,9 +298,9 @@ class BandwidthHierarchy : public RigExperiment {
         }
         f.method = (confirmed ? "confirmation pass (fresh buffers and data) of the best of "
                               : "best median over ") +
-                   std::to_string(verified) + " verified of " +
-                   std::to_string(rows.size()) + " kernel variants (kernel " +
-                   p.at("variant").get<std::string>() + "): " + f.method;
+                   std::to_string(verified) + " verified of " + std::to_string(rows.size()) +
+                   " kernel variants (kernel " + p.at("variant").get<std::string>() +
+                   "): " + f.method;
         f.extra["variant"] = p.at("variant");
         f.extra["variant_fold"] = p.value("fold", std::string(""));
         f.extra["variant_threads_per_block"] = p.value("threads_per_block", 0);
@@ -355,8 +359,7 @@ class BandwidthHierarchy : public RigExperiment {
     for (int i = 0; i < count; ++i) s.try_config("variants", i);
     if (!s.best()) {
       std::string errors;
-      for (const auto& row : s.rows())
-        errors += "; variant " + row.key + ": " + row.outcome.reason;
+      for (const auto& row : s.rows()) errors += "; variant " + row.key + ": " + row.outcome.reason;
       throw VerificationError("bandwidth.hierarchy " + regime + ": no kernel variant verified" +
                               errors);
     }
@@ -446,7 +449,6 @@ class BandwidthHierarchy : public RigExperiment {
            64 * kKiB;
   }
 };
-
 
 }  // namespace
 

@@ -278,7 +278,6 @@ class TransposeExperiment : public BandwidthExperiment {
   double arrays_allocated() const override { return 2; }
 };
 
-
 }  // namespace
 
 std::unique_ptr<Experiment> make_layout_experiment() {

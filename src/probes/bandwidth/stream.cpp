@@ -296,8 +296,8 @@ std::vector<Config> stage_bytes_in_flight(const Config& base) {
     for (int bps : {1, 2, 4, kMaxBlocksPerSm})
       for (auto scheme : {IndexScheme::kGrid, IndexScheme::kBlock}) {
         if (u == 1 && scheme == IndexScheme::kBlock) continue;  // the same kernel as grid
-        out.push_back(Config{
-            StreamVariant{base.v.width_bytes, base.v.load, base.v.store, u, scheme}, bps});
+        out.push_back(
+            Config{StreamVariant{base.v.width_bytes, base.v.load, base.v.store, u, scheme}, bps});
       }
   return out;
 }
@@ -478,8 +478,8 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     run_stage("covering_grid", stage_covering_grid(best_config(s, at_search, start)));
     run_stage("covering_grid_operator",
               stage_covering_grid_operator(
-                  best_config(s, [&](const Row& row) { return at_search(row) && row.config.cover; },
-                              start),
+                  best_config(
+                      s, [&](const Row& row) { return at_search(row) && row.config.cover; }, start),
                   flavors));
     run_stage("passes",
               stage_passes(best_config(
@@ -501,10 +501,9 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     std::map<std::size_t, json> done;
     for (const auto& [finding, row] : winners) {
       if (!done.count(row)) {
-        const measure::Confirmation c{row, rows[row].at("gb_s").at("median").get<double>(),
-                                      measure::run_guarded([&] {
-                                        return fresh.measure(configs[row]);
-                                      })};
+        const measure::Confirmation c{
+            row, rows[row].at("gb_s").at("median").get<double>(),
+            measure::run_guarded([&] { return fresh.measure(configs[row]); })};
         done[row] = measure::to_json(c);
       }
       json j = done[row];
@@ -542,8 +541,8 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
   r.statistics = {{"variants_measured", rows.size()}, {"search", search_summary}};
   if (search_summary.at("error").get<std::size_t>() > 0)
     r.reason = std::to_string(search_summary.at("error").get<std::size_t>()) + " of " +
-               std::to_string(rows.size()) + " search rows failed: " +
-               search_summary.at("errors").dump();
+               std::to_string(rows.size()) +
+               " search rows failed: " + search_summary.at("errors").dump();
   r.curves.push_back(stream_variants_curve(rows, dram_peak_gb_s(info)));
 }
 

@@ -87,12 +87,26 @@ Curve stream_variants_curve(const json& rows, double peak) {
     const bool ok = row.contains("gb_s");
     auto cell = [&](const char* k) -> json { return row.contains(k) ? row.at(k) : json(""); };
     auto stat = [&](const char* k) -> json { return ok ? row.at("gb_s").at(k) : json(""); };
-    c.rows.push_back({cell("stage"), cell("width_bytes"), cell("load"), cell("store"),
-                      cell("unroll"), cell("scheme"), cell("passes"), cell("threads_per_block"),
-                      cell("blocks_per_sm"), cell("dst_shift_bytes"),
-                      cell("bytes_in_flight_per_sm"), stat("launches_per_sample"), stat("median"),
-                      stat("min"), stat("p5"), stat("p95"), stat("n"), peak,
-                      stat("percent_of_peak_median"), row.value("status", std::string("passed")),
+    c.rows.push_back({cell("stage"),
+                      cell("width_bytes"),
+                      cell("load"),
+                      cell("store"),
+                      cell("unroll"),
+                      cell("scheme"),
+                      cell("passes"),
+                      cell("threads_per_block"),
+                      cell("blocks_per_sm"),
+                      cell("dst_shift_bytes"),
+                      cell("bytes_in_flight_per_sm"),
+                      stat("launches_per_sample"),
+                      stat("median"),
+                      stat("min"),
+                      stat("p5"),
+                      stat("p95"),
+                      stat("n"),
+                      peak,
+                      stat("percent_of_peak_median"),
+                      row.value("status", std::string("passed")),
                       cell("reason")});
   }
   return c;
@@ -138,8 +152,9 @@ void analyze_stream(ExperimentResult& r, const std::string& base,
                                          std::to_string(candidates) + " passed variants: "
                                    : "search's best median over " + std::to_string(candidates) +
                                          " variants (recorded without a confirmation pass): ";
-    Finding f{name,   value, "GB/s", confidence::precision(samples, value), method + describe(row),
-              json::object()};
+    Finding f{
+        name,          value, "GB/s", confidence::precision(samples, value), method + describe(row),
+        json::object()};
     const json& st = c.at("gb_s");
     f.extra["peak_gb_s"] = peak;
     f.extra["percent_of_peak"] = percent_of(value, peak);

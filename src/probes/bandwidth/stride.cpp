@@ -379,7 +379,6 @@ class OffsetExperiment : public BandwidthExperiment {
   }
 };
 
-
 }  // namespace
 
 std::unique_ptr<Experiment> make_stride_experiment() {

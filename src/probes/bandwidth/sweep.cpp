@@ -1,12 +1,10 @@
 // bandwidth.sweep: read bandwidth against working set in the L1 and L2 regimes; plateaus and
 // capacities from the latency sweep's change-point analysis.
-#include "probes/bandwidth/sweep_rig.hpp"
-
 #include "core/confidence.hpp"
+#include "probes/bandwidth/sweep_rig.hpp"
 
 namespace gpuprobe::probes::bwrig {
 namespace {
-
 
 class BandwidthSweep : public RigExperiment {
  public:
@@ -43,17 +41,20 @@ class BandwidthSweep : public RigExperiment {
           [&](double x) {
             json p = point(static_cast<std::uint64_t>(x));
             out.push_back(p);
-            return analysis::CurvePoint{x, primary_median(p), p["measurement"]["mad"].get<double>()};
+            return analysis::CurvePoint{x, primary_median(p),
+                                        p["measurement"]["mad"].get<double>()};
           },
           so);
     };
-    sweep(s1, [&](std::uint64_t w) { return rig.slices_point(w); }, l1_points);
+    sweep(
+        s1, [&](std::uint64_t w) { return rig.slices_point(w); }, l1_points);
 
     analysis::SweepOptions s2 = s1;
     s2.x_min = static_cast<double>(align_down(kL1RegimeMin * sms, kRegionAlign));
     s2.x_max = static_cast<double>(align_down(top, kRegionAlign));
     s2.align = static_cast<double>(kRegionAlign);
-    sweep(s2, [&](std::uint64_t w) { return rig.shared_point(w); }, l2_points);
+    sweep(
+        s2, [&](std::uint64_t w) { return rig.shared_point(w); }, l2_points);
 
     const auto a = sorted_points(l1_points), b = sorted_points(l2_points);
     r.parameters = {
@@ -232,7 +233,6 @@ class BandwidthSweep : public RigExperiment {
            64 * kKiB;
   }
 };
-
 
 }  // namespace
 

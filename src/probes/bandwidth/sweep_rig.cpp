@@ -168,9 +168,10 @@ L1WorkingSet l1_working_set(const device::DeviceInfo& d, const FindingBoard& pri
   if (const auto f = prior.get("l1.capacity", 0.5)) {
     const auto half = static_cast<std::uint64_t>(f->value / 2);
     if (half >= kAlign)
-      return {half / kAlign * kAlign, "half the measured l1.capacity (" +
-                                          units::format_bytes(static_cast<std::uint64_t>(f->value)) +
-                                          ", confidence " + std::to_string(f->confidence) + ")"};
+      return {half / kAlign * kAlign,
+              "half the measured l1.capacity (" +
+                  units::format_bytes(static_cast<std::uint64_t>(f->value)) + ", confidence " +
+                  std::to_string(f->confidence) + ")"};
   }
   return l1_fallback(d);
 }
