@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/experiment.hpp"
+#include "probes/bandwidth/bandwidth_kernels.hpp"
 #include "probes/bandwidth/bandwidth_sweep.hpp"
 #include "probes/bandwidth/stream_select.hpp"
 
@@ -161,6 +162,24 @@ TEST(BandwidthStream, VariantsTableListsFailedRowsWithTheirReason) {
       std::find(c.columns.begin(), c.columns.end(), "status") - c.columns.begin();
   EXPECT_EQ(c.rows[4][status_col], "error");
   EXPECT_EQ(c.rows[4][status_col + 1], "12 of 100 elements differ");
+}
+
+// The read kernel rotates each thread's XOR accumulator before every pass; the host folds the
+// XOR of one pass the same way. Rotation is linear over XOR, so folding per thread and XOR-ing
+// the threads gives the host's number, and an even pass count no longer cancels to 0.
+TEST(BandwidthStream, ReadFoldKeepsEveryPass) {
+  EXPECT_EQ(bw::stream_read_fold(0x80000001u, 1), 0x80000001u);
+  EXPECT_EQ(bw::stream_read_fold(0x80000001u, 2), 0x80000002u);  // rotl(x, 1) ^ x
+  for (std::uint32_t passes : {2u, 4u}) EXPECT_NE(bw::stream_read_fold(0x1234u, passes), 0u);
+  std::uint32_t threads_xor = 0, one_pass = 0;
+  for (std::uint32_t t = 0; t < 1000; ++t) {
+    const std::uint32_t x = bw::mix32(t + 17);  // what thread t reads in one pass
+    std::uint32_t acc = 0;
+    for (int p = 0; p < 4; ++p) acc = ((acc << 1) | (acc >> 31)) ^ x;  // the kernel's loop
+    threads_xor ^= acc;
+    one_pass ^= x;
+  }
+  EXPECT_EQ(threads_xor, bw::stream_read_fold(one_pass, 4));
 }
 
 Finding capacity(double bytes, double confidence) {
