@@ -122,6 +122,17 @@ TEST(BandwidthStream, ConfidenceFallsWithTheConfirmationsSpread) {
             find(tight, "dram.copy_bandwidth")->confidence - 0.3);
 }
 
+TEST(BandwidthStream, AConfirmationWithTooFewSamplesIsNoEvidence) {
+  auto c = confirmation("dram.copy_bandwidth", 1, 4300, 4210);
+  c["samples"] = json::array({4210.0});
+  auto r = copy_result(json::array({c}));
+  experiment("bandwidth.copy").analyze(r);
+  EXPECT_EQ(find(r, "dram.copy_bandwidth"), nullptr);
+  ASSERT_TRUE(r.statistics.contains("findings_not_emitted"));
+  EXPECT_NE(r.statistics["findings_not_emitted"][0].get<std::string>().find("1 samples"),
+            std::string::npos);
+}
+
 TEST(BandwidthStream, AFailedConfirmationIsAnErrorAndNoFinding) {
   json bad = {{"finding", "dram.copy_bandwidth.width_4b"},
               {"winner_row", 3},

@@ -263,6 +263,12 @@ class BandwidthHierarchy : public RigExperiment {
     // Findings of the measured levels (hierarchy-specific names: the sweep owns the plain ones).
     auto add = [&](const std::string& name, const json& p, bool per_sm) {
       if (p.is_null()) return;  // a failed confirmation: no finding
+      if (p.contains("winner_row") && p.at("measurement").value("n", 0) < 3) {
+        // Too few samples for any precision: no evidence, no finding.
+        r.statistics["findings_not_emitted"].push_back(
+            name + ": the confirmation has fewer than 3 samples");
+        return;
+      }
       const double v = per_sm ? p.at("bytes_per_clk_per_sm").value("median", 0.0)
                               : p.at("gb_s").value("median", 0.0);
       Finding f{name,

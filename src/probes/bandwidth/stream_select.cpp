@@ -137,6 +137,7 @@ void analyze_stream(ExperimentResult& r, const std::string& base,
     }
   }
   std::string failed;
+  json not_emitted = json::array();
   for (const auto& c : confirmations) {
     const std::string name = c.at("finding");
     const json& row = rows.at(c.at("winner_row").get<std::size_t>());
@@ -146,6 +147,12 @@ void analyze_stream(ExperimentResult& r, const std::string& base,
     }
     const double value = c.at("value").get<double>();
     const auto samples = c.at("samples").get<std::vector<double>>();
+    if (confirmed && samples.size() < 3) {
+      // Too few samples for any precision: no evidence, no finding.
+      not_emitted.push_back(name + ": the confirmation has " + std::to_string(samples.size()) +
+                            " samples; at least 3 are needed");
+      continue;
+    }
     std::string method = confirmed ? "confirmation pass (fresh buffers and data, " +
                                          std::to_string(samples.size()) +
                                          " repetitions) of the search's winner over " +
@@ -213,6 +220,7 @@ void analyze_stream(ExperimentResult& r, const std::string& base,
   r.statistics["best_by_bytes_in_flight_per_sm"] = flight;
   r.statistics["best_by_unroll"] = unroll;
   r.statistics["confirmations"] = confirmations.size();
+  if (!not_emitted.empty()) r.statistics["findings_not_emitted"] = not_emitted;
   if (!failed.empty()) {
     r.statistics["failed_confirmations"] = failed;
     r.status = Status::kError;
