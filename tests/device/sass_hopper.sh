@@ -64,6 +64,18 @@ if [[ "$n_fence" -lt 7 ]]; then echo "FAIL: $n_fence fence_kernel instances (wan
 # ---- atomics: the ATOM / RED inside the timed region of every instance
 need_timed 'atomic_latency_kernel' 'ATOM|RED' 'atomic'
 need_timed 'atomic_throughput_kernel' 'ATOM|RED' 'atomic'
+# acq_rel / seq_cst (AtomicOrder 1, 2) at device or system scope (AtomicScope 1, 2): the
+# ordering's MEMBAR inside the timed region too (the H200 shows MEMBAR.ALL / MEMBAR.SC .GPU /
+# .SYS there). An instance whose template arguments cannot be read is reported, not judged.
+for f in $(functions 'atomic_(latency|throughput)_kernel'); do
+  scope=$(sed -nE 's/.*AtomicScopeE([0-9])E.*/\1/p' <<<"$f")
+  order=$(sed -nE 's/.*AtomicOrderE([0-9])E.*/\1/p' <<<"$f")
+  if [[ -z "$scope" || -z "$order" ]]; then
+    echo "info $f: scope / order not read from the name"
+  elif [[ "$scope" -ge 1 && "$order" -ge 1 ]]; then
+    need_timed "^${f}\$" 'MEMBAR' "MEMBAR (scope $scope, order $order)"
+  fi
+done
 
 # ---- for the record: atomics and litmus
 for f in $(functions 'atomic_(latency|throughput)_kernel|litmus_kernel'); do

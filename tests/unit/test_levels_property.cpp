@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -138,7 +137,6 @@ TEST(LevelsProperty, ConfidenceFallsAsNoiseRises) {
       }
     const LevelAnalysis a = find_levels(pts);
     ASSERT_EQ(a.transitions.size(), 1u) << "noise " << noise;
-    std::printf("noise %g: transition %g plateau %g\n", noise, a.transitions[0].confidence, a.plateaus[0].confidence);
     EXPECT_LT(a.transitions[0].confidence, last_transition) << "noise " << noise;
     EXPECT_LT(a.plateaus[0].confidence, last_plateau) << "noise " << noise;
     last_transition = a.transitions[0].confidence;

@@ -8,9 +8,9 @@ namespace gpuprobe {
 namespace {
 
 nlohmann::json variant(const char* name, std::uint32_t completed, bool timed_out) {
-  return {{"variant", name},         {"protocol", "p"},          {"synchronizing", true},
-          {"stale_reads", 0},        {"timed_out", timed_out},   {"completed", completed},
-          {"ns_per_iteration", 10.0}, {"producer_smid", 0},      {"consumer_smid", 1}};
+  return {{"variant", name},          {"protocol", "p"},        {"synchronizing", true},
+          {"stale_reads", 0},         {"timed_out", timed_out}, {"completed", completed},
+          {"ns_per_iteration", 10.0}, {"producer_smid", 0},     {"consumer_smid", 1}};
 }
 
 TEST(OrderingEvidence, LitmusWithoutACompletedIterationIsNotEmitted) {
