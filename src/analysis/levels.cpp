@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace gpuprobe::analysis {
@@ -357,11 +359,14 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
   const std::size_t min_points = std::max<std::size_t>(options.min_plateau_points, 1);
 
   LevelAnalysis out;
+  char z_text[32];
+  std::snprintf(z_text, sizeof z_text, "%.3g", options.min_separation_z);
   out.method =
       "piecewise-constant segmentation of log latency (optimal partitioning by DP, "
-      "BIC-like penalty from a robust noise estimate), levels closer than 3.3 standard errors "
-      "merged, plateaus by "
-      "tolerance with ramp rejection; knees bracketed by bisection";
+      "BIC-like penalty from a robust noise estimate), levels closer than " +
+      std::string(z_text) +
+      " standard errors merged, plateaus by tolerance with ramp rejection; knees bracketed by "
+      "bisection";
 
   // 1. Change points, 2. merge levels that are not really different.
   const std::vector<Run> segments = curve.merge_close(curve.segment());
