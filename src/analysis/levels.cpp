@@ -1,11 +1,15 @@
 #include "analysis/levels.hpp"
 
+#include "core/confidence.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace gpuprobe::analysis {
@@ -32,13 +36,12 @@ constexpr double kRampMinBaseline = 0.25 * 0.69314718055994531;
 // or 1.5 sigma of the noise), on the side of the rise, are left out of its level.
 constexpr double kLevelBandFractionOfTolerance = 0.5;
 constexpr double kLevelBandSigmas = 1.5;
-// Confidence: contrast (step / noise) at which the contrast term reaches 1 - 1/e, and bracket
-// width (x_first_off / x_last_on - 1) at which the resolution term halves.
-constexpr double kContrastScale = 5.0;
-constexpr double kBracketScale = 0.05;
-// The plateau noise used for the contrast is never taken below this fraction of the level: a
-// noiseless model curve would otherwise have infinite contrast for any step.
-constexpr double kContrastNoiseFloor = 0.005;
+// The robust standard error of a median is this times sigma / sqrt(n) (asymptotic efficiency of
+// the median of a normal sample, sqrt(pi / 2)).
+constexpr double kMedianEfficiency = 1.2533;
+// For the confidence only: a plateau's per-point spread is judged together with (in quadrature)
+// rel_tolerance / kToleranceSigmas (a point within rel_tolerance is on the level: two sigma).
+constexpr double kToleranceSigmas = 2.0;
 
 double median_of(std::vector<double> v) {
   const std::size_t mid = v.size() / 2;
@@ -74,10 +77,6 @@ double mad_of(const std::vector<double>& v, double center) {
   return median_of(std::move(dev));
 }
 
-bool differ_by_step(double a, double b, double min_relative_step) {
-  return std::fabs(a - b) >= min_relative_step * std::min(std::fabs(a), std::fabs(b));
-}
-
 struct Run {
   std::size_t first = 0, last = 0;
 };
@@ -104,6 +103,24 @@ class Curve {
   }
 
   std::size_t size() const { return p_.size(); }
+
+  // How many standard errors apart the levels of two sets of points are, in log y. The noise
+  // is the curve's robust estimate, never below the floor the segmentation uses (a noiseless
+  // model curve would otherwise split at any difference).
+  double step_z(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) const {
+    const double s = std::max(sigma_, sigma_floor());
+    const double se = kMedianEfficiency * s *
+                      std::sqrt(1.0 / static_cast<double>(a.size()) +
+                                1.0 / static_cast<double>(b.size()));
+    return std::fabs(std::log(level(a)) - std::log(level(b))) / se;
+  }
+  bool one_level(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) const {
+    return step_z(a, b) < opt_.min_separation_z;
+  }
+  double sigma() const { return sigma_; }
+  double sigma_floor() const {
+    return kSigmaFloorFractionOfTolerance * std::log1p(opt_.rel_tolerance);
+  }
   const CurvePoint& point(std::size_t i) const { return p_[i]; }
 
   double tolerance(std::size_t i, double level) const {
@@ -159,8 +176,7 @@ class Curve {
   // segment (O(n^2), negligible for the few hundred points a sweep has).
   std::vector<Run> segment() const {
     const std::size_t n = z_.size();
-    const double tol = std::log1p(opt_.rel_tolerance);
-    const double s = std::max(sigma_, kSigmaFloorFractionOfTolerance * tol);
+    const double s = std::max(sigma_, sigma_floor());
     const double penalty =
         kPenaltyPerSegment * s * s * std::log(std::max(static_cast<double>(n), 3.0));
     // Prefix sums of the centred values keep the SSE differences accurate.
@@ -196,27 +212,23 @@ class Curve {
     return runs;
   }
 
-  // Merges neighbours whose levels are closer than min_relative_step, closest pair first, so
-  // that a run of small noise-driven splits collapses back into its level.
+  // Merges neighbours whose levels do not differ significantly (step_z below
+  // min_separation_z), least significant pair first, so that a run of small noise-driven
+  // splits collapses back into its level.
   std::vector<Run> merge_close(std::vector<Run> runs) const {
-    std::vector<double> levels;
-    for (const Run& r : runs) levels.push_back(level(r));
     while (runs.size() > 1) {
       std::size_t best_i = 0;
-      double best_d = std::numeric_limits<double>::infinity();
+      double best_z = std::numeric_limits<double>::infinity();
       for (std::size_t i = 0; i + 1 < runs.size(); ++i) {
-        const double a = levels[i], b = levels[i + 1];
-        const double d = std::fabs(a - b) / std::min(std::fabs(a), std::fabs(b));
-        if (d < best_d) {
-          best_d = d;
+        const double z = step_z(indices(runs[i]), indices(runs[i + 1]));
+        if (z < best_z) {
+          best_z = z;
           best_i = i;
         }
       }
-      if (best_d >= opt_.min_relative_step) break;
+      if (best_z >= opt_.min_separation_z) break;
       runs[best_i].last = runs[best_i + 1].last;
       runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(best_i) + 1);
-      levels.erase(levels.begin() + static_cast<std::ptrdiff_t>(best_i) + 1);
-      levels[best_i] = level(runs[best_i]);
     }
     return runs;
   }
@@ -339,7 +351,7 @@ void validate_points(const std::vector<CurvePoint>& points) {
 
 LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& options) {
   validate_points(points);
-  if (options.min_relative_step < 0 || options.rel_tolerance < 0 || options.noise_k < 0) {
+  if (options.min_separation_z < 0 || options.rel_tolerance < 0 || options.noise_k < 0) {
     throw std::invalid_argument("find_levels: tolerances must not be negative");
   }
   const Curve curve(std::move(points), options);
@@ -347,17 +359,21 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
   const std::size_t min_points = std::max<std::size_t>(options.min_plateau_points, 1);
 
   LevelAnalysis out;
+  char z_text[32];
+  std::snprintf(z_text, sizeof z_text, "%.3g", options.min_separation_z);
   out.method =
       "piecewise-constant segmentation of log latency (optimal partitioning by DP, "
-      "BIC-like penalty from a robust noise estimate), close levels merged, plateaus by "
-      "tolerance with ramp rejection; knees bracketed by bisection";
+      "BIC-like penalty from a robust noise estimate), levels closer than " +
+      std::string(z_text) +
+      " standard errors merged, plateaus by tolerance with ramp rejection; knees bracketed by "
+      "bisection";
 
   // 1. Change points, 2. merge levels that are not really different.
   const std::vector<Run> segments = curve.merge_close(curve.segment());
 
   // 3. The flat parts of each segment; neighbouring parts at one level (cut apart by an
   //    outlier) are one candidate, so that the tests below see the whole level. "One level":
-  //    closer than min_relative_step and every point within tolerance of the joint level, so
+  //    step_z below min_separation_z and every point within tolerance of the joint level, so
   //    that the slow start of a ramp does not join the plateau before it.
   struct Candidate {
     Run run;
@@ -369,8 +385,7 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
     curve.flat_parts(s.first, s.last, parts);
     for (const Run& r : parts) {
       const std::vector<std::size_t> idx = Curve::indices(r);
-      if (!groups.empty() && !differ_by_step(curve.level(groups.back().members), curve.level(idx),
-                                             options.min_relative_step)) {
+      if (!groups.empty() && curve.one_level(groups.back().members, idx)) {
         std::vector<std::size_t> joint = groups.back().members;
         joint.insert(joint.end(), idx.begin(), idx.end());
         const double level = curve.level(joint);
@@ -408,8 +423,7 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
   for (Candidate& c : candidates) {
     if (!merged.empty()) {
       Candidate& prev = merged.back();
-      if (!differ_by_step(curve.level(prev.members), curve.level(c.members),
-                          options.min_relative_step)) {
+      if (curve.one_level(prev.members, c.members)) {
         prev.run.last = c.run.last;
         prev.members.insert(prev.members.end(), c.members.begin(), c.members.end());
         continue;
@@ -420,6 +434,33 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
   for (const Candidate& c : merged) {
     out.plateaus.push_back(make_plateau(curve, c.run.first, c.run.last, c.members));
   }
+  // Confidence (core/confidence.hpp): the separation of neighbouring levels, judged by each
+  // plateau's per-point spread together with the deviation the finder allows on one level (so
+  // that it falls as the noise rises, and a step little larger than that allowance stays weak
+  // however quiet the curve), and the precision of each level.
+  // The per-point noise: the plateau's own spread, or the curve's when larger (a plateau's
+  // members are the points within tolerance of it, so their spread understates heavy noise).
+  auto point_sigma = [&](const Plateau& p) {
+    return std::hypot(std::max(kMadToSigma * p.noise / p.level, curve.sigma()),
+                      options.rel_tolerance / kToleranceSigmas);
+  };
+  std::vector<double> step_separation;
+  for (std::size_t k = 0; k + 1 < out.plateaus.size(); ++k) {
+    const Plateau& lo = out.plateaus[k];
+    const Plateau& hi = out.plateaus[k + 1];
+    const double z = std::fabs(std::log(hi.level / lo.level)) /
+                     std::hypot(point_sigma(lo), point_sigma(hi));
+    step_separation.push_back(confidence::separation(z));
+  }
+  for (std::size_t k = 0; k < merged.size(); ++k) {
+    std::vector<double> ys;
+    for (std::size_t i : merged[k].members) ys.push_back(curve.point(i).y);
+    Plateau& p = out.plateaus[k];
+    double sep = 1.0;  // a lone level has no neighbour to be told apart from
+    if (k > 0) sep = std::min(sep, step_separation[k - 1]);
+    if (k + 1 < merged.size()) sep = std::min(sep, step_separation[k]);
+    p.confidence = confidence::combine({confidence::precision(ys, p.level), sep});
+  }
 
   // 6. Transitions: walk up from the end of each plateau while the curve is still on it.
   for (std::size_t k = 0; k + 1 < out.plateaus.size(); ++k) {
@@ -428,9 +469,14 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
     // A point off the level on the side away from the next level, or a single point off it
     // followed by one back on it, is an outlier, not the knee: real sweeps have the odd
     // disturbed point, and stopping at it would put the capacity wherever it happens to be.
+    // A point nearer the upper level than the lower one is off the lower level whatever the
+    // tolerance: with a step little larger than the tolerance (3 % against 2.5 %) the start of
+    // the rise would otherwise count as on the plateau and push the capacity past the knee.
     const double towards = hi.level > lo.level ? 1.0 : -1.0;
+    const double half_step = 0.5 * std::fabs(hi.level - lo.level);
     auto on_level = [&](std::size_t i) {
-      return curve.within(i, lo.level) || towards * (curve.point(i).y - lo.level) < 0;
+      const double d = curve.point(i).y - lo.level;
+      return (curve.within(i, lo.level) && std::fabs(d) < half_step) || towards * d < 0;
     };
     std::size_t on = lo.last;
     while (on + 1 < hi.first) {
@@ -449,17 +495,10 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
     t.estimate = t.x_last_on;
     t.level_below = lo.level;
     t.level_above = hi.level;
-    // confidence = (1 - exp(-contrast / 5)) * 1 / (1 + (x_first_off / x_last_on - 1) / 0.05)
-    //   contrast = |level_above - level_below| / max(sigma_below, sigma_above, 0.5% of the
-    //   larger level), sigma = 1.4826 * MAD of the plateau's points.
-    // A step of 5 sigma gives 0.63 and of 15 sigma 0.95; a bracket of 1% gives 0.83, of 5%
-    // 0.5: a capacity is only as certain as the step is clear and the knee is narrow.
-    const double noise_floor = kContrastNoiseFloor * std::max(lo.level, hi.level);
-    const double noise = std::max({kMadToSigma * lo.noise, kMadToSigma * hi.noise, noise_floor});
-    const double contrast = std::fabs(hi.level - lo.level) / noise;
-    const double bracket = t.x_first_off / t.x_last_on - 1.0;
-    t.confidence = (1.0 - std::exp(-contrast / kContrastScale)) / (1.0 + bracket / kBracketScale);
-    t.confidence = std::clamp(t.confidence, 0.0, 1.0);
+    const double bracket = std::log(t.x_first_off / t.x_last_on);
+    const double bracket_precision =
+        bracket > 0 ? std::min(1.0, std::log1p(confidence::kDefaultTolerance) / bracket) : 1.0;
+    t.confidence = confidence::combine({step_separation[k], bracket_precision});
     out.transitions.push_back(t);
   }
   return out;

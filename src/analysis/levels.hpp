@@ -17,8 +17,10 @@ struct CurvePoint {
 };
 
 struct SegmentOptions {
-  /// Two neighbouring levels closer than this (relative) are one level.
-  double min_relative_step = 0.04;
+  /// Two neighbouring levels are one level unless their difference is at least this many
+  /// standard errors of their medians (from the curve's robust noise, never taken below a third
+  /// of rel_tolerance per point): 3.3 is where confidence::separation reaches 0.9.
+  double min_separation_z = 3.3;
   /// A point belongs to a plateau when |y - level| <= max(rel_tolerance * level, noise_k * noise).
   double rel_tolerance = 0.025;
   double noise_k = 4.0;
@@ -33,6 +35,9 @@ struct Plateau {
   double level = 0;  ///< median y of its points
   double noise = 0;  ///< robust spread (MAD) of its points
   double x_min = 0, x_max = 0;
+  /// core/confidence.hpp: the precision of the level (its points' median) times its
+  /// separation from the neighbouring levels (see Transition::confidence).
+  double confidence = 0;
 };
 
 /// The boundary between plateau `below` and the next one: the curve leaves the lower plateau
@@ -43,7 +48,15 @@ struct Transition {
   double x_first_off = 0; ///< smallest larger x that is off it
   double estimate = 0;    ///< the capacity: x_last_on (the largest working set that still fits)
   double level_below = 0, level_above = 0;
-  double confidence = 0;  ///< in [0, 1]: contrast of the step against noise, and bracket width
+  /// core/confidence.hpp: separation of the two levels times the precision of the bracket.
+  /// Separation: z = |ln level_above - ln level_below| / sqrt(s_below^2 + s_above^2), s the
+  /// per-point spread of a plateau (1.4826 MAD / level) in quadrature with rel_tolerance / 2 (a
+  /// point within rel_tolerance counts as on a level, so the finder allows that much deviation,
+  /// as two sigma, on one level): a 3 % step is weak (about 0.6) however quiet the curve, a step
+  /// of 2x certain, and every step less certain as the noise rises. Bracket precision: the capacity lies anywhere in (x_last_on, x_first_off], so the
+  /// chance that it lies within kDefaultTolerance of the estimate, min(1, ln(1 + tol) /
+  /// ln(x_first_off / x_last_on)).
+  double confidence = 0;
 };
 
 struct LevelAnalysis {

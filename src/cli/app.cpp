@@ -302,6 +302,12 @@ int reanalyze(const std::string& path, std::ostream& out) {
     for (const auto& f : r->findings) findings.push_back(to_json(f));
     e["findings"] = findings;
     e["statistics"].update(r->statistics);
+    // The analysis finds failed checks too (rows failing verification): the experiment is an
+    // error then, with its reason.
+    if (r->status == Status::kError) {
+      e["status"] = to_string(r->status);
+      e["reason"] = r->reason;
+    }
   }
   out << report::summary_table(recorded);
   return 0;

@@ -102,11 +102,15 @@ json model_from_result(const json& result) {
       std::min<std::uint64_t>(round_down(l1_default, unit), c.l1_shared_unified_bytes);
   c.l1 = {0, kLine, kL1Ways, get("l1.hit_latency")};
   c.l2 = {round_down(get("l2.capacity"), kLine * kL2Ways), kLine, kL2Ways, get("l2.hit_latency")};
-  c.l2_partitioned = f.count("l2.near_capacity") && f.count("l2.far_hit_latency");
+  // The far-hit latency: cache.l2.far_hit's l2.far_hit_latency; results from before it have
+  // only latency.sweep's region between the knees (l2.mixed_latency, once also named
+  // l2.far_hit_latency).
+  const char* far = f.count("l2.far_hit_latency") ? "l2.far_hit_latency" : "l2.mixed_latency";
+  c.l2_partitioned = f.count("l2.near_capacity") && f.count(far);
   if (c.l2_partitioned) {
     c.l2_near = {round_down(f["l2.near_capacity"], kLine * kL2Ways), kLine, kL2Ways,
                  get("l2.hit_latency")};
-    c.l2_far_hit_latency_cycles = f["l2.far_hit_latency"];
+    c.l2_far_hit_latency_cycles = f[far];
   }
   c.dram_latency_cycles = get("dram.latency");
   c.shared_latency_cycles = get("shared.latency");

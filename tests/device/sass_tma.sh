@@ -6,6 +6,11 @@
 #   - every tma_store_bw_kernel instance holds a bulk copy (UBLKCP..., shared -> global);
 #   - the dsmem kernels hold generic LD (ld.shared::cluster: LD.E / LD.E.128 on the H200), not only LDS;
 #   - every pipeline_kernel instance holds UTMALDG, a multicast UTMALDG and HGMMA.
+# and, inside the timed region (between the kernel's first and last clock read, clock64 or
+# %globaltimer), not merely somewhere in the kernel:
+#   - tma_latency_kernel: the bulk copy (UBLKCP) and the tensor-map load (UTMALDG);
+#   - warp_load_kernel: the global loads (LDG);
+#   - dsmem_latency_kernel and dsmem_bandwidth_kernel: the ld.shared::cluster (generic LD).
 # The opcode histogram of each kernel is printed, so a different spelling shows in the log.
 set -euo pipefail
 bin="${1:?usage: sass_tma.sh <gpuprobe binary>}"
@@ -39,6 +44,12 @@ need 'dsmem_(latency|bandwidth)_kernel' 'LD\.E|LD$' 'generic LD (ld.shared::clus
 need 'pipeline_kernelI' 'UTMALDG' 'tensor-map load'
 need 'pipeline_kernelI' 'UTMALDG[A-Z0-9._]*MULTICAST' 'multicast tensor-map load'
 need 'pipeline_kernelI' 'HGMMA' 'wgmma'
+# Inside the timed region (tests/device/lib/sass.sh: need_timed).
+need_timed 'tma_latency_kernel' 'UBLKCP' 'bulk copy'
+need_timed 'tma_latency_kernel' 'UTMALDG' 'tensor-map load'
+need_timed 'warp_load_kernel' 'LDG' 'global load'
+need_timed 'dsmem_latency_kernel' 'LD\.E|LD$' 'ld.shared::cluster (generic LD)'
+need_timed 'dsmem_bandwidth_kernel' 'LD\.E|LD$' 'ld.shared::cluster (generic LD)'
 # For the record: the mbarrier / sync opcodes of the TMA kernels.
 for f in $(functions 'tma_(latency|load_bw|store_bw)_kernel|warp_load_kernel'); do
   echo "info $(c++filt <<<"$f" 2>/dev/null | sed -E 's/gpuprobe::probes::tma:://g; s/\(anonymous namespace\):://g' | cut -c1-80): $(body_of "$f" | opcodes | grep -E '^(SYNCS|UBLK|UTMA|LDG|STS|LDS|FENCE|MEMBAR)' | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"

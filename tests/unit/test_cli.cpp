@@ -131,7 +131,7 @@ TEST(Cli, ModelCharacterizeWritesCompleteResult) {
         EXPECT_TRUE(f.contains(key)) << key;
     }
   }
-  for (const char* n : {"l1.hit_latency", "l2.hit_latency", "l2.far_hit_latency", "dram.latency",
+  for (const char* n : {"l1.hit_latency", "l2.hit_latency", "l2.mixed_latency", "dram.latency",
                         "shared.latency", "l1.capacity", "l2.near_capacity", "l2.capacity"})
     EXPECT_TRUE(names.count(n)) << n;
   for (const char* id : {"latency.sweep", "latency.chase", "latency.shared", "latency.carveout"})

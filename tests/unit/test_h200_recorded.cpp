@@ -41,7 +41,7 @@ TEST_P(H200Recorded, FindsTheKnownHierarchy) {
   const auto& rec = GetParam();
   const auto f = analyze_recorded(rec.file);
   for (const char* n : {"l1.hit_latency", "l1.capacity", "l2.hit_latency", "l2.near_capacity",
-                        "l2.far_hit_latency", "l2.capacity", "dram.latency"})
+                        "l2.mixed_latency", "l2.capacity", "dram.latency"})
     ASSERT_TRUE(f.count(n)) << n;
   // L2: 60 MiB in total; the effective capacity a single SM sees lies within 10% below it.
   EXPECT_GT(f.at("l2.capacity").value, 0.90 * 60 * kMiB);
@@ -55,7 +55,7 @@ TEST_P(H200Recorded, FindsTheKnownHierarchy) {
   // The plateaus agree with the reference chase of the same card.
   EXPECT_NEAR(f.at("l1.hit_latency").value, rec.l1, 1.0);
   EXPECT_NEAR(f.at("l2.hit_latency").value, rec.l2_near, 3.0);
-  EXPECT_NEAR(f.at("l2.far_hit_latency").value, rec.l2_far, 15.0);
+  EXPECT_NEAR(f.at("l2.mixed_latency").value, rec.l2_far, 15.0);
   EXPECT_NEAR(f.at("dram.latency").value, rec.dram, 10.0);
   EXPECT_GT(f.at("l2.capacity").confidence, 0.5);
 }

@@ -64,7 +64,7 @@ TEST(LatencySweepOnModel, RecoversTinyHierarchy) {
   expect_capacity(f, "l2.capacity", 512 * 1024);
   expect_latency(f, "l1.hit_latency", 30);
   expect_latency(f, "l2.hit_latency", 200);
-  expect_latency(f, "l2.far_hit_latency", 300);
+  expect_latency(f, "l2.mixed_latency", 300);
   expect_latency(f, "dram.latency", 500);
 }
 
@@ -76,7 +76,7 @@ TEST(LatencySweepOnModel, RecoversModelledH200) {
   expect_capacity(f, "l2.capacity", 60.0 * 1024 * 1024);
   expect_latency(f, "l1.hit_latency", 33);
   expect_latency(f, "l2.hit_latency", 260);
-  expect_latency(f, "l2.far_hit_latency", 430);
+  expect_latency(f, "l2.mixed_latency", 430);
   expect_latency(f, "dram.latency", 820);
 }
 
@@ -93,7 +93,28 @@ TEST(LatencySweepOnModel, UnpartitionedL2HasNoFarLevel) {
   expect_latency(f, "l2.hit_latency", 250);
   expect_latency(f, "dram.latency", 600);
   EXPECT_FALSE(f.count("l2.near_capacity"));
+  EXPECT_FALSE(f.count("l2.mixed_latency"));
   EXPECT_FALSE(f.count("l2.far_hit_latency"));
+}
+
+TEST(LatencySweepOnModel, DramOnlyThreePercentSlowerThanL2) {
+  // Issue 9: a fixed 4 % merge threshold hid this step and l2.capacity went missing. It must be
+  // found, and its confidence must say that the step is weak.
+  ModelConfig c = partitioned(96 * 1024, 0, 3 * 1024 * 1024, 40, 250, 0, 250 * 1.03);
+  c.l2_partitioned = false;
+  c.l2.hit_latency_cycles = 250;
+  c.l2.capacity_bytes = 3 * 1024 * 1024;
+  device::ModelDevice dev(c);
+  const auto f = run_experiment(dev, "latency.sweep");
+  // The model's L2 does not miss all at once past its capacity: the rise is gradual, and with a
+  // step this small the knee is placed where the rise leaves the plateau's tolerance, a few
+  // percent late (4.2 % here), not within the 2 % a clear step gets.
+  ASSERT_TRUE(f.count("l2.capacity"));
+  EXPECT_GE(f.at("l2.capacity").value, 3.0 * 1024 * 1024 * 0.98);
+  EXPECT_LE(f.at("l2.capacity").value, 3.0 * 1024 * 1024 * 1.05);
+  expect_latency(f, "dram.latency", 250 * 1.03);
+  EXPECT_LT(f.at("l2.capacity").confidence, 0.9);
+  EXPECT_GT(f.at("l1.capacity").confidence, f.at("l2.capacity").confidence);
 }
 
 TEST(LatencySweepOnModel, CloseLevelsAndOddCapacities) {
@@ -105,7 +126,7 @@ TEST(LatencySweepOnModel, CloseLevelsAndOddCapacities) {
   expect_capacity(f, "l2.near_capacity", 1536 * 1024);
   expect_capacity(f, "l2.capacity", 2560 * 1024);
   expect_latency(f, "l2.hit_latency", 240);
-  expect_latency(f, "l2.far_hit_latency", 270);
+  expect_latency(f, "l2.mixed_latency", 270);
   expect_latency(f, "dram.latency", 700);
 }
 
@@ -148,9 +169,14 @@ TEST(LatencyChaseOnModel, UsesSweepFindingsAndMeasuresEveryLoad) {
   std::map<std::string, double> v;
   for (const auto& f : chase.findings) v[f.name] = f.value;
   EXPECT_NEAR(v.at("l1.hit_latency.ca"), 30, 1);
-  EXPECT_NEAR(v.at("l1.hit_latency.cg"), 200, 1);  // .cg bypasses the L1
+  // .cg bypasses the L1: at the L1's working set it is an L2 hit, and named so.
+  EXPECT_FALSE(v.count("l1.hit_latency.cg"));
+  EXPECT_FALSE(v.count("l1.hit_latency.cv"));
+  EXPECT_NEAR(v.at("l2.hit_latency_at_l1_working_set.cg"), 200, 1);
+  EXPECT_NEAR(v.at("l2.hit_latency_at_l1_working_set.cv"), 200, 1);
   EXPECT_NEAR(v.at("l2.hit_latency.cg"), 200, 1);
-  EXPECT_NEAR(v.at("l2.far_hit_latency.ca"), 300, 1);
+  EXPECT_NEAR(v.at("l2.mixed_latency.ca"), 300, 1);
+  EXPECT_FALSE(v.count("l2.far_hit_latency.ca"));
   EXPECT_NEAR(v.at("dram.latency.nc"), 500, 1);
   EXPECT_EQ(v.size(), 20u);  // 5 loads x 4 levels
 }

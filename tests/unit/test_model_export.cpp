@@ -44,9 +44,13 @@ TEST(ModelExport, ReplayingTheMeasuredH200GivesItsFindingsBack) {
     ASSERT_TRUE(replayed.count(n)) << n;
     EXPECT_NEAR(replayed[n], measured.at(n), 0.02 * measured.at(n)) << n;
   }
-  for (const char* n : {"l1.hit_latency", "l2.hit_latency", "l2.far_hit_latency", "dram.latency"}) {
+  for (const char* n : {"l1.hit_latency", "l2.hit_latency", "l2.mixed_latency", "dram.latency"}) {
     ASSERT_TRUE(replayed.count(n)) << n;
-    EXPECT_NEAR(replayed[n], measured.at(n), 1.0) << n;
+    // Results from before issue 9 name the sweep's mixed region l2.far_hit_latency.
+    const std::string was = measured.count(n) || std::string(n) != "l2.mixed_latency"
+                                ? n
+                                : "l2.far_hit_latency";
+    EXPECT_NEAR(replayed[n], measured.at(was), 1.0) << n;
   }
 }
 

@@ -49,8 +49,10 @@ TEST(PipelineAnalyze, OverlapAndBestFromVerifiedPoints) {
                      {"stages", stages},
                      {"verified", ok},
                      {"multicast", multicast}};
+    if (!ok) p["error"] = "3 wrong accumulators";
     if (ok) {
       p["ns_per_kstep"] = ns;
+      p["ns_per_kstep_summary"] = {{"n", 5}, {"median", ns}, {"mad", 0.001 * ns}};
       p["tflops"] = tflops;
       p["tiles_per_s"] = 1.0;
       p["gb_s"] = 1000.0 / ns;
@@ -80,6 +82,29 @@ TEST(PipelineAnalyze, OverlapAndBestFromVerifiedPoints) {
   EXPECT_DOUBLE_EQ(r.findings[3].value, (400.0 + 600.0 - 700.0) / 400.0);
   EXPECT_EQ(r.findings[4].name, "hopper.pipeline.128x256x64.multicast.stages2.overlap");
   EXPECT_DOUBLE_EQ(r.findings[4].value, (300.0 + 600.0 - 650.0) / 300.0);
+  // The two unverified points make the experiment an error, each listed with its reason.
+  EXPECT_EQ(r.status, Status::kError);
+  ASSERT_EQ(r.statistics.at("rows_failing_verification").size(), 2u);
+  EXPECT_EQ(r.statistics["rows_failing_verification"][0]["reason"], "3 wrong accumulators");
+  EXPECT_NE(r.reason.find("2 of 7 rows failed verification"), std::string::npos) << r.reason;
+  // Confidence from the precision of the medians, not a constant.
+  for (const auto& f : r.findings) EXPECT_GT(f.confidence, 0.9) << f.name;
+}
+
+TEST(PipelineAnalyze, AllVerifiedPasses) {
+  const auto* e = Registry::builtin().find("hopper.pipeline");
+  ExperimentResult r;
+  nlohmann::json p{{"shape", "128x256x64"}, {"mode", "wgmma_only"}, {"stages", 1},
+                   {"verified", true},      {"ns_per_kstep", 600.0},  {"tflops", 900.0},
+                   {"tiles_per_s", 1.0},    {"gb_s", 1.0}};
+  p["ns_per_kstep_summary"] = {{"n", 5}, {"median", 600.0}, {"mad", 60.0}};
+  r.samples = {{"points", {p}}};
+  e->analyze(r);
+  EXPECT_EQ(r.status, Status::kPassed);
+  EXPECT_TRUE(r.statistics.at("rows_failing_verification").empty());
+  ASSERT_EQ(r.findings.size(), 1u);
+  // A 10 % MAD over 5 samples: well below 0.9.
+  EXPECT_LT(r.findings[0].confidence, 0.5);
 }
 
 }  // namespace

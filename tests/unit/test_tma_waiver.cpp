@@ -64,7 +64,9 @@ TEST(TmaAnalyze, FindingsOnlyFromVerifiedPoints) {
   r.parameters = {{"peak_gb_s", 4800.0}};
   auto point = [](const char* dir, int tile, int stages, double median, bool verified) {
     return nlohmann::json{{"direction", dir},   {"tile_bytes", tile},
-                          {"stages", stages},   {"gb_s", {{"median", median}, {"mad", 1.0}}},
+                          {"stages", stages},   {"gb_s", {{"n", 5}, {"median", median}, {"mad", 1.0}}},
+                          {"launches", 5},      {"launches_failing_verification", verified ? 0 : 2},
+                          {"first_failure", verified ? "" : "7 words differ from the pattern"},
                           {"verified", verified}};
   };
   r.samples = {{"points",
@@ -78,6 +80,49 @@ TEST(TmaAnalyze, FindingsOnlyFromVerifiedPoints) {
   EXPECT_EQ(r.findings[0].extra["stages"], 4);
   EXPECT_DOUBLE_EQ(r.findings[0].extra["percent_of_peak"].get<double>(), 62.5);
   EXPECT_EQ(r.findings[1].name, "hopper.tma.store_bandwidth");
+  // The unverified point is not silently dropped: the experiment is an error that names it.
+  EXPECT_EQ(r.status, Status::kError);
+  ASSERT_EQ(r.statistics.at("rows_failing_verification").size(), 1u);
+  EXPECT_EQ(r.statistics["rows_failing_verification"][0]["row"], "load dram tile 16384 B stages 4");
+  EXPECT_NE(r.reason.find("7 words differ"), std::string::npos) << r.reason;
+}
+
+TEST(TmaAnalyze, LatencyRowFailingItsCheckIsAnError) {
+  const auto* e = Registry::builtin().find("hopper.tma.latency");
+  ExperimentResult r;
+  auto point = [](const char* copy, int bytes, bool verified) {
+    return nlohmann::json{{"copy", copy},
+                          {"regime", "l2"},
+                          {"bytes", bytes},
+                          {"cycles", {{"n", 9}, {"median", 500.0}, {"mad", 2.0}}},
+                          {"words_checked", bytes / 4},
+                          {"words_wrong", verified ? 0 : 3},
+                          {"first_wrong", verified ? "" : "word 5 at offset 0"},
+                          {"verified", verified}};
+  };
+  r.samples = {{"points", {point("bulk", 128, true), point("bulk", 256, false)}}};
+  e->analyze(r);
+  EXPECT_EQ(r.status, Status::kError);
+  EXPECT_NE(r.reason.find("bulk l2 256 B"), std::string::npos) << r.reason;
+  ASSERT_EQ(r.findings.size(), 1u);
+  // MAD 2 of 500 over 9 samples: precise to 2 %.
+  EXPECT_GT(r.findings[0].confidence, 0.99);
+}
+
+TEST(TmaAnalyze, DsmemRowFailingItsCheckIsAnError) {
+  const auto* e = Registry::builtin().find("hopper.dsmem");
+  ExperimentResult r;
+  const nlohmann::json s = {{"n", 9}, {"median", 200.0}, {"mad", 1.0}};
+  r.samples = {{"cluster_sizes",
+                {{{"cluster_size", 2},
+                  {"launched", true},
+                  {"latency_peer", {{"cycles_per_load", s}, {"wrong_end_nodes", 0}, {"verified", true}}},
+                  {"latency_self", {{"cycles_per_load", s}, {"wrong_end_nodes", 4}, {"verified", false}}},
+                  {"bandwidth", {{"gb_s", s}, {"launches_failing_verification", 0}, {"verified", true}}}}}}};
+  e->analyze(r);
+  EXPECT_EQ(r.status, Status::kError);
+  EXPECT_NE(r.reason.find("cluster size 2 latency_self"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.findings.size(), 2u);
 }
 
 TEST(TmaPattern, IsNotTrivial) {

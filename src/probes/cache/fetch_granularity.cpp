@@ -8,12 +8,14 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "analysis/granularity.hpp"
+#include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
@@ -131,8 +133,10 @@ class FetchGranularity : public Experiment {
   }
   void analyze(ExperimentResult& r) const override {
     Curve cv{"latency", {"operator", "offset_bytes", "median_cycles", "p5", "p95"}, {}};
+    json not_found = json::object();
     for (const auto& op : kOps) {
       std::vector<std::pair<std::uint32_t, double>> med;
+      std::map<std::uint32_t, std::vector<double>> by_offset;
       json table = json::object();
       for (const auto& row : r.samples.at("rows")) {
         if (row.at("operator") != op.name) continue;
@@ -140,16 +144,41 @@ class FetchGranularity : public Experiment {
         for (const auto& x : row.at("cycles")) v.push_back(x.get<double>());
         const double m = stats::median(v);
         med.emplace_back(row.at("offset_bytes").get<std::uint32_t>(), m);
+        by_offset[row.at("offset_bytes").get<std::uint32_t>()] = v;
         table[std::to_string(row.at("offset_bytes").get<std::uint32_t>())] = m;
         cv.rows.push_back({op.name, row.at("offset_bytes"), m, stats::quantile(v, 0.05),
                            stats::quantile(v, 0.95)});
       }
       const auto g = analysis::fetch_granularity(med);
-      Finding f{op.finding, g ? static_cast<double>(*g) : 0.0,
-                "bytes",    g ? 0.9 : 0.0,
-                op.what,    {{"median_cycles_by_offset", table}, {"found", g.has_value()}}};
+      if (!g) {
+        not_found[op.finding] =
+            "no clean step: no offset's median exceeds 1.5 x the smallest offset's, or a larger "
+            "offset is fast again";
+        continue;
+      }
+      // Evidence: how clearly the first slow offset's probes differ from the last fast one's
+      // (separation), and how many single probes fall on the side of the 1.5 x threshold their
+      // offset's class predicts (agreement).
+      const double threshold = 1.5 * stats::median(by_offset.begin()->second);
+      std::size_t agreeing = 0, probes = 0;
+      const std::vector<double>* last_fast = nullptr;
+      for (const auto& [offset, v] : by_offset) {
+        const bool slow = offset >= *g;
+        if (!slow) last_fast = &v;
+        for (double c : v) agreeing += (c > threshold) == slow ? 1 : 0;
+        probes += v.size();
+      }
+      const double sep = last_fast ? confidence::separation(confidence::separation_z(
+                                         *last_fast, by_offset.at(*g)))
+                                   : 0.0;
+      Finding f{op.finding, static_cast<double>(*g),
+                "bytes",    confidence::combine({sep, confidence::agreement(agreeing, probes)}),
+                op.what,    {{"median_cycles_by_offset", table}}};
+      f.extra["probes_agreeing"] = agreeing;
+      f.extra["probes"] = probes;
       r.findings.push_back(f);
     }
+    r.statistics["not_found"] = not_found;
     r.curves.push_back(cv);
   }
 };

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <set>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "analysis/l2_partition.hpp"
+#include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
@@ -104,7 +106,8 @@ class L2Partition : public Experiment {
       throw UsageError(id() + ": needs " + std::to_string(flush_bytes) + " B of free GPU memory");
     device::DeviceArray<std::uint64_t> flush(flush_bytes / 8);
     flush.zero();
-    device::DeviceArray<std::uint32_t> cycles(n), claims(2), ready(1), status(1), present(1024);
+    device::DeviceArray<std::uint32_t> cycles(n), claims(2), ready(1), status(1), present(1024),
+        wrong(2);
     l2part::Params p;
     p.lines = reinterpret_cast<const std::uint64_t* const*>(d_lines.get());
     p.n_lines = n;
@@ -112,7 +115,13 @@ class L2Partition : public Experiment {
     p.claims = claims.get();
     p.ready = ready.get();
     p.status = status.get();
-    l2part::prepare_lines(p);
+    p.wrong = wrong.get();
+    // The host writes every probed line's own address into it, and into the last line of its
+    // 64 KiB region (never probed: the measured SM loads it first to warm the translation);
+    // every load in every round is compared with what was written here.
+    for (std::uint32_t i = 0; i < n; ++i)
+      for (const std::uint64_t a : {lines[i], (lines[i] & ~std::uint64_t{0xFFFF}) | 0xFF80u})
+        GP_CUDA_CHECK(cudaMemcpy(reinterpret_cast<void*>(a), &a, sizeof a, cudaMemcpyHostToDevice));
     // The SMs: every SM that runs a block of a wide launch.
     present.zero();
     l2part::list_sms(present.get(), static_cast<unsigned>(16 * sms));
@@ -136,6 +145,7 @@ class L2Partition : public Experiment {
         claims.zero();
         ready.zero();
         status.zero();
+        wrong.zero();
         GP_CUDA_CHECK(cudaMemset(cycles.get(), 0xFF, n * sizeof(std::uint32_t)));
         p.reference_smid = reference;
         p.measured_smid = m;
@@ -147,6 +157,12 @@ class L2Partition : public Experiment {
       if (!done)
         throw VerificationError(id() + ": SM " + std::to_string(m) +
                                 " or the reference SM got no block");
+      const auto w = wrong.download();
+      if (w[0] || w[1])
+        throw VerificationError(id() + ": round of SM " + std::to_string(m) + ": " +
+                                std::to_string(w[0]) + " loads of the reference SM and " +
+                                std::to_string(w[1]) +
+                                " of the measured SM did not return the address the host wrote");
       const auto c = cycles.download();
       if (std::any_of(c.begin(), c.end(),
                       [](std::uint32_t x) { return x == 0 || x == 0xffffffffu; }))
@@ -191,11 +207,21 @@ class L2Partition : public Experiment {
     }
     const auto a = analysis::analyze_l2_partition(in);
     r.statistics = {{"split", a.split}, {"threshold_cycles", a.threshold}};
+    std::vector<double> all, nears, fars;
+    for (const auto& row : in.latency)
+      for (double c : row) {
+        all.push_back(c);
+        (c < a.threshold ? nears : fars).push_back(c);
+      }
     if (!a.split) {
+      // Evidence of one class: the cells within the 20 % a far class would have to exceed.
+      const double m = stats::median_or_zero(all);
+      const auto within = static_cast<std::size_t>(std::count_if(
+          all.begin(), all.end(), [m](double c) { return c < 1.2 * m && c > m / 1.2; }));
       r.findings.push_back(Finding{"l2.partition.count",
                                    1,
                                    "partitions",
-                                   0.7,
+                                   confidence::agreement(within, all.size()),
                                    "one latency class for every SM and line: no near/far partition",
                                    {{"median_cycles", a.near_cycles}}});
       return;
@@ -204,15 +230,19 @@ class L2Partition : public Experiment {
     for (std::size_t i = 0; i < smids.size(); ++i) groups[a.row_group[i]].push_back(smids[i]);
     r.statistics["sm_groups"] = groups;
     r.statistics["line_partition"] = a.line_partition;
-    const double conf = a.consistency;
+    // Cells (SM, line) that agree with their group's majority: the evidence for the grouping.
+    const std::size_t cells = all.size();
+    const auto agreeing = static_cast<std::size_t>(std::llround(a.consistency * cells));
+    const double conf = confidence::agreement(agreeing, cells);
     r.findings.push_back(
         Finding{"l2.partition.near_latency",
                 a.near_cycles,
                 "cycles",
-                conf,
+                confidence::combine({conf, confidence::precision(nears, a.near_cycles)}),
                 "median L2 hit latency of the lines an SM finds near (two-means split)",
                 {{"threshold_cycles", a.threshold}}});
-    r.findings.push_back(Finding{"l2.partition.far_latency", a.far_cycles, "cycles", conf,
+    r.findings.push_back(Finding{"l2.partition.far_latency", a.far_cycles, "cycles",
+                                 confidence::combine({conf, confidence::precision(fars, a.far_cycles)}),
                                  "median L2 hit latency of the lines an SM finds far",
                                  json::object()});
     r.findings.push_back(Finding{
@@ -234,7 +264,12 @@ class L2Partition : public Experiment {
           Finding{"l2.partition.hash_mask",
                   static_cast<double>(a.hash_mask),
                   "mask",
-                  a.hash_accuracy * (a.rank == a.bits ? 1.0 : 0.5),
+                  // Lines the function predicts, and bits the equations determine.
+                  confidence::combine(
+                      {confidence::agreement(static_cast<std::size_t>(std::llround(
+                                                 a.hash_accuracy * in.offsets.size())),
+                                             in.offsets.size()),
+                       confidence::agreement(a.rank, a.bits)}),
                   "partition(a) ^ partition(b) = parity(mask & (a ^ b)) for lines a, b in one "
                   "page, solved over "
                   "GF(2) from the single-bit neighbours and random lines of every page",
@@ -245,14 +280,9 @@ class L2Partition : public Experiment {
                    {"bits_considered", a.bits},
                    {"lines_predicted", a.hash_accuracy}}});
     } else {
-      r.findings.push_back(
-          Finding{"l2.partition.hash_mask",
-                  0,
-                  "mask",
-                  0.0,
-                  "no GF(2)-linear function of the address bits inside a 2 MiB or 64 KiB "
-                  "page reproduces the partitions",
-                  {{"found", false}}});
+      r.statistics["hash_mask_not_found"] =
+          "no GF(2)-linear function of the address bits inside a 2 MiB or 64 KiB page reproduces "
+          "the partitions";
     }
     Curve cv{"sm_latency", {"smid", "group", "near_cycles_median", "far_cycles_median"}, {}};
     for (std::size_t i = 0; i < smids.size(); ++i) {

@@ -17,11 +17,10 @@ struct Params {
   std::uint32_t* ready = nullptr;   ///< zero before the launch; the reference sets it
   std::uint32_t* status = nullptr;  ///< zero before; bit 0: reference ran, bit 1: measured ran,
                                     ///< bit 2: the wait for the reference timed out
+  /// [2], zero before the launch: loads that did not return the address the host wrote into
+  /// the line, by the reference SM and by the measured SM (its timed and its warming loads).
+  std::uint32_t* wrong = nullptr;
 };
-
-/// Writes into every probed line, and into the last line of its 64 KiB region (never probed:
-/// the measured SM loads it first to warm the translation), their own addresses.
-void prepare_lines(const Params& p);
 /// The %smid of every SM that runs a block (out[smid] = 1 for smid < 1024); synchronizes.
 void list_sms(std::uint32_t* out, unsigned blocks);
 /// One round: `blocks` blocks of 32 threads, all resident; the first block on the reference

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "measure/gpu.hpp"
+#include "probes/checks.hpp"
 #include "probes/hopper/hopper_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -346,9 +347,7 @@ class HopperWgmmaThroughput : public Experiment {
       const double tf = p.at("tflops").at("median").get<double>();
       const double mhz = p.at("sm_clock_mhz_measured").get<double>();
       const double clock_peak = kFlopPerClkPerSm * sms * mhz * 1e-6;  // TFLOP/s
-      const double med = tf > 0 ? tf : 1;
-      const double spread = (p.at("tflops").at("p95").get<double>() - p.at("tflops").at("p5").get<double>()) / med;
-      Finding f{std::string("hopper.wgmma.") + type + ".tflops", tf, "TFLOP/s", stats::confidence_from_spread(spread),
+      Finding f{std::string("hopper.wgmma.") + type + ".tflops", tf, "TFLOP/s", summary_precision(p.at("tflops")),
                 "best configuration of the sweep: wgmma m64n256k16 " + std::string(type) +
                     " -> f32 from shared-memory descriptors on every SM (" +
                     std::to_string(p.at("warpgroups_per_sm").get<int>()) + " warpgroup(s)/SM, " +
@@ -378,10 +377,13 @@ class HopperWgmmaThroughput : public Experiment {
         if (q.at("wait_group").get<int>() == 1 && q.at("type") == p.at("type") &&
             q.at("warpgroups_per_sm") == p.at("warpgroups_per_sm") && q.at("wgmma_per_group") == p.at("wgmma_per_group")) {
           const double a = p.at("tflops").at("median").get<double>(), b = q.at("tflops").at("median").get<double>();
+          if (!(a > 0)) continue;  // no evidence: no ratio
+          // A ratio is as precise as both of its medians: the product of their precisions.
           Finding f{"hopper.wgmma." + p.at("type").get<std::string>() + ".wg" +
                         std::to_string(p.at("warpgroups_per_sm").get<int>()) + ".per_group" +
                         std::to_string(p.at("wgmma_per_group").get<int>()) + ".wait1_over_wait0",
-                    a > 0 ? b / a : 0, "ratio", 0.8,
+                    b / a, "ratio",
+                    confidence::combine({summary_precision(p.at("tflops")), summary_precision(q.at("tflops"))}),
                     "TFLOP/s with wgmma.wait_group 1 (one group left in flight) / with wait_group 0",
                     {{"wait0_tflops", a}, {"wait1_tflops", b}}};
           r.findings.push_back(f);

@@ -24,6 +24,7 @@
 #include "core/stats.hpp"
 #include "device/device_buffer.hpp"
 #include "measure/gpu.hpp"
+#include "probes/checks.hpp"
 #include "probes/hopper/hopper.hpp"
 #include "probes/hopper/pipeline_kernels.hpp"
 
@@ -195,7 +196,13 @@ json overlap_rows(const json& points) {
                     {"t_math_ns", tm},
                     {"t_pipeline_ns", tp},
                     {"overlap", (tc + tm - tp) / std::min(tc, tm)},
-                    {"pipeline_over_wgmma_only", tm / tp}});
+                    {"pipeline_over_wgmma_only", tm / tp},
+                    // A derived figure is as precise as its least precise input allows: the
+                    // product of the three times' precisions.
+                    {"confidence", confidence::combine(
+                                       {summary_precision(copy->at("ns_per_kstep_summary")),
+                                        summary_precision(math->at("ns_per_kstep_summary")),
+                                        summary_precision(pp.at("ns_per_kstep_summary"))})}});
   }
   return rows;
 }
@@ -488,6 +495,24 @@ class HopperPipeline : public Experiment {
   }
   void analyze(ExperimentResult& r) const override {
     const auto& points = r.samples.at("points");
+    std::vector<FailedRow> failed;
+    std::size_t rows = 0;
+    const json none = json::array();
+    const json& arrive = r.samples.contains("arrive_check") ? r.samples.at("arrive_check") : none;
+    for (const json* list : {&points, &arrive}) {
+      for (const auto& p : *list) {
+        ++rows;
+        if (p.at("verified").get<bool>()) continue;
+        failed.push_back({p.at("shape").get<std::string>() + " " + p.at("mode").get<std::string>() + " stages " +
+                              std::to_string(p.at("stages").get<int>()) +
+                              (multicast_of(p) ? " multicast" : "") + " A from " + a_operand_of(p) + " arrive " +
+                              p.value("arrive", std::string("?")),
+                          p.value("error", std::string("failed its check"))});
+      }
+    }
+    report_failed_rows(r, failed, rows);
+    // A rate's relative precision is that of the time per k-step it is computed from.
+    auto precision_of = [](const json& p) { return summary_precision(p.at("ns_per_kstep_summary")); };
     for (const char* shape : {"128x256x64", "64x256x64"}) {
       const json* best = nullptr;
       const json* math = nullptr;
@@ -507,7 +532,7 @@ class HopperPipeline : public Experiment {
             tag + ".wgmma_only_tflops",
             num(*math, "tflops"),
             "TFLOP/s",
-            0.8,
+            precision_of(*math),
             "wgmma only, operands resident in shared memory, same loop and tile (the "
             "faster of A from shared memory and A from registers); accumulators checked",
             {{"tiles_per_s", math->at("tiles_per_s")}, {"a_operand", a_operand_of(*math)}}});
@@ -516,7 +541,7 @@ class HopperPipeline : public Experiment {
             Finding{tag + ".sync_only_tflops",
                     num(*sync, "tflops"),
                     "TFLOP/s",
-                    0.8,
+                    precision_of(*sync),
                     "best stage count of the ring without data after its first fill (the "
                     "synchronization cost alone); accumulators checked",
                     {{"stages", sync->at("stages")}, {"multicast", multicast_of(*sync)}}});
@@ -524,7 +549,7 @@ class HopperPipeline : public Experiment {
       Finding f{tag + ".best_pipeline_tflops",
                 num(*best, "tflops"),
                 "TFLOP/s",
-                0.8,
+                precision_of(*best),
                 "best stage count, with or without multicast, of the TMA -> shared ring -> wgmma "
                 "pipeline; "
                 "accumulators checked",
@@ -559,7 +584,7 @@ class HopperPipeline : public Experiment {
           Finding{"l2.tma_read_bandwidth",
                   num(*copy, "gb_s"),
                   "GB/s",
-                  0.8,
+                  precision_of(*copy),
                   "best copy-only run without multicast: every CTA streams its A "
                   "and B tiles (2 MiB of L2-resident operands, each tile read by "
                   "many SMs at about the same time) with 2-D TMA boxes into shared "
@@ -572,7 +597,7 @@ class HopperPipeline : public Experiment {
                       std::to_string(o.at("stages").get<int>()) + ".overlap",
                   num(o, "overlap"),
                   "fraction",
-                  0.7,
+                  o.at("confidence").get<double>(),
                   "(t_copy + t_math - t_pipeline) / min(t_copy, t_math), times per k-step of "
                   "the copy-only, wgmma-only and pipelined runs",
                   {{"t_copy_ns", o.at("t_copy_ns")},

@@ -22,6 +22,7 @@
 #include "core/units.hpp"
 #include "device/device_buffer.hpp"
 #include "measure/gpu.hpp"
+#include "probes/checks.hpp"
 #include "probes/hopper/tma_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -48,10 +49,6 @@ void require_compiled(const std::string& id) {
 
 using device::dram_peak_gb_s;
 
-/// Confidence of a median from its MAD, capped below certainty: these points have few samples.
-double mad_confidence(double med, double mad) {
-  return std::clamp(stats::confidence_from_spread(med > 0 ? mad / med : 1.0), 0.0, 0.95);
-}
 
 
 // ---------------------------------------------------------------------------------------------
@@ -167,6 +164,15 @@ class TmaLatency : public Experiment {
   void analyze(ExperimentResult& r) const override {
     if (!r.samples.contains("points")) return;
     const auto& points = r.samples.at("points");
+    std::vector<FailedRow> failed;
+    for (const auto& p : points)
+      if (!p.at("verified").get<bool>())
+        failed.push_back({p.at("copy").get<std::string>() + " " + p.at("regime").get<std::string>() + " " +
+                              std::to_string(p.at("bytes").get<int>()) + " B",
+                          std::to_string(p.value("words_wrong", 0)) + " of " +
+                              std::to_string(p.value("words_checked", 0)) + " copied words wrong (first: " +
+                              p.value("first_wrong", std::string("?")) + ")"});
+    report_failed_rows(r, failed, points.size());
     const std::pair<const char*, const char*> names[] = {
         {"bulk", "hopper.tma.bulk_latency"}, {"tensor", "hopper.tma.tensor_latency"},
         {"warp_load", "hopper.tma.warp_load_latency"}};
@@ -181,9 +187,9 @@ class TmaLatency : public Experiment {
         }
         if (!smallest) continue;
         const auto s = smallest->at("cycles");
-        const double med = s.at("median").get<double>(), mad = s.at("mad").get<double>();
+        const double med = s.at("median").get<double>();
         Finding f{std::string(name) + (std::string(regime) == "dram" ? "_dram" : ""), med, "cycles",
-                  mad_confidence(med, mad),
+                  summary_precision(s),
                   std::string("median clock64 from issue to completion of one ") + copy + " copy of the smallest size (" +
                       (std::string(regime) == "dram" ? "L2 flushed" : "L2-hot") + "); copied bytes checked",
                   json::object()};
@@ -341,6 +347,16 @@ class TmaBandwidth : public Experiment {
   void analyze(ExperimentResult& r) const override {
     if (!r.samples.contains("points")) return;
     const double peak = r.parameters.value("peak_gb_s", 0.0);
+    std::vector<FailedRow> failed;
+    for (const auto& p : r.samples.at("points"))
+      if (!p.at("verified").get<bool>())
+        failed.push_back({p.at("direction").get<std::string>() + " " + p.value("source", std::string("dram")) +
+                              " tile " + std::to_string(p.at("tile_bytes").get<int>()) + " B stages " +
+                              std::to_string(p.at("stages").get<int>()),
+                          std::to_string(p.value("launches_failing_verification", 0)) + " of " +
+                              std::to_string(p.value("launches", 0)) + " launches failed (first: " +
+                              p.value("first_failure", std::string("?")) + ")"});
+    report_failed_rows(r, failed, r.samples.at("points").size());
     // One finding per (direction, source): its name, what it measured, whether the DRAM peak
     // applies.
     struct Kind {
@@ -368,8 +384,8 @@ class TmaBandwidth : public Experiment {
       }
       if (!best) continue;
       const auto s = best->at("gb_s");
-      const double med = s.at("median").get<double>(), mad = s.at("mad").get<double>();
-      Finding f{k.name, med, "GB/s", mad_confidence(med, mad),
+      const double med = s.at("median").get<double>();
+      Finding f{k.name, med, "GB/s", summary_precision(s),
                 std::string("best median over tile sizes and stages of ") + k.what + ", every SM, data verified",
                 json::object()};
       f.extra["tile_bytes"] = best->at("tile_bytes");
@@ -529,10 +545,23 @@ class Dsmem : public Experiment {
     if (!r.samples.contains("cluster_sizes")) return;
     json lat_by = json::object(), self_by = json::object(), bw_by = json::object();
     std::optional<std::pair<int, json>> lat_first, bw_best;
+    std::vector<FailedRow> failed;
+    std::size_t rows = 0;
     for (const auto& x : r.samples.at("cluster_sizes")) {
       if (!x.at("launched").get<bool>()) continue;
       const int cs = x.at("cluster_size").get<int>();
       const auto key = std::to_string(cs);
+      rows += 3;
+      for (const char* part : {"latency_peer", "latency_self", "bandwidth"}) {
+        const auto& q = x.at(part);
+        if (q.at("verified").get<bool>()) continue;
+        failed.push_back({"cluster size " + key + " " + part,
+                          std::string(part) == "bandwidth"
+                              ? std::to_string(q.value("launches_failing_verification", 0)) +
+                                    " launches with a wrong per-block sum"
+                              : std::to_string(q.value("wrong_end_nodes", 0)) +
+                                    " chases ended on the wrong node"});
+      }
       if (x.at("latency_peer").at("verified").get<bool>()) {
         const auto s = x.at("latency_peer").at("cycles_per_load");
         lat_by[key] = s.at("median");
@@ -546,10 +575,8 @@ class Dsmem : public Experiment {
         if (!bw_best || s.at("median").get<double>() > bw_best->second.at("median").get<double>()) bw_best = {cs, s};
       }
     }
-    auto conf = [](const json& s) {
-      const double med = s.at("median").get<double>(), mad = s.at("mad").get<double>();
-      return mad_confidence(med, mad);
-    };
+    report_failed_rows(r, failed, rows);
+    auto conf = [](const json& s) { return summary_precision(s); };
     if (lat_first) {
       Finding f{"hopper.dsmem.latency", lat_first->second.at("median").get<double>(), "cycles", conf(lat_first->second),
                 "median cycles per dependent ld.shared::cluster.u32 into block rank 1's shared memory (mapa), "

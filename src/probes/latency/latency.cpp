@@ -12,6 +12,7 @@
 #include "core/experiment.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
+#include "probes/checks.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -141,12 +142,21 @@ Finding latency_finding(const std::string& name, double cycles, double confidenc
   return f;
 }
 
-/// Confidence of a plateau level: how tight its points are and how many there are.
-double plateau_confidence(const analysis::Plateau& p) {
-  const double rel = p.level > 0 ? p.noise / p.level : 1.0;
-  const double tight = 1.0 / (1.0 + rel / 0.01);
-  const double count = 1.0 - std::exp(-static_cast<double>(p.last - p.first + 1) / 2.0);
-  return std::clamp(tight * count, 0.0, 1.0);
+/// A plateau's confidence is the level finder's (core/confidence.hpp: the precision of its level
+/// times its separation from the neighbouring levels).
+double plateau_confidence(const analysis::Plateau& p) { return p.confidence; }
+
+/// The name of a chase finding: for the level of the cache that served the load, not the
+/// working set's label. .cg and .cv loads do not allocate in (or, for .cv, are not served by)
+/// the L1, so at the L1's working set they measure an L2 hit. The sweep's region between the
+/// near-partition and L2 capacity knees mixes near hits, far hits and DRAM misses (issue 10).
+std::string chase_finding_name(const std::string& level, const std::string& load) {
+  const bool bypasses_l1 = load == "cg" || load == "cv";
+  if (level == "l1")
+    return (bypasses_l1 ? "l2.hit_latency_at_l1_working_set." : "l1.hit_latency.") + load;
+  if (level == "l2_near") return "l2.hit_latency." + load;
+  if (level == "l2_far" || level == "l2_mixed") return "l2.mixed_latency." + load;
+  return "dram.latency." + load;
 }
 
 std::vector<analysis::CurvePoint> curve_from_points(const json& points) {
@@ -279,11 +289,11 @@ class LatencyChase : public Experiment {
   std::string id() const override { return "latency.chase"; }
   std::string description() const override {
     return "dependent chase with each load operator (default, ca, cg, cv, nc) at one working set "
-           "per level: L1, L2 near, L2 far, DRAM";
+           "per level: L1, L2 near, the mixed near/far/DRAM region, DRAM";
   }
   json axes() const override {
     return {{"load", {"default", "ca", "cg", "cv", "nc"}},
-            {"level", {"l1", "l2_near", "l2_far", "dram"}},
+            {"level", {"l1", "l2_near", "l2_mixed", "dram"}},
             {"working_set_bytes",
              "the geometric middle of each plateau latency.sweep found, else fractions of L2"}};
   }
@@ -322,8 +332,10 @@ class LatencyChase : public Experiment {
     levels.push_back(near ? Level{"l2_near", *near, "middle of the L2 plateau (latency.sweep)"}
                           : Level{"l2_near", align(static_cast<double>(l2) / 8),
                                   "an eighth of the reported L2"});
-    if (const auto far = middle_of("l2.far_hit_latency"))
-      levels.push_back({"l2_far", *far, "middle of the L2 far plateau (latency.sweep)"});
+    if (const auto mixed = middle_of("l2.mixed_latency"))
+      levels.push_back({"l2_mixed", *mixed,
+                        "middle of the mixed region between the L2 near-partition and L2 capacity "
+                        "knees (latency.sweep)"});
     levels.push_back({"dram", align(4.0 * static_cast<double>(l2)), "4 x the reported L2"});
     const auto ops = o.loads.empty() ? device::all_load_ops() : o.loads;
     json rows = json::array();
@@ -364,20 +376,15 @@ class LatencyChase : public Experiment {
       const std::string level = p.at("level");
       const std::string load = p.at("load");
       const auto& s = p.at("cycles_per_load");
-      std::string base = level == "l1"        ? "l1.hit_latency"
-                         : level == "l2_near" ? "l2.hit_latency"
-                         : level == "l2_far"  ? "l2.far_hit_latency"
-                                              : "dram.latency";
       const double med = s.at("median").get<double>();
-      const double spread =
-          med > 0 ? (s.at("p95").get<double>() - s.at("p5").get<double>()) / med : 1;
       auto f =
-          latency_finding(base + "." + load, med, stats::confidence_from_spread(spread),
+          latency_finding(chase_finding_name(level, load), med, summary_precision(s),
                           "median of repeated single-thread chases at " +
                               units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()),
                           r.parameters);
       f.extra["working_set_bytes"] = p.at("working_set_bytes");
       f.extra["load"] = load;
+      f.extra["working_set_level"] = level;
       r.findings.push_back(f);
     }
   }
@@ -414,10 +421,11 @@ class LatencyShared : public Experiment {
     for (const auto& p : r.samples.at("points"))
       medians.push_back(p.at("cycles_per_load").at("median").get<double>());
     if (medians.empty()) return;
-    const auto s = stats::summarize(medians);
-    const double agree = s.median > 0 ? (s.max - s.min) / s.median : 1;
+    const double med = stats::median(medians);
+    // The working sets are repetitions of one measurement (shared memory has no levels): the
+    // precision of the median over them.
     r.findings.push_back(latency_finding(
-        "shared.latency", s.median, stats::confidence_from_spread(agree),
+        "shared.latency", med, confidence::precision(medians, med),
         "median over working sets of single-thread ld.shared chases", r.parameters));
   }
 };
@@ -538,9 +546,12 @@ void analyze_sweep(ExperimentResult& r) {
     const auto& tc = levels.transitions[l2_transitions.back()];
     capacity("l2.near_capacity", tn, "L2 near-partition");
     const auto& far = levels.plateaus[tc.below];
-    r.findings.push_back(latency_finding("l2.far_hit_latency", far.level, plateau_confidence(far),
-                                         "median of the plateau between the L2 near-partition and "
-                                         "L2 capacity knees; " +
+    // Not a far-partition hit latency: that region mixes near hits, far hits and DRAM misses
+    // (issue 10; cache.l2.far_hit measures the far hit itself).
+    r.findings.push_back(latency_finding("l2.mixed_latency", far.level, plateau_confidence(far),
+                                         "median of the mixed region between the L2 "
+                                         "near-partition and L2 capacity knees (near hits, far "
+                                         "hits and DRAM misses; not a far-hit latency); " +
                                              method,
                                          P));
     r.findings.back().extra["working_set_bytes_range"] = {far.x_min, far.x_max};

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "measure/gpu.hpp"
+#include "probes/checks.hpp"
 #include "probes/ordering/ordering_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -26,7 +27,6 @@ constexpr const char* kModelWaiver = "needs a CUDA GPU: the modelled GPU has no 
 void synchronize() { GP_CUDA_CHECK(cudaDeviceSynchronize()); }
 
 using stats::median_or_zero;
-using stats::spread_confidence;
 
 class OrderingExperiment : public Experiment {
  public:
@@ -155,8 +155,11 @@ class OrderingFence : public OrderingExperiment {
       Finding f{"ordering.fence." + cs.at("fence").get<std::string>() + "." +
                     cs.at("config").get<std::string>(),
                 with - without, "cycles",
-                std::min(spread_confidence(cs.at("cycles_per_step")),
-                         spread_confidence(base->at("cycles_per_step"))),
+                // The cost is a difference of two medians: as sure as it is clear of both
+                // loops' noise, and as precise as the slower loop's median.
+                confidence::combine({summary_separation(cs.at("cycles_per_step"),
+                                                        base->at("cycles_per_step")),
+                                     summary_precision(cs.at("cycles_per_step"))}),
                 "median over warps of clock64 cycles per (store + fence) step minus the same "
                 "loop without the fence (" + cs.at("config").get<std::string>() + ", " +
                     std::to_string(cs.at("threads").get<int>()) + " threads)",
@@ -311,7 +314,7 @@ class OrderingAtomic : public OrderingExperiment {
       Finding f{"ordering.atomic.latency." + l.at("scope").get<std::string>() + "." +
                     l.at("order").get<std::string>(),
                 l.at("cycles_per_op").at("median").get<double>(), "cycles",
-                spread_confidence(l.at("cycles_per_op")),
+                summary_precision(l.at("cycles_per_op")),
                 "one thread, dependent chain of fetch_add(1) on global memory (each result "
                 "selects the next address); clock64 / steps, loop overhead included",
                 json::object()};
@@ -322,7 +325,7 @@ class OrderingAtomic : public OrderingExperiment {
       const double ops_s = t.at("ops_per_s").at("median").get<double>();
       Finding f{"ordering.atomic.throughput." + t.at("mode").get<std::string>() + "." +
                     t.at("scope").get<std::string>() + "." + t.at("order").get<std::string>(),
-                ops_s, "ops/s", spread_confidence(t.at("ops_per_s")),
+                ops_s, "ops/s", summary_precision(t.at("ops_per_s")),
                 std::string("fetch_add(1) by every thread of a full-occupancy grid; ops / %globaltimer span") +
                     (t.at("mode") == "independent"
                          ? ""
@@ -496,8 +499,18 @@ class OrderingLitmus : public OrderingExperiment {
         method += ". Not synchronized: stale reads are allowed; a count of zero is a legitimate "
                   "observation (this run, this GPU), not a guarantee";
       if (timed_out) method += ". A spin timed out: the consumer never saw the flag (run aborted)";
+      // The evidence is the iterations that completed and were checked, out of those planned
+      // (a run cut short by a spin timeout has less of it; one with none has no finding).
+      const auto completed = x.at("completed").get<std::size_t>();
+      const auto planned = r.parameters.value("iterations", completed);
+      if (completed == 0) {
+        r.statistics["not_reported"]["ordering.litmus." + x.at("variant").get<std::string>() +
+                                     ".stale_reads"] =
+            "no iteration completed (a spin timed out first): no evidence either way";
+        continue;
+      }
       Finding f{"ordering.litmus." + x.at("variant").get<std::string>() + ".stale_reads", stale, "reads",
-                timed_out ? 0.3 : 0.95, method, json::object()};
+                confidence::agreement(completed, std::max(planned, completed)), method, json::object()};
       f.extra["completed"] = x.at("completed");
       f.extra["timed_out"] = timed_out;
       f.extra["synchronizing"] = sync;
