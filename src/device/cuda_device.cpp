@@ -386,6 +386,11 @@ class CudaDevice : public Device, public Sequencer {
 
 }  // namespace
 
+const std::uint64_t* cuda_probe_base(const ProbeBuffer& buffer) {
+  const auto* b = dynamic_cast<const CudaProbeBuffer*>(&buffer);
+  return b ? b->base() : nullptr;
+}
+
 std::unique_ptr<Device> make_cuda_device(int ordinal) {
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
