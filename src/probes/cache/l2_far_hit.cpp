@@ -23,6 +23,12 @@
 #include "core/units.hpp"
 #include "device/sequence.hpp"
 #include "probes/cache/partition_sides.hpp"
+#include "probes/cache/l2_far_hit_kernels.hpp"
+#include "analysis/cold_capacity.hpp"
+#include "core/cuda_check.hpp"
+#include "device/cuda_device.hpp"
+#include "device/device_buffer.hpp"
+#include <cuda_runtime_api.h>
 
 namespace gpuprobe::probes {
 namespace {
@@ -33,7 +39,10 @@ using units::kMiB;
 
 using sides::kLine;
 using sides::kPage;
-constexpr int kPages = 4;
+constexpr int kPages = 4;        // the latency rounds' lines
+constexpr int kBufferPages = 32;  // the copy-capacity chases' lines (64 MiB)
+constexpr int kPageProbeLines = 8;
+constexpr int kCapacityBisections = 5;
 constexpr int kLinesPerPage = 64;
 constexpr int kRounds = 5;
 constexpr int kReferenceCandidates = 16;
@@ -86,7 +95,7 @@ class L2FarHit : public Experiment {
       r.reason = "one SM: no other side to place lines from";
       return;
     }
-    auto buf = seq->alloc_probe_buffer(kPages * kPage);
+    auto buf = seq->alloc_probe_buffer(kBufferPages * kPage);
     const auto lines = sides::random_lines(kPages, kLinesPerPage, ctx.options.seed);
     const auto warm = sides::warm_lines(kPages);
     const int measured = 0;
@@ -167,6 +176,85 @@ class L2FarHit : public Experiment {
     }
     r.samples["capacity_steps"] = steps;
     r.parameters["capacity_max_lines"] = max_lines;
+    if (const std::uint64_t* base = device::cuda_probe_base(*buf))
+      r.samples["copy_chases"] = copy_chases(ctx, *seq, *buf, base, fit.mask, reference, measured);
+  }
+
+  /// Steady-state chases of one SM over far-homed lines only and over near-homed lines only,
+  /// with the working set bisected: while the near partition keeps copies of the far lines,
+  /// their chase runs at the near-hit latency. The lines of all 32 pages are classified first
+  /// (each page has its own constant in the partition function).
+  json copy_chases(Context& ctx, device::Sequencer& seq, device::ProbeBuffer& buf,
+                   const std::uint64_t* base, std::uint64_t mask, int reference,
+                   int measured) const {
+    const auto plines = sides::random_lines(kBufferPages, kPageProbeLines, ctx.options.seed + 7);
+    const auto pwarm = sides::warm_lines(kBufferPages);
+    analysis::FarHitInput pin;
+    pin.offsets = plines;
+    for (int k = 0; k < 2; ++k) {
+      const auto rd = sides::run_round(seq, buf, pwarm, plines, reference, measured);
+      pin.rounds.push_back({rd.first, rd.second});
+    }
+    const auto pa = analysis::analyze_far_hit(pin);
+    json out = {{"page_lines", plines.size()}, {"split", pa.split}};
+    if (!pa.split) return out;
+    const auto fit = analysis::fit_side(plines, pa.line_far, mask);
+    out["mask"] = hex(fit.mask);
+    out["fit_accuracy"] = fit.accuracy;
+    if (!fit.found || fit.accuracy < 0.95) return out;
+    std::vector<std::uint64_t> side_lines[2];
+    for (std::uint64_t o = 0; o < kBufferPages * kPage; o += kLine)
+      if (!sides::is_warm_line(o)) {
+        const int sd = analysis::predict_side(fit, o);
+        if (sd >= 0) side_lines[sd].push_back(o);
+      }
+    std::mt19937_64 rng(ctx.options.seed + 3);
+    const std::uint64_t words = kBufferPages * kPage / 8;
+    std::vector<std::uint64_t> image(words);
+    for (std::uint64_t i = 0; i < words; ++i) image[i] = i * 8;
+    const auto b = reinterpret_cast<std::uint64_t>(base);
+    const int sms = ctx.device.info().sm_count;
+    device::DeviceArray<std::uint32_t> claim(1);
+    device::DeviceArray<farhit::SmChaseOut> dout(1);
+    auto chase = [&](int side, std::uint64_t bytes) {
+      std::vector<std::uint64_t> set = side_lines[side];
+      std::shuffle(set.begin(), set.end(), rng);
+      set.resize(std::min<std::size_t>(set.size(), bytes / kLine));
+      for (std::size_t k = 0; k < set.size(); ++k)
+        image[set[k] / 8] = b + set[(k + 1) % set.size()];
+      GP_CUDA_CHECK(cudaMemcpy(const_cast<std::uint64_t*>(base), image.data(), words * 8,
+                               cudaMemcpyHostToDevice));
+      for (std::uint64_t o : set) image[o / 8] = o;  // back to the identity for the next set
+      const std::uint64_t n = set.size();
+      const std::uint64_t warmup = 2 * n, steps = std::min<std::uint64_t>(n, 32768);
+      claim.zero();
+      dout.zero();
+      farhit::chase_on_sm(base + set[0] / 8, warmup, steps, measured,
+                          static_cast<unsigned>(8 * sms), claim.get(), dout.get());
+      const auto o = dout.download()[0];
+      if (!o.ran) throw VerificationError(id() + ": no block reached SM " + std::to_string(measured));
+      if (o.end_address != b + set[(warmup + steps) % n])
+        throw VerificationError(id() + ": copy chase ended on the wrong line");
+      return static_cast<double>(o.cycles) / steps;
+    };
+    json searches = json::object();
+    for (int side : {1, 0}) {
+      const std::uint64_t hi = side_lines[side].size() * kLine;
+      const auto s = analysis::search_capacity(
+          [&](std::uint64_t bytes) { return chase(side, bytes); }, 1 * kMiB, hi,
+          kCapacityBisections, kLine);
+      json probes = json::array();
+      for (const auto& p : s.probes) probes.push_back({p.bytes, p.cycles});
+      searches[side ? "far_homed" : "near_homed"] = {{"probes", probes},
+                                                    {"valid", s.valid},
+                                                    {"lo", s.lo},
+                                                    {"hi", s.hi}};
+    }
+    // Back to every word holding its offset (the sequencer's invariant).
+    GP_CUDA_CHECK(cudaMemcpy(const_cast<std::uint64_t*>(base), image.data(), words * 8,
+                             cudaMemcpyHostToDevice));
+    out["searches"] = searches;
+    return out;
   }
 
   void analyze(ExperimentResult& r) const override {
@@ -243,7 +331,41 @@ class L2FarHit : public Experiment {
     const std::size_t near_last = static_cast<std::size_t>(
         std::count_if(last.second.begin(), last.second.end(),
                       [&](double v) { return v < a.threshold; }));
-    if (!rep.evicted) {
+    // The chases over far-homed lines only reach far larger sets than the sequences.
+    const json* far_search = nullptr;
+    const json* near_search = nullptr;
+    if (r.samples.contains("copy_chases") && r.samples["copy_chases"].contains("searches")) {
+      far_search = &r.samples["copy_chases"]["searches"]["far_homed"];
+      near_search = &r.samples["copy_chases"]["searches"]["near_homed"];
+      Curve cc{"copy_chases", {"lines", "working_set_bytes", "cycles_per_load"}, {}};
+      for (const char* which : {"far_homed", "near_homed"})
+        for (const auto& p : r.samples["copy_chases"]["searches"][which].at("probes"))
+          cc.rows.push_back({which, p.at(0), p.at(1)});
+      r.curves.push_back(cc);
+    }
+    if (far_search && far_search->at("valid").get<bool>()) {
+      const double lo = far_search->at("lo").get<double>(), hi = far_search->at("hi").get<double>();
+      const double cap = 0.5 * (lo + hi), half = 0.5 * (hi - lo);
+      const double within =
+          half > 0 ? std::min(1.0, confidence::kDefaultTolerance * cap / half) : 1.0;
+      json extra = {{"bracket_bytes", {lo, hi}}, {"far_homed_probes", far_search->at("probes")}};
+      if (near_search && near_search->at("valid").get<bool>())
+        extra["near_homed_bracket_bytes"] = {near_search->at("lo"), near_search->at("hi")};
+      r.findings.push_back(Finding{
+          "l2.replica_capacity", cap, "bytes", confidence::combine({within, class_ok}),
+          "one SM's steady-state chase (ld.global.cg) over far-homed lines only: the largest "
+          "set still served at the near-hit latency (bisection; midpoint of the final bracket); "
+          "the near-homed chase's bracket beside it for comparison",
+          extra});
+    } else if (far_search) {
+      const auto& probes = far_search->at("probes");
+      r.findings.push_back(Finding{
+          "l2.replica_capacity_lower_bound", far_search->at("hi").get<double>(), "bytes",
+          class_ok,
+          "one SM's steady-state chase over far-homed lines only stayed at one latency up to "
+          "every far-homed line of the 64 MiB buffer: the copies' capacity is at least this",
+          {{"far_homed_probes", probes}}});
+    } else if (!rep.evicted) {
       r.findings.push_back(Finding{
           "l2.replica_capacity_lower_bound", static_cast<double>(rep.kept_lines * kLine), "bytes",
           confidence::combine({confidence::agreement(near_last, last.second.size()), class_ok}),
@@ -251,17 +373,12 @@ class L2FarHit : public Experiment {
           "limit kept >= 90 % of its copies near, so the copies' capacity is at least this "
           "(no eviction seen: the policy of the copies is not decided here)",
           {{"lines", rep.kept_lines}}});
-    } else {
-      r.findings.push_back(Finding{
-          "l2.replica_capacity", static_cast<double>(rep.kept_lines * kLine), "bytes",
-          class_ok,
-          "the largest set of far-homed lines whose copies (>= 90 %) all stayed near after one "
-          "read each; the next step lost copies",
-          {{"lines", rep.kept_lines},
-           {"first_evicting_lines", rep.first_evicting},
-           {"evicted_mean_read_position", rep.evicted_position},
-           {"evicted", rep.evicted_count}}});
     }
+    if (rep.evicted)
+      r.statistics["sequence_copy_eviction"] = {{"kept_lines", rep.kept_lines},
+                                                {"first_evicting_lines", rep.first_evicting},
+                                                {"evicted_mean_read_position", rep.evicted_position},
+                                                {"evicted", rep.evicted_count}};
   }
 };
 

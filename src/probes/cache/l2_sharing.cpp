@@ -237,14 +237,14 @@ class L2Sharing : public Experiment {
       for (SharingMode mode : modes)
         for (int k : ks) rows.push_back(measure(ws, k, mode));
 
-    auto measure_gpu_l2_cache = [&](std::uint32_t run) {
+    auto measure_gpu_l2_cache = [&](std::uint32_t run, bool v16) {
       const auto want = analysis::expect_gpu_l2_cache(kGpuL2CacheBlocks, sharing::kGpuL2CacheThreads,
                                                       run, sharing::kGpuL2CacheN);
       std::vector<double> gbs;
       for (int t = 0; t <= kTimedLaunches; ++t) {
         d_sum.zero();
         ev.start();
-        sharing::launch_gpu_l2_cache(base, kGpuL2CacheBlocks, run, d_sum.get());
+        sharing::launch_gpu_l2_cache(base, kGpuL2CacheBlocks, run, v16, d_sum.get());
         const double ms = ev.stop_ms();
         if (d_sum.download()[0] != want.sum)
           throw VerificationError(id() + ": gpu-l2-cache pattern sum differs from the host's (" +
@@ -255,12 +255,14 @@ class L2Sharing : public Experiment {
           std::uint64_t{run} * sharing::kGpuL2CacheThreads * sharing::kGpuL2CacheN * 8;
       return json{{"chunks", run},
                   {"footprint_bytes", footprint},
+                  {"load_bytes", v16 ? 16 : 8},
                   {"blocks", kGpuL2CacheBlocks},
                   {"gb_s", gbs},
                   {"gb_s_median", stats::median(gbs)}};
     };
     json l2c = json::array();
-    for (std::uint32_t run : kGpuL2CacheRuns) l2c.push_back(measure_gpu_l2_cache(run));
+    for (bool v16 : {false, true})
+      for (std::uint32_t run : kGpuL2CacheRuns) l2c.push_back(measure_gpu_l2_cache(run, v16));
 
     // Fresh confirmation of the reported points (the best row of each k = 1 / all and mode,
     // the two smallest gpu-l2-cache footprints): measured again after everything else.
@@ -280,8 +282,9 @@ class L2Sharing : public Experiment {
         confirm.push_back(c);
       }
     for (std::size_t i = 0; i < l2c.size(); ++i) {
-      if (l2c[i].at("footprint_bytes").get<std::uint64_t>() > 16 * kMiB) continue;
-      json c = measure_gpu_l2_cache(l2c[i].at("chunks").get<std::uint32_t>());
+      if (l2c[i].at("footprint_bytes").get<std::uint64_t>() > 4 * kMiB) continue;
+      json c = measure_gpu_l2_cache(l2c[i].at("chunks").get<std::uint32_t>(),
+                                    l2c[i].at("load_bytes") == 16);
       c["of"] = "gpu_l2_cache";
       c["index"] = i;
       confirm.push_back(c);
@@ -357,23 +360,32 @@ class L2Sharing : public Experiment {
                  "every SM reads only lines homed in its own L2 partition, each line by one SM");
     if (f1) emit("l2.sharing.far_read_once_bandwidth", "rows", *f1,
                  "every SM reads only lines homed in the other L2 partition, each line by one SM");
-    const json* l2c_small = nullptr;
-    const json* l2c_large = nullptr;
-    for (const auto& row : r.samples.at("gpu_l2_cache")) {
-      const auto fp = row.at("footprint_bytes").get<std::uint64_t>();
-      if (fp < 2 * kMiB) l2c_small = &row;
-      else if (!l2c_large ||
-               row.at("gb_s_median").get<double>() > l2c_large->at("gb_s_median").get<double>())
-        l2c_large = &row;
+    for (int lb : {8, 16}) {
+      const json* small = nullptr;
+      const json* large = nullptr;
+      for (const auto& row : r.samples.at("gpu_l2_cache")) {
+        if (row.value("load_bytes", 8) != lb) continue;
+        const auto fp = row.at("footprint_bytes").get<std::uint64_t>();
+        if (fp < 2 * kMiB)
+          small = &row;
+        else if (!large ||
+                 row.at("gb_s_median").get<double>() > large->at("gb_s_median").get<double>())
+          large = &row;
+      }
+      const std::string suffix = lb == 8 ? "" : "_16b";
+      const std::string shape =
+          lb == 8 ? "gpu-l2-cache's kernel shape (200,000 blocks x 1024 threads, two 8 B loads x "
+                    "32 per thread over a 512 KiB chunk shared with the blocks of equal index "
+                    "modulo the chunk count)"
+                  : "gpu-l2-cache's access pattern read 16 B per thread (the same elements, the "
+                    "same chunks, the same blocks)";
+      if (small)
+        emit("l2.sharing.gpu_l2_cache_pattern_small" + suffix, "gpu_l2_cache", *small,
+             shape + " at the smallest footprint (1.5 MB)");
+      if (large)
+        emit("l2.sharing.gpu_l2_cache_pattern" + suffix, "gpu_l2_cache", *large,
+             shape + " at 4-39 MB footprints: the best");
     }
-    if (l2c_small)
-      emit("l2.sharing.gpu_l2_cache_pattern_small", "gpu_l2_cache", *l2c_small,
-           "gpu-l2-cache's kernel shape (200,000 blocks x 1024 threads, each block two 8 B loads "
-           "x 32 per thread over a 512 KiB chunk shared with the blocks of equal index modulo "
-           "the chunk count) at its smallest footprint");
-    if (l2c_large)
-      emit("l2.sharing.gpu_l2_cache_pattern", "gpu_l2_cache", *l2c_large,
-           "gpu-l2-cache's kernel shape at 4-39 MB footprints: the best");
     // The explanation, from the numbers: the ratios the findings stand on.
     json why = json::object();
     if (n1 && f1)

@@ -27,9 +27,9 @@ int blocks_per_sm();
 /// sm_count * blocks_per_sm blocks of kThreads: every SM reads its lists reps times.
 void launch_sharing(const Params& p, int sm_count);
 /// gpu-l2-cache's kernel shape: `blocks` blocks of 1024 threads; see
-/// analysis::expect_gpu_l2_cache.
+/// analysis::expect_gpu_l2_cache. vector16: the same elements read 16 B per thread.
 void launch_gpu_l2_cache(const std::uint64_t* base, std::uint64_t blocks, std::uint32_t block_run,
-                         unsigned long long* sum);
+                         bool vector16, unsigned long long* sum);
 inline constexpr std::uint32_t kGpuL2CacheThreads = 1024;
 inline constexpr std::uint32_t kGpuL2CacheN = 64;
 
