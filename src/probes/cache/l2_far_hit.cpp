@@ -42,7 +42,7 @@ using sides::kPage;
 constexpr int kPages = 4;        // the latency rounds' lines
 constexpr int kBufferPages = 32;  // the copy-capacity chases' lines (64 MiB)
 constexpr int kPageProbeLines = 8;
-constexpr int kCapacityBisections = 5;
+constexpr int kCapacityBisections = 7;
 constexpr int kLinesPerPage = 64;
 constexpr int kRounds = 5;
 constexpr int kReferenceCandidates = 16;
@@ -355,7 +355,8 @@ class L2FarHit : public Experiment {
           "l2.replica_capacity", cap, "bytes", confidence::combine({within, class_ok}),
           "one SM's steady-state chase (ld.global.cg) over far-homed lines only: the largest "
           "set still served at the near-hit latency (bisection; midpoint of the final bracket); "
-          "the near-homed chase's bracket beside it for comparison",
+          "the near-homed chase's bracket beside it for comparison (copies kept like home lines "
+          "when the brackets coincide)",
           extra});
     } else if (far_search) {
       const auto& probes = far_search->at("probes");
