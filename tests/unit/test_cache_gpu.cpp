@@ -203,3 +203,49 @@ TEST(CacheGpuColdCapacity, BisectionBracketsTheCapacity) {
 
 }  // namespace
 }  // namespace gpuprobe::analysis
+
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "core/experiment.hpp"
+
+namespace gpuprobe {
+namespace {
+
+// The three experiments as recorded on the H200 (tests/data/h200_cache_gpu.json): their
+// findings follow from their samples, and what the issue asks of them holds.
+TEST(CacheGpuRecordedH200, FindingsFollowFromTheSamples) {
+  std::ifstream in(std::string(GPUPROBE_TEST_DATA_DIR) + "/h200_cache_gpu.json");
+  ASSERT_TRUE(in.good());
+  const auto recorded = nlohmann::json::parse(in);
+  std::map<std::string, Finding> found;
+  for (const auto& e : recorded.at("experiments")) {
+    const auto r = replay_analysis(e);
+    ASSERT_TRUE(r.has_value()) << e.at("id");
+    std::map<std::string, double> replayed;
+    for (const auto& f : r->findings) {
+      replayed[f.name] = f.value;
+      found[f.name] = f;
+    }
+    for (const auto& f : e.at("findings"))
+      EXPECT_DOUBLE_EQ(replayed.at(f.at("name").get<std::string>()), f.at("value").get<double>());
+  }
+  // The pure far hit is the chase's near hit plus the sequences' far - near difference.
+  const auto& far = found.at("l2.far_hit_latency");
+  EXPECT_DOUBLE_EQ(far.value, far.extra.at("chase_near_cycles").get<double>() +
+                                  far.extra.at("difference_cycles").get<double>());
+  EXPECT_GT(far.value, found.at("l2.far_hit_latency").extra.at("chase_near_cycles").get<double>());
+  EXPECT_EQ(found.at("l2.replication").value, 1.0);
+  ASSERT_TRUE(found.count("l2.replica_capacity"));
+  // gpu-l2-cache on the same card (issue 10): 12.8 TB/s at 1.5 MB, at most 10.3 at 4-37 MB.
+  EXPECT_GE(found.at("l2.sharing.gpu_l2_cache_pattern_small_16b").value, 12800.0);
+  EXPECT_GE(found.at("l2.sharing.gpu_l2_cache_pattern_16b").value, 10300.0);
+  EXPECT_GT(found.at("l2.sharing.read_by_all_bandwidth").value,
+            found.at("l2.sharing.read_once_bandwidth").value);
+  EXPECT_TRUE(found.count("l1.cold_capacity"));
+  EXPECT_TRUE(found.count("l2.cold_capacity"));
+}
+
+}  // namespace
+}  // namespace gpuprobe
