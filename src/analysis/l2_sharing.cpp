@@ -20,8 +20,8 @@ SharingPlan plan_sharing(const std::vector<int>& unit_side, std::uint64_t unit_b
   return p;
 }
 
-std::vector<int> lists_of_sm(const SharingPlan& plan, int sm, int sm_side, SharingMode mode) {
-  const int g = sm % plan.groups;
+namespace {
+std::vector<int> lists_of_group(int g, int sm_side, SharingMode mode) {
   switch (mode) {
     case SharingMode::kAll:
       return {2 * g, 2 * g + 1};
@@ -32,6 +32,31 @@ std::vector<int> lists_of_sm(const SharingPlan& plan, int sm, int sm_side, Shari
   }
   return {};
 }
+}  // namespace
+
+std::vector<int> lists_of_sm(const SharingPlan& plan, int sm, int sm_side, SharingMode mode) {
+  return lists_of_group(sm % plan.groups, sm_side, mode);
+}
+
+SharingPlan plan_subset(const std::vector<std::uint64_t>& units, std::uint64_t unit_bytes,
+                        int groups) {
+  if (groups < 1 || unit_bytes == 0)
+    throw std::invalid_argument("plan_subset: groups and unit_bytes must be positive");
+  SharingPlan p;
+  p.unit_bytes = unit_bytes;
+  p.groups = groups;
+  p.lists.assign(static_cast<std::size_t>(groups) * 2, {});
+  for (std::size_t i = 0; i < units.size(); ++i) p.lists[(i % groups) * 2].push_back(units[i]);
+  return p;
+}
+
+std::vector<int> groups_of_side(const std::vector<int>& sm_side, int side) {
+  std::vector<int> g(sm_side.size(), -1);
+  int rank = 0;
+  for (std::size_t s = 0; s < sm_side.size(); ++s)
+    if (sm_side[s] == side) g[s] = rank++;
+  return g;
+}
 
 std::uint64_t unit_word_sum(std::uint64_t unit_offset, std::uint64_t unit_bytes) {
   const std::uint64_t words = unit_bytes / 8;
@@ -40,16 +65,20 @@ std::uint64_t unit_word_sum(std::uint64_t unit_offset, std::uint64_t unit_bytes)
 }
 
 SharingExpectation expect_sharing(const SharingPlan& plan, const std::vector<int>& sm_side,
-                                  SharingMode mode, std::uint32_t reps) {
+                                  SharingMode mode, std::uint32_t reps,
+                                  const std::vector<int>& sm_group) {
   std::vector<std::uint64_t> list_sum(plan.lists.size(), 0);
   for (std::size_t l = 0; l < plan.lists.size(); ++l)
     for (std::uint64_t o : plan.lists[l]) list_sum[l] += unit_word_sum(o, plan.unit_bytes);
   SharingExpectation e;
-  for (std::size_t s = 0; s < sm_side.size(); ++s)
-    for (int l : lists_of_sm(plan, static_cast<int>(s), sm_side[s], mode)) {
+  for (std::size_t s = 0; s < sm_side.size(); ++s) {
+    const int g = sm_group.empty() ? static_cast<int>(s) % plan.groups : sm_group[s];
+    if (g < 0) continue;
+    for (int l : lists_of_group(g, sm_side[s], mode)) {
       e.bytes += reps * plan.lists[l].size() * plan.unit_bytes;
       e.sum += static_cast<std::uint64_t>(reps) * list_sum[l];
     }
+  }
   return e;
 }
 

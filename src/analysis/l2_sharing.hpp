@@ -34,9 +34,18 @@ struct SharingExpectation {
   std::uint64_t bytes = 0;  ///< bytes all SMs read over `reps` passes
   std::uint64_t sum = 0;    ///< the kernel's sum of every word read (mod 2^64)
 };
-/// What a launch must read and return: every SM reads its lists `reps` times.
+/// What a launch must read and return: every SM reads its lists `reps` times. sm_group: each
+/// SM's group (-1: reads nothing); empty: SM s reads group s % plan.groups.
 SharingExpectation expect_sharing(const SharingPlan& plan, const std::vector<int>& sm_side,
-                                  SharingMode mode, std::uint32_t reps);
+                                  SharingMode mode, std::uint32_t reps,
+                                  const std::vector<int>& sm_group = {});
+
+/// A plan over chosen units only: `units` (offsets) dealt round-robin to `groups` groups, all in
+/// the side-0 list of their group (read with SharingMode::kAll).
+SharingPlan plan_subset(const std::vector<std::uint64_t>& units, std::uint64_t unit_bytes,
+                        int groups);
+/// Each SM's group when only the SMs on `side` read: their rank among them; -1 for the others.
+std::vector<int> groups_of_side(const std::vector<int>& sm_side, int side);
 
 /// gpu-l2-cache's pattern: `blocks` blocks of `threads` threads; block b reads, for i in
 /// 0..n/2-1, the 8-byte elements (threads * block_run * i + (b % block_run) * threads) * 2 + t

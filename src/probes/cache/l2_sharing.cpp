@@ -22,6 +22,7 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
+#include "device/chase_kernels.hpp"
 #include "device/cuda_device.hpp"
 #include "device/device_buffer.hpp"
 #include "measure/gpu.hpp"
@@ -42,6 +43,8 @@ constexpr std::uint64_t kTargetBytes = 4'000'000'000ull;  // per timed launch
 constexpr int kTimedLaunches = 3;
 constexpr std::uint64_t kGpuL2CacheBlocks = 200000;
 const std::vector<std::uint64_t> kWorkingSets = {4 * kMiB, 16 * kMiB, 32 * kMiB};
+constexpr std::uint64_t kFirstTouchBytes = 48 * kMiB;  // each side's half fits its partition
+constexpr int kFirstTouchTrials = 5;
 const std::vector<std::uint32_t> kGpuL2CacheRuns = {3, 8, 32, 74};  // 1.5 .. 38.8 MB
 
 const char* mode_name(SharingMode m) {
@@ -264,6 +267,84 @@ class L2Sharing : public Experiment {
     for (bool v16 : {false, true})
       for (std::uint32_t run : kGpuL2CacheRuns) l2c.push_back(measure_gpu_l2_cache(run, v16));
 
+    // First touch: after a flush the SMs of side 1 read the units (each then sits in its home
+    // partition, and as a copy near side 1); then the SMs of side 0 read each unit once (timed
+    // by %globaltimer from the first block's start to the last block's end), and once more.
+    // Units homed in side 1's partition are pure far hits for side 0 on the first touch.
+    json first_touch = json::array();
+    if (sd.known) {
+      const std::uint64_t flush_bytes = 2 * std::max<std::uint64_t>(ctx.device.info().l2_bytes, 4 * kMiB);
+      device::DeviceArray<std::uint64_t> flush(flush_bytes / 8);
+      flush.zero();
+      device::DeviceArray<std::uint16_t> d_group(1024);
+      device::DeviceArray<unsigned long long> d_t(2);
+      auto run_once = [&](const analysis::SharingPlan& plan, const std::vector<int>& groups) {
+        std::vector<std::uint32_t> flat, begin;
+        for (const auto& l : plan.lists) {
+          begin.push_back(static_cast<std::uint32_t>(flat.size()));
+          for (std::uint64_t o : l) flat.push_back(static_cast<std::uint32_t>(o / sharing::kUnitBytes));
+        }
+        begin.push_back(static_cast<std::uint32_t>(flat.size()));
+        d_units.upload(flat);
+        d_begin.upload(begin);
+        std::vector<std::uint16_t> g(1024, sharing::kNoGroup);
+        for (int sm = 0; sm < sms; ++sm)
+          if (groups[sm] >= 0) g[sm] = static_cast<std::uint16_t>(groups[sm]);
+        d_group.upload(g);
+        d_t.upload({~0ull, 0ull});
+        d_slots.zero();
+        d_sum.zero();
+        sharing::Params p;
+        p.base = base;
+        p.units = d_units.get();
+        p.list_begin = d_begin.get();
+        p.sm_side = d_side.get();
+        p.groups = plan.groups;
+        p.mode = static_cast<int>(SharingMode::kAll);
+        p.reps = 1;
+        p.blocks_per_sm = bps;
+        p.slots = d_slots.get();
+        p.sum = d_sum.get();
+        p.sm_group = d_group.get();
+        p.t_first = d_t.get();
+        p.t_last = d_t.get() + 1;
+        sharing::launch_sharing(p, sms);
+        GP_CUDA_CHECK(cudaDeviceSynchronize());
+        const auto want = analysis::expect_sharing(plan, sd.sm_side, SharingMode::kAll, 1, groups);
+        if (d_sum.download()[0] != want.sum)
+          throw VerificationError(id() + ": first-touch sum differs from the host's");
+        const auto t = d_t.download();
+        if (t[1] <= t[0]) throw VerificationError(id() + ": first-touch timer did not advance");
+        return analysis::gb_per_s(want.bytes, static_cast<double>(t[1] - t[0]) / 1e6);
+      };
+      const auto readers = analysis::groups_of_side(sd.sm_side, 0);
+      const auto placers = analysis::groups_of_side(sd.sm_side, 1);
+      const int n_readers = static_cast<int>(std::count_if(readers.begin(), readers.end(),
+                                                           [](int g) { return g >= 0; }));
+      const int n_placers = sms - n_readers;
+      for (int homed : {1, 0}) {
+        std::vector<std::uint64_t> units;
+        for (std::uint64_t u = 0; u < kFirstTouchBytes / sharing::kUnitBytes; ++u)
+          if (sd.unit_side[u] == homed) units.push_back(u * sharing::kUnitBytes);
+        const auto place_plan = analysis::plan_subset(units, sharing::kUnitBytes, n_placers);
+        const auto read_plan = analysis::plan_subset(units, sharing::kUnitBytes, n_readers);
+        std::vector<double> first, second;
+        for (int t = 0; t < kFirstTouchTrials; ++t) {
+          device::kernels::launch_flush(flush.get(), flush_bytes, sms, nullptr);
+          GP_CUDA_CHECK(cudaDeviceSynchronize());
+          run_once(place_plan, placers);
+          first.push_back(run_once(read_plan, readers));
+          second.push_back(run_once(read_plan, readers));
+        }
+        first_touch.push_back({{"homed", homed ? "far" : "near"},
+                               {"bytes", units.size() * sharing::kUnitBytes},
+                               {"readers", n_readers},
+                               {"placers", n_placers},
+                               {"gb_s_first", first},
+                               {"gb_s_second", second}});
+      }
+    }
+
     // Fresh confirmation of the reported points (the best row of each k = 1 / all and mode,
     // the two smallest gpu-l2-cache footprints): measured again after everything else.
     json confirm = json::array();
@@ -306,7 +387,8 @@ class L2Sharing : public Experiment {
                      "per point: one untimed launch (the set enters the L2), then timed "
                      "launches (CUDA events); every launch's sum of the words read and every "
                      "SM's block count checked"}};
-    r.samples = {{"rows", rows}, {"gpu_l2_cache", l2c}, {"confirm", confirm}};
+    r.samples = {{"rows", rows}, {"gpu_l2_cache", l2c}, {"confirm", confirm},
+                 {"first_touch", first_touch}};
   }
 
   void analyze(ExperimentResult& r) const override {
@@ -390,6 +472,24 @@ class L2Sharing : public Experiment {
         emit("l2.sharing.gpu_l2_cache_pattern" + suffix, "gpu_l2_cache", *large,
              shape + " at 4-39 MB footprints: the best");
     }
+    if (r.samples.contains("first_touch"))
+      for (const auto& ft : r.samples.at("first_touch")) {
+        const std::string homed = ft.at("homed");
+        const auto first = ft.at("gb_s_first").get<std::vector<double>>();
+        const auto second = ft.at("gb_s_second").get<std::vector<double>>();
+        const double v = stats::median(first);
+        r.findings.push_back(Finding{
+            "l2.sharing." + homed + "_first_touch_bandwidth", v, "GB/s",
+            confidence::precision(first, v),
+            "after a flush the SMs of the other side read the units (placing them); then the "
+            "SMs of one side read units homed in the " +
+                std::string(homed == "far" ? "other (far: pure far hits)" : "own (near)") +
+                " partition once each (%globaltimer, first block start to last block end); "
+                "extra: the second read of the same units",
+            {{"second_touch_gb_s", stats::median(second)},
+             {"bytes", ft.at("bytes")},
+             {"readers", ft.at("readers")}}});
+      }
     // The explanation, from the numbers: the ratios the findings stand on.
     json why = json::object();
     if (n1 && f1)

@@ -20,7 +20,9 @@ __global__ void __launch_bounds__(kThreads) sharing_kernel(Params p) {
   if (threadIdx.x == 0) slot = static_cast<int>(atomicAdd(&p.slots[smid], 1u));
   __syncthreads();
   const int side = p.sm_side[smid];
-  const int g = static_cast<int>(smid) % p.groups;
+  const int g = p.sm_group ? p.sm_group[smid] : static_cast<int>(smid) % p.groups;
+  if (g == kNoGroup) return;
+  if (p.t_first && threadIdx.x == 0) atomicMin(p.t_first, device::ptx::global_timer());
   int first = 2 * g, last = 2 * g + 1;  // lists [first, last]
   if (p.mode == 1) first = last = 2 * g + side;
   if (p.mode == 2) first = last = 2 * g + 1 - side;
@@ -55,6 +57,10 @@ __global__ void __launch_bounds__(kThreads) sharing_kernel(Params p) {
   }
   acc = warp_sum(acc);
   if (lane == 0 && acc) atomicAdd(p.sum, acc);
+  if (p.t_last) {
+    __syncthreads();  // every warp's loads have arrived (their sums are taken)
+    if (threadIdx.x == 0) atomicMax(p.t_last, device::ptx::global_timer());
+  }
 }
 
 __global__ void __launch_bounds__(kGpuL2CacheThreads)

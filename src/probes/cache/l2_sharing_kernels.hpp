@@ -8,6 +8,7 @@ namespace gpuprobe::probes::sharing {
 
 inline constexpr int kThreads = 512;
 inline constexpr std::uint32_t kUnitBytes = 4096;  ///< partition granularity of the lists
+inline constexpr std::uint16_t kNoGroup = 0xFFFF;
 
 struct Params {
   const std::uint64_t* base = nullptr;  ///< words hold their own byte offsets
@@ -20,6 +21,12 @@ struct Params {
   int blocks_per_sm = 1;
   std::uint32_t* slots = nullptr;  ///< [1024]: zero before; blocks started per SM
   unsigned long long* sum = nullptr;  ///< zero before
+  /// [smid]: the SM's group (kNoGroup: the SM reads nothing); nullptr: smid % groups.
+  const std::uint16_t* sm_group = nullptr;
+  /// When not null: earliest start and latest end (%globaltimer ns) of the reading blocks;
+  /// ~0 and 0 before.
+  unsigned long long* t_first = nullptr;
+  unsigned long long* t_last = nullptr;
 };
 
 /// Blocks that fit on one SM at once (occupancy of the sharing kernel).
