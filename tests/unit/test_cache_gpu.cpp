@@ -165,6 +165,26 @@ TEST(CacheGpuSharing, BytesAndSumsMatchABruteForceCount) {
   EXPECT_EQ(all.bytes, 12 * 256 * unit);
 }
 
+TEST(CacheGpuSharing, FirstTouchPlansReadEachUnitOnceBySideOnly) {
+  const std::vector<int> sm_side = {0, 1, 1, 0, 0, 1, 0};
+  const auto readers = groups_of_side(sm_side, 0);
+  EXPECT_EQ(readers, (std::vector<int>{0, -1, -1, 1, 2, -1, 3}));
+  std::vector<std::uint64_t> units;
+  std::uint64_t sum = 0;
+  for (std::uint64_t u = 3; u < 40; u += 3) {
+    units.push_back(u * 4096);
+    sum += unit_word_sum(u * 4096, 4096);
+  }
+  const auto plan = plan_subset(units, 4096, 4);
+  EXPECT_EQ(plan.groups, 4);
+  const auto e = expect_sharing(plan, sm_side, SharingMode::kAll, 1, readers);
+  EXPECT_EQ(e.bytes, units.size() * 4096);  // every unit once: the readers split them
+  EXPECT_EQ(e.sum, sum);
+  // Without the groups, every SM would read group s % 4: some units twice.
+  EXPECT_GT(expect_sharing(plan, sm_side, SharingMode::kAll, 1).bytes, e.bytes);
+  EXPECT_THROW(plan_subset(units, 4096, 0), std::invalid_argument);
+}
+
 TEST(CacheGpuSharing, GpuL2CachePatternMatchesItsIndexFormula) {
   const std::uint64_t blocks = 37;
   const std::uint32_t threads = 8, run = 3, n = 6;
@@ -243,6 +263,11 @@ TEST(CacheGpuRecordedH200, FindingsFollowFromTheSamples) {
   EXPECT_GE(found.at("l2.sharing.gpu_l2_cache_pattern_16b").value, 10300.0);
   EXPECT_GT(found.at("l2.sharing.read_by_all_bandwidth").value,
             found.at("l2.sharing.read_once_bandwidth").value);
+  // A first touch of lines homed in the other partition is slower than of the own partition's;
+  // the second touch (copies now near) is not.
+  const auto& far_touch = found.at("l2.sharing.far_first_touch_bandwidth");
+  EXPECT_LT(far_touch.value, found.at("l2.sharing.near_first_touch_bandwidth").value);
+  EXPECT_GT(far_touch.extra.at("second_touch_gb_s").get<double>(), far_touch.value);
   EXPECT_TRUE(found.count("l1.cold_capacity"));
   EXPECT_TRUE(found.count("l2.cold_capacity"));
 }
