@@ -17,7 +17,7 @@ struct CapacityProbe {
 struct CapacitySearch {
   bool valid = false;  ///< hit and miss levels differ by at least 10 %
   double hit_cycles = 0, miss_cycles = 0, threshold = 0;
-  std::uint64_t lo = 0, hi = 0;  ///< final bracket: lo hits, hi misses
+  std::uint64_t lo = 0, hi = 0;       ///< final bracket: lo hits, hi misses
   std::vector<CapacityProbe> probes;  ///< in the order measured
   double capacity() const { return 0.5 * (static_cast<double>(lo) + static_cast<double>(hi)); }
 };

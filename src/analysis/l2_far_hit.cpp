@@ -176,8 +176,8 @@ ReplicaResult analyze_replica_steps(const std::vector<ReplicaStep>& steps, doubl
       r.near_fraction.push_back(0);
       continue;
     }
-    const auto near = std::count_if(s.second.begin(), s.second.end(),
-                                    [&](double v) { return v < threshold; });
+    const auto near =
+        std::count_if(s.second.begin(), s.second.end(), [&](double v) { return v < threshold; });
     const double share = static_cast<double>(near) / s.second.size();
     r.near_fraction.push_back(share);
     if (share >= kKeptShare) {

@@ -26,10 +26,10 @@ struct FarHitInput {
 };
 
 struct FarHitResult {
-  bool split = false;       ///< first reads fall into two classes (near and far hits)
-  double threshold = 0;     ///< between the classes (cycles)
+  bool split = false;         ///< first reads fall into two classes (near and far hits)
+  double threshold = 0;       ///< between the classes (cycles)
   std::vector<int> line_far;  ///< per line: 1 when most rounds found its first read far
-  double consistency = 0;   ///< fraction of (round, line) first reads that agree with line_far
+  double consistency = 0;     ///< fraction of (round, line) first reads that agree with line_far
   std::size_t far_lines = 0;
   std::vector<double> near_first, far_first, far_second;  ///< per line, median over rounds
   double near_first_cycles = 0, far_first_cycles = 0, far_second_cycles = 0;
@@ -77,9 +77,9 @@ struct ReplicaStep {
   std::vector<double> second;
 };
 struct ReplicaResult {
-  bool evicted = false;          ///< some step kept fewer than 90 % of its copies
-  std::size_t kept_lines = 0;    ///< the largest step whose copies (>= 90 %) all stayed near
-  std::size_t first_evicting = 0;  ///< lines of the first step that lost copies (0: none)
+  bool evicted = false;               ///< some step kept fewer than 90 % of its copies
+  std::size_t kept_lines = 0;         ///< the largest step whose copies (>= 90 %) all stayed near
+  std::size_t first_evicting = 0;     ///< lines of the first step that lost copies (0: none)
   std::vector<double> near_fraction;  ///< per step
   /// In the first evicting step: mean position (0 = read first, 1 = read last) of the lines
   /// whose copy was gone; ~0.5 when the copies that go are unrelated to the read order.

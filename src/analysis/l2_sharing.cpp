@@ -5,8 +5,8 @@
 
 namespace gpuprobe::analysis {
 
-SharingPlan plan_sharing(const std::vector<int>& unit_side, std::uint64_t unit_bytes,
-                         int sm_count, int k) {
+SharingPlan plan_sharing(const std::vector<int>& unit_side, std::uint64_t unit_bytes, int sm_count,
+                         int k) {
   if (sm_count < 1 || k < 1 || unit_bytes == 0)
     throw std::invalid_argument("plan_sharing: sm_count, k and unit_bytes must be positive");
   SharingPlan p;

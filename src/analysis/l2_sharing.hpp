@@ -21,8 +21,8 @@ struct SharingPlan {
 
 /// groups = max(1, sm_count / k): SM s reads group s % groups, so each unit is read by about k
 /// SMs. unit_side[i]: the partition side (0/1) of unit i (offset i * unit_bytes).
-SharingPlan plan_sharing(const std::vector<int>& unit_side, std::uint64_t unit_bytes,
-                         int sm_count, int k);
+SharingPlan plan_sharing(const std::vector<int>& unit_side, std::uint64_t unit_bytes, int sm_count,
+                         int k);
 
 /// The lists SM `sm` (on partition side `sm_side`) reads under `mode`: indices into plan.lists.
 std::vector<int> lists_of_sm(const SharingPlan& plan, int sm, int sm_side, SharingMode mode);

@@ -241,8 +241,8 @@ class CudaDevice : public Device, public Sequencer {
     GP_CUDA_CHECK(cudaMemsetAsync(bad.get(), 0, sizeof(unsigned long long), stream_));
     kernels::launch_check_offsets(buffer->base(), bytes, bad.get(), stream_);
     unsigned long long host_bad = 0;
-    GP_CUDA_CHECK(cudaMemcpyAsync(&host_bad, bad.get(), sizeof host_bad, cudaMemcpyDeviceToHost,
-                                  stream_));
+    GP_CUDA_CHECK(
+        cudaMemcpyAsync(&host_bad, bad.get(), sizeof host_bad, cudaMemcpyDeviceToHost, stream_));
     GP_CUDA_CHECK(cudaStreamSynchronize(stream_));
     if (host_bad != 0)
       throw VerificationError("probe buffer: " + std::to_string(host_bad) +
@@ -267,8 +267,8 @@ class CudaDevice : public Device, public Sequencer {
     if (seq_status_.size() == 0) seq_status_ = DeviceArray<kernels::SequenceStatus>(1);
     if (!offsets.empty())
       GP_CUDA_CHECK(cudaMemcpyAsync(seq_offsets_.get(), offsets.data(),
-                                    offsets.size() * sizeof(std::uint64_t),
-                                    cudaMemcpyHostToDevice, stream_));
+                                    offsets.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice,
+                                    stream_));
     kernels::SequenceParams p;
     p.base = reinterpret_cast<std::uint64_t>(buffer.base());
     p.offsets = seq_offsets_.get();

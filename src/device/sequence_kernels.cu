@@ -141,9 +141,8 @@ template <LoadOp kOp>
 void launch_sequence_op(const SequenceParams& p, unsigned blocks, int carveout_percent,
                         cudaStream_t stream) {
   const std::uint32_t smem = p.n_seq * kSequenceSharedBytesPerAccess;
-  GP_CUDA_CHECK(cudaFuncSetAttribute(sequence_kernel<kOp>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(smem)));
+  GP_CUDA_CHECK(cudaFuncSetAttribute(
+      sequence_kernel<kOp>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   GP_CUDA_CHECK(cudaFuncSetAttribute(
       sequence_kernel<kOp>, cudaFuncAttributePreferredSharedMemoryCarveout, carveout_percent));
   sequence_kernel<kOp><<<blocks, 32, smem, stream>>>(p);
@@ -157,8 +156,8 @@ void launch_fill_offsets(std::uint64_t* base, std::uint64_t bytes, cudaStream_t 
   GP_CUDA_CHECK_LAUNCH();
 }
 
-void launch_check_offsets(const std::uint64_t* base, std::uint64_t bytes,
-                          unsigned long long* bad, cudaStream_t stream) {
+void launch_check_offsets(const std::uint64_t* base, std::uint64_t bytes, unsigned long long* bad,
+                          cudaStream_t stream) {
   check_offsets_kernel<<<1024, 256, 0, stream>>>(base, bytes / 8, bad);
   GP_CUDA_CHECK_LAUNCH();
 }

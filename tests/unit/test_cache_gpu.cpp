@@ -89,7 +89,8 @@ TEST(CacheGpuFarHit, FitsThePartitionFunctionWithPageConstants) {
   ASSERT_TRUE(fit.found);
   EXPECT_EQ(fit.mask, kMask);
   EXPECT_DOUBLE_EQ(fit.accuracy, 1.0);
-  for (std::uint64_t o = 0; o < 4 * kPage; o += 4096 + 128) EXPECT_EQ(predict_side(fit, o), true_far(o));
+  for (std::uint64_t o = 0; o < 4 * kPage; o += 4096 + 128)
+    EXPECT_EQ(predict_side(fit, o), true_far(o));
   EXPECT_EQ(predict_side(fit, 9 * kPage), -1);
   // A wrong prior is not kept over a fit that predicts better.
   const auto with_bad_prior = fit_side(offs, far, 0x1000);
@@ -217,7 +218,8 @@ TEST(CacheGpuColdCapacity, BisectionBracketsTheCapacity) {
   EXPECT_LT(static_cast<double>(s.hi - s.lo) / cap, 0.01);
   EXPECT_EQ(calls, static_cast<int>(s.probes.size()));
   // Levels too close: no capacity.
-  const auto flat = search_capacity([](std::uint64_t) { return 300.0; }, 1 << 20, 96 << 20, 12, 128);
+  const auto flat =
+      search_capacity([](std::uint64_t) { return 300.0; }, 1 << 20, 96 << 20, 12, 128);
   EXPECT_FALSE(flat.valid);
 }
 

@@ -52,11 +52,10 @@ class ColdCapacity : public Experiment {
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();
     const std::uint64_t l2 = std::max<std::uint64_t>(info.l2_bytes, 4 * kMiB);
-    const std::uint64_t l1_max = info.l1_shared_unified_bytes ? info.l1_shared_unified_bytes
-                                                              : 256 * kKiB;
-    const std::vector<Level> levels = {
-        {"l1", device::LoadOp::kCa, 0, 4 * kKiB, 2 * l1_max},
-        {"l2", device::LoadOp::kCg, -1, l2 / 16, l2 + l2 / 2}};
+    const std::uint64_t l1_max =
+        info.l1_shared_unified_bytes ? info.l1_shared_unified_bytes : 256 * kKiB;
+    const std::vector<Level> levels = {{"l1", device::LoadOp::kCa, 0, 4 * kKiB, 2 * l1_max},
+                                       {"l2", device::LoadOp::kCg, -1, l2 / 16, l2 + l2 / 2}};
     std::uint64_t seed = ctx.options.seed * 1000;
     json out = json::array();
     for (const auto& lv : levels) {
@@ -72,17 +71,16 @@ class ColdCapacity : public Experiment {
       const auto s = analysis::search_capacity(second_pass, lv.lo, lv.hi, kBisections, kLine);
       json probes = json::array();
       for (const auto& p : s.probes) probes.push_back({p.bytes, p.cycles});
-      json level = {{"level", lv.name},
-                    {"op", device::to_string(lv.op)},
-                    {"carveout_percent", lv.carveout},
-                    {"probes", probes},
-                    {"hit_cycles", s.hit_cycles},
-                    {"miss_cycles", s.miss_cycles}};
+      json level = {
+          {"level", lv.name}, {"op", device::to_string(lv.op)}, {"carveout_percent", lv.carveout},
+          {"probes", probes}, {"hit_cycles", s.hit_cycles},     {"miss_cycles", s.miss_cycles}};
       if (s.valid) {
         json confirm = json::array();
         for (int m = 1; m <= 2; ++m) {
-          const auto in = static_cast<std::uint64_t>(s.lo * (1 - m * kConfirmMargin)) / kLine * kLine;
-          const auto out = static_cast<std::uint64_t>(s.hi * (1 + m * kConfirmMargin)) / kLine * kLine;
+          const auto in =
+              static_cast<std::uint64_t>(s.lo * (1 - m * kConfirmMargin)) / kLine * kLine;
+          const auto out =
+              static_cast<std::uint64_t>(s.hi * (1 + m * kConfirmMargin)) / kLine * kLine;
           confirm.push_back({in, second_pass(in), true});
           confirm.push_back({out, second_pass(out), false});
         }
@@ -114,8 +112,7 @@ class ColdCapacity : public Experiment {
       }
       for (const auto& p : lv.at("probes")) {
         const auto bytes = p.at(0).get<std::uint64_t>();
-        if (p.at(1).get<double>() >= threshold && bytes > lo && (hi == 0 || bytes < hi))
-          hi = bytes;
+        if (p.at(1).get<double>() >= threshold && bytes > lo && (hi == 0 || bytes < hi)) hi = bytes;
       }
       r.curves.push_back(cv);
       if (!lv.contains("confirm") || lo == 0 || hi == 0) {
@@ -132,16 +129,18 @@ class ColdCapacity : public Experiment {
       const double half = (static_cast<double>(hi) - lo) / 2;
       const double within =
           half > 0 ? std::min(1.0, confidence::kDefaultTolerance * cap / half) : 1.0;
-      r.findings.push_back(Finding{
-          name + ".cold_capacity", cap, "bytes",
-          confidence::combine({confidence::agreement(agreeing, cf.size()), within}),
-          "largest working set whose second pass after a first pass from a flushed cache "
-          "still hits (bisection; midpoint of the final bracket)",
-          {{"bracket_bytes", {lo, hi}},
-           {"hit_cycles", hit},
-           {"miss_cycles", miss},
-           {"op", lv.at("op")},
-           {"confirm", cf}}});
+      r.findings.push_back(
+          Finding{name + ".cold_capacity",
+                  cap,
+                  "bytes",
+                  confidence::combine({confidence::agreement(agreeing, cf.size()), within}),
+                  "largest working set whose second pass after a first pass from a flushed cache "
+                  "still hits (bisection; midpoint of the final bracket)",
+                  {{"bracket_bytes", {lo, hi}},
+                   {"hit_cycles", hit},
+                   {"miss_cycles", miss},
+                   {"op", lv.at("op")},
+                   {"confirm", cf}}});
     }
   }
 };

@@ -9,6 +9,8 @@
 // per-load scale is moved onto the chase's by a hot chase: far = chase near hit + (far - near).
 #include "probes/cache/l2_far_hit.hpp"
 
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -16,19 +18,18 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cold_capacity.hpp"
 #include "analysis/l2_far_hit.hpp"
 #include "core/confidence.hpp"
+#include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
-#include "device/sequence.hpp"
-#include "probes/cache/partition_sides.hpp"
-#include "probes/cache/l2_far_hit_kernels.hpp"
-#include "analysis/cold_capacity.hpp"
-#include "core/cuda_check.hpp"
 #include "device/cuda_device.hpp"
 #include "device/device_buffer.hpp"
-#include <cuda_runtime_api.h>
+#include "device/sequence.hpp"
+#include "probes/cache/l2_far_hit_kernels.hpp"
+#include "probes/cache/partition_sides.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -39,7 +40,7 @@ using units::kMiB;
 
 using sides::kLine;
 using sides::kPage;
-constexpr int kPages = 4;        // the latency rounds' lines
+constexpr int kPages = 4;         // the latency rounds' lines
 constexpr int kBufferPages = 32;  // the copy-capacity chases' lines (64 MiB)
 constexpr int kPageProbeLines = 8;
 constexpr int kCapacityBisections = 7;
@@ -59,8 +60,8 @@ analysis::FarHitInput input_from(const json& samples) {
   analysis::FarHitInput in;
   in.offsets = samples.at("offsets").get<std::vector<std::uint64_t>>();
   for (const auto& r : samples.at("rounds"))
-    in.rounds.push_back({r.at("first").get<std::vector<double>>(),
-                         r.at("second").get<std::vector<double>>()});
+    in.rounds.push_back(
+        {r.at("first").get<std::vector<double>>(), r.at("second").get<std::vector<double>>()});
   in.chase_cycles = samples.at("chase").at("cycles_per_step").get<double>();
   return in;
 }
@@ -232,7 +233,8 @@ class L2FarHit : public Experiment {
       farhit::chase_on_sm(base + set[0] / 8, warmup, steps, measured,
                           static_cast<unsigned>(8 * sms), claim.get(), dout.get());
       const auto o = dout.download()[0];
-      if (!o.ran) throw VerificationError(id() + ": no block reached SM " + std::to_string(measured));
+      if (!o.ran)
+        throw VerificationError(id() + ": no block reached SM " + std::to_string(measured));
       if (o.end_address != b + set[(warmup + steps) % n])
         throw VerificationError(id() + ": copy chase ended on the wrong line");
       return static_cast<double>(o.cycles) / steps;
@@ -240,15 +242,13 @@ class L2FarHit : public Experiment {
     json searches = json::object();
     for (int side : {1, 0}) {
       const std::uint64_t hi = side_lines[side].size() * kLine;
-      const auto s = analysis::search_capacity(
-          [&](std::uint64_t bytes) { return chase(side, bytes); }, 1 * kMiB, hi,
-          kCapacityBisections, kLine);
+      const auto s =
+          analysis::search_capacity([&](std::uint64_t bytes) { return chase(side, bytes); },
+                                    1 * kMiB, hi, kCapacityBisections, kLine);
       json probes = json::array();
       for (const auto& p : s.probes) probes.push_back({p.bytes, p.cycles});
-      searches[side ? "far_homed" : "near_homed"] = {{"probes", probes},
-                                                    {"valid", s.valid},
-                                                    {"lo", s.lo},
-                                                    {"hi", s.hi}};
+      searches[side ? "far_homed" : "near_homed"] = {
+          {"probes", probes}, {"valid", s.valid}, {"lo", s.lo}, {"hi", s.hi}};
     }
     // Back to every word holding its offset (the sequencer's invariant).
     GP_CUDA_CHECK(cudaMemcpy(const_cast<std::uint64_t*>(base), image.data(), words * 8,
@@ -285,7 +285,9 @@ class L2FarHit : public Experiment {
         in.rounds.size() * in.offsets.size());
     const double sep = confidence::separation(confidence::separation_z(a.near_first, a.far_first));
     r.findings.push_back(Finding{
-        "l2.far_hit_latency", a.far_hit_cycles, "cycles",
+        "l2.far_hit_latency",
+        a.far_hit_cycles,
+        "cycles",
         confidence::combine({confidence::precision(a.far_first, a.far_first_cycles), sep, agree}),
         "first read of a line the far partition holds and the near one does not (a reference "
         "SM on the other side placed it after a flush), on the chase's scale: hot-chase near "
@@ -297,7 +299,9 @@ class L2FarHit : public Experiment {
          {"sequence_near_cycles", a.near_first_cycles}}});
     const std::size_t agreeing = a.replication ? a.replicated : a.far_lines - a.replicated;
     r.findings.push_back(Finding{
-        "l2.replication", a.replication ? 1.0 : 0.0, "bool",
+        "l2.replication",
+        a.replication ? 1.0 : 0.0,
+        "bool",
         confidence::agreement(agreeing, a.far_lines),
         "the measured SM's second read of a far-homed line it has just read: near latency "
         "(1: the near partition kept a copy) or far (0); value by majority of the far lines",
@@ -328,9 +332,8 @@ class L2FarHit : public Experiment {
     r.statistics["capacity_first_reads_far"] = {first_far, first_n};
     if (!a.replication || steps.empty()) return;
     const auto& last = steps.back();
-    const std::size_t near_last = static_cast<std::size_t>(
-        std::count_if(last.second.begin(), last.second.end(),
-                      [&](double v) { return v < a.threshold; }));
+    const std::size_t near_last = static_cast<std::size_t>(std::count_if(
+        last.second.begin(), last.second.end(), [&](double v) { return v < a.threshold; }));
     // The chases over far-homed lines only reach far larger sets than the sequences.
     const json* far_search = nullptr;
     const json* near_search = nullptr;
@@ -361,14 +364,18 @@ class L2FarHit : public Experiment {
     } else if (far_search) {
       const auto& probes = far_search->at("probes");
       r.findings.push_back(Finding{
-          "l2.replica_capacity_lower_bound", far_search->at("hi").get<double>(), "bytes",
+          "l2.replica_capacity_lower_bound",
+          far_search->at("hi").get<double>(),
+          "bytes",
           class_ok,
           "one SM's steady-state chase over far-homed lines only stayed at one latency up to "
           "every far-homed line of the 64 MiB buffer: the copies' capacity is at least this",
           {{"far_homed_probes", probes}}});
     } else if (!rep.evicted) {
       r.findings.push_back(Finding{
-          "l2.replica_capacity_lower_bound", static_cast<double>(rep.kept_lines * kLine), "bytes",
+          "l2.replica_capacity_lower_bound",
+          static_cast<double>(rep.kept_lines * kLine),
+          "bytes",
           confidence::combine({confidence::agreement(near_last, last.second.size()), class_ok}),
           "far-homed lines read once and then again by one SM: every step up to the sequence "
           "limit kept >= 90 % of its copies near, so the copies' capacity is at least this "
@@ -376,10 +383,11 @@ class L2FarHit : public Experiment {
           {{"lines", rep.kept_lines}}});
     }
     if (rep.evicted)
-      r.statistics["sequence_copy_eviction"] = {{"kept_lines", rep.kept_lines},
-                                                {"first_evicting_lines", rep.first_evicting},
-                                                {"evicted_mean_read_position", rep.evicted_position},
-                                                {"evicted", rep.evicted_count}};
+      r.statistics["sequence_copy_eviction"] = {
+          {"kept_lines", rep.kept_lines},
+          {"first_evicting_lines", rep.first_evicting},
+          {"evicted_mean_read_position", rep.evicted_position},
+          {"evicted", rep.evicted_count}};
   }
 };
 

@@ -118,8 +118,7 @@ Sides find_sides(device::Sequencer& seq, device::ProbeBuffer& buf, int sms, std:
   s.record["sm_probe_median_cycles"] = cycles;
   s.record["threshold_cycles"] = ref.first_round.threshold;
   s.record["sm_side"] = s.sm_side;
-  s.known = s.sm_side[0] == 0 &&
-            std::count(s.sm_side.begin(), s.sm_side.end(), 1) > 0;
+  s.known = s.sm_side[0] == 0 && std::count(s.sm_side.begin(), s.sm_side.end(), 1) > 0;
   if (!s.known) s.record["why_unknown"] = "every SM found SM 0's near lines near";
   return s;
 }
@@ -187,14 +186,16 @@ class L2Sharing : public Experiment {
       std::vector<std::uint32_t> flat, begin;
       for (const auto& l : plan.lists) {
         begin.push_back(static_cast<std::uint32_t>(flat.size()));
-        for (std::uint64_t o : l) flat.push_back(static_cast<std::uint32_t>(o / sharing::kUnitBytes));
+        for (std::uint64_t o : l)
+          flat.push_back(static_cast<std::uint32_t>(o / sharing::kUnitBytes));
       }
       begin.push_back(static_cast<std::uint32_t>(flat.size()));
       d_units.upload(flat);
       d_begin.upload(begin);
       const auto one = analysis::expect_sharing(plan, sd.sm_side, mode, 1);
       if (one.bytes == 0) throw VerificationError(id() + ": a point reads nothing");
-      const auto reps = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, kTargetBytes / one.bytes));
+      const auto reps =
+          static_cast<std::uint32_t>(std::max<std::uint64_t>(1, kTargetBytes / one.bytes));
       sharing::Params p;
       p.base = base;
       p.units = d_units.get();
@@ -241,8 +242,8 @@ class L2Sharing : public Experiment {
         for (int k : ks) rows.push_back(measure(ws, k, mode));
 
     auto measure_gpu_l2_cache = [&](std::uint32_t run, bool v16) {
-      const auto want = analysis::expect_gpu_l2_cache(kGpuL2CacheBlocks, sharing::kGpuL2CacheThreads,
-                                                      run, sharing::kGpuL2CacheN);
+      const auto want = analysis::expect_gpu_l2_cache(
+          kGpuL2CacheBlocks, sharing::kGpuL2CacheThreads, run, sharing::kGpuL2CacheN);
       std::vector<double> gbs;
       for (int t = 0; t <= kTimedLaunches; ++t) {
         d_sum.zero();
@@ -273,7 +274,8 @@ class L2Sharing : public Experiment {
     // Units homed in side 1's partition are pure far hits for side 0 on the first touch.
     json first_touch = json::array();
     if (sd.known) {
-      const std::uint64_t flush_bytes = 2 * std::max<std::uint64_t>(ctx.device.info().l2_bytes, 4 * kMiB);
+      const std::uint64_t flush_bytes =
+          2 * std::max<std::uint64_t>(ctx.device.info().l2_bytes, 4 * kMiB);
       device::DeviceArray<std::uint64_t> flush(flush_bytes / 8);
       flush.zero();
       device::DeviceArray<std::uint16_t> d_group(1024);
@@ -282,7 +284,8 @@ class L2Sharing : public Experiment {
         std::vector<std::uint32_t> flat, begin;
         for (const auto& l : plan.lists) {
           begin.push_back(static_cast<std::uint32_t>(flat.size()));
-          for (std::uint64_t o : l) flat.push_back(static_cast<std::uint32_t>(o / sharing::kUnitBytes));
+          for (std::uint64_t o : l)
+            flat.push_back(static_cast<std::uint32_t>(o / sharing::kUnitBytes));
         }
         begin.push_back(static_cast<std::uint32_t>(flat.size()));
         d_units.upload(flat);
@@ -319,8 +322,8 @@ class L2Sharing : public Experiment {
       };
       const auto readers = analysis::groups_of_side(sd.sm_side, 0);
       const auto placers = analysis::groups_of_side(sd.sm_side, 1);
-      const int n_readers = static_cast<int>(std::count_if(readers.begin(), readers.end(),
-                                                           [](int g) { return g >= 0; }));
+      const int n_readers = static_cast<int>(
+          std::count_if(readers.begin(), readers.end(), [](int g) { return g >= 0; }));
       const int n_placers = sms - n_readers;
       for (int homed : {1, 0}) {
         std::vector<std::uint64_t> units;
@@ -372,23 +375,23 @@ class L2Sharing : public Experiment {
     }
 
     const auto clocks = ctx.device.read_clocks();
-    r.parameters = {{"sms", sms},
-                    {"sm_clock_mhz", clocks.valid && clocks.sm_mhz > 0
-                                         ? clocks.sm_mhz
-                                         : ctx.device.info().sm_clock_max_mhz},
-                    {"blocks_per_sm", bps},
-                    {"threads_per_block", sharing::kThreads},
-                    {"unit_bytes", sharing::kUnitBytes},
-                    {"load", "ld.global.cg.v4.u32 (16 B per lane), 4 loads in flight per warp"},
-                    {"target_bytes_per_launch", kTargetBytes},
-                    {"timed_launches", kTimedLaunches},
-                    {"sides", sd.record},
-                    {"protocol",
-                     "per point: one untimed launch (the set enters the L2), then timed "
-                     "launches (CUDA events); every launch's sum of the words read and every "
-                     "SM's block count checked"}};
-    r.samples = {{"rows", rows}, {"gpu_l2_cache", l2c}, {"confirm", confirm},
-                 {"first_touch", first_touch}};
+    r.parameters = {
+        {"sms", sms},
+        {"sm_clock_mhz",
+         clocks.valid && clocks.sm_mhz > 0 ? clocks.sm_mhz : ctx.device.info().sm_clock_max_mhz},
+        {"blocks_per_sm", bps},
+        {"threads_per_block", sharing::kThreads},
+        {"unit_bytes", sharing::kUnitBytes},
+        {"load", "ld.global.cg.v4.u32 (16 B per lane), 4 loads in flight per warp"},
+        {"target_bytes_per_launch", kTargetBytes},
+        {"timed_launches", kTimedLaunches},
+        {"sides", sd.record},
+        {"protocol",
+         "per point: one untimed launch (the set enters the L2), then timed "
+         "launches (CUDA events); every launch's sum of the words read and every "
+         "SM's block count checked"}};
+    r.samples = {
+        {"rows", rows}, {"gpu_l2_cache", l2c}, {"confirm", confirm}, {"first_touch", first_touch}};
   }
 
   void analyze(ExperimentResult& r) const override {
@@ -442,10 +445,12 @@ class L2Sharing : public Experiment {
            "every line read by every SM at once; best working set");
     const json* n1 = best(1, "near");
     const json* f1 = best(1, "far");
-    if (n1) emit("l2.sharing.near_read_once_bandwidth", "rows", *n1,
-                 "every SM reads only lines homed in its own L2 partition, each line by one SM");
-    if (f1) emit("l2.sharing.far_read_once_bandwidth", "rows", *f1,
-                 "every SM reads only lines homed in the other L2 partition, each line by one SM");
+    if (n1)
+      emit("l2.sharing.near_read_once_bandwidth", "rows", *n1,
+           "every SM reads only lines homed in its own L2 partition, each line by one SM");
+    if (f1)
+      emit("l2.sharing.far_read_once_bandwidth", "rows", *f1,
+           "every SM reads only lines homed in the other L2 partition, each line by one SM");
     for (int lb : {8, 16}) {
       const json* small = nullptr;
       const json* large = nullptr;
@@ -479,7 +484,9 @@ class L2Sharing : public Experiment {
         const auto second = ft.at("gb_s_second").get<std::vector<double>>();
         const double v = stats::median(first);
         r.findings.push_back(Finding{
-            "l2.sharing." + homed + "_first_touch_bandwidth", v, "GB/s",
+            "l2.sharing." + homed + "_first_touch_bandwidth",
+            v,
+            "GB/s",
             confidence::precision(first, v),
             "after a flush the SMs of the other side read the units (placing them); then the "
             "SMs of one side read units homed in the " +
@@ -496,8 +503,8 @@ class L2Sharing : public Experiment {
       why["near_over_far_read_once"] =
           n1->at("gb_s_median").get<double>() / f1->at("gb_s_median").get<double>();
     if (const json* a1 = best(1, "all"); a1 && best(sms, "all"))
-      why["all_over_once"] = best(sms, "all")->at("gb_s_median").get<double>() /
-                             a1->at("gb_s_median").get<double>();
+      why["all_over_once"] =
+          best(sms, "all")->at("gb_s_median").get<double>() / a1->at("gb_s_median").get<double>();
     // Bytes each SM receives per SM cycle: a read-once limit far below what shared lines reach
     // says that the L2's delivery of distinct lines, not the SMs' ports, bounds unshared data.
     const double mhz = r.parameters.value("sm_clock_mhz", 0.0);

@@ -129,10 +129,10 @@ void launch_gpu_l2_cache(const std::uint64_t* base, std::uint64_t blocks, std::u
                          bool vector16, unsigned long long* sum) {
   if (vector16)
     gpu_l2_cache_v4_kernel<<<static_cast<unsigned>(blocks), kGpuL2CacheThreads>>>(base, block_run,
-                                                                               sum);
+                                                                                  sum);
   else
     gpu_l2_cache_kernel<<<static_cast<unsigned>(blocks), kGpuL2CacheThreads>>>(base, block_run,
-                                                                              sum);
+                                                                               sum);
   GP_CUDA_CHECK_LAUNCH();
 }
 

@@ -11,15 +11,15 @@ inline constexpr std::uint32_t kUnitBytes = 4096;  ///< partition granularity of
 inline constexpr std::uint16_t kNoGroup = 0xFFFF;
 
 struct Params {
-  const std::uint64_t* base = nullptr;  ///< words hold their own byte offsets
-  const std::uint32_t* units = nullptr;  ///< unit indices (offset / kUnitBytes), all lists
+  const std::uint64_t* base = nullptr;        ///< words hold their own byte offsets
+  const std::uint32_t* units = nullptr;       ///< unit indices (offset / kUnitBytes), all lists
   const std::uint32_t* list_begin = nullptr;  ///< [lists + 1]: where each list starts in units
   const std::uint8_t* sm_side = nullptr;      ///< [smid]: partition side of each SM
   int groups = 1;
   int mode = 0;  ///< analysis::SharingMode
   std::uint32_t reps = 1;
   int blocks_per_sm = 1;
-  std::uint32_t* slots = nullptr;  ///< [1024]: zero before; blocks started per SM
+  std::uint32_t* slots = nullptr;     ///< [1024]: zero before; blocks started per SM
   unsigned long long* sum = nullptr;  ///< zero before
   /// [smid]: the SM's group (kNoGroup: the SM reads nothing); nullptr: smid % groups.
   const std::uint16_t* sm_group = nullptr;
