@@ -6,6 +6,9 @@
 #include "probes/compute/compute.hpp"
 #include "probes/cache/fetch_granularity.hpp"
 #include "probes/cache/l2_partition.hpp"
+#include "probes/cache/l2_far_hit.hpp"
+#include "probes/cache/l2_sharing.hpp"
+#include "probes/cache/cold_capacity.hpp"
 #include "probes/latency/latency.hpp"
 #include "probes/hopper/tma.hpp"
 #include "probes/hopper/pipeline.hpp"
@@ -17,6 +20,9 @@ const Registry& Registry::builtin() {
     Registry r;
     probes::register_latency_experiments(r);
     probes::register_l2_partition_experiments(r);
+    probes::register_l2_far_hit_experiments(r);
+    probes::register_l2_sharing_experiments(r);
+    probes::register_cold_capacity_experiments(r);
     probes::register_fetch_granularity_experiments(r);
     probes::register_compute_experiments(r);
     probes::register_bandwidth_experiments(r);
