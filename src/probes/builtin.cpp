@@ -7,6 +7,7 @@
 #include "probes/cache/fetch_granularity.hpp"
 #include "probes/cache/l2_partition.hpp"
 #include "probes/latency/latency.hpp"
+#include "probes/link/link.hpp"
 #include "probes/hopper/tma.hpp"
 #include "probes/hopper/pipeline.hpp"
 
@@ -25,6 +26,7 @@ const Registry& Registry::builtin() {
     probes::register_hopper_experiments(r);
     probes::register_tma_experiments(r);
     probes::register_pipeline_experiments(r);
+    probes::register_link_experiments(r);
     return r;
   }();
   return registry;
