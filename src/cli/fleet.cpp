@@ -195,6 +195,7 @@ int mpi_fleet(const FleetCommands& c, RunOptions o, bool device_given, const Run
   std::string dir;
   int usage_error = 0;
   std::string usage_text;
+  MPI_Barrier(MPI_COMM_WORLD);  // every rank starts together
   try {
     if (o.out_dir.empty()) throw UsageError("fleet needs --out DIR (shared by the ranks)");
     const std::string device = rank_device(o.device, device_given, rank, ranks, local);
@@ -204,7 +205,6 @@ int mpi_fleet(const FleetCommands& c, RunOptions o, bool device_given, const Run
     dir = (fs::path(o.out_dir) / ("rank" + std::to_string(rank))).string();
     mine.out_dir = dir;
     const auto chosen = per_gpu_experiments(c.ids);
-    MPI_Barrier(MPI_COMM_WORLD);  // every rank starts measuring together
     std::ostringstream log;
     const auto t0 = std::chrono::steady_clock::now();
     const int rc = run(mine, chosen, log, "fleet");
@@ -223,10 +223,7 @@ int mpi_fleet(const FleetCommands& c, RunOptions o, bool device_given, const Run
   } catch (const std::exception& e) {
     payload["error"] = e.what();
   }
-  // A usage error on all ranks: exit 2 everywhere, nothing written by rank 0.
-  int usage_errors = 0;
-  MPI_Allreduce(&usage_error, &usage_errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-
+  payload["usage_error"] = usage_error != 0;
   const std::string text = payload.dump();
   int size = static_cast<int>(text.size());
   std::vector<int> sizes(rank == 0 ? ranks : 0), offsets(rank == 0 ? ranks : 0);
@@ -239,13 +236,19 @@ int mpi_fleet(const FleetCommands& c, RunOptions o, bool device_given, const Run
   }
   MPI_Gatherv(text.data(), size, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0,
               MPI_COMM_WORLD);
-  if (usage_errors == ranks) {
-    if (rank == 0) err << "gpuprobe: error: " << usage_text << "\n";
-    MPI_Finalize();
-    return 2;
-  }
-  int rc = 0;
+  int rc = usage_error ? 2 : 0;
   if (rank == 0) {
+    // The same bad options on every rank: one line, exit 2, nothing written.
+    int usage_errors = 0;
+    for (int r = 0; r < ranks; ++r)
+      usage_errors += json::parse(all.begin() + offsets[r], all.begin() + offsets[r] + sizes[r])
+                          .value("usage_error", false);
+    if (usage_errors == ranks) {
+      err << "gpuprobe: error: " << usage_text << "\n";
+      MPI_Finalize();
+      return 2;
+    }
+    rc = 0;
     std::vector<report::FleetMember> members;
     double slowest = 0;
     for (int r = 0; r < ranks; ++r) {

@@ -208,11 +208,13 @@ std::string fleet_table(const json& report) {
     std::string flagged;
     for (const auto& v : f["values"])
       if (v.value("outlier", false)) {
-        char cell[128];
+        char cell[160];
         const auto& d = v["deviation_in_own_spreads"];
+        char dev[32];
+        if (d.is_number()) std::snprintf(dev, sizeof(dev), "%+.1f spreads", d.get<double>());
+        else std::snprintf(dev, sizeof(dev), "%s", "own spread 0");
         std::snprintf(cell, sizeof(cell), "%s%s %.6g (%s)", flagged.empty() ? "" : "; ",
-                      v.value("label", "").c_str(), v["value"].get<double>(),
-                      d.is_number() ? (std::to_string(d.get<double>()).substr(0, 8) + " s").c_str() : "exact");
+                      v.value("label", "").c_str(), v["value"].get<double>(), dev);
         flagged += cell;
       }
     const auto& worst = f["largest_deviation_in_own_spreads"];

@@ -163,7 +163,8 @@ class LinkPeer : public Experiment {
     // end of the last copy.
     auto timed = [&](int a, int b, const std::string& metric) {
       const bool bidir = metric.find("bidir") != std::string::npos;
-      poison(b);
+      // The destinations this copy writes: b's (a's for sm_read, which pulls b's data to a).
+      poison(metric == "sm_read" ? a : b);
       if (bidir) poison(a);
       double seconds = 0;
       if (metric == "cuda_memcpy_peer") {
