@@ -70,6 +70,22 @@ TEST(LinkHost, BandwidthLatencyAndRatioFromSamples) {
   EXPECT_EQ(r.curves[0].rows.size(), 5u);
 }
 
+TEST(LinkHost, AFailedRowIsRecordedAndItsNeighboursKept) {
+  ExperimentResult r;
+  json bad = point("h2d", "pageable", "cuda_memcpy", 1 << 20, {});
+  bad["status"] = "error";
+  bad["reason"] = "81654 wrong words";
+  r.samples = {{"points",
+                {point("h2d", "pageable", "cuda_memcpy", 16, {20e-6, 20e-6, 21e-6}), bad,
+                 point("h2d", "pageable", "cuda_memcpy", 4 << 20, {1e-3, 1e-3, 1e-3})}}};
+  probes::analyze_link_host(r);
+  ASSERT_EQ(r.statistics.at("points_failing_verification").size(), 1u);
+  const auto* bw = find(r, "link.host.h2d.pageable.cuda_memcpy.bandwidth");
+  ASSERT_NE(bw, nullptr);
+  EXPECT_EQ(bw->extra.at("bytes"), 4 << 20);
+  EXPECT_EQ(r.curves[0].rows.size(), 2u);
+}
+
 TEST(LinkPeer, WaivedOnOneGpuAndWithoutPeerAccess) {
   auto one = probes::peer_waiver(1, {{false}});
   ASSERT_TRUE(one.has_value());

@@ -134,6 +134,10 @@ class LinkHost : public Experiment {
           if (s.method == "cuda_memcpy") {
             const auto t0 = std::chrono::steady_clock::now();
             GP_CUDA_CHECK(cudaMemcpy(dst, src, bytes, kind));
+            // From pageable memory cudaMemcpy returns once the data is staged, before the DMA
+            // into the device ends (CUDA runtime API, "API synchronization behavior"): the copy
+            // is complete only after a synchronize, so that is part of its time.
+            if (h2d && s.memory == "pageable") GP_CUDA_CHECK(cudaDeviceSynchronize());
             seconds = host_seconds_since(t0);
           } else {
             GP_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
@@ -163,14 +167,27 @@ class LinkHost : public Experiment {
                                     " wrong words");
           return seconds;
         };
-        const auto m = repeat_until_stable(once, ctx.options.protocol);
-        points.push_back({{"direction", s.direction},
-                          {"memory", s.memory},
-                          {"method", s.method},
-                          {"bytes", bytes},
-                          {"seconds", m.values},
-                          {"converged", m.converged},
-                          {"verified", true}});
+        json row = {{"direction", s.direction},
+                    {"memory", s.memory},
+                    {"method", s.method},
+                    {"bytes", bytes}};
+        // A failed check is an error of this row only: its neighbours keep their samples.
+        try {
+          const auto m = repeat_until_stable(once, ctx.options.protocol);
+          row["seconds"] = m.values;
+          row["converged"] = m.converged;
+          row["status"] = "passed";
+        } catch (const VerificationError& e) {
+          row["seconds"] = json::array();
+          row["status"] = "error";
+          row["reason"] = e.what();
+        } catch (const CudaError& e) {
+          if (e.sticky()) throw;
+          row["seconds"] = json::array();
+          row["status"] = "error";
+          row["reason"] = e.what();
+        }
+        points.push_back(row);
       }
     }
 
@@ -236,7 +253,12 @@ void analyze_link_host(ExperimentResult& r) {
               {}};
   // Bandwidth at the largest size and latency at the smallest, per (direction, memory, method).
   std::map<std::string, std::pair<std::uint64_t, std::vector<double>>> largest, smallest;
+  json failing = json::array();
   for (const auto& p : points) {
+    if (p.value("status", "passed") != "passed") {
+      failing.push_back(p);
+      continue;
+    }
     const double bytes = p.at("bytes").get<double>();
     const auto seconds = p.at("seconds").get<std::vector<double>>();
     if (seconds.empty()) continue;
@@ -320,6 +342,7 @@ void analyze_link_host(ExperimentResult& r) {
   }
   json st = json::object();
   st["bandwidth_gb_s"] = bandwidth;
+  st["points_failing_verification"] = failing;
   r.statistics = st;
 }
 

@@ -224,14 +224,19 @@ class LinkPeer : public Experiment {
         for (const auto& metric : kBandwidthMetrics) {
           const bool bidir = metric.find("bidir") != std::string::npos;
           if (bidir && (b < a || !access[b][a])) continue;  // both ways: once per pair
-          const auto m =
-              repeat_until_stable([&](int) { return timed(a, b, metric); }, ctx.options.protocol);
-          pairs.push_back({{"src", a},
-                           {"dst", b},
-                           {"metric", metric},
-                           {"bytes", bidir ? 2 * bytes : bytes},
-                           {"seconds", m.values},
-                           {"verified", true}});
+          json row = {{"src", a}, {"dst", b}, {"metric", metric}, {"bytes", bidir ? 2 * bytes : bytes}};
+          // A failed check is an error of this pair and metric only.
+          try {
+            const auto m = repeat_until_stable([&](int) { return timed(a, b, metric); },
+                                               ctx.options.protocol);
+            row["seconds"] = m.values;
+            row["status"] = "passed";
+          } catch (const VerificationError& e) {
+            row["seconds"] = json::array();
+            row["status"] = "error";
+            row["reason"] = e.what();
+          }
+          pairs.push_back(row);
         }
         // a's SM chases through b's memory.
         PeerBuffer mem(b, static_cast<std::size_t>(kChaseNodes) * kChaseStride);
@@ -329,7 +334,12 @@ void analyze_link_peer(ExperimentResult& r) {
   json matrix = json::object();
   Curve table{"pairs", {"src", "dst", "topology", "metric", "gb_s", "p5_gb_s", "p95_gb_s", "repetitions"}, {}};
   std::map<std::string, std::pair<double, std::vector<double>>> by;  // "a_b.metric"
+  json failing = json::array();
   for (const auto& p : r.samples.value("pairs", json::array())) {
+    if (p.value("status", "passed") != "passed") {
+      failing.push_back(p);
+      continue;
+    }
     const int a = p.at("src"), b = p.at("dst");
     const std::string metric = p.at("metric");
     const double bytes = p.at("bytes").get<double>();
@@ -388,7 +398,7 @@ void analyze_link_peer(ExperimentResult& r) {
           {"standard_error", confidence::median_standard_error(ns)}}});
   }
   r.curves.push_back(table);
-  r.statistics = {{"matrix", matrix}, {"topology", topology}};
+  r.statistics = {{"matrix", matrix}, {"topology", topology}, {"pairs_failing_verification", failing}};
   std::string text;
   for (const auto& [metric, m] : matrix.items()) text += peer_matrix_text(r.statistics, metric);
   r.statistics["matrix_text"] = text;
