@@ -153,7 +153,8 @@ class LinkHost : public Experiment {
           }
           std::size_t wrong = 0;
           if (h2d) {
-            bad.zero();
+            // On the check's own stream: the legacy stream does not order a non-blocking one.
+            GP_CUDA_CHECK(cudaMemsetAsync(bad.get(), 0, sizeof(unsigned long long), stream.get()));
             launch_check(dev.get(), words, kSaltH2d, bad.get(), stream.get());
             GP_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
             wrong = static_cast<std::size_t>(bad.download().at(0));

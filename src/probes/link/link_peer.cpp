@@ -140,14 +140,17 @@ class LinkPeer : public Experiment {
     }
     const auto topology = nvml_topology(bus_ids);
 
+    // Poison and counter reset on the GPU's own (non-blocking) stream: the legacy stream a
+    // plain cudaMemset uses does not order it against the copies.
     auto poison = [&](int g) {
       DeviceScope scope(g);
-      GP_CUDA_CHECK(cudaMemset(side[g].dst->get(), 0xff, bytes));
+      GP_CUDA_CHECK(cudaMemsetAsync(side[g].dst->get(), 0xff, bytes, side[g].stream->get()));
+      GP_CUDA_CHECK(cudaStreamSynchronize(side[g].stream->get()));
     };
     auto verify = [&](int dst, int src_gpu, const std::string& what) {
       DeviceScope scope(dst);
       auto* bad = static_cast<unsigned long long*>(side[dst].bad->get());
-      GP_CUDA_CHECK(cudaMemset(bad, 0, sizeof(*bad)));
+      GP_CUDA_CHECK(cudaMemsetAsync(bad, 0, sizeof(*bad), side[dst].stream->get()));
       launch_check(static_cast<const std::uint32_t*>(side[dst].dst->get()), words,
                    salt_of(src_gpu), bad, side[dst].stream->get());
       unsigned long long wrong = 0;
@@ -243,7 +246,12 @@ class LinkPeer : public Experiment {
         const auto base = reinterpret_cast<std::uint64_t>(mem.get());
         const auto order = cycle_order(kChaseNodes, ctx.options.seed + a * 131 + b);
         const auto image = chase_image(order, base, kChaseStride);
-        GP_CUDA_CHECK(cudaMemcpy(mem.get(), image.data(), image.size() * 8, cudaMemcpyDefault));
+        {
+          // From pageable memory cudaMemcpy may return before the DMA ends: wait for it.
+          DeviceScope on_b(b);
+          GP_CUDA_CHECK(cudaMemcpy(mem.get(), image.data(), image.size() * 8, cudaMemcpyDefault));
+          GP_CUDA_CHECK(cudaDeviceSynchronize());
+        }
         DeviceScope scope(a);
         PeerBuffer out(a, sizeof(ChaseOut));
         std::vector<double> cycles;
