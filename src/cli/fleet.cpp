@@ -133,6 +133,8 @@ int characterize_gpus(const FleetCommands& c, RunOptions o, const Runner& run, s
     try {
       rc = std::max(rc, run(one, per_gpu, out, "characterize"));
       m.result = read_json_file((fs::path(one.out_dir) / "result.json").string());
+    } catch (const UsageError&) {
+      throw;  // bad options are bad for every GPU: one line, exit 2
     } catch (const std::exception& e) {
       m.error = e.what();
       rc = std::max(rc, 1);

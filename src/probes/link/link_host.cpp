@@ -292,6 +292,7 @@ void analyze_link_host(ExperimentResult& r) {
               "median over repetitions of bytes / time of one verified copy of " +
                   units::format_bytes(v.first),
               {{"bytes", v.first},
+               {"spread", 1.4826 * sum.mad},
                {"p5_gb_s", sum.p5},
                {"p95_gb_s", sum.p95},
                {"standard_error", confidence::median_standard_error(v.second)}}};
@@ -305,6 +306,7 @@ void analyze_link_host(ExperimentResult& r) {
                           "median over repetitions of the time of one verified copy of " +
                               units::format_bytes(v.first) + " (launch or call included)",
                           {{"bytes", v.first},
+                           {"spread", 1.4826 * stats::summarize(v.second).mad},
                            {"standard_error", confidence::median_standard_error(v.second)}}});
   }
   // gpuprobe's best pinned path against the driver's cudaMemcpy, each direction.
@@ -338,6 +340,7 @@ void analyze_link_host(ExperimentResult& r) {
            "one thread's dependent ld.global.cv chain through pinned host memory (nodes 4 KiB "
            "apart): %globaltimer ns per load, median over repetitions",
            {{"cycles", stats::median_or_zero(cyc)},
+            {"spread", 1.4826 * stats::summarize(ns).mad},
             {"standard_error", confidence::median_standard_error(ns)}}});
     }
   }

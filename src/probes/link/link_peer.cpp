@@ -366,6 +366,7 @@ void analyze_link_peer(ExperimentResult& r) {
                               units::format_bytes(static_cast<std::uint64_t>(bytes)) +
                               " transfer, GPU " + std::to_string(a) + " -> " + std::to_string(b),
                           {{"topology", topo(a, b)},
+                           {"spread", 1.4826 * sum.mad},
                            {"p5_gb_s", sum.p5},
                            {"p95_gb_s", sum.p95},
                            {"standard_error", confidence::median_standard_error(gb_s)}}});
@@ -402,6 +403,7 @@ void analyze_link_peer(ExperimentResult& r) {
          "one thread on GPU " + std::to_string(a) + ": dependent ld.global.cv chain through GPU " +
              std::to_string(b) + "'s memory, %globaltimer ns per load, median over repetitions",
          {{"topology", topo(a, b)},
+          {"spread", 1.4826 * stats::summarize(ns).mad},
           {"cycles", stats::median_or_zero(l.value("cycles_per_load", std::vector<double>{}))},
           {"standard_error", confidence::median_standard_error(ns)}}});
   }
