@@ -36,7 +36,8 @@ std::string stamp() {
 
 json read_json_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw UsageError("cannot read '" + path + "'; give result.json files written by gpuprobe");
+  if (!in)
+    throw UsageError("cannot read '" + path + "'; give result.json files written by gpuprobe");
   try {
     return json::parse(in);
   } catch (const json::exception& e) {
@@ -152,7 +153,8 @@ int characterize_gpus(const FleetCommands& c, RunOptions o, const Runner& run, s
     const json r = read_json_file((fs::path(node.out_dir) / "result.json").string());
     for (const auto& e : r.value("experiments", json::array())) {
       if (e.value("id", "") != "link.peer") continue;
-      links = {{"status", e.value("status", "")}, {"reason", e.value("reason", "")},
+      links = {{"status", e.value("status", "")},
+               {"reason", e.value("reason", "")},
                {"statistics", e.value("statistics", json::object())}};
       const std::string text = e.value("statistics", json::object()).value("matrix_text", "");
       if (!text.empty()) out << "\n" << text;
@@ -166,8 +168,8 @@ int characterize_gpus(const FleetCommands& c, RunOptions o, const Runner& run, s
   write_text(fs::path(o.out_dir) / "node_summary.json", summary.dump(2) + "\n");
   const std::string table = report::fleet_table(summary);
   write_text(fs::path(o.out_dir) / "node_summary.txt", table);
-  out << "\n" << table << "node summary: " << (fs::path(o.out_dir) / "node_summary.json").string()
-      << "\n";
+  out << "\n"
+      << table << "node summary: " << (fs::path(o.out_dir) / "node_summary.json").string() << "\n";
   return rc;
 }
 
@@ -197,6 +199,11 @@ int mpi_fleet(const FleetCommands& c, RunOptions o, bool device_given, const Run
   std::string dir;
   int usage_error = 0;
   std::string usage_text;
+  // Rank 0 makes the shared directory first: ranks creating it at once race in check_writable.
+  if (rank == 0 && !o.out_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.out_dir, ec);
+  }
   MPI_Barrier(MPI_COMM_WORLD);  // every rank starts together
   try {
     if (o.out_dir.empty()) throw UsageError("fleet needs --out DIR (shared by the ranks)");
@@ -210,7 +217,8 @@ int mpi_fleet(const FleetCommands& c, RunOptions o, bool device_given, const Run
     std::ostringstream log;
     const auto t0 = std::chrono::steady_clock::now();
     const int rc = run(mine, chosen, log, "fleet");
-    payload["run_wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    payload["run_wall_s"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     payload["exit_code"] = rc;
     write_text(fs::path(dir) / "run.log", log.str());
     std::ifstream in(fs::path(dir) / "result.json");
@@ -282,18 +290,21 @@ int mpi_fleet(const FleetCommands& c, RunOptions o, bool device_given, const Run
     json report = report::fleet_report(members, true);
     const double total =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-    report["mpi"] = {{"ranks", ranks},
-                     {"wall_s", total},
-                     {"slowest_rank_run_wall_s", slowest},
-                     {"fleet_overhead_s", total - slowest},
-                     {"fleet_overhead_percent", slowest > 0 ? (total - slowest) / slowest * 100 : 0.0},
-                     {"multicast_off_environment", multicast}};
+    report["mpi"] = {
+        {"ranks", ranks},
+        {"wall_s", total},
+        {"slowest_rank_run_wall_s", slowest},
+        {"fleet_overhead_s", total - slowest},
+        {"fleet_overhead_percent", slowest > 0 ? (total - slowest) / slowest * 100 : 0.0},
+        {"multicast_off_environment", multicast}};
     write_fleet(o.out_dir, report, out);
-    out << "fleet overhead: " << (total - slowest) << " s over the slowest rank's "
-        << slowest << " s\n";
+    out << "fleet overhead: " << (total - slowest) << " s over the slowest rank's " << slowest
+        << " s\n";
   }
   MPI_Finalize();
-  return rc;
+  // The fleet's verdict is rank 0's; a failed rank is in the report, so mpirun's exit code is
+  // rank 0's alone.
+  return rank == 0 ? rc : 0;
 }
 #endif
 
@@ -310,13 +321,15 @@ std::vector<int> parse_gpu_list(const std::string& text, int count) {
   std::string item;
   std::set<int> seen;
   while (std::getline(ss, item, ',')) {
-    if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
+    if (item.empty() || item.size() > 4 ||
+        item.find_first_not_of("0123456789") != std::string::npos)
       throw UsageError("--gpus " + text + ": give 'all' or GPU ordinals like 0,1");
     const int g = std::stoi(item);
     if (g >= count)
       throw UsageError("--gpus " + text + ": this node has " + std::to_string(count) + " GPU" +
                        (count == 1 ? "" : "s") + " (0.." + std::to_string(count - 1) + ")");
-    if (!seen.insert(g).second) throw UsageError("--gpus " + text + ": GPU " + item + " is given twice");
+    if (!seen.insert(g).second)
+      throw UsageError("--gpus " + text + ": GPU " + item + " is given twice");
     gpus.push_back(g);
   }
   if (gpus.empty()) throw UsageError("--gpus is empty; give 'all' or GPU ordinals like 0,1");

@@ -22,8 +22,8 @@ struct FleetCommands {
   CLI::App* characterize = nullptr;
   CLI::App* fleet = nullptr;
   CLI::App* merge = nullptr;
-  std::string gpus;                 ///< characterize --gpus
-  std::vector<std::string> ids;     ///< fleet [ids..]
+  std::string gpus;              ///< characterize --gpus
+  std::vector<std::string> ids;  ///< fleet [ids..]
   std::vector<std::string> merge_paths;
 };
 

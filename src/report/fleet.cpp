@@ -29,7 +29,9 @@ double erf_inverse(double y) {
   return x;
 }
 
-bool same(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+bool same(double a, double b) {
+  return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
+}
 
 json num_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -39,20 +41,23 @@ std::string compatibility_key(const json& result) {
   std::vector<std::string> ids;
   for (const auto& e : result.value("experiments", json::array())) ids.push_back(e.value("id", ""));
   std::sort(ids.begin(), ids.end());
-  std::string key = "schema_version " + std::to_string(result.value("schema_version", 0)) + "; experiments";
+  std::string key =
+      "schema_version " + std::to_string(result.value("schema_version", 0)) + "; experiments";
   for (const auto& id : ids) key += " " + id;
   return key;
 }
 
 std::optional<Spread> finding_spread(const json& f) {
-  if (f.contains("spread") && f["spread"].is_number()) return Spread{f["spread"].get<double>(), "spread"};
+  if (f.contains("spread") && f["spread"].is_number())
+    return Spread{f["spread"].get<double>(), "spread"};
   for (const auto& [k, v] : f.items()) {
     if (k.rfind("p5_", 0) != 0 || !v.is_number()) continue;
     const std::string hi = "p95_" + k.substr(3);
     if (f.contains(hi) && f[hi].is_number())
       return Spread{(f[hi].get<double>() - v.get<double>()) / 3.29, k + "/" + hi};
   }
-  if (f.contains("confidence") && f["confidence"].is_number() && f.contains("value") && f["value"].is_number()) {
+  if (f.contains("confidence") && f["confidence"].is_number() && f.contains("value") &&
+      f["value"].is_number()) {
     const double c = f["confidence"].get<double>();
     const double v = std::fabs(f["value"].get<double>());
     if (c >= 1.0) return Spread{0.0, "confidence 1 (no spread)"};
@@ -88,15 +93,19 @@ json fleet_report(const std::vector<FleetMember>& members, bool exclude_mismatch
       j["status"] = "error";
       j["reason"] = m.error;
     } else if (compatibility_key(m.result) != reference) {
-      const std::string why = "different schema version or experiment set: " +
-                              compatibility_key(m.result) + " (fleet: " + reference + ")";
-      if (!exclude_mismatched) throw UsageError(m.label + " is not comparable with the fleet: " + why);
+      const std::string why =
+          "different schema version or experiment set: " + compatibility_key(m.result) +
+          " (fleet: " + reference + ")";
+      if (!exclude_mismatched)
+        throw UsageError(m.label + " is not comparable with the fleet: " + why);
       j["status"] = "excluded";
       j["reason"] = why;
     } else {
       j["status"] = "ok";
       const auto& d = m.result.value("device", json::object());
-      j["device"] = {{"name", d.value("name", "")}, {"uuid", d.value("uuid", "")}, {"kind", d.value("kind", "")}};
+      j["device"] = {{"name", d.value("name", "")},
+                     {"uuid", d.value("uuid", "")},
+                     {"kind", d.value("kind", "")}};
       used.push_back(&m);
     }
     member_json.push_back(j);
@@ -111,7 +120,8 @@ json fleet_report(const std::vector<FleetMember>& members, bool exclude_mismatch
       if (e.value("status", "") != "passed") continue;
       for (const auto& f : e.value("findings", json::array())) {
         const std::string name = f.value("name", "");
-        if (name.empty() || !f.contains("value") || !f["value"].is_number() || seen.count(name)) continue;
+        if (name.empty() || !f.contains("value") || !f["value"].is_number() || seen.count(name))
+          continue;
         seen.insert(name);
         if (!by_name.count(name)) order.push_back(name);
         by_name[name][i] = f;
@@ -140,17 +150,22 @@ json fleet_report(const std::vector<FleetMember>& members, bool exclude_mismatch
     for (const auto& [i, f] : values) {
       const double x = f["value"].get<double>();
       const bool differs = !same(x, median);
-      const double robust_z =
-          !differs ? 0.0 : mad > 0 ? 0.6745 * (x - median) / mad : std::copysign(INFINITY, x - median);
+      const double robust_z = !differs  ? 0.0
+                              : mad > 0 ? 0.6745 * (x - median) / mad
+                                        : std::copysign(INFINITY, x - median);
       const auto spread = finding_spread(f);
       double deviation = 0;  // in own spreads; infinite when the GPU's own spread is 0
-      if (differs) deviation = spread && spread->value > 0 ? (x - median) / spread->value
-                               : spread ? std::copysign(INFINITY, x - median) : 0.0;
-      const bool outlier = std::fabs(robust_z) > kModifiedZLimit && std::fabs(deviation) > kOwnSpreadLimit;
+      if (differs)
+        deviation = spread && spread->value > 0 ? (x - median) / spread->value
+                    : spread                    ? std::copysign(INFINITY, x - median)
+                                                : 0.0;
+      const bool outlier =
+          std::fabs(robust_z) > kModifiedZLimit && std::fabs(deviation) > kOwnSpreadLimit;
       if (std::fabs(deviation) > std::fabs(worst)) worst = deviation;
       json row = {{"label", used[i]->label},
                   {"value", x},
-                  {"relative_deviation_percent", median != 0 ? (x - median) / std::fabs(median) * 100 : 0.0},
+                  {"relative_deviation_percent",
+                   median != 0 ? (x - median) / std::fabs(median) * 100 : 0.0},
                   {"spread", spread ? json(spread->value) : json(nullptr)},
                   {"spread_source", spread ? spread->source : "none (deviation not computed)"},
                   {"deviation_in_own_spreads", num_or_null(deviation)},
@@ -198,7 +213,8 @@ std::string fleet_table(const json& report) {
     std::string what = m.value("status", "");
     if (m.contains("device")) what += ", " + m["device"].value("name", "");
     if (m.contains("reason")) what += ": " + m.value("reason", "");
-    if (m.value("outlier", false)) what += "  OUTLIER in " + std::to_string(m["outlier_findings"].size()) + " finding(s)";
+    if (m.value("outlier", false))
+      what += "  OUTLIER in " + std::to_string(m["outlier_findings"].size()) + " finding(s)";
     out << "  " << m.value("label", "") << ": " << what << "\n";
   }
   std::snprintf(line, sizeof(line), "\n%-52s %14s %-8s %10s  %s\n", "finding", "fleet median",
@@ -211,21 +227,27 @@ std::string fleet_table(const json& report) {
         char cell[160];
         const auto& d = v["deviation_in_own_spreads"];
         char dev[32];
-        if (d.is_number()) std::snprintf(dev, sizeof(dev), "%+.1f spreads", d.get<double>());
-        else std::snprintf(dev, sizeof(dev), "%s", "own spread 0");
+        if (d.is_number())
+          std::snprintf(dev, sizeof(dev), "%+.1f spreads", d.get<double>());
+        else
+          std::snprintf(dev, sizeof(dev), "%s", "own spread 0");
         std::snprintf(cell, sizeof(cell), "%s%s %.6g (%s)", flagged.empty() ? "" : "; ",
                       v.value("label", "").c_str(), v["value"].get<double>(), dev);
         flagged += cell;
       }
     const auto& worst = f["largest_deviation_in_own_spreads"];
     char dev[32];
-    if (worst.is_number()) std::snprintf(dev, sizeof(dev), "%+.2f", worst.get<double>());
-    else std::snprintf(dev, sizeof(dev), "%s", "inf");
+    if (worst.is_number())
+      std::snprintf(dev, sizeof(dev), "%+.2f", worst.get<double>());
+    else
+      std::snprintf(dev, sizeof(dev), "%s", "inf");
     std::snprintf(line, sizeof(line), "%-52s %14.6g %-8s %10s  %s\n", f.value("name", "").c_str(),
-                  f["fleet_median"].get<double>(), f.value("unit", "").c_str(), dev, flagged.c_str());
+                  f["fleet_median"].get<double>(), f.value("unit", "").c_str(), dev,
+                  flagged.c_str());
     out << line;
   }
-  out << "\n" << report["summary"].value("outliers", 0) << " outlier value(s) on "
+  out << "\n"
+      << report["summary"].value("outliers", 0) << " outlier value(s) on "
       << report["summary"].value("outlier_members", 0) << " GPU(s)\n";
   return out.str();
 }

@@ -13,7 +13,7 @@ namespace gpuprobe::report {
 struct FleetMember {
   std::string label;  ///< e.g. "rank2" or "gpu1" or the file's path
   nlohmann::json result;
-  std::string error;               ///< non-empty: the GPU failed; no result
+  std::string error;                               ///< non-empty: the GPU failed; no result
   nlohmann::json info = nlohmann::json::object();  ///< rank, host, device spec, wall_s...
 };
 

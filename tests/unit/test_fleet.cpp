@@ -24,7 +24,10 @@ json result(const std::vector<std::tuple<std::string, double, double>>& findings
             const std::string& experiment = "latency.chase", int schema = 1) {
   json f = json::array();
   for (const auto& [name, value, spread] : findings)
-    f.push_back({{"name", name}, {"value", value}, {"unit", "cycles"}, {"confidence", 0.9},
+    f.push_back({{"name", name},
+                 {"value", value},
+                 {"unit", "cycles"},
+                 {"confidence", 0.9},
                  {"spread", spread}});
   return {{"schema_version", schema},
           {"device", {{"name", "model:h200"}}},
@@ -139,7 +142,8 @@ Outcome gp(std::vector<std::string> args) {
 }
 
 fs::path temp_dir(const std::string& name) {
-  auto p = fs::temp_directory_path() / ("gpuprobe_fleet_" + name + "_" + std::to_string(::getpid()));
+  auto p =
+      fs::temp_directory_path() / ("gpuprobe_fleet_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(p);
   return p;
 }
@@ -148,8 +152,8 @@ TEST(FleetCli, MergeOfModelRunsFlagsTheSlowModel) {
   const auto dir = temp_dir("merge");
   const std::string data = std::string(GPUPROBE_TEST_DATA_DIR) + "/fleet/";
   for (const std::string m : {"h200_seed201", "h200_seed202", "h200_slow_dram"}) {
-    const auto o = gp({"--device", "model:" + data + m + ".json", "--out", (dir / m).string(), "run",
-                       "latency.chase"});
+    const auto o = gp({"--device", "model:" + data + m + ".json", "--out", (dir / m).string(),
+                       "run", "latency.chase"});
     ASSERT_EQ(o.code, 0) << o.err;
   }
   const auto o = gp({"fleet", "merge", (dir / "h200_seed201/result.json").string(),
@@ -164,10 +168,14 @@ TEST(FleetCli, MergeOfModelRunsFlagsTheSlowModel) {
     EXPECT_EQ(x["finding"].get<std::string>().rfind("dram.latency", 0), 0u) << x;
   }
   // Merging a result with itself twice is refused; a different experiment set too.
-  const auto twice = gp({"fleet", "merge", (dir / "h200_seed201/result.json").string(),
-                         (dir / "h200_seed201/result.json").string(), "--out", (dir / "g").string()});
+  const auto twice =
+      gp({"fleet", "merge", (dir / "h200_seed201/result.json").string(),
+          (dir / "h200_seed201/result.json").string(), "--out", (dir / "g").string()});
   EXPECT_EQ(twice.code, 2);
-  ASSERT_EQ(gp({"--device", "model:tiny", "--out", (dir / "tiny").string(), "run", "latency.shared"}).code, 0);
+  ASSERT_EQ(
+      gp({"--device", "model:tiny", "--out", (dir / "tiny").string(), "run", "latency.shared"})
+          .code,
+      0);
   const auto mixed = gp({"fleet", "merge", (dir / "h200_seed201/result.json").string(),
                          (dir / "tiny/result.json").string(), "--out", (dir / "h").string()});
   EXPECT_EQ(mixed.code, 2);

@@ -3,8 +3,8 @@
 // modelled GPU.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
@@ -28,7 +28,7 @@ const Finding* find(const ExperimentResult& r, const std::string& name) {
 
 json point(const std::string& dir, const std::string& mem, const std::string& method,
            std::uint64_t bytes, std::vector<double> seconds) {
-  return {{"direction", dir}, {"memory", mem},       {"method", method},
+  return {{"direction", dir}, {"memory", mem},      {"method", method},
           {"bytes", bytes},   {"seconds", seconds}, {"verified", true}};
 }
 
@@ -111,19 +111,23 @@ TEST(LinkPeer, MatrixFromTwoGpuSamples) {
   ExperimentResult r;
   const double bytes = 256.0 * (1 << 20);
   auto pair = [&](int a, int b, const std::string& m, double s, double mult = 1) {
-    return json{{"src", a}, {"dst", b}, {"metric", m}, {"bytes", bytes * mult},
+    return json{{"src", a},
+                {"dst", b},
+                {"metric", m},
+                {"bytes", bytes * mult},
                 {"seconds", {s, s * 1.001, s * 0.999}}};
   };
   r.samples = {{"gpus", 2},
                {"topology", json::array({json::array({"", "NV18"}), json::array({"NV18", ""})})},
-               {"pairs",
-                json::array({pair(0, 1, "copy_engine", bytes / 396e9), pair(0, 1, "cuda_memcpy_peer", bytes / 390e9),
-                 pair(0, 1, "sm_write", bytes / 372e9), pair(0, 1, "copy_engine_bidir", 2 * bytes / 783e9, 2),
-                 pair(1, 0, "copy_engine", bytes / 395e9)})},
+               {"pairs", json::array({pair(0, 1, "copy_engine", bytes / 396e9),
+                                      pair(0, 1, "cuda_memcpy_peer", bytes / 390e9),
+                                      pair(0, 1, "sm_write", bytes / 372e9),
+                                      pair(0, 1, "copy_engine_bidir", 2 * bytes / 783e9, 2),
+                                      pair(1, 0, "copy_engine", bytes / 395e9)})},
                {"latency", json::array({json{{"src", 0},
-                                                {"dst", 1},
-                                                {"ns_per_load", {900.0, 905.0, 910.0}},
-                                                {"cycles_per_load", {1800.0}}}})}};
+                                             {"dst", 1},
+                                             {"ns_per_load", {900.0, 905.0, 910.0}},
+                                             {"cycles_per_load", {1800.0}}}})}};
   probes::analyze_link_peer(r);
   const auto& m = r.statistics.at("matrix");
   EXPECT_NEAR(m.at("copy_engine")[0][1].get<double>(), 396.0, 1e-6);

@@ -27,9 +27,8 @@ using namespace link;
 
 /// From small-transfer latency (one 16-byte word) to a size where a 55 GB/s link runs for over
 /// a millisecond, a factor of 16 apart, plus 4 and 16 MiB where bandwidth settles.
-const std::vector<std::uint64_t> kDefaultSizes = {16,          256,         4096,
-                                                  65536,       1ull << 20,  4ull << 20,
-                                                  16ull << 20, 64ull << 20};
+const std::vector<std::uint64_t> kDefaultSizes = {16,         256,        4096,        65536,
+                                                  1ull << 20, 4ull << 20, 16ull << 20, 64ull << 20};
 constexpr std::uint32_t kSaltH2d = 0x1234, kSaltD2h = 0x4321;
 // The host chase: nodes one 4 KiB page apart (no two share a line or a page-sized prefetch),
 // 1024 of them, 256 timed loads from a different start each repetition.
@@ -68,8 +67,9 @@ class LinkHost : public Experiment {
   }
   void validate(const device::Device&, const RunOptions& o) const override {
     if (host_sizes(o).empty())
-      throw UsageError("link.host: no transfer size between --min-size and --max-size (sizes: "
-                       "16 B .. 64 MiB, factors of 4..16)");
+      throw UsageError(
+          "link.host: no transfer size between --min-size and --max-size (sizes: "
+          "16 B .. 64 MiB, factors of 4..16)");
   }
 
   void run(Context& ctx, ExperimentResult& r) const override {
@@ -144,8 +144,8 @@ class LinkHost : public Experiment {
             if (s.method == "copy_engine") {
               GP_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, stream.get()));
             } else {
-              launch_sm_copy(h2d ? host_for_kernel : src, h2d ? dst : host_for_kernel, bytes,
-                             shape, stream.get());
+              launch_sm_copy(h2d ? host_for_kernel : src, h2d ? dst : host_for_kernel, bytes, shape,
+                             stream.get());
             }
             GP_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
             GP_CUDA_CHECK(cudaEventSynchronize(stop.get()));
@@ -208,8 +208,7 @@ class LinkHost : public Experiment {
       GP_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
       const ChaseOut o = out.download().at(0);
       const std::uint64_t expected =
-          base + static_cast<std::uint64_t>(order[(k0 + kChaseSteps) % kChaseNodes]) *
-                     kChaseStride;
+          base + static_cast<std::uint64_t>(order[(k0 + kChaseSteps) % kChaseNodes]) * kChaseStride;
       if (o.final_node != expected)
         throw VerificationError("link.host chase over pinned host memory ended on the wrong node");
       if (rep >= 0) cycles.push_back(static_cast<double>(o.cycles) / kChaseSteps);
@@ -249,8 +248,8 @@ void analyze_link_host(ExperimentResult& r) {
   r.findings.clear();
   r.curves.clear();
   Curve table{"table",
-              {"direction", "memory", "method", "bytes", "median_us", "gb_s", "p5_gb_s",
-               "p95_gb_s", "repetitions"},
+              {"direction", "memory", "method", "bytes", "median_us", "gb_s", "p5_gb_s", "p95_gb_s",
+               "repetitions"},
               {}};
   // Bandwidth at the largest size and latency at the smallest, per (direction, memory, method).
   std::map<std::string, std::pair<std::uint64_t, std::vector<double>>> largest, smallest;
@@ -287,7 +286,9 @@ void analyze_link_host(ExperimentResult& r) {
     bandwidth[key] = med;
     bandwidth_samples[key] = v.second;
     const auto sum = stats::summarize(v.second);
-    Finding f{"link.host." + key + ".bandwidth", med, "GB/s",
+    Finding f{"link.host." + key + ".bandwidth",
+              med,
+              "GB/s",
               confidence::precision(v.second, med),
               "median over repetitions of bytes / time of one verified copy of " +
                   units::format_bytes(v.first),
@@ -301,7 +302,9 @@ void analyze_link_host(ExperimentResult& r) {
   for (const auto& [key, v] : smallest) {
     if (v.first == largest[key].first) continue;  // one size only: no latency point
     const double med = stats::median(v.second);
-    r.findings.push_back({"link.host." + key + ".latency", med, "us",
+    r.findings.push_back({"link.host." + key + ".latency",
+                          med,
+                          "us",
                           confidence::precision(v.second, med),
                           "median over repetitions of the time of one verified copy of " +
                               units::format_bytes(v.first) + " (launch or call included)",
@@ -321,12 +324,16 @@ void analyze_link_host(ExperimentResult& r) {
     if (best.empty() || bandwidth[ref] <= 0) continue;
     const double ratio = bandwidth[best] / bandwidth[ref];
     r.findings.push_back(
-        {"link.host." + dir + ".best_over_cuda_memcpy", ratio, "ratio",
+        {"link.host." + dir + ".best_over_cuda_memcpy",
+         ratio,
+         "ratio",
          confidence::combine({confidence::precision(bandwidth_samples[best], bandwidth[best]),
                               confidence::precision(bandwidth_samples[ref], bandwidth[ref])}),
          "largest-size bandwidth of the faster of copy engine (cudaMemcpyAsync) and SM kernel "
          "over pinned memory / that of cudaMemcpy in the same run",
-         {{"best_method", best}, {"best_gb_s", bandwidth[best]}, {"cuda_memcpy_gb_s", bandwidth[ref]},
+         {{"best_method", best},
+          {"best_gb_s", bandwidth[best]},
+          {"cuda_memcpy_gb_s", bandwidth[ref]},
           {"separation", confidence::separation(confidence::separation_z(
                              bandwidth_samples[best], bandwidth_samples[ref]))}}});
   }
@@ -336,7 +343,10 @@ void analyze_link_host(ExperimentResult& r) {
     if (!ns.empty()) {
       const double med = stats::median(ns);
       r.findings.push_back(
-          {"link.host.pinned.sm_load_latency", med, "ns", confidence::precision(ns, med),
+          {"link.host.pinned.sm_load_latency",
+           med,
+           "ns",
+           confidence::precision(ns, med),
            "one thread's dependent ld.global.cv chain through pinned host memory (nodes 4 KiB "
            "apart): %globaltimer ns per load, median over repetitions",
            {{"cycles", stats::median_or_zero(cyc)},

@@ -1,13 +1,12 @@
-#include "probes/link/link_kernels.hpp"
-
 #include "core/cuda_check.hpp"
+#include "probes/link/link_kernels.hpp"
 
 namespace gpuprobe::probes::link {
 namespace {
 
 template <int kUnroll>
-__global__ void __launch_bounds__(1024) sm_copy_kernel(const uint4* __restrict__ src,
-                                                       uint4* __restrict__ dst, std::size_t n) {
+__global__ void __launch_bounds__(1024)
+    sm_copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, std::size_t n) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   // Loads of a step first, then its stores: kUnroll requests per thread in flight on the link.
@@ -77,10 +76,18 @@ void launch_sm_copy(const void* src, void* dst, std::size_t bytes, const CopyLau
   auto* d = static_cast<uint4*>(dst);
   const std::size_t n = bytes / sizeof(uint4);
   switch (l.unroll) {
-    case 1: sm_copy_kernel<1><<<l.blocks, l.threads, 0, stream>>>(s, d, n); break;
-    case 2: sm_copy_kernel<2><<<l.blocks, l.threads, 0, stream>>>(s, d, n); break;
-    case 4: sm_copy_kernel<4><<<l.blocks, l.threads, 0, stream>>>(s, d, n); break;
-    default: sm_copy_kernel<8><<<l.blocks, l.threads, 0, stream>>>(s, d, n); break;
+    case 1:
+      sm_copy_kernel<1><<<l.blocks, l.threads, 0, stream>>>(s, d, n);
+      break;
+    case 2:
+      sm_copy_kernel<2><<<l.blocks, l.threads, 0, stream>>>(s, d, n);
+      break;
+    case 4:
+      sm_copy_kernel<4><<<l.blocks, l.threads, 0, stream>>>(s, d, n);
+      break;
+    default:
+      sm_copy_kernel<8><<<l.blocks, l.threads, 0, stream>>>(s, d, n);
+      break;
   }
   GP_CUDA_CHECK_LAUNCH();
 }

@@ -33,9 +33,9 @@ constexpr std::uint64_t kDefaultPeerBytes = 256ull << 20;
 constexpr std::uint32_t kChaseStride = 4096, kChaseNodes = 1024, kChaseSteps = 512;
 
 /// The metrics of one ordered pair, in the order they are measured and printed.
-const std::vector<std::string> kBandwidthMetrics = {
-    "copy_engine", "cuda_memcpy_peer", "sm_write", "sm_read", "copy_engine_bidir",
-    "sm_write_bidir"};
+const std::vector<std::string> kBandwidthMetrics = {"copy_engine",       "cuda_memcpy_peer",
+                                                    "sm_write",          "sm_read",
+                                                    "copy_engine_bidir", "sm_write_bidir"};
 
 int device_count() {
   int n = 0;
@@ -151,8 +151,8 @@ class LinkPeer : public Experiment {
       DeviceScope scope(dst);
       auto* bad = static_cast<unsigned long long*>(side[dst].bad->get());
       GP_CUDA_CHECK(cudaMemsetAsync(bad, 0, sizeof(*bad), side[dst].stream->get()));
-      launch_check(static_cast<const std::uint32_t*>(side[dst].dst->get()), words,
-                   salt_of(src_gpu), bad, side[dst].stream->get());
+      launch_check(static_cast<const std::uint32_t*>(side[dst].dst->get()), words, salt_of(src_gpu),
+                   bad, side[dst].stream->get());
       unsigned long long wrong = 0;
       GP_CUDA_CHECK(cudaMemcpyAsync(&wrong, bad, sizeof(wrong), cudaMemcpyDeviceToHost,
                                     side[dst].stream->get()));
@@ -191,11 +191,9 @@ class LinkPeer : public Experiment {
                                               F.stream->get()));
           } else if (metric == "sm_read") {
             // `from` reads `to`'s source into its own destination: data moves to -> from.
-            launch_sm_copy(side[to].src->get(), F.dst->get(), bytes, shape(from),
-                           F.stream->get());
+            launch_sm_copy(side[to].src->get(), F.dst->get(), bytes, shape(from), F.stream->get());
           } else {
-            launch_sm_copy(F.src->get(), side[to].dst->get(), bytes, shape(from),
-                           F.stream->get());
+            launch_sm_copy(F.src->get(), side[to].dst->get(), bytes, shape(from), F.stream->get());
           }
         };
         issue(a, b);
@@ -227,11 +225,12 @@ class LinkPeer : public Experiment {
         for (const auto& metric : kBandwidthMetrics) {
           const bool bidir = metric.find("bidir") != std::string::npos;
           if (bidir && (b < a || !access[b][a])) continue;  // both ways: once per pair
-          json row = {{"src", a}, {"dst", b}, {"metric", metric}, {"bytes", bidir ? 2 * bytes : bytes}};
+          json row = {
+              {"src", a}, {"dst", b}, {"metric", metric}, {"bytes", bidir ? 2 * bytes : bytes}};
           // A failed check is an error of this pair and metric only.
           try {
-            const auto m = repeat_until_stable([&](int) { return timed(a, b, metric); },
-                                               ctx.options.protocol);
+            const auto m =
+                repeat_until_stable([&](int) { return timed(a, b, metric); }, ctx.options.protocol);
             row["seconds"] = m.values;
             row["status"] = "passed";
           } catch (const VerificationError& e) {
@@ -257,9 +256,10 @@ class LinkPeer : public Experiment {
         std::vector<double> cycles;
         auto once = [&](int rep) {
           const std::size_t k0 = static_cast<std::size_t>(rep + 64) * 257 % kChaseNodes;
-          launch_remote_chase(
-              reinterpret_cast<const std::uint64_t*>(base + std::uint64_t{order[k0]} * kChaseStride),
-              0, kChaseSteps, static_cast<ChaseOut*>(out.get()), side[a].stream->get());
+          launch_remote_chase(reinterpret_cast<const std::uint64_t*>(
+                                  base + std::uint64_t{order[k0]} * kChaseStride),
+                              0, kChaseSteps, static_cast<ChaseOut*>(out.get()),
+                              side[a].stream->get());
           ChaseOut o{};
           GP_CUDA_CHECK(cudaMemcpyAsync(&o, out.get(), sizeof(o), cudaMemcpyDeviceToHost,
                                         side[a].stream->get()));
@@ -280,10 +280,15 @@ class LinkPeer : public Experiment {
     json access_json = json::array();
     for (const auto& row : access) access_json.push_back(row);
     r.parameters = {{"bytes", bytes},
-                    {"sm_copy", {{"blocks_per_sm", 4}, {"threads_per_block", 256},
-                                 {"sixteen_byte_words_in_flight_per_thread", 4}}},
-                    {"chase", {{"nodes", kChaseNodes}, {"node_stride_bytes", kChaseStride},
-                               {"timed_steps", kChaseSteps}, {"load", "ld.global.cv.u64"}}},
+                    {"sm_copy",
+                     {{"blocks_per_sm", 4},
+                      {"threads_per_block", 256},
+                      {"sixteen_byte_words_in_flight_per_thread", 4}}},
+                    {"chase",
+                     {{"nodes", kChaseNodes},
+                      {"node_stride_bytes", kChaseStride},
+                      {"timed_steps", kChaseSteps},
+                      {"load", "ld.global.cv.u64"}}},
                     {"multicast", "never created (no cuMulticastCreate); see docs/LINKS.md"}};
     r.protocol["timer"] =
         "cudaEvent pair on the source GPU's stream (both ways: the peer's stream waits on the "
@@ -292,8 +297,12 @@ class LinkPeer : public Experiment {
     r.protocol["l2_flush"] = "none (256 MiB copies; the chase loads with .cv)";
     r.protocol["verification"] =
         "destination poisoned before every copy and checked word by word on its GPU";
-    r.samples = {{"gpus", n},         {"names", names},     {"pci_bus_ids", bus_ids},
-                 {"access", access_json}, {"topology", topology}, {"pairs", pairs},
+    r.samples = {{"gpus", n},
+                 {"names", names},
+                 {"pci_bus_ids", bus_ids},
+                 {"access", access_json},
+                 {"topology", topology},
+                 {"pairs", pairs},
                  {"latency", latency}};
   }
 
@@ -306,11 +315,12 @@ std::string pair_key(int a, int b) { return std::to_string(a) + "_" + std::to_st
 
 std::optional<std::string> peer_waiver(int gpus, const std::vector<std::vector<bool>>& access) {
   if (gpus < 2)
-    return "needs two or more GPUs: this node has " + std::to_string(gpus) + " (no peer to measure)";
+    return "needs two or more GPUs: this node has " + std::to_string(gpus) +
+           " (no peer to measure)";
   for (int a = 0; a < gpus; ++a)
     for (int b = 0; b < gpus; ++b)
-      if (a != b && a < static_cast<int>(access.size()) &&
-          b < static_cast<int>(access[a].size()) && access[a][b])
+      if (a != b && a < static_cast<int>(access.size()) && b < static_cast<int>(access[a].size()) &&
+          access[a][b])
         return std::nullopt;
   return "peer access is off between every pair of the " + std::to_string(gpus) +
          " GPUs (cudaDeviceCanAccessPeer = 0)";
@@ -330,7 +340,8 @@ void analyze_link_peer(ExperimentResult& r) {
   const int n = r.samples.value("gpus", 0);
   const json topology = r.samples.value("topology", json::array());
   auto topo = [&](int a, int b) {
-    return topology.size() > static_cast<std::size_t>(a) && topology[a].size() > static_cast<std::size_t>(b)
+    return topology.size() > static_cast<std::size_t>(a) &&
+                   topology[a].size() > static_cast<std::size_t>(b)
                ? topology[a][b].get<std::string>()
                : std::string("unknown");
   };
@@ -340,7 +351,9 @@ void analyze_link_peer(ExperimentResult& r) {
     return m;
   };
   json matrix = json::object();
-  Curve table{"pairs", {"src", "dst", "topology", "metric", "gb_s", "p5_gb_s", "p95_gb_s", "repetitions"}, {}};
+  Curve table{"pairs",
+              {"src", "dst", "topology", "metric", "gb_s", "p5_gb_s", "p95_gb_s", "repetitions"},
+              {}};
   std::map<std::string, std::pair<double, std::vector<double>>> by;  // "a_b.metric"
   json failing = json::array();
   for (const auto& p : r.samples.value("pairs", json::array())) {
@@ -352,7 +365,8 @@ void analyze_link_peer(ExperimentResult& r) {
     const std::string metric = p.at("metric");
     const double bytes = p.at("bytes").get<double>();
     std::vector<double> gb_s;
-    for (double s : p.at("seconds").get<std::vector<double>>()) gb_s.push_back(s > 0 ? bytes / s / 1e9 : 0);
+    for (double s : p.at("seconds").get<std::vector<double>>())
+      gb_s.push_back(s > 0 ? bytes / s / 1e9 : 0);
     if (gb_s.empty()) continue;
     const auto sum = stats::summarize(gb_s);
     if (!matrix.contains(metric)) matrix[metric] = empty_matrix();
@@ -360,8 +374,10 @@ void analyze_link_peer(ExperimentResult& r) {
     if (metric.find("bidir") != std::string::npos) matrix[metric][b][a] = sum.median;
     by[pair_key(a, b) + "." + metric] = {sum.median, gb_s};
     table.rows.push_back({a, b, topo(a, b), metric, sum.median, sum.p5, sum.p95, sum.n});
-    r.findings.push_back({"link.peer." + pair_key(a, b) + "." + metric + ".bandwidth", sum.median,
-                          "GB/s", confidence::precision(gb_s, sum.median),
+    r.findings.push_back({"link.peer." + pair_key(a, b) + "." + metric + ".bandwidth",
+                          sum.median,
+                          "GB/s",
+                          confidence::precision(gb_s, sum.median),
                           "median over repetitions of bytes / time of one verified " +
                               units::format_bytes(static_cast<std::uint64_t>(bytes)) +
                               " transfer, GPU " + std::to_string(a) + " -> " + std::to_string(b),
@@ -384,7 +400,8 @@ void analyze_link_peer(ExperimentResult& r) {
       const auto& top = by[k + best];
       if (ref.first <= 0) continue;
       r.findings.push_back({"link.peer." + pair_key(a, b) + ".best_over_cuda_memcpy_peer",
-                            top.first / ref.first, "ratio",
+                            top.first / ref.first,
+                            "ratio",
                             confidence::combine({confidence::precision(top.second, top.first),
                                                  confidence::precision(ref.second, ref.first)}),
                             "one-way bandwidth of the fastest of copy engine, SM write and SM read "
@@ -399,7 +416,10 @@ void analyze_link_peer(ExperimentResult& r) {
     if (!matrix.contains("latency_ns")) matrix["latency_ns"] = empty_matrix();
     matrix["latency_ns"][a][b] = med;
     r.findings.push_back(
-        {"link.peer." + pair_key(a, b) + ".load_latency", med, "ns", confidence::precision(ns, med),
+        {"link.peer." + pair_key(a, b) + ".load_latency",
+         med,
+         "ns",
+         confidence::precision(ns, med),
          "one thread on GPU " + std::to_string(a) + ": dependent ld.global.cv chain through GPU " +
              std::to_string(b) + "'s memory, %globaltimer ns per load, median over repetitions",
          {{"topology", topo(a, b)},
@@ -408,7 +428,8 @@ void analyze_link_peer(ExperimentResult& r) {
           {"standard_error", confidence::median_standard_error(ns)}}});
   }
   r.curves.push_back(table);
-  r.statistics = {{"matrix", matrix}, {"topology", topology}, {"pairs_failing_verification", failing}};
+  r.statistics = {
+      {"matrix", matrix}, {"topology", topology}, {"pairs_failing_verification", failing}};
   std::string text;
   for (const auto& [metric, m] : matrix.items()) text += peer_matrix_text(r.statistics, metric);
   r.statistics["matrix_text"] = text;

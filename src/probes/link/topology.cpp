@@ -16,9 +16,9 @@ struct PciInfo {  // nvmlPciInfo_t
   unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
   char bus_id[32];
 };
-constexpr int kMaxLinks = 18;        // NVML_NVLINK_MAX_LINKS
-constexpr int kP2pCapsNvlink = 2;    // NVML_P2P_CAPS_INDEX_NVLINK
-constexpr int kP2pStatusOk = 0;      // NVML_P2P_STATUS_OK
+constexpr int kMaxLinks = 18;      // NVML_NVLINK_MAX_LINKS
+constexpr int kP2pCapsNvlink = 2;  // NVML_P2P_CAPS_INDEX_NVLINK
+constexpr int kP2pStatusOk = 0;    // NVML_P2P_STATUS_OK
 
 template <class F>
 F sym(void* lib, const char* name) {
@@ -41,13 +41,20 @@ bool same_bus(const char* a, const std::string& b) {
 
 std::string topology_level_label(int level) {
   switch (level) {
-    case 0: return "SELF";
-    case 10: return "PIX";
-    case 20: return "PXB";
-    case 30: return "PHB";
-    case 40: return "NODE";
-    case 50: return "SYS";
-    default: return "level " + std::to_string(level);
+    case 0:
+      return "SELF";
+    case 10:
+      return "PIX";
+    case 20:
+      return "PXB";
+    case 30:
+      return "PHB";
+    case 40:
+      return "NODE";
+    case 50:
+      return "SYS";
+    default:
+      return "level " + std::to_string(level);
   }
 }
 
@@ -87,8 +94,8 @@ std::vector<std::vector<std::string>> nvml_topology(const std::vector<std::strin
         continue;
       }
       int status = -1;
-      const bool nvlink = p2p && p2p(dev[a], dev[b], kP2pCapsNvlink, &status) == 0 &&
-                          status == kP2pStatusOk;
+      const bool nvlink =
+          p2p && p2p(dev[a], dev[b], kP2pCapsNvlink, &status) == 0 && status == kP2pStatusOk;
       if (nvlink && link_state) {
         int direct = 0, active = 0;
         for (unsigned l = 0; l < kMaxLinks; ++l) {
