@@ -174,6 +174,13 @@ class LinkPeer : public Experiment {
         DeviceScope scope(a);
         const auto t0 = std::chrono::steady_clock::now();
         GP_CUDA_CHECK(cudaMemcpyPeer(side[b].dst->get(), b, side[a].src->get(), a, bytes));
+        // cudaMemcpyPeer may return before the copy ends (it is asynchronous with respect to
+        // the host for device memory): the copy counts once both GPUs are idle.
+        GP_CUDA_CHECK(cudaDeviceSynchronize());
+        {
+          DeviceScope on_b(b);
+          GP_CUDA_CHECK(cudaDeviceSynchronize());
+        }
         seconds = host_seconds_since(t0);
       } else {
         auto& A = side[a];
