@@ -47,3 +47,24 @@ gp_build() {  # $1 = "test" to build the tests too
   cmake --preset release -DGPUPROBE_BUILD_TESTS=$tests "${extra[@]}" >/dev/null
   cmake --build --preset release -j "$(nproc)"
 }
+
+gp_install_mpi() {  # only for the -DGPUPROBE_MPI=ON build (mpirun -n N gpuprobe fleet)
+  if command -v mpicxx >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then return 0; fi
+  local sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "gpuprobe: error: the MPI build needs Open MPI (libopenmpi-dev, openmpi-bin); install it by hand" >&2
+    exit 2
+  fi
+  echo "gpuprobe: installing libopenmpi-dev openmpi-bin with apt-get" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libopenmpi-dev openmpi-bin >/dev/null
+}
+
+gp_build_mpi() {  # a second build directory, so that the default build stays MPI-free
+  local extra=()
+  [[ -n "${GPUPROBE_DEPS_PREFIX:-}" ]] && extra+=("-DCMAKE_PREFIX_PATH=$GPUPROBE_DEPS_PREFIX")
+  cmake -S . -B build-mpi -DCMAKE_BUILD_TYPE=Release -DGPUPROBE_BUILD_TESTS=OFF -DGPUPROBE_MPI=ON \
+    "${extra[@]}" >/dev/null
+  cmake --build build-mpi -j "$(nproc)" --target gpuprobe
+}

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "build_info.hpp"
+#include "cli/fleet.hpp"
 #include "core/environment.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
@@ -383,6 +384,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       "report", "write report.html for a recorded result.json (into --out, default beside it)");
   report_cmd->add_option("result", report_path, "a result.json written by gpuprobe")->required();
   (void)info;
+  FleetCommands fleet;
+  add_fleet_commands(app, characterize, fleet);
 
   try {
     app.parse(argc, argv);
@@ -456,6 +459,14 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       }
       return 0;
     }
+    const Runner runner = [&](const RunOptions& ro, const std::vector<const Experiment*>& ex,
+                              std::ostream& os, const std::string& cmd) {
+      Cli one = cli;
+      one.options = ro;
+      return run_experiments(ex, one, argc, argv, os, cmd);
+    };
+    if (const int rc = run_fleet_commands(fleet, o, cli.device_given, runner, out, err); rc >= 0)
+      return rc;
     std::vector<const Experiment*> chosen;
     std::string command;
     if (run_cmd->parsed()) {

@@ -99,6 +99,9 @@ class Experiment {
   virtual std::optional<std::string> waiver(const device::DeviceInfo&) const {
     return std::nullopt;
   }
+  /// Whether it loads every GPU of the node at once (e.g. link.peer): `characterize --gpus` runs
+  /// it once, alone, instead of once per GPU.
+  virtual bool whole_node() const { return false; }
   /// Checks the options before anything runs; throws UsageError for bad input.
   virtual void validate(const device::Device&, const RunOptions&) const {}
   /// Measures: fills parameters, protocol, samples, statistics and curves.

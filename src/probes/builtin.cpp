@@ -10,6 +10,7 @@
 #include "probes/cache/l2_sharing.hpp"
 #include "probes/cache/cold_capacity.hpp"
 #include "probes/latency/latency.hpp"
+#include "probes/link/link.hpp"
 #include "probes/hopper/tma.hpp"
 #include "probes/hopper/pipeline.hpp"
 
@@ -31,6 +32,7 @@ const Registry& Registry::builtin() {
     probes::register_hopper_experiments(r);
     probes::register_tma_experiments(r);
     probes::register_pipeline_experiments(r);
+    probes::register_link_experiments(r);
     return r;
   }();
   return registry;

@@ -1,0 +1,367 @@
+// link.host: host <-> device bandwidth and latency. Every copy lands in a poisoned destination
+// and is checked word by word against the source pattern before its time counts.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/confidence.hpp"
+#include "core/cuda_check.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+#include "core/units.hpp"
+#include "device/device_buffer.hpp"
+#include "measure/gpu.hpp"
+#include "probes/link/link.hpp"
+#include "probes/link/link_common.hpp"
+#include "probes/link/link_kernels.hpp"
+
+namespace gpuprobe::probes {
+namespace {
+
+using nlohmann::json;
+using namespace link;
+
+/// From small-transfer latency (one 16-byte word) to a size where a 55 GB/s link runs for over
+/// a millisecond, a factor of 16 apart, plus 4 and 16 MiB where bandwidth settles.
+const std::vector<std::uint64_t> kDefaultSizes = {16,         256,        4096,        65536,
+                                                  1ull << 20, 4ull << 20, 16ull << 20, 64ull << 20};
+constexpr std::uint32_t kSaltH2d = 0x1234, kSaltD2h = 0x4321;
+// The host chase: nodes one 4 KiB page apart (no two share a line or a page-sized prefetch),
+// 1024 of them, 256 timed loads from a different start each repetition.
+constexpr std::uint32_t kChaseStride = 4096, kChaseNodes = 1024, kChaseSteps = 256;
+
+std::vector<std::uint64_t> host_sizes(const RunOptions& o) {
+  std::vector<std::uint64_t> sizes;
+  for (auto s : kDefaultSizes)
+    if ((o.min_size == 0 || s >= o.min_size) && (o.max_size == 0 || s <= o.max_size))
+      sizes.push_back(s);
+  return sizes;
+}
+
+struct Setup {
+  std::string direction;  ///< "h2d" or "d2h"
+  std::string memory;     ///< "pinned" or "pageable"
+  std::string method;     ///< "copy_engine", "sm_kernel" or "cuda_memcpy"
+};
+
+class LinkHost : public Experiment {
+ public:
+  std::string id() const override { return "link.host"; }
+  std::string description() const override {
+    return "host <-> device bandwidth and latency, pinned and pageable: copy engine, SM kernels "
+           "over mapped pinned memory and cudaMemcpy, 16 B .. 64 MiB, every copy verified; SM "
+           "load latency of pinned host memory";
+  }
+  json axes() const override {
+    return {{"bytes", kDefaultSizes},
+            {"direction", {"h2d", "d2h"}},
+            {"memory", {"pinned", "pageable"}},
+            {"method", {"copy_engine", "sm_kernel", "cuda_memcpy"}}};
+  }
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
+    return waive_on_model(info, "needs a CUDA GPU: the modelled GPU has no host link");
+  }
+  void validate(const device::Device&, const RunOptions& o) const override {
+    if (host_sizes(o).empty())
+      throw UsageError(
+          "link.host: no transfer size between --min-size and --max-size (sizes: "
+          "16 B .. 64 MiB, factors of 4..16)");
+  }
+
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const Gpu g = open_gpu(ctx.device);
+    const auto sizes = host_sizes(ctx.options);
+    const std::size_t max_bytes = sizes.back();
+    const std::size_t max_words = max_bytes / 4;
+
+    device::DeviceArray<std::uint32_t> dev(max_words);
+    PinnedBuffer pinned(max_bytes);
+    std::vector<std::uint32_t> pageable(max_words);
+    device::DeviceArray<unsigned long long> bad(1);
+    Stream stream;
+    Event start, stop;
+    const CopyLaunch shape{g.sm_count * 4, 256, 4};
+
+    // The sources: the host pattern (for h2d) in both host memories; the expected image of a
+    // device -> host copy kept beside them for memcmp.
+    std::vector<std::uint32_t> expect_d2h(max_words);
+    for (std::size_t i = 0; i < max_words; ++i) expect_d2h[i] = pattern_word(i, kSaltD2h);
+
+    auto fill_host_source = [&](void* p) {
+      auto* w = static_cast<std::uint32_t*>(p);
+      for (std::size_t i = 0; i < max_words; ++i) w[i] = pattern_word(i, kSaltH2d);
+    };
+
+    std::vector<Setup> setups;
+    for (const char* dir : {"h2d", "d2h"}) {
+      setups.push_back({dir, "pinned", "copy_engine"});
+      setups.push_back({dir, "pinned", "sm_kernel"});
+      setups.push_back({dir, "pinned", "cuda_memcpy"});
+      setups.push_back({dir, "pageable", "copy_engine"});
+      setups.push_back({dir, "pageable", "cuda_memcpy"});
+    }
+
+    json points = json::array();
+    for (const auto& s : setups) {
+      const bool h2d = s.direction == "h2d";
+      void* host = s.memory == "pinned" ? pinned.host() : static_cast<void*>(pageable.data());
+      if (h2d) {
+        fill_host_source(host);
+      } else {
+        launch_fill(dev.get(), max_words, kSaltD2h, stream.get());
+        GP_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      }
+      // A kernel reaches pinned memory through its mapped device address.
+      void* host_for_kernel = s.memory == "pinned" ? pinned.device() : nullptr;
+      for (const auto bytes : sizes) {
+        const std::size_t words = bytes / 4;
+        auto once = [&](int) {
+          // Poison the destination (untimed) so that only this copy can make it right.
+          if (h2d) {
+            GP_CUDA_CHECK(cudaMemsetAsync(dev.get(), 0xff, bytes, stream.get()));
+            GP_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+          } else {
+            std::memset(host, 0xff, bytes);
+          }
+          void* dst = h2d ? static_cast<void*>(dev.get()) : host;
+          const void* src = h2d ? host : static_cast<const void*>(dev.get());
+          const auto kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+          double seconds = 0;
+          if (s.method == "cuda_memcpy") {
+            const auto t0 = std::chrono::steady_clock::now();
+            GP_CUDA_CHECK(cudaMemcpy(dst, src, bytes, kind));
+            // From pageable memory cudaMemcpy returns once the data is staged, before the DMA
+            // into the device ends (CUDA runtime API, "API synchronization behavior"): the copy
+            // is complete only after a synchronize, so that is part of its time.
+            if (h2d && s.memory == "pageable") GP_CUDA_CHECK(cudaDeviceSynchronize());
+            seconds = host_seconds_since(t0);
+          } else {
+            GP_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
+            if (s.method == "copy_engine") {
+              GP_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, stream.get()));
+            } else {
+              launch_sm_copy(h2d ? host_for_kernel : src, h2d ? dst : host_for_kernel, bytes, shape,
+                             stream.get());
+            }
+            GP_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
+            GP_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+            seconds = elapsed_s(start, stop);
+          }
+          std::size_t wrong = 0;
+          if (h2d) {
+            // On the check's own stream: the legacy stream does not order a non-blocking one.
+            GP_CUDA_CHECK(cudaMemsetAsync(bad.get(), 0, sizeof(unsigned long long), stream.get()));
+            launch_check(dev.get(), words, kSaltH2d, bad.get(), stream.get());
+            GP_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+            wrong = static_cast<std::size_t>(bad.download().at(0));
+          } else if (std::memcmp(host, expect_d2h.data(), bytes) != 0) {
+            const auto* w = static_cast<const std::uint32_t*>(host);
+            for (std::size_t i = 0; i < words; ++i) wrong += w[i] != expect_d2h[i];
+          }
+          if (wrong)
+            throw VerificationError("link.host " + s.direction + " " + s.memory + " " + s.method +
+                                    " " + std::to_string(bytes) + " B: " + std::to_string(wrong) +
+                                    " wrong words");
+          return seconds;
+        };
+        json row = {{"direction", s.direction},
+                    {"memory", s.memory},
+                    {"method", s.method},
+                    {"bytes", bytes}};
+        // A failed check is an error of this row only: its neighbours keep their samples.
+        try {
+          const auto m = repeat_until_stable(once, ctx.options.protocol);
+          row["seconds"] = m.values;
+          row["converged"] = m.converged;
+          row["status"] = "passed";
+        } catch (const VerificationError& e) {
+          row["seconds"] = json::array();
+          row["status"] = "error";
+          row["reason"] = e.what();
+        } catch (const CudaError& e) {
+          if (e.sticky()) throw;
+          row["seconds"] = json::array();
+          row["status"] = "error";
+          row["reason"] = e.what();
+        }
+        points.push_back(row);
+      }
+    }
+
+    // SM load latency of pinned host memory: one thread, dependent ld.global.cv.
+    PinnedBuffer chase_mem(static_cast<std::size_t>(kChaseNodes) * kChaseStride);
+    const auto base = reinterpret_cast<std::uint64_t>(chase_mem.device());
+    const auto order = cycle_order(kChaseNodes, ctx.options.seed);
+    const auto image = chase_image(order, base, kChaseStride);
+    std::memcpy(chase_mem.host(), image.data(), image.size() * 8);
+    device::DeviceArray<ChaseOut> out(1);
+    std::vector<double> cycles;
+    auto chase_once = [&](int rep) {
+      const std::size_t k0 = static_cast<std::size_t>(rep + 64) * 257 % kChaseNodes;
+      const auto* first = reinterpret_cast<const std::uint64_t*>(
+          base + static_cast<std::uint64_t>(order[k0]) * kChaseStride);
+      launch_remote_chase(first, 0, kChaseSteps, out.get(), stream.get());
+      GP_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      const ChaseOut o = out.download().at(0);
+      const std::uint64_t expected =
+          base + static_cast<std::uint64_t>(order[(k0 + kChaseSteps) % kChaseNodes]) * kChaseStride;
+      if (o.final_node != expected)
+        throw VerificationError("link.host chase over pinned host memory ended on the wrong node");
+      if (rep >= 0) cycles.push_back(static_cast<double>(o.cycles) / kChaseSteps);
+      return static_cast<double>(o.ns) / kChaseSteps;
+    };
+    const auto chase = repeat_until_stable(chase_once, ctx.options.protocol);
+
+    r.parameters = {{"bytes", sizes},
+                    {"sm_copy",
+                     {{"blocks", shape.blocks},
+                      {"threads_per_block", shape.threads},
+                      {"sixteen_byte_words_in_flight_per_thread", shape.unroll}}},
+                    {"chase",
+                     {{"nodes", kChaseNodes},
+                      {"node_stride_bytes", kChaseStride},
+                      {"timed_steps", kChaseSteps},
+                      {"load", "ld.global.cv.u64"}}},
+                    {"gpu", to_json(g)}};
+    r.protocol["timer"] =
+        "cudaEvent pair around each copy-engine copy and SM kernel; host steady_clock around "
+        "each synchronous cudaMemcpy; clock64 and %globaltimer inside the chase";
+    r.protocol["l2_flush"] = "none (the copies cross the link; the chase loads with .cv)";
+    r.protocol["verification"] =
+        "destination poisoned (0xff) before every copy, then checked word by word against the "
+        "source pattern (device: check kernel; host: memcmp); the chase's final node checked";
+    r.samples = {{"points", points},
+                 {"host_chase", {{"ns_per_load", chase.values}, {"cycles_per_load", cycles}}}};
+  }
+
+  void analyze(ExperimentResult& r) const override { analyze_link_host(r); }
+};
+
+}  // namespace
+
+void analyze_link_host(ExperimentResult& r) {
+  const json& points = r.samples.at("points");
+  r.findings.clear();
+  r.curves.clear();
+  Curve table{"table",
+              {"direction", "memory", "method", "bytes", "median_us", "gb_s", "p5_gb_s", "p95_gb_s",
+               "repetitions"},
+              {}};
+  // Bandwidth at the largest size and latency at the smallest, per (direction, memory, method).
+  std::map<std::string, std::pair<std::uint64_t, std::vector<double>>> largest, smallest;
+  json failing = json::array();
+  for (const auto& p : points) {
+    if (p.value("status", "passed") != "passed") {
+      failing.push_back(p);
+      continue;
+    }
+    const double bytes = p.at("bytes").get<double>();
+    const auto seconds = p.at("seconds").get<std::vector<double>>();
+    if (seconds.empty()) continue;
+    std::vector<double> gb_s;
+    for (double s : seconds) gb_s.push_back(s > 0 ? bytes / s / 1e9 : 0.0);
+    const auto sum = stats::summarize(gb_s);
+    const std::string key = p.at("direction").get<std::string>() + "." +
+                            p.at("memory").get<std::string>() + "." +
+                            p.at("method").get<std::string>();
+    table.rows.push_back({p.at("direction"), p.at("memory"), p.at("method"), p.at("bytes"),
+                          stats::median(seconds) * 1e6, sum.median, sum.p5, sum.p95, sum.n});
+    const auto b = p.at("bytes").get<std::uint64_t>();
+    if (!largest.count(key) || b > largest[key].first) largest[key] = {b, gb_s};
+    if (!smallest.count(key) || b < smallest[key].first) {
+      std::vector<double> us;
+      for (double s : seconds) us.push_back(s * 1e6);
+      smallest[key] = {b, us};
+    }
+  }
+  r.curves.push_back(table);
+  std::map<std::string, double> bandwidth;
+  std::map<std::string, std::vector<double>> bandwidth_samples;
+  for (const auto& [key, v] : largest) {
+    const double med = stats::median(v.second);
+    bandwidth[key] = med;
+    bandwidth_samples[key] = v.second;
+    const auto sum = stats::summarize(v.second);
+    Finding f{"link.host." + key + ".bandwidth",
+              med,
+              "GB/s",
+              confidence::precision(v.second, med),
+              "median over repetitions of bytes / time of one verified copy of " +
+                  units::format_bytes(v.first),
+              {{"bytes", v.first},
+               {"spread", 1.4826 * sum.mad},
+               {"p5_gb_s", sum.p5},
+               {"p95_gb_s", sum.p95},
+               {"standard_error", confidence::median_standard_error(v.second)}}};
+    r.findings.push_back(f);
+  }
+  for (const auto& [key, v] : smallest) {
+    if (v.first == largest[key].first) continue;  // one size only: no latency point
+    const double med = stats::median(v.second);
+    r.findings.push_back({"link.host." + key + ".latency",
+                          med,
+                          "us",
+                          confidence::precision(v.second, med),
+                          "median over repetitions of the time of one verified copy of " +
+                              units::format_bytes(v.first) + " (launch or call included)",
+                          {{"bytes", v.first},
+                           {"spread", 1.4826 * stats::summarize(v.second).mad},
+                           {"standard_error", confidence::median_standard_error(v.second)}}});
+  }
+  // gpuprobe's best pinned path against the driver's cudaMemcpy, each direction.
+  for (const std::string dir : {"h2d", "d2h"}) {
+    const std::string ref = dir + ".pinned.cuda_memcpy";
+    if (!bandwidth.count(ref)) continue;
+    std::string best;
+    for (const std::string m : {"copy_engine", "sm_kernel"}) {
+      const std::string k = dir + ".pinned." + m;
+      if (bandwidth.count(k) && (best.empty() || bandwidth[k] > bandwidth[best])) best = k;
+    }
+    if (best.empty() || bandwidth[ref] <= 0) continue;
+    const double ratio = bandwidth[best] / bandwidth[ref];
+    r.findings.push_back(
+        {"link.host." + dir + ".best_over_cuda_memcpy",
+         ratio,
+         "ratio",
+         confidence::combine({confidence::precision(bandwidth_samples[best], bandwidth[best]),
+                              confidence::precision(bandwidth_samples[ref], bandwidth[ref])}),
+         "largest-size bandwidth of the faster of copy engine (cudaMemcpyAsync) and SM kernel "
+         "over pinned memory / that of cudaMemcpy in the same run",
+         {{"best_method", best},
+          {"best_gb_s", bandwidth[best]},
+          {"cuda_memcpy_gb_s", bandwidth[ref]},
+          {"separation", confidence::separation(confidence::separation_z(
+                             bandwidth_samples[best], bandwidth_samples[ref]))}}});
+  }
+  if (r.samples.contains("host_chase")) {
+    const auto ns = r.samples["host_chase"].value("ns_per_load", std::vector<double>{});
+    const auto cyc = r.samples["host_chase"].value("cycles_per_load", std::vector<double>{});
+    if (!ns.empty()) {
+      const double med = stats::median(ns);
+      r.findings.push_back(
+          {"link.host.pinned.sm_load_latency",
+           med,
+           "ns",
+           confidence::precision(ns, med),
+           "one thread's dependent ld.global.cv chain through pinned host memory (nodes 4 KiB "
+           "apart): %globaltimer ns per load, median over repetitions",
+           {{"cycles", stats::median_or_zero(cyc)},
+            {"spread", 1.4826 * stats::summarize(ns).mad},
+            {"standard_error", confidence::median_standard_error(ns)}}});
+    }
+  }
+  json st = json::object();
+  st["bandwidth_gb_s"] = bandwidth;
+  st["points_failing_verification"] = failing;
+  r.statistics = st;
+}
+
+namespace link_registration {
+std::unique_ptr<Experiment> make_link_host() { return std::make_unique<LinkHost>(); }
+}  // namespace link_registration
+
+}  // namespace gpuprobe::probes
