@@ -21,6 +21,37 @@ T need(const json& j, const char* key) {
   }
 }
 
+/// An optional integer field that must be >= 0 (a negative value is refused by name, not
+/// wrapped around by an unsigned conversion).
+std::uint64_t optional_unsigned(const json& j, const char* key, std::uint64_t fallback) {
+  if (!j.contains(key)) return fallback;
+  const auto& v = j.at(key);
+  if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0))
+    throw UsageError(std::string("model file: '") + key + "' = " + v.dump() +
+                     " is not allowed; allowed: an integer >= 0");
+  return v.get<std::uint64_t>();
+}
+
+/// A required integer field that must be >= 0 (see optional_unsigned).
+std::uint64_t need_unsigned(const json& j, const char* key) {
+  if (!j.contains(key)) throw UsageError(std::string("model file: missing key '") + key + "'");
+  return optional_unsigned(j, key, 0);
+}
+
+std::vector<std::uint64_t> masks(const json& j, const char* key) {
+  std::vector<std::uint64_t> out;
+  if (!j.contains(key)) return out;
+  if (!j.at(key).is_array())
+    throw UsageError(std::string("model file: '") + key + "' must be an array of integers");
+  for (const auto& m : j.at(key)) {
+    if (!m.is_number_unsigned())
+      throw UsageError(std::string("model file: '") + key + "' holds " + m.dump() +
+                       "; allowed: integers >= 0");
+    out.push_back(m.get<std::uint64_t>());
+  }
+  return out;
+}
+
 std::uint64_t round_down(double bytes, std::uint64_t unit) {
   const auto b = static_cast<std::uint64_t>(std::max(0.0, bytes));
   return b / unit * unit;
@@ -44,14 +75,36 @@ ModelConfig model_config_from_json(const json& j) {
   c.l1_shared_unified_bytes = need<std::uint64_t>(j, "l1_shared_unified_bytes");
   c.default_shared_carveout_bytes = need<std::uint64_t>(j, "default_shared_carveout_bytes");
   c.shared_per_sm_bytes = need<std::uint64_t>(j, "shared_per_sm_bytes");
-  c.l1 = {0, need<std::uint32_t>(j, "l1_line_bytes"), need<std::uint32_t>(j, "l1_ways"),
-          need<double>(j, "l1_hit_latency_cycles")};
+  const auto u32 = [&](const char* key) {
+    const std::uint64_t v = need_unsigned(j, key);
+    if (v > 0xffffffffu) throw UsageError(std::string("model file: '") + key + "' is too large");
+    return static_cast<std::uint32_t>(v);
+  };
+  c.l1 = {0, u32("l1_line_bytes"), u32("l1_ways"), need<double>(j, "l1_hit_latency_cycles")};
   c.l2_partitioned = need<bool>(j, "l2_partitioned");
-  c.l2_near = {need<std::uint64_t>(j, "l2_near_capacity_bytes"),
-               need<std::uint32_t>(j, "l2_near_line_bytes"), need<std::uint32_t>(j, "l2_near_ways"),
-               need<double>(j, "l2_near_hit_latency_cycles")};
-  c.l2 = {need<std::uint64_t>(j, "l2_capacity_bytes"), need<std::uint32_t>(j, "l2_line_bytes"),
-          need<std::uint32_t>(j, "l2_ways"), need<double>(j, "l2_hit_latency_cycles")};
+  c.l2_near = {need_unsigned(j, "l2_near_capacity_bytes"), u32("l2_near_line_bytes"),
+               u32("l2_near_ways"), need<double>(j, "l2_near_hit_latency_cycles")};
+  c.l2 = {need_unsigned(j, "l2_capacity_bytes"), u32("l2_line_bytes"), u32("l2_ways"),
+          need<double>(j, "l2_hit_latency_cycles")};
+  // The structural fields (run_sequence); absent in model files written before them.
+  c.l1.policy = parse_replacement(j.value("l1_policy", std::string("lru")));
+  c.l2.policy = parse_replacement(j.value("l2_policy", std::string("lru")));
+  c.l1.sector_bytes = static_cast<std::uint32_t>(optional_unsigned(j, "l1_sector_bytes", 0));
+  c.l2.sector_bytes = static_cast<std::uint32_t>(optional_unsigned(j, "l2_sector_bytes", 0));
+  c.l1.set_hash_masks = masks(j, "l1_set_hash_masks");
+  c.l2.set_hash_masks = masks(j, "l2_set_hash_masks");
+  c.l2_partitions = static_cast<int>(optional_unsigned(j, "l2_partitions", 0));
+  c.l2_partition_masks = masks(j, "l2_partition_masks");
+  c.l2_replication = j.value("l2_replication", true);
+  if (j.contains("sm_partition"))
+    for (const auto& p : masks(j, "sm_partition")) c.sm_partition.push_back(static_cast<int>(p));
+  if (j.contains("tlb")) {
+    if (!j.at("tlb").is_array()) throw UsageError("model file: 'tlb' must be an array");
+    for (const auto& t : j.at("tlb"))
+      c.tlb.push_back({need_unsigned(t, "entries"), need_unsigned(t, "page_bytes"),
+                       static_cast<std::uint32_t>(optional_unsigned(t, "ways", 0)),
+                       need<double>(t, "miss_penalty_cycles")});
+  }
   c.l2_far_hit_latency_cycles = need<double>(j, "l2_far_hit_latency_cycles");
   c.dram_latency_cycles = need<double>(j, "dram_latency_cycles");
   c.shared_latency_cycles = need<double>(j, "shared_latency_cycles");
