@@ -142,6 +142,7 @@ ConflictSet find_conflict_set(Probe& p, Level level, const Calibration& cal,
   std::mt19937_64 rng(p.seed * 7919 + static_cast<int>(level));
   std::unordered_set<std::uint64_t> used;
   std::vector<std::uint64_t> pool;
+  if (p.max_sequence) max_candidates = std::min<std::uint64_t>(max_candidates, p.max_sequence / kRounds);
   std::size_t n = 16;
   bool hit = false;
   while (n <= max_candidates) {
@@ -193,13 +194,15 @@ ConflictSet find_conflict_set(Probe& p, Level level, const Calibration& cal,
   out.ways = static_cast<std::uint32_t>(e.size() - 1);
   out.found = e.size() >= 2;
   // Minimality check: every member is needed.
-  bool minimal = true;
-  for (std::size_t i = 0; i < e.size() && minimal; ++i) {
+  for (std::size_t i = 0; i < e.size(); ++i) {
     std::vector<std::uint64_t> rest = e;
     rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
-    if (conflicts(p, level, cal, rest)) minimal = false;
+    out.checks_passed += conflicts(p, level, cal, rest) ? 0 : 1;
+    ++out.checks;
   }
-  out.minimal_verified = minimal && conflicts(p, level, cal, e);
+  out.checks_passed += conflicts(p, level, cal, e) ? 1 : 0;
+  ++out.checks;
+  out.minimal_verified = out.checks_passed == out.checks;
   return out;
 }
 
@@ -409,7 +412,8 @@ CapacityResult infer_capacity(Probe& p, Level level, const Calibration& cal,
     for (std::uint64_t i = 0; i < n; ++i) v[i] = i * line_bytes;
     return v;
   };
-  const std::uint64_t limit = std::min(max_bytes, p.buffer_bytes) / line_bytes;
+  std::uint64_t limit = std::min(max_bytes, p.buffer_bytes) / line_bytes;
+  if (p.max_sequence) limit = std::min<std::uint64_t>(limit, p.max_sequence / kRounds);
   std::uint64_t lo = 0, hi = 0;
   for (std::uint64_t n = 16; n <= limit; n *= 2) {
     if (conflicts(p, level, cal, lines_of(n))) {
@@ -507,6 +511,7 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
                     std::uint64_t smallest_page) {
   TlbResult r;
   max_pages = std::min(max_pages, p.buffer_bytes / largest_page);
+  if (p.max_sequence) max_pages = std::min<std::uint64_t>(max_pages, p.max_sequence / 5);
   r.max_pages_tried = max_pages;
   std::mt19937_64 rng(p.seed * 2654435761u);
   // One line per `stride` cell at a random line-aligned offset inside it.

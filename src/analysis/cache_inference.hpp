@@ -30,6 +30,7 @@ struct Probe {
   std::uint64_t buffer_bytes = 0;  ///< a power of two; candidates lie below it
   int sm = 0;                      ///< the SM every sequence runs on
   std::uint64_t seed = 1;
+  std::size_t max_sequence = 0;  ///< the sequencer's max_sequence_length (0 = unlimited)
   std::uint64_t accesses = 0;  ///< loads issued so far (budget accounting)
   std::uint64_t calls = 0;     ///< sequences run so far
   device::SequenceTiming call(const device::AccessSequence& s);
@@ -54,12 +55,15 @@ bool conflicts(Probe& p, Level level, const Calibration& cal, const std::vector<
 
 /// A minimal conflict set: lines of one set, ways + 1 of them. Grown from random candidates
 /// (aligned to `alignment`, never a planned stride) until they conflict, cut to the shortest
-/// conflicting prefix, then pruned by group elimination.
+/// conflicting prefix, then pruned by group elimination. Candidates share their address bits
+/// below `alignment` (1 KiB for the L1; larger for an L2 whose sets outnumber what one sequence
+/// can hold: collisions are still measured, only the pool is narrowed).
 struct ConflictSet {
   bool found = false;
   std::vector<std::uint64_t> lines;  ///< ways + 1 lines when found
   std::uint32_t ways = 0;
   bool minimal_verified = false;     ///< removing any one line ends the conflict
+  std::size_t checks = 0, checks_passed = 0;  ///< the minimality checks (each removal + all)
   std::uint64_t candidates_tried = 0;
   std::string note;
 };

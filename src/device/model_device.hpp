@@ -242,7 +242,9 @@ class ModelDevice : public Device, public Sequencer {
   /// timed access costs the TLB penalties plus the latency of the level that served it (plus
   /// noise). Always verified (the model's loads are exact).
   SequenceTiming run_sequence(ProbeBuffer& buffer, const AccessSequence& s) override;
-  std::size_t max_sequence_length() const override { return std::size_t{1} << 26; }
+  /// Of the order of the CUDA sequencer's (its offsets live in shared memory), so that the
+  /// experiments take the same paths on the model as on the GPU.
+  std::size_t max_sequence_length() const override { return std::size_t{1} << 15; }
 
   const ModelConfig& config() const { return config_; }
   /// The node the last chase() ended on.

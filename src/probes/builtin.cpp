@@ -6,6 +6,7 @@
 #include "probes/compute/compute.hpp"
 #include "probes/cache/fetch_granularity.hpp"
 #include "probes/cache/l2_partition.hpp"
+#include "probes/cache/cache_structure.hpp"
 #include "probes/latency/latency.hpp"
 #include "probes/hopper/tma.hpp"
 #include "probes/hopper/pipeline.hpp"
@@ -18,6 +19,7 @@ const Registry& Registry::builtin() {
     probes::register_latency_experiments(r);
     probes::register_l2_partition_experiments(r);
     probes::register_fetch_granularity_experiments(r);
+    probes::register_cache_structure_experiments(r);
     probes::register_compute_experiments(r);
     probes::register_bandwidth_experiments(r);
     probes::register_bandwidth_sweep_experiments(r);
