@@ -15,6 +15,8 @@
 #include "core/units.hpp"
 #include "device/chase_kernels.hpp"
 #include "device/device_buffer.hpp"
+#include "device/sequence.hpp"
+#include "device/sequence_kernels.hpp"
 
 namespace gpuprobe::device {
 namespace {
@@ -42,13 +44,40 @@ class CudaChain : public Chain {
   DeviceBuffer buffer_;
 };
 
+constexpr std::uint64_t kProbeAlignment = 2ull << 20;
+// How long the sequence block waits for the placing block (~0.1 s at 2 GHz) before the launch
+// is retried with more blocks.
+constexpr std::uint64_t kPlacerTimeoutCycles = 200000000ull;
+constexpr int kSequenceAttempts = 4;
+
+class CudaProbeBuffer : public ProbeBuffer {
+ public:
+  explicit CudaProbeBuffer(std::uint64_t bytes) : raw_(bytes + kProbeAlignment), bytes_(bytes) {
+    const auto raw = reinterpret_cast<std::uint64_t>(raw_.as<void>());
+    base_ = (raw + kProbeAlignment - 1) / kProbeAlignment * kProbeAlignment;
+  }
+  std::uint64_t bytes() const override { return bytes_; }
+  std::uint64_t* base() const { return reinterpret_cast<std::uint64_t*>(base_); }
+
+ private:
+  DeviceBuffer raw_;
+  std::uint64_t bytes_;
+  std::uint64_t base_ = 0;
+};
+
+std::string describe_offset(std::uint64_t offset) {
+  std::ostringstream s;
+  s << "0x" << std::hex << offset;
+  return s.str();
+}
+
 int attribute(cudaDeviceAttr attr, int ordinal) {
   int value = 0;
   GP_CUDA_CHECK(cudaDeviceGetAttribute(&value, attr, ordinal));
   return value;
 }
 
-class CudaDevice : public Device {
+class CudaDevice : public Device, public Sequencer {
  public:
   explicit CudaDevice(int ordinal) : ordinal_(ordinal) {
     GP_CUDA_CHECK(cudaSetDevice(ordinal));
@@ -196,6 +225,105 @@ class CudaDevice : public Device {
     return t;
   }
 
+  std::unique_ptr<ProbeBuffer> alloc_probe_buffer(std::uint64_t bytes) override {
+    if (bytes < 8 || bytes % 8 != 0)
+      throw UsageError("probe buffer of " + std::to_string(bytes) +
+                       " B: use a positive multiple of 8 bytes");
+    ensure_flush_buffer();
+    const std::uint64_t free = free_memory();
+    if (bytes + kProbeAlignment + kMemoryMargin > free)
+      throw UsageError("probe buffer of " + units::format_bytes(bytes) +
+                       " does not fit in free GPU memory (" + units::format_bytes(free) +
+                       " free, " + units::format_bytes(kMemoryMargin) + " kept back)");
+    auto buffer = std::make_unique<CudaProbeBuffer>(bytes);
+    kernels::launch_fill_offsets(buffer->base(), bytes, stream_);
+    DeviceArray<unsigned long long> bad(1);
+    GP_CUDA_CHECK(cudaMemsetAsync(bad.get(), 0, sizeof(unsigned long long), stream_));
+    kernels::launch_check_offsets(buffer->base(), bytes, bad.get(), stream_);
+    unsigned long long host_bad = 0;
+    GP_CUDA_CHECK(cudaMemcpyAsync(&host_bad, bad.get(), sizeof host_bad, cudaMemcpyDeviceToHost,
+                                  stream_));
+    GP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (host_bad != 0)
+      throw VerificationError("probe buffer: " + std::to_string(host_bad) +
+                              " words do not hold their own offset after the fill");
+    return buffer;
+  }
+
+  std::size_t max_sequence_length() const override {
+    return info_.shared_per_block_optin_bytes / kernels::kSequenceSharedBytesPerAccess;
+  }
+
+  SequenceTiming run_sequence(ProbeBuffer& buffer_base, const AccessSequence& s) override {
+    auto& buffer = dynamic_cast<CudaProbeBuffer&>(buffer_base);
+    validate(buffer, s);
+    const auto n_place = static_cast<std::uint32_t>(s.place.size());
+    const auto n_seq = static_cast<std::uint32_t>(s.sequence.size());
+    std::vector<std::uint64_t> offsets(s.place);
+    offsets.insert(offsets.end(), s.sequence.begin(), s.sequence.end());
+    if (seq_offsets_.size() < std::max<std::size_t>(offsets.size(), 1))
+      seq_offsets_ = DeviceArray<std::uint64_t>(max_sequence_length());
+    if (seq_cycles_.size() == 0) seq_cycles_ = DeviceArray<std::uint32_t>(max_sequence_length());
+    if (seq_status_.size() == 0) seq_status_ = DeviceArray<kernels::SequenceStatus>(1);
+    if (!offsets.empty())
+      GP_CUDA_CHECK(cudaMemcpyAsync(seq_offsets_.get(), offsets.data(),
+                                    offsets.size() * sizeof(std::uint64_t),
+                                    cudaMemcpyHostToDevice, stream_));
+    kernels::SequenceParams p;
+    p.base = reinterpret_cast<std::uint64_t>(buffer.base());
+    p.offsets = seq_offsets_.get();
+    p.n_place = n_place;
+    p.n_seq = n_seq;
+    p.place_sm = s.place.empty() ? -1 : s.place_sm;
+    p.sm = s.sm;
+    p.cycles = seq_cycles_.get();
+    p.status = seq_status_.get();
+    p.timeout_cycles = kPlacerTimeoutCycles;
+    kernels::SequenceStatus st{};
+    // A launch whose blocks never reached the chosen SMs is repeated with more blocks (after a
+    // fresh flush when one was asked for, so the repeat starts from the same state).
+    for (int attempt = 0; attempt < kSequenceAttempts; ++attempt) {
+      if (s.flush_l2) {
+        ensure_flush_buffer();
+        kernels::launch_flush(flush_.as<std::uint64_t>(), flush_.bytes(), info_.sm_count, stream_);
+      }
+      GP_CUDA_CHECK(cudaMemsetAsync(p.status, 0, sizeof(kernels::SequenceStatus), stream_));
+      const unsigned blocks = static_cast<unsigned>((4 << attempt) * info_.sm_count);
+      kernels::launch_sequence(s.op, p, blocks, s.carveout_percent, stream_);
+      GP_CUDA_CHECK(cudaMemcpyAsync(&st, p.status, sizeof st, cudaMemcpyDeviceToHost, stream_));
+      GP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      if (st.flags & kernels::kSeqMismatch) break;
+      if (st.flags & kernels::kSeqRan) break;
+    }
+    if (st.flags & kernels::kSeqMismatch) {
+      const std::uint32_t i = st.first_bad - 1;
+      throw VerificationError("sequence: access " + std::to_string(i) + " at offset " +
+                              describe_offset(i < offsets.size() ? offsets[i] : 0) +
+                              " loaded a value other than its offset");
+    }
+    if (!(st.flags & kernels::kSeqRan) || (n_place > 0 && !(st.flags & kernels::kSeqPlaced)))
+      throw VerificationError("sequence: no block reached SM " + std::to_string(s.sm) +
+                              (n_place > 0 ? " / placing SM " + std::to_string(s.place_sm) : "") +
+                              " in " + std::to_string(kSequenceAttempts) + " launches");
+    if (s.sm >= 0 && st.smid != static_cast<std::uint32_t>(s.sm))
+      throw VerificationError("sequence ran on SM " + std::to_string(st.smid) + ", not on SM " +
+                              std::to_string(s.sm));
+    if (p.place_sm >= 0 && st.place_smid != static_cast<std::uint32_t>(p.place_sm))
+      throw VerificationError("placement ran on SM " + std::to_string(st.place_smid) +
+                              ", not on SM " + std::to_string(p.place_sm));
+    SequenceTiming t;
+    t.smid = static_cast<int>(st.smid);
+    t.verified = true;
+    if (n_seq > s.timed_from) {
+      std::vector<std::uint32_t> c(n_seq);
+      GP_CUDA_CHECK(cudaMemcpyAsync(c.data(), seq_cycles_.get(), n_seq * sizeof(std::uint32_t),
+                                    cudaMemcpyDeviceToHost, stream_));
+      GP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      t.cycles.assign(c.begin() + s.timed_from, c.end());
+    }
+    return t;
+  }
+
   nlohmann::json environment() const override { return env::capture_cuda_environment(ordinal_); }
 
   nlohmann::json chase_kernel_info() const override {
@@ -225,14 +353,43 @@ class CudaDevice : public Device {
     GP_CUDA_CHECK(cudaMemsetAsync(flush_.as<void>(), 1, flush_.bytes(), stream_));
   }
 
+  void validate(const CudaProbeBuffer& buffer, const AccessSequence& s) const {
+    const std::size_t total = s.place.size() + s.sequence.size();
+    if (total > max_sequence_length())
+      throw UsageError("sequence of " + std::to_string(total) + " accesses (place + sequence) " +
+                       "exceeds the " + std::to_string(max_sequence_length()) +
+                       " one call may hold");
+    if (s.timed_from > s.sequence.size())
+      throw UsageError("timed_from " + std::to_string(s.timed_from) + " is beyond the " +
+                       std::to_string(s.sequence.size()) + " accesses of the sequence");
+    for (int sm : {s.sm, s.place_sm})
+      if (sm < -1 || sm >= info_.sm_count)
+        throw UsageError("SM " + std::to_string(sm) + " does not exist (0.." +
+                         std::to_string(info_.sm_count - 1) + ", or -1 for any)");
+    for (const auto* list : {&s.place, &s.sequence})
+      for (std::uint64_t o : *list)
+        if (o % 8 != 0 || o + 8 > buffer.bytes())
+          throw UsageError("offset " + describe_offset(o) +
+                           " is unaligned or outside the probe buffer of " +
+                           units::format_bytes(buffer.bytes()));
+  }
+
   int ordinal_;
   DeviceInfo info_;
   cudaStream_t stream_ = nullptr;
   kernels::ChaseOut* out_ = nullptr;
   DeviceBuffer flush_;
+  DeviceArray<std::uint64_t> seq_offsets_;
+  DeviceArray<std::uint32_t> seq_cycles_;
+  DeviceArray<kernels::SequenceStatus> seq_status_;
 };
 
 }  // namespace
+
+const std::uint64_t* cuda_probe_base(const ProbeBuffer& buffer) {
+  const auto* b = dynamic_cast<const CudaProbeBuffer*>(&buffer);
+  return b ? b->base() : nullptr;
+}
 
 std::unique_ptr<Device> make_cuda_device(int ordinal) {
   int count = 0;

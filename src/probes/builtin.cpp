@@ -7,6 +7,9 @@
 #include "probes/cache/fetch_granularity.hpp"
 #include "probes/cache/l2_partition.hpp"
 #include "probes/cache/cache_structure.hpp"
+#include "probes/cache/l2_far_hit.hpp"
+#include "probes/cache/l2_sharing.hpp"
+#include "probes/cache/cold_capacity.hpp"
 #include "probes/latency/latency.hpp"
 #include "probes/hopper/tma.hpp"
 #include "probes/hopper/pipeline.hpp"
@@ -18,6 +21,9 @@ const Registry& Registry::builtin() {
     Registry r;
     probes::register_latency_experiments(r);
     probes::register_l2_partition_experiments(r);
+    probes::register_l2_far_hit_experiments(r);
+    probes::register_l2_sharing_experiments(r);
+    probes::register_cold_capacity_experiments(r);
     probes::register_fetch_granularity_experiments(r);
     probes::register_cache_structure_experiments(r);
     probes::register_compute_experiments(r);

@@ -1,0 +1,176 @@
+// Kernels of the cache-structure sequences (device/sequence.hpp): one thread on a chosen SM
+// performs dependent loads at given offsets of a probe buffer and times each one. One template
+// over the load operator: the instances differ only in the PTX cache operator of that load.
+#include <stdexcept>
+
+#include "core/cuda_check.hpp"
+#include "core/dispatch.hpp"
+#include "device/ptx.cuh"
+#include "device/sequence_kernels.hpp"
+
+namespace gpuprobe::device::kernels {
+namespace {
+
+// No probe-buffer word holds this (a word holds its own offset, a multiple of 8).
+constexpr std::uint64_t kNeverStored = ~std::uint64_t{0};
+
+// A branch on the value stalls issue until it has arrived (warps issue in order), so a clock
+// read after it sees the completed load, and an address held this way is computed before the
+// clock read that opens the timed load.
+__device__ __forceinline__ void hold(std::uint64_t value) {
+  if (value == kNeverStored) __trap();
+}
+
+__device__ __forceinline__ void note_bad(SequenceStatus* st, std::uint32_t index) {
+  atomicOr(&st->flags, static_cast<std::uint32_t>(kSeqMismatch));
+  atomicCAS(&st->first_bad, 0u, index + 1u);
+}
+
+// The place loads, dependent on each other like the sequence's (so their order is kept), every
+// value checked; returns once the last has arrived.
+template <LoadOp kOp>
+__device__ void place_lines(const SequenceParams& p) {
+  std::uint64_t prev_off = 0, prev_v = 0;
+  bool ok = true;
+  for (std::uint32_t i = 0; i < p.n_place; ++i) {
+    const std::uint64_t off = p.offsets[i];
+    const std::uint64_t v = ptx::load_u64<kOp>(p.base + off + (prev_v - prev_off));
+    if (v != off && ok) {
+      ok = false;
+      note_bad(p.status, i);
+    }
+    prev_v = v;
+    prev_off = off;
+  }
+  hold(prev_v);
+}
+
+template <LoadOp kOp>
+__global__ void sequence_kernel(SequenceParams p) {
+  extern __shared__ std::uint64_t seq_smem[];
+  std::uint64_t* soff = seq_smem;
+  std::uint32_t* scyc = reinterpret_cast<std::uint32_t*>(seq_smem + p.n_seq);
+  __shared__ int role;  // bit 0: place, bit 1: sequence
+  SequenceStatus* st = p.status;
+  const bool separate_placer = p.n_place > 0 && p.place_sm >= 0 && p.place_sm != p.sm;
+  if (threadIdx.x == 0) {
+    const std::uint32_t smid = ptx::sm_id();
+    int r = 0;
+    if (separate_placer && smid == static_cast<std::uint32_t>(p.place_sm) &&
+        atomicCAS(&st->claims[0], 0u, 1u) == 0u)
+      r |= 1;
+    if ((p.sm < 0 || smid == static_cast<std::uint32_t>(p.sm)) &&
+        atomicCAS(&st->claims[1], 0u, 1u) == 0u)
+      r |= 2;
+    role = r;
+  }
+  __syncthreads();
+  const int my_role = role;
+  if (my_role == 0) return;
+  if (my_role & 2) {
+    for (std::uint32_t i = threadIdx.x; i < p.n_seq; i += blockDim.x)
+      soff[i] = p.offsets[p.n_place + i];
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  const std::uint32_t smid = ptx::sm_id();
+  if (my_role & 1) {
+    place_lines<kOp>(p);
+    st->place_smid = smid;
+    __threadfence();
+    atomicExch(&st->ready, 1u);
+    atomicOr(&st->flags, static_cast<std::uint32_t>(kSeqPlaced));
+  }
+  if (!(my_role & 2)) return;
+  st->smid = smid;
+  if (separate_placer) {
+    const std::uint64_t start = ptx::clock_64();
+    while (atomicAdd(&st->ready, 0u) == 0u) {
+      if (ptx::clock_64() - start > p.timeout_cycles) {
+        atomicOr(&st->flags, static_cast<std::uint32_t>(kSeqTimedOut));
+        return;
+      }
+    }
+  } else if (p.n_place > 0) {
+    place_lines<kOp>(p);
+    st->place_smid = smid;
+    atomicOr(&st->flags, static_cast<std::uint32_t>(kSeqPlaced));
+  }
+  std::uint64_t prev_off = 0, prev_v = 0;
+  bool ok = true;
+#pragma unroll 1
+  for (std::uint32_t i = 0; i < p.n_seq; ++i) {
+    const std::uint64_t off = soff[i];
+    const std::uint64_t a = p.base + off + (prev_v - prev_off);
+    hold(a);
+    const std::uint64_t t0 = ptx::clock_64();
+    const std::uint64_t v = ptx::load_u64<kOp>(a);
+    hold(v);
+    const std::uint64_t t1 = ptx::clock_64();
+    scyc[i] = static_cast<std::uint32_t>(t1 - t0);
+    if (v != off && ok) {
+      ok = false;
+      note_bad(st, p.n_place + i);
+    }
+    prev_v = v;
+    prev_off = off;
+  }
+  for (std::uint32_t i = 0; i < p.n_seq; ++i) p.cycles[i] = scyc[i];
+  __threadfence();
+  atomicOr(&st->flags, static_cast<std::uint32_t>(kSeqRan));
+}
+
+__global__ void fill_offsets_kernel(std::uint64_t* base, std::uint64_t words) {
+  const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+       i < words; i += threads)
+    base[i] = i * 8;
+}
+
+__global__ void check_offsets_kernel(const std::uint64_t* base, std::uint64_t words,
+                                     unsigned long long* bad) {
+  const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  unsigned long long mine = 0;
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+       i < words; i += threads)
+    mine += base[i] != i * 8;
+  if (mine) atomicAdd(bad, mine);
+}
+
+template <LoadOp kOp>
+void launch_sequence_op(const SequenceParams& p, unsigned blocks, int carveout_percent,
+                        cudaStream_t stream) {
+  const std::uint32_t smem = p.n_seq * kSequenceSharedBytesPerAccess;
+  GP_CUDA_CHECK(cudaFuncSetAttribute(sequence_kernel<kOp>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(smem)));
+  GP_CUDA_CHECK(cudaFuncSetAttribute(
+      sequence_kernel<kOp>, cudaFuncAttributePreferredSharedMemoryCarveout, carveout_percent));
+  sequence_kernel<kOp><<<blocks, 32, smem, stream>>>(p);
+  GP_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void launch_fill_offsets(std::uint64_t* base, std::uint64_t bytes, cudaStream_t stream) {
+  fill_offsets_kernel<<<1024, 256, 0, stream>>>(base, bytes / 8);
+  GP_CUDA_CHECK_LAUNCH();
+}
+
+void launch_check_offsets(const std::uint64_t* base, std::uint64_t bytes,
+                          unsigned long long* bad, cudaStream_t stream) {
+  check_offsets_kernel<<<1024, 256, 0, stream>>>(base, bytes / 8, bad);
+  GP_CUDA_CHECK_LAUNCH();
+}
+
+void launch_sequence(LoadOp op, const SequenceParams& p, unsigned blocks, int carveout_percent,
+                     cudaStream_t stream) {
+  const bool launched =
+      dispatch<LoadOp::kDefault, LoadOp::kCa, LoadOp::kCg, LoadOp::kCv, LoadOp::kNc>(
+          op, [&](auto kop) {
+            launch_sequence_op<decltype(kop)::value>(p, blocks, carveout_percent, stream);
+          });
+  if (!launched) throw std::invalid_argument("sequence: unknown load operator");
+}
+
+}  // namespace gpuprobe::device::kernels

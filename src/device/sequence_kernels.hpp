@@ -1,0 +1,58 @@
+#pragma once
+// Host-callable launchers of the cache-structure sequence kernels (sequence_kernels.cu), used by
+// the CUDA device's Sequencer (device/sequence.hpp).
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "device/device.hpp"
+
+namespace gpuprobe::device::kernels {
+
+/// Shared memory one sequence access needs: its offset (8 B) and its cycles (4 B).
+inline constexpr std::uint32_t kSequenceSharedBytesPerAccess = 12;
+
+/// Bits of SequenceStatus::flags.
+enum SequenceFlag : std::uint32_t {
+  kSeqPlaced = 1u,      ///< the placing block ran every place load
+  kSeqRan = 2u,         ///< the sequence block ran every access
+  kSeqTimedOut = 4u,    ///< the sequence block waited too long for the placing block
+  kSeqMismatch = 8u,    ///< a loaded value differed from its offset
+  kSeqNoPlacer = 16u,   ///< (host) no block reached the placing SM
+};
+
+/// Zero before a launch; written by the kernel.
+struct SequenceStatus {
+  std::uint32_t claims[2];  ///< [0] placing block claimed, [1] sequence block claimed
+  std::uint32_t ready;      ///< the placing block finished
+  std::uint32_t flags;      ///< SequenceFlag bits
+  std::uint32_t smid;       ///< SM of the sequence block
+  std::uint32_t place_smid; ///< SM of the placing block
+  std::uint32_t first_bad;  ///< index (place then sequence) of the first wrong value + 1
+  std::uint32_t pad;
+};
+
+struct SequenceParams {
+  std::uint64_t base = 0;                   ///< probe buffer start (2 MiB aligned)
+  const std::uint64_t* offsets = nullptr;   ///< n_place place offsets, then n_seq offsets
+  std::uint32_t n_place = 0;
+  std::uint32_t n_seq = 0;
+  std::int32_t place_sm = -1;  ///< -1: the sequence block places too
+  std::int32_t sm = -1;        ///< -1: the first block to start
+  std::uint32_t* cycles = nullptr;  ///< [n_seq]: cycles of each access
+  SequenceStatus* status = nullptr;
+  std::uint64_t timeout_cycles = 0;
+};
+
+/// Fills `bytes` of `base` so that every 8-byte word holds its own byte offset.
+void launch_fill_offsets(std::uint64_t* base, std::uint64_t bytes, cudaStream_t stream);
+/// Counts the words of `base` that do not hold their own offset into *bad (zeroed before).
+void launch_check_offsets(const std::uint64_t* base, std::uint64_t bytes,
+                          unsigned long long* bad, cudaStream_t stream);
+/// One sequence launch: `blocks` blocks of 32 threads; the first block on p.place_sm places,
+/// the first block on p.sm runs the sequence (the same block when the SMs are equal or
+/// place_sm is -1). Throws std::invalid_argument for an unknown operator.
+void launch_sequence(LoadOp op, const SequenceParams& p, unsigned blocks, int carveout_percent,
+                     cudaStream_t stream);
+
+}  // namespace gpuprobe::device::kernels

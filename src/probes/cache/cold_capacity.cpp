@@ -1,0 +1,155 @@
+// cache.cold_capacity: for each level, a fresh random chain (built, then the L2 flushed) is
+// chased twice in one launch: the first pass from the cold cache fills it, the second pass is
+// timed. The capacity is the largest working set whose second pass still hits, found by
+// bisection in log space between a set that surely hits and one that surely misses (the
+// midpoint of their second-pass latencies decides). L1: ld.global.ca with the largest L1
+// carveout; L2: ld.global.cg. The final bracket is confirmed by fresh chains just inside and
+// just outside it (5 % and 10 %). Runs on any device with chases (the modelled GPU too).
+#include "probes/cache/cold_capacity.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/cold_capacity.hpp"
+#include "core/confidence.hpp"
+#include "core/units.hpp"
+
+namespace gpuprobe::probes {
+namespace {
+
+using nlohmann::json;
+using units::kKiB;
+using units::kMiB;
+
+constexpr std::uint32_t kLine = 128;
+constexpr std::uint64_t kTimedSteps = 32768;
+constexpr int kBisections = 7;
+// Confirmation chains this far inside and outside the final bracket.
+constexpr double kConfirmMargin = 0.05;
+
+struct Level {
+  const char* name;
+  device::LoadOp op;
+  int carveout;
+  std::uint64_t lo, hi;
+};
+
+class ColdCapacity : public Experiment {
+ public:
+  std::string id() const override { return "cache.cold_capacity"; }
+  std::string description() const override {
+    return "L1 and L2 capacity after a flush: a fresh chain chased twice in one launch (the "
+           "first pass fills the cold cache, the second is timed); bisection on the working set";
+  }
+  json axes() const override {
+    return {{"levels", "l1 (ld.global.ca, carveout 0), l2 (ld.global.cg)"},
+            {"bisections", kBisections},
+            {"timed_steps", kTimedSteps}};
+  }
+
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const auto& info = ctx.device.info();
+    const std::uint64_t l2 = std::max<std::uint64_t>(info.l2_bytes, 4 * kMiB);
+    const std::uint64_t l1_max = info.l1_shared_unified_bytes ? info.l1_shared_unified_bytes
+                                                              : 256 * kKiB;
+    const std::vector<Level> levels = {
+        {"l1", device::LoadOp::kCa, 0, 4 * kKiB, 2 * l1_max},
+        {"l2", device::LoadOp::kCg, -1, l2 / 16, l2 + l2 / 2}};
+    std::uint64_t seed = ctx.options.seed * 1000;
+    json out = json::array();
+    for (const auto& lv : levels) {
+      auto second_pass = [&](std::uint64_t bytes) {
+        auto chain = ctx.device.make_chain({bytes, kLine, ++seed});
+        device::ChaseParams p;
+        p.op = lv.op;
+        p.carveout_percent = lv.carveout;
+        p.warmup_steps = chain->nodes();
+        p.timed_steps = std::min<std::uint64_t>(chain->nodes(), kTimedSteps);
+        return ctx.device.chase(*chain, p).cycles_per_step;
+      };
+      const auto s = analysis::search_capacity(second_pass, lv.lo, lv.hi, kBisections, kLine);
+      json probes = json::array();
+      for (const auto& p : s.probes) probes.push_back({p.bytes, p.cycles});
+      json level = {{"level", lv.name},
+                    {"op", device::to_string(lv.op)},
+                    {"carveout_percent", lv.carveout},
+                    {"probes", probes},
+                    {"hit_cycles", s.hit_cycles},
+                    {"miss_cycles", s.miss_cycles}};
+      if (s.valid) {
+        json confirm = json::array();
+        for (int m = 1; m <= 2; ++m) {
+          const auto in = static_cast<std::uint64_t>(s.lo * (1 - m * kConfirmMargin)) / kLine * kLine;
+          const auto out = static_cast<std::uint64_t>(s.hi * (1 + m * kConfirmMargin)) / kLine * kLine;
+          confirm.push_back({in, second_pass(in), true});
+          confirm.push_back({out, second_pass(out), false});
+        }
+        level["confirm"] = confirm;
+      }
+      out.push_back(level);
+    }
+    r.parameters = {{"line_bytes", kLine},
+                    {"timed_steps", kTimedSteps},
+                    {"protocol",
+                     "per probe: a fresh random cyclic chain (128 B nodes) is built and the L2 "
+                     "flushed; one launch chases it for one full pass (untimed: the cold cache "
+                     "fills) and times the next min(nodes, 32768) steps"}};
+    r.samples = {{"levels", out}};
+  }
+
+  void analyze(ExperimentResult& r) const override {
+    for (const auto& lv : r.samples.at("levels")) {
+      const std::string name = lv.at("level");
+      const double hit = lv.at("hit_cycles"), miss = lv.at("miss_cycles");
+      const double threshold = 0.5 * (hit + miss);
+      std::uint64_t lo = 0, hi = 0;
+      Curve cv{name + "_second_pass", {"working_set_bytes", "cycles_per_load"}, {}};
+      for (const auto& p : lv.at("probes")) {
+        const auto bytes = p.at(0).get<std::uint64_t>();
+        const double c = p.at(1).get<double>();
+        cv.rows.push_back({bytes, c});
+        if (c < threshold) lo = std::max(lo, bytes);
+      }
+      for (const auto& p : lv.at("probes")) {
+        const auto bytes = p.at(0).get<std::uint64_t>();
+        if (p.at(1).get<double>() >= threshold && bytes > lo && (hi == 0 || bytes < hi))
+          hi = bytes;
+      }
+      r.curves.push_back(cv);
+      if (!lv.contains("confirm") || lo == 0 || hi == 0) {
+        r.statistics[name] = "hit and miss levels too close (or no bracket): no capacity";
+        continue;
+      }
+      const auto& cf = lv.at("confirm");
+      std::size_t agreeing = 0;
+      for (const auto& c : cf)
+        agreeing += (c.at(1).get<double>() < threshold) == c.at(2).get<bool>();
+      const double cap = 0.5 * (static_cast<double>(lo) + static_cast<double>(hi));
+      // With the capacity anywhere in the final bracket, the chance that the midpoint is within
+      // the tolerance of it.
+      const double half = (static_cast<double>(hi) - lo) / 2;
+      const double within =
+          half > 0 ? std::min(1.0, confidence::kDefaultTolerance * cap / half) : 1.0;
+      r.findings.push_back(Finding{
+          name + ".cold_capacity", cap, "bytes",
+          confidence::combine({confidence::agreement(agreeing, cf.size()), within}),
+          "largest working set whose second pass after a first pass from a flushed cache "
+          "still hits (bisection; midpoint of the final bracket)",
+          {{"bracket_bytes", {lo, hi}},
+           {"hit_cycles", hit},
+           {"miss_cycles", miss},
+           {"op", lv.at("op")},
+           {"confirm", cf}}});
+    }
+  }
+};
+
+}  // namespace
+
+void register_cold_capacity_experiments(Registry& registry) {
+  registry.add(std::make_unique<ColdCapacity>());
+}
+
+}  // namespace gpuprobe::probes

@@ -1,0 +1,391 @@
+// cache.l2.far_hit, built on the cache-structure sequences (device/sequence.hpp), so it runs on
+// the real GPU and on a modelled one alike. After an L2 flush a reference SM on the other side
+// reads 256 probed lines (each then sits in its home partition, and perhaps as a copy near the
+// reference); the measured SM then times its first and its second read of every line. Lines
+// homed near the reference are, for the measured SM, far hits on the first read: the pure
+// far-hit latency. The second read tells whether the measured SM's near partition kept a copy.
+// Larger sets of far-homed lines (classified by the partition's address function, fitted here
+// or taken from cache.l2.partition) tell how many copies fit and which go first. The sequence's
+// per-load scale is moved onto the chase's by a hot chase: far = chase near hit + (far - near).
+#include "probes/cache/l2_far_hit.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/l2_far_hit.hpp"
+#include "core/confidence.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+#include "core/units.hpp"
+#include "device/sequence.hpp"
+#include "probes/cache/partition_sides.hpp"
+#include "probes/cache/l2_far_hit_kernels.hpp"
+#include "analysis/cold_capacity.hpp"
+#include "core/cuda_check.hpp"
+#include "device/cuda_device.hpp"
+#include "device/device_buffer.hpp"
+#include <cuda_runtime_api.h>
+
+namespace gpuprobe::probes {
+namespace {
+
+using nlohmann::json;
+using units::kKiB;
+using units::kMiB;
+
+using sides::kLine;
+using sides::kPage;
+constexpr int kPages = 4;        // the latency rounds' lines
+constexpr int kBufferPages = 32;  // the copy-capacity chases' lines (64 MiB)
+constexpr int kPageProbeLines = 8;
+constexpr int kCapacityBisections = 5;
+constexpr int kLinesPerPage = 64;
+constexpr int kRounds = 5;
+constexpr int kReferenceCandidates = 16;
+constexpr std::uint64_t kChaseBytes = 2 * kMiB;
+constexpr std::size_t kFirstCapacityStep = 256;
+
+std::string hex(std::uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v;
+  return s.str();
+}
+
+analysis::FarHitInput input_from(const json& samples) {
+  analysis::FarHitInput in;
+  in.offsets = samples.at("offsets").get<std::vector<std::uint64_t>>();
+  for (const auto& r : samples.at("rounds"))
+    in.rounds.push_back({r.at("first").get<std::vector<double>>(),
+                         r.at("second").get<std::vector<double>>()});
+  in.chase_cycles = samples.at("chase").at("cycles_per_step").get<double>();
+  return in;
+}
+
+class L2FarHit : public Experiment {
+ public:
+  std::string id() const override { return "cache.l2.far_hit"; }
+  std::string description() const override {
+    return "pure L2 far-hit latency (first read of a line the far partition holds and the near "
+           "one does not, after a reference SM on the other side placed it; on the chase's "
+           "scale), replication of far-homed lines into the near partition after a read, and "
+           "how many copies fit";
+  }
+  json axes() const override {
+    return {{"lines", "4 pages x 64 random lines (ld.global.cg)"},
+            {"rounds", kRounds},
+            {"reference", "the first of up to 16 SMs whose placement gives two latency classes"},
+            {"capacity_steps", "256, 512, ... far-homed lines, up to the sequence limit"}};
+  }
+  std::vector<std::string> depends_on() const override { return {"cache.l2.partition"}; }
+
+  void run(Context& ctx, ExperimentResult& r) const override {
+    auto* seq = device::as_sequencer(ctx.device);
+    if (!seq) {
+      r.status = Status::kWaived;
+      r.reason = "the device runs no cache-structure sequences";
+      return;
+    }
+    const int sms = ctx.device.info().sm_count;
+    if (sms < 2) {
+      r.status = Status::kWaived;
+      r.reason = "one SM: no other side to place lines from";
+      return;
+    }
+    auto buf = seq->alloc_probe_buffer(kBufferPages * kPage);
+    const auto lines = sides::random_lines(kPages, kLinesPerPage, ctx.options.seed);
+    const auto warm = sides::warm_lines(kPages);
+    const int measured = 0;
+    // The reference: the first candidate whose placement splits the measured SM's first reads
+    // into two classes (an SM on its own side leaves none when far lines are copied near).
+    const auto ref =
+        sides::find_reference(*seq, *buf, warm, lines, measured, sms, kReferenceCandidates);
+    const int reference = ref.sm;
+    const json& tried = ref.tried;
+    r.parameters = {{"measured_sm", measured},
+                    {"reference_candidates", tried},
+                    {"lines", lines.size()},
+                    {"pages", kPages},
+                    {"op", "cg"},
+                    {"protocol",
+                     "flush the L2 (2 x L2 streamed); the reference SM reads every probed line "
+                     "(dependent ld.global.cg); the measured SM reads the last line of every "
+                     "64 KiB region (untimed, warms the translations), then times its first and "
+                     "its second read of every probed line (one dependent load each, %clock64 "
+                     "around it)"}};
+    if (reference < 0) {
+      r.status = Status::kWaived;
+      r.reason = "one L2 partition: no reference SM among " + std::to_string(tried.size()) +
+                 " splits the first reads into near and far hits";
+      return;
+    }
+    r.parameters["reference_sm"] = reference;
+    json rounds = json::array();
+    analysis::FarHitInput in;
+    in.offsets = lines;
+    for (int k = 0; k < kRounds; ++k) {
+      const auto rd = sides::run_round(*seq, *buf, warm, lines, reference, measured);
+      rounds.push_back({{"first", rd.first}, {"second", rd.second}});
+      in.rounds.push_back({rd.first, rd.second});
+    }
+    // The chase's scale: a hot chase over a set far below one partition.
+    auto chain = ctx.device.make_chain({kChaseBytes, static_cast<std::uint32_t>(kLine), 11});
+    device::ChaseParams cp;
+    cp.op = device::LoadOp::kCg;
+    cp.warmup_steps = 2 * chain->nodes();
+    cp.timed_steps = 4 * chain->nodes();
+    const auto ct = ctx.device.chase(*chain, cp);
+    const double mhz = ct.elapsed_ns > 0 ? ct.total_cycles / ct.elapsed_ns * 1000.0
+                                         : ctx.device.info().sm_clock_max_mhz;
+    r.parameters["sm_clock_mhz"] = mhz;
+    r.samples = {{"offsets", lines},
+                 {"rounds", rounds},
+                 {"chase",
+                  {{"working_set_bytes", kChaseBytes},
+                   {"cycles_per_step", ct.cycles_per_step},
+                   {"smid", ct.smid},
+                   {"steps", cp.timed_steps}}}};
+    in.chase_cycles = ct.cycles_per_step;
+    const auto a = analysis::analyze_far_hit(in);
+    if (!a.split) return;  // analyze says why
+    // Copy capacity: far-homed lines (by the partition's address function) read once, then
+    // again; steps double until the sequence limit.
+    std::uint64_t prior_mask = 0;
+    if (const auto f = ctx.prior.get("l2.partition.hash_mask", 0.5))
+      prior_mask = static_cast<std::uint64_t>(f->value);
+    const auto fit = analysis::fit_side(lines, a.line_far, prior_mask);
+    r.parameters["prior_hash_mask"] = hex(prior_mask);
+    if (!fit.found) return;
+    std::vector<std::uint64_t> far_lines;
+    for (std::uint64_t o = 0; o < kPages * kPage; o += kLine)
+      if (!sides::is_warm_line(o) && analysis::predict_side(fit, o) == 1) far_lines.push_back(o);
+    std::mt19937_64 rng(ctx.options.seed + 1);
+    std::shuffle(far_lines.begin(), far_lines.end(), rng);
+    const std::size_t room = (seq->max_sequence_length() - warm.size()) / 3;
+    const std::size_t max_lines = std::min(room, far_lines.size());
+    json steps = json::array();
+    for (std::size_t k = kFirstCapacityStep;; k = std::min(2 * k, max_lines)) {
+      if (k > max_lines) break;
+      std::vector<std::uint64_t> set(far_lines.begin(), far_lines.begin() + k);
+      const auto rd = sides::run_round(*seq, *buf, warm, set, reference, measured);
+      steps.push_back({{"lines", k}, {"first", rd.first}, {"second", rd.second}});
+      if (k == max_lines) break;
+    }
+    r.samples["capacity_steps"] = steps;
+    r.parameters["capacity_max_lines"] = max_lines;
+    if (const std::uint64_t* base = device::cuda_probe_base(*buf))
+      r.samples["copy_chases"] = copy_chases(ctx, *seq, *buf, base, fit.mask, reference, measured);
+  }
+
+  /// Steady-state chases of one SM over far-homed lines only and over near-homed lines only,
+  /// with the working set bisected: while the near partition keeps copies of the far lines,
+  /// their chase runs at the near-hit latency. The lines of all 32 pages are classified first
+  /// (each page has its own constant in the partition function).
+  json copy_chases(Context& ctx, device::Sequencer& seq, device::ProbeBuffer& buf,
+                   const std::uint64_t* base, std::uint64_t mask, int reference,
+                   int measured) const {
+    const auto plines = sides::random_lines(kBufferPages, kPageProbeLines, ctx.options.seed + 7);
+    const auto pwarm = sides::warm_lines(kBufferPages);
+    analysis::FarHitInput pin;
+    pin.offsets = plines;
+    for (int k = 0; k < 2; ++k) {
+      const auto rd = sides::run_round(seq, buf, pwarm, plines, reference, measured);
+      pin.rounds.push_back({rd.first, rd.second});
+    }
+    const auto pa = analysis::analyze_far_hit(pin);
+    json out = {{"page_lines", plines.size()}, {"split", pa.split}};
+    if (!pa.split) return out;
+    const auto fit = analysis::fit_side(plines, pa.line_far, mask);
+    out["mask"] = hex(fit.mask);
+    out["fit_accuracy"] = fit.accuracy;
+    if (!fit.found || fit.accuracy < 0.95) return out;
+    std::vector<std::uint64_t> side_lines[2];
+    for (std::uint64_t o = 0; o < kBufferPages * kPage; o += kLine)
+      if (!sides::is_warm_line(o)) {
+        const int sd = analysis::predict_side(fit, o);
+        if (sd >= 0) side_lines[sd].push_back(o);
+      }
+    std::mt19937_64 rng(ctx.options.seed + 3);
+    const std::uint64_t words = kBufferPages * kPage / 8;
+    std::vector<std::uint64_t> image(words);
+    for (std::uint64_t i = 0; i < words; ++i) image[i] = i * 8;
+    const auto b = reinterpret_cast<std::uint64_t>(base);
+    const int sms = ctx.device.info().sm_count;
+    device::DeviceArray<std::uint32_t> claim(1);
+    device::DeviceArray<farhit::SmChaseOut> dout(1);
+    auto chase = [&](int side, std::uint64_t bytes) {
+      std::vector<std::uint64_t> set = side_lines[side];
+      std::shuffle(set.begin(), set.end(), rng);
+      set.resize(std::min<std::size_t>(set.size(), bytes / kLine));
+      for (std::size_t k = 0; k < set.size(); ++k)
+        image[set[k] / 8] = b + set[(k + 1) % set.size()];
+      GP_CUDA_CHECK(cudaMemcpy(const_cast<std::uint64_t*>(base), image.data(), words * 8,
+                               cudaMemcpyHostToDevice));
+      for (std::uint64_t o : set) image[o / 8] = o;  // back to the identity for the next set
+      const std::uint64_t n = set.size();
+      const std::uint64_t warmup = 2 * n, steps = std::min<std::uint64_t>(n, 32768);
+      claim.zero();
+      dout.zero();
+      farhit::chase_on_sm(base + set[0] / 8, warmup, steps, measured,
+                          static_cast<unsigned>(8 * sms), claim.get(), dout.get());
+      const auto o = dout.download()[0];
+      if (!o.ran) throw VerificationError(id() + ": no block reached SM " + std::to_string(measured));
+      if (o.end_address != b + set[(warmup + steps) % n])
+        throw VerificationError(id() + ": copy chase ended on the wrong line");
+      return static_cast<double>(o.cycles) / steps;
+    };
+    json searches = json::object();
+    for (int side : {1, 0}) {
+      const std::uint64_t hi = side_lines[side].size() * kLine;
+      const auto s = analysis::search_capacity(
+          [&](std::uint64_t bytes) { return chase(side, bytes); }, 1 * kMiB, hi,
+          kCapacityBisections, kLine);
+      json probes = json::array();
+      for (const auto& p : s.probes) probes.push_back({p.bytes, p.cycles});
+      searches[side ? "far_homed" : "near_homed"] = {{"probes", probes},
+                                                    {"valid", s.valid},
+                                                    {"lo", s.lo},
+                                                    {"hi", s.hi}};
+    }
+    // Back to every word holding its offset (the sequencer's invariant).
+    GP_CUDA_CHECK(cudaMemcpy(const_cast<std::uint64_t*>(base), image.data(), words * 8,
+                             cudaMemcpyHostToDevice));
+    out["searches"] = searches;
+    return out;
+  }
+
+  void analyze(ExperimentResult& r) const override {
+    if (r.status == Status::kWaived || !r.samples.contains("rounds")) return;
+    const auto in = input_from(r.samples);
+    const auto a = analysis::analyze_far_hit(in);
+    const double mhz = r.parameters.value("sm_clock_mhz", 0.0);
+    auto ns = [&](double c) { return mhz > 0 ? c / mhz * 1000.0 : 0.0; };
+    r.statistics = {{"split", a.split},
+                    {"threshold_cycles", a.threshold},
+                    {"consistency", a.consistency},
+                    {"far_lines", a.far_lines},
+                    {"far_line_fraction", a.far_line_fraction},
+                    {"near_first_cycles", a.near_first_cycles},
+                    {"far_first_cycles", a.far_first_cycles},
+                    {"far_second_cycles", a.far_second_cycles},
+                    {"difference_cycles", a.difference_cycles},
+                    {"replicated_far_lines", a.replicated},
+                    {"chase_cycles", in.chase_cycles},
+                    {"chase_near_cycles", a.chase_near_cycles}};
+    if (!a.split) {
+      r.statistics["why_no_findings"] =
+          "the measured SM's first reads formed one class: no far hit was seen";
+      return;
+    }
+    const double agree = confidence::agreement(
+        static_cast<std::size_t>(a.consistency * in.rounds.size() * in.offsets.size() + 0.5),
+        in.rounds.size() * in.offsets.size());
+    const double sep = confidence::separation(confidence::separation_z(a.near_first, a.far_first));
+    r.findings.push_back(Finding{
+        "l2.far_hit_latency", a.far_hit_cycles, "cycles",
+        confidence::combine({confidence::precision(a.far_first, a.far_first_cycles), sep, agree}),
+        "first read of a line the far partition holds and the near one does not (a reference "
+        "SM on the other side placed it after a flush), on the chase's scale: hot-chase near "
+        "hit + (far first read - near first read) of the same sequences",
+        {{"value_ns", ns(a.far_hit_cycles)},
+         {"chase_near_cycles", a.chase_near_cycles},
+         {"difference_cycles", a.difference_cycles},
+         {"sequence_far_cycles", a.far_first_cycles},
+         {"sequence_near_cycles", a.near_first_cycles}}});
+    const std::size_t agreeing = a.replication ? a.replicated : a.far_lines - a.replicated;
+    r.findings.push_back(Finding{
+        "l2.replication", a.replication ? 1.0 : 0.0, "bool",
+        confidence::agreement(agreeing, a.far_lines),
+        "the measured SM's second read of a far-homed line it has just read: near latency "
+        "(1: the near partition kept a copy) or far (0); value by majority of the far lines",
+        {{"far_lines", a.far_lines},
+         {"second_read_near", a.replicated},
+         {"far_second_cycles", a.far_second_cycles}}});
+    if (!r.samples.contains("capacity_steps")) return;
+    std::vector<analysis::ReplicaStep> steps;
+    json cap_rows = json::array();
+    std::size_t first_far = 0, first_n = 0;
+    for (const auto& s : r.samples.at("capacity_steps")) {
+      analysis::ReplicaStep st;
+      st.lines = s.at("lines").get<std::size_t>();
+      st.second = s.at("second").get<std::vector<double>>();
+      for (double v : s.at("first").get<std::vector<double>>()) {
+        first_far += v >= a.threshold;
+        ++first_n;
+      }
+      steps.push_back(std::move(st));
+    }
+    const auto rep = analysis::analyze_replica_steps(steps, a.threshold);
+    Curve cv{"replica_steps", {"far_lines", "bytes", "second_read_near_fraction"}, {}};
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      cv.rows.push_back({steps[i].lines, steps[i].lines * kLine, rep.near_fraction[i]});
+    r.curves.push_back(cv);
+    // The classification of the capacity sets holds when their first reads were far.
+    const double class_ok = confidence::agreement(first_far, first_n);
+    r.statistics["capacity_first_reads_far"] = {first_far, first_n};
+    if (!a.replication || steps.empty()) return;
+    const auto& last = steps.back();
+    const std::size_t near_last = static_cast<std::size_t>(
+        std::count_if(last.second.begin(), last.second.end(),
+                      [&](double v) { return v < a.threshold; }));
+    // The chases over far-homed lines only reach far larger sets than the sequences.
+    const json* far_search = nullptr;
+    const json* near_search = nullptr;
+    if (r.samples.contains("copy_chases") && r.samples["copy_chases"].contains("searches")) {
+      far_search = &r.samples["copy_chases"]["searches"]["far_homed"];
+      near_search = &r.samples["copy_chases"]["searches"]["near_homed"];
+      Curve cc{"copy_chases", {"lines", "working_set_bytes", "cycles_per_load"}, {}};
+      for (const char* which : {"far_homed", "near_homed"})
+        for (const auto& p : r.samples["copy_chases"]["searches"][which].at("probes"))
+          cc.rows.push_back({which, p.at(0), p.at(1)});
+      r.curves.push_back(cc);
+    }
+    if (far_search && far_search->at("valid").get<bool>()) {
+      const double lo = far_search->at("lo").get<double>(), hi = far_search->at("hi").get<double>();
+      const double cap = 0.5 * (lo + hi), half = 0.5 * (hi - lo);
+      const double within =
+          half > 0 ? std::min(1.0, confidence::kDefaultTolerance * cap / half) : 1.0;
+      json extra = {{"bracket_bytes", {lo, hi}}, {"far_homed_probes", far_search->at("probes")}};
+      if (near_search && near_search->at("valid").get<bool>())
+        extra["near_homed_bracket_bytes"] = {near_search->at("lo"), near_search->at("hi")};
+      r.findings.push_back(Finding{
+          "l2.replica_capacity", cap, "bytes", confidence::combine({within, class_ok}),
+          "one SM's steady-state chase (ld.global.cg) over far-homed lines only: the largest "
+          "set still served at the near-hit latency (bisection; midpoint of the final bracket); "
+          "the near-homed chase's bracket beside it for comparison",
+          extra});
+    } else if (far_search) {
+      const auto& probes = far_search->at("probes");
+      r.findings.push_back(Finding{
+          "l2.replica_capacity_lower_bound", far_search->at("hi").get<double>(), "bytes",
+          class_ok,
+          "one SM's steady-state chase over far-homed lines only stayed at one latency up to "
+          "every far-homed line of the 64 MiB buffer: the copies' capacity is at least this",
+          {{"far_homed_probes", probes}}});
+    } else if (!rep.evicted) {
+      r.findings.push_back(Finding{
+          "l2.replica_capacity_lower_bound", static_cast<double>(rep.kept_lines * kLine), "bytes",
+          confidence::combine({confidence::agreement(near_last, last.second.size()), class_ok}),
+          "far-homed lines read once and then again by one SM: every step up to the sequence "
+          "limit kept >= 90 % of its copies near, so the copies' capacity is at least this "
+          "(no eviction seen: the policy of the copies is not decided here)",
+          {{"lines", rep.kept_lines}}});
+    }
+    if (rep.evicted)
+      r.statistics["sequence_copy_eviction"] = {{"kept_lines", rep.kept_lines},
+                                                {"first_evicting_lines", rep.first_evicting},
+                                                {"evicted_mean_read_position", rep.evicted_position},
+                                                {"evicted", rep.evicted_count}};
+  }
+};
+
+}  // namespace
+
+void register_l2_far_hit_experiments(Registry& registry) {
+  registry.add(std::make_unique<L2FarHit>());
+}
+
+}  // namespace gpuprobe::probes

@@ -1,0 +1,407 @@
+// cache.l2.sharing: every SM streams (ld.global.cg, 16 B per lane, 512 B per warp load) the
+// units of its group's slice of an L2-resident working set, over and over; SM s reads group
+// s % (SMs / k), so each unit is read by about k SMs at once. With the partition side of every
+// SM and every 4 KiB unit (found with the cache-structure sequences, partition_sides.hpp), the
+// SMs can read only the units homed in their own partition (near) or only those homed in the
+// other (far). gpu-l2-cache's pattern (200,000 blocks of 1024 threads, each streaming a 512 KiB
+// chunk that the blocks with the same index modulo the chunk count also read) runs beside it.
+// Every launch's sum of the words read is checked against the host's.
+#include "probes/cache/l2_sharing.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/l2_far_hit.hpp"
+#include "analysis/l2_sharing.hpp"
+#include "core/confidence.hpp"
+#include "core/cuda_check.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+#include "core/units.hpp"
+#include "device/cuda_device.hpp"
+#include "device/device_buffer.hpp"
+#include "measure/gpu.hpp"
+#include "probes/cache/l2_sharing_kernels.hpp"
+#include "probes/cache/partition_sides.hpp"
+
+namespace gpuprobe::probes {
+namespace {
+
+using analysis::SharingMode;
+using nlohmann::json;
+using units::kMiB;
+
+constexpr std::uint64_t kPages = 40;  // 80 MiB: the largest gpu-l2-cache point is 74 chunks
+constexpr int kSideLinesPerPage = 12;
+constexpr int kSmProbeLines = 32;
+constexpr std::uint64_t kTargetBytes = 4'000'000'000ull;  // per timed launch
+constexpr int kTimedLaunches = 3;
+constexpr std::uint64_t kGpuL2CacheBlocks = 200000;
+const std::vector<std::uint64_t> kWorkingSets = {4 * kMiB, 16 * kMiB, 32 * kMiB};
+const std::vector<std::uint32_t> kGpuL2CacheRuns = {3, 8, 32, 74};  // 1.5 .. 38.8 MB
+
+const char* mode_name(SharingMode m) {
+  return m == SharingMode::kAll ? "all" : m == SharingMode::kNear ? "near" : "far";
+}
+
+class Events {
+ public:
+  Events() {
+    GP_CUDA_CHECK(cudaEventCreate(&a_));
+    GP_CUDA_CHECK(cudaEventCreate(&b_));
+  }
+  ~Events() {
+    cudaEventDestroy(a_);
+    cudaEventDestroy(b_);
+  }
+  void start() { GP_CUDA_CHECK(cudaEventRecord(a_)); }
+  double stop_ms() {
+    GP_CUDA_CHECK(cudaEventRecord(b_));
+    GP_CUDA_CHECK(cudaEventSynchronize(b_));
+    float ms = 0;
+    GP_CUDA_CHECK(cudaEventElapsedTime(&ms, a_, b_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t a_ = nullptr, b_ = nullptr;
+};
+
+struct Sides {
+  bool known = false;
+  std::vector<int> sm_side;
+  std::vector<int> unit_side;  ///< per 4 KiB unit of the buffer
+  json record = json::object();
+};
+
+Sides find_sides(device::Sequencer& seq, device::ProbeBuffer& buf, int sms, std::uint64_t seed,
+                 std::uint64_t prior_mask) {
+  Sides s;
+  s.sm_side.assign(sms, 0);
+  s.unit_side.assign(kPages * sides::kPage / sharing::kUnitBytes, 0);
+  const auto lines = sides::random_lines(kPages, kSideLinesPerPage, seed);
+  const auto warm = sides::warm_lines(kPages);
+  const auto ref = sides::find_reference(seq, buf, warm, lines, 0, sms, 16);
+  s.record["reference_candidates"] = ref.tried;
+  if (ref.sm < 0) {
+    s.record["why_unknown"] = "no reference SM splits the first reads: one L2 partition";
+    return s;
+  }
+  const auto fit = analysis::fit_side(lines, ref.first_round.line_far, prior_mask);
+  s.record["hash_mask"] = fit.mask;
+  s.record["fit_accuracy"] = fit.accuracy;
+  if (!fit.found || (fit.mask & (sharing::kUnitBytes - 1)) != 0 || fit.accuracy < 0.95) {
+    s.record["why_unknown"] = "no partition function with 4 KiB granularity fits the lines";
+    return s;
+  }
+  for (std::size_t u = 0; u < s.unit_side.size(); ++u)
+    s.unit_side[u] = analysis::predict_side(fit, u * sharing::kUnitBytes);
+  // Each SM's side: SM 0 places lines homed near itself; an SM on the other side finds them far.
+  std::vector<std::uint64_t> near0;
+  for (std::size_t i = 0; i < lines.size() && near0.size() < kSmProbeLines; ++i)
+    if (!ref.first_round.line_far[i] && lines[i] < 4 * sides::kPage) near0.push_back(lines[i]);
+  const auto warm4 = sides::warm_lines(4);
+  json cycles = json::array();
+  for (int sm = 0; sm < sms; ++sm) {
+    const auto rd = sides::run_round(seq, buf, warm4, near0, 0, sm, false);
+    const double med = stats::median(rd.first);
+    s.sm_side[sm] = med >= ref.first_round.threshold ? 1 : 0;
+    cycles.push_back(med);
+  }
+  s.record["sm_probe_median_cycles"] = cycles;
+  s.record["threshold_cycles"] = ref.first_round.threshold;
+  s.record["sm_side"] = s.sm_side;
+  s.known = s.sm_side[0] == 0 &&
+            std::count(s.sm_side.begin(), s.sm_side.end(), 1) > 0;
+  if (!s.known) s.record["why_unknown"] = "every SM found SM 0's near lines near";
+  return s;
+}
+
+class L2Sharing : public Experiment {
+ public:
+  std::string id() const override { return "cache.l2.sharing"; }
+  std::string description() const override {
+    return "L2 bandwidth when each line of a working set is read by k = 1, 2, 4 ... all SMs at "
+           "once, all lines vs only the lines homed in each SM's own (near) or the other (far) "
+           "partition; and gpu-l2-cache's pattern (blocks streaming 512 KiB chunks that other "
+           "blocks also read)";
+  }
+  json axes() const override {
+    return {{"working_set", "4, 16, 32 MiB"},
+            {"k", "1, 2, 4, ... SMs per line, and all SMs"},
+            {"mode", "all, near, far"},
+            {"gpu_l2_cache_chunks", "3, 8, 32, 74 chunks of 512 KiB (1.5 .. 38.8 MB)"}};
+  }
+  std::vector<std::string> depends_on() const override { return {"cache.l2.partition"}; }
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
+    return waive_on_model(info, kNeedsCudaGpu);
+  }
+
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const int sms = open_gpu(ctx.device).sm_count;
+    auto* seq = device::as_sequencer(ctx.device);
+    if (!seq) throw VerificationError(id() + ": the CUDA device has no sequencer");
+    auto buf = seq->alloc_probe_buffer(kPages * sides::kPage);
+    const std::uint64_t* base = device::cuda_probe_base(*buf);
+    if (!base) throw VerificationError(id() + ": the probe buffer is not CUDA memory");
+    std::uint64_t prior_mask = 0;
+    if (const auto f = ctx.prior.get("l2.partition.hash_mask", 0.5))
+      prior_mask = static_cast<std::uint64_t>(f->value);
+    const Sides sd = find_sides(*seq, *buf, sms, ctx.options.seed, prior_mask);
+
+    const int bps = sharing::blocks_per_sm();
+    if (bps < 1) throw VerificationError(id() + ": the sharing kernel fits no block on an SM");
+    device::DeviceArray<std::uint8_t> d_side(1024);
+    {
+      std::vector<std::uint8_t> h(1024, 0);
+      for (int s = 0; s < sms; ++s) h[s] = static_cast<std::uint8_t>(sd.sm_side[s]);
+      d_side.upload(h);
+    }
+    device::DeviceArray<std::uint32_t> d_slots(1024);
+    device::DeviceArray<unsigned long long> d_sum(1);
+    const std::size_t max_units = kPages * sides::kPage / sharing::kUnitBytes;
+    device::DeviceArray<std::uint32_t> d_units(max_units);
+    device::DeviceArray<std::uint32_t> d_begin(2 * sms + 1);
+    Events ev;
+
+    std::vector<int> ks;
+    for (int k = 1; k < sms; k *= 2) ks.push_back(k);
+    ks.push_back(sms);
+    std::vector<SharingMode> modes = {SharingMode::kAll};
+    if (sd.known) {
+      modes.push_back(SharingMode::kNear);
+      modes.push_back(SharingMode::kFar);
+    }
+    // One point: plan, upload, one untimed launch (brings the set into the L2), timed launches.
+    auto measure = [&](std::uint64_t ws, int k, SharingMode mode) {
+      const std::size_t units = ws / sharing::kUnitBytes;
+      std::vector<int> side(sd.unit_side.begin(), sd.unit_side.begin() + units);
+      const auto plan = analysis::plan_sharing(side, sharing::kUnitBytes, sms, k);
+      std::vector<std::uint32_t> flat, begin;
+      for (const auto& l : plan.lists) {
+        begin.push_back(static_cast<std::uint32_t>(flat.size()));
+        for (std::uint64_t o : l) flat.push_back(static_cast<std::uint32_t>(o / sharing::kUnitBytes));
+      }
+      begin.push_back(static_cast<std::uint32_t>(flat.size()));
+      d_units.upload(flat);
+      d_begin.upload(begin);
+      const auto one = analysis::expect_sharing(plan, sd.sm_side, mode, 1);
+      if (one.bytes == 0) throw VerificationError(id() + ": a point reads nothing");
+      const auto reps = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, kTargetBytes / one.bytes));
+      sharing::Params p;
+      p.base = base;
+      p.units = d_units.get();
+      p.list_begin = d_begin.get();
+      p.sm_side = d_side.get();
+      p.groups = plan.groups;
+      p.mode = static_cast<int>(mode);
+      p.blocks_per_sm = bps;
+      p.slots = d_slots.get();
+      p.sum = d_sum.get();
+      std::vector<double> gbs;
+      for (int t = 0; t <= kTimedLaunches; ++t) {
+        p.reps = t == 0 ? 1 : reps;
+        const auto want = analysis::expect_sharing(plan, sd.sm_side, mode, p.reps);
+        d_slots.zero();
+        d_sum.zero();
+        ev.start();
+        sharing::launch_sharing(p, sms);
+        const double ms = ev.stop_ms();
+        const auto slots = d_slots.download(sms);
+        for (int s = 0; s < sms; ++s)
+          if (slots[s] != static_cast<std::uint32_t>(bps))
+            throw VerificationError(id() + ": SM " + std::to_string(s) + " ran " +
+                                    std::to_string(slots[s]) + " blocks, not " +
+                                    std::to_string(bps) + " (blocks were not spread evenly)");
+        if (d_sum.download()[0] != want.sum)
+          throw VerificationError(id() + ": sum of the words read differs from the host's (" +
+                                  std::to_string(ws) + " B, k " + std::to_string(k) + ", " +
+                                  mode_name(mode) + ")");
+        if (t > 0) gbs.push_back(analysis::gb_per_s(want.bytes, ms));
+      }
+      return json{{"working_set_bytes", ws},
+                  {"k", k},
+                  {"groups", plan.groups},
+                  {"sms_per_line", static_cast<double>(sms) / plan.groups},
+                  {"mode", mode_name(mode)},
+                  {"bytes_per_launch", one.bytes * reps},
+                  {"gb_s", gbs},
+                  {"gb_s_median", stats::median(gbs)}};
+    };
+    json rows = json::array();
+    for (std::uint64_t ws : kWorkingSets)
+      for (SharingMode mode : modes)
+        for (int k : ks) rows.push_back(measure(ws, k, mode));
+
+    auto measure_gpu_l2_cache = [&](std::uint32_t run, bool v16) {
+      const auto want = analysis::expect_gpu_l2_cache(kGpuL2CacheBlocks, sharing::kGpuL2CacheThreads,
+                                                      run, sharing::kGpuL2CacheN);
+      std::vector<double> gbs;
+      for (int t = 0; t <= kTimedLaunches; ++t) {
+        d_sum.zero();
+        ev.start();
+        sharing::launch_gpu_l2_cache(base, kGpuL2CacheBlocks, run, v16, d_sum.get());
+        const double ms = ev.stop_ms();
+        if (d_sum.download()[0] != want.sum)
+          throw VerificationError(id() + ": gpu-l2-cache pattern sum differs from the host's (" +
+                                  std::to_string(run) + " chunks)");
+        if (t > 0) gbs.push_back(analysis::gb_per_s(want.bytes, ms));
+      }
+      const std::uint64_t footprint =
+          std::uint64_t{run} * sharing::kGpuL2CacheThreads * sharing::kGpuL2CacheN * 8;
+      return json{{"chunks", run},
+                  {"footprint_bytes", footprint},
+                  {"load_bytes", v16 ? 16 : 8},
+                  {"blocks", kGpuL2CacheBlocks},
+                  {"gb_s", gbs},
+                  {"gb_s_median", stats::median(gbs)}};
+    };
+    json l2c = json::array();
+    for (bool v16 : {false, true})
+      for (std::uint32_t run : kGpuL2CacheRuns) l2c.push_back(measure_gpu_l2_cache(run, v16));
+
+    // Fresh confirmation of the reported points (the best row of each k = 1 / all and mode,
+    // the two smallest gpu-l2-cache footprints): measured again after everything else.
+    json confirm = json::array();
+    for (int k : {1, sms})
+      for (SharingMode m : modes) {
+        int best = -1;
+        for (std::size_t i = 0; i < rows.size(); ++i)
+          if (rows[i].at("k") == k && rows[i].at("mode") == mode_name(m) &&
+              (best < 0 || rows[i].at("gb_s_median").get<double>() >
+                               rows[best].at("gb_s_median").get<double>()))
+            best = static_cast<int>(i);
+        if (best < 0) continue;
+        json c = measure(rows[best].at("working_set_bytes").get<std::uint64_t>(), k, m);
+        c["of"] = "rows";
+        c["index"] = best;
+        confirm.push_back(c);
+      }
+    for (std::size_t i = 0; i < l2c.size(); ++i) {
+      if (l2c[i].at("footprint_bytes").get<std::uint64_t>() > 4 * kMiB) continue;
+      json c = measure_gpu_l2_cache(l2c[i].at("chunks").get<std::uint32_t>(),
+                                    l2c[i].at("load_bytes") == 16);
+      c["of"] = "gpu_l2_cache";
+      c["index"] = i;
+      confirm.push_back(c);
+    }
+
+    r.parameters = {{"sms", sms},
+                    {"blocks_per_sm", bps},
+                    {"threads_per_block", sharing::kThreads},
+                    {"unit_bytes", sharing::kUnitBytes},
+                    {"load", "ld.global.cg.v4.u32 (16 B per lane), 4 loads in flight per warp"},
+                    {"target_bytes_per_launch", kTargetBytes},
+                    {"timed_launches", kTimedLaunches},
+                    {"sides", sd.record},
+                    {"protocol",
+                     "per point: one untimed launch (the set enters the L2), then timed "
+                     "launches (CUDA events); every launch's sum of the words read and every "
+                     "SM's block count checked"}};
+    r.samples = {{"rows", rows}, {"gpu_l2_cache", l2c}, {"confirm", confirm}};
+  }
+
+  void analyze(ExperimentResult& r) const override {
+    const auto& rows = r.samples.at("rows");
+    const int sms = r.parameters.at("sms").get<int>();
+    Curve cv{"sharing", {"working_set_bytes", "k", "sms_per_line", "mode", "gb_s_median"}, {}};
+    for (const auto& row : rows)
+      cv.rows.push_back({row.at("working_set_bytes"), row.at("k"), row.at("sms_per_line"),
+                         row.at("mode"), row.at("gb_s_median")});
+    r.curves.push_back(cv);
+    Curve cl{"gpu_l2_cache_pattern", {"footprint_bytes", "chunks", "gb_s_median"}, {}};
+    for (const auto& row : r.samples.at("gpu_l2_cache"))
+      cl.rows.push_back({row.at("footprint_bytes"), row.at("chunks"), row.at("gb_s_median")});
+    r.curves.push_back(cl);
+    // A point's confidence: precision of its launches, times whether a fresh re-run after
+    // everything else agreed within 5 % (when there is one).
+    auto emit = [&](const std::string& name, const char* of, const json& row,
+                    const std::string& method) {
+      const auto samples = row.at("gb_s").get<std::vector<double>>();
+      const double v = row.at("gb_s_median").get<double>();
+      const auto& list = r.samples.at(of);
+      std::size_t index = 0;
+      while (index < list.size() && &list[index] != &row) ++index;
+      json extra = row;
+      extra.erase("gb_s");
+      double agree = 1.0;
+      for (const auto& c : r.samples.at("confirm"))
+        if (c.at("of") == of && c.at("index").get<std::size_t>() == index) {
+          const double again = c.at("gb_s_median").get<double>();
+          extra["confirmed_gb_s"] = again;
+          agree = std::abs(again - v) <= 0.05 * v ? 1.0 : 0.0;
+        }
+      r.findings.push_back(Finding{name, v, "GB/s",
+                                   confidence::combine({confidence::precision(samples, v), agree}),
+                                   method, extra});
+    };
+    auto best = [&](int k, const std::string& mode) -> const json* {
+      const json* b = nullptr;
+      for (const auto& row : rows)
+        if (row.at("k") == k && row.at("mode") == mode &&
+            (!b || row.at("gb_s_median").get<double>() > b->at("gb_s_median").get<double>()))
+          b = &row;
+      return b;
+    };
+    if (const json* b = best(1, "all"))
+      emit("l2.sharing.read_once_bandwidth", "rows", *b,
+           "every line read by one SM (SM s reads slice s of the working set, ld.global.cg "
+           "16 B per lane); best working set");
+    if (const json* b = best(sms, "all"))
+      emit("l2.sharing.read_by_all_bandwidth", "rows", *b,
+           "every line read by every SM at once; best working set");
+    const json* n1 = best(1, "near");
+    const json* f1 = best(1, "far");
+    if (n1) emit("l2.sharing.near_read_once_bandwidth", "rows", *n1,
+                 "every SM reads only lines homed in its own L2 partition, each line by one SM");
+    if (f1) emit("l2.sharing.far_read_once_bandwidth", "rows", *f1,
+                 "every SM reads only lines homed in the other L2 partition, each line by one SM");
+    for (int lb : {8, 16}) {
+      const json* small = nullptr;
+      const json* large = nullptr;
+      for (const auto& row : r.samples.at("gpu_l2_cache")) {
+        if (row.value("load_bytes", 8) != lb) continue;
+        const auto fp = row.at("footprint_bytes").get<std::uint64_t>();
+        if (fp < 2 * kMiB)
+          small = &row;
+        else if (!large ||
+                 row.at("gb_s_median").get<double>() > large->at("gb_s_median").get<double>())
+          large = &row;
+      }
+      const std::string suffix = lb == 8 ? "" : "_16b";
+      const std::string shape =
+          lb == 8 ? "gpu-l2-cache's kernel shape (200,000 blocks x 1024 threads, two 8 B loads x "
+                    "32 per thread over a 512 KiB chunk shared with the blocks of equal index "
+                    "modulo the chunk count)"
+                  : "gpu-l2-cache's access pattern read 16 B per thread (the same elements, the "
+                    "same chunks, the same blocks)";
+      if (small)
+        emit("l2.sharing.gpu_l2_cache_pattern_small" + suffix, "gpu_l2_cache", *small,
+             shape + " at the smallest footprint (1.5 MB)");
+      if (large)
+        emit("l2.sharing.gpu_l2_cache_pattern" + suffix, "gpu_l2_cache", *large,
+             shape + " at 4-39 MB footprints: the best");
+    }
+    // The explanation, from the numbers: the ratios the findings stand on.
+    json why = json::object();
+    if (n1 && f1)
+      why["near_over_far_read_once"] =
+          n1->at("gb_s_median").get<double>() / f1->at("gb_s_median").get<double>();
+    if (const json* a1 = best(1, "all"); a1 && best(sms, "all"))
+      why["all_over_once"] = best(sms, "all")->at("gb_s_median").get<double>() /
+                             a1->at("gb_s_median").get<double>();
+    r.statistics["ratios"] = why;
+  }
+};
+
+}  // namespace
+
+void register_l2_sharing_experiments(Registry& registry) {
+  registry.add(std::make_unique<L2Sharing>());
+}
+
+}  // namespace gpuprobe::probes
