@@ -37,9 +37,9 @@ struct Probe {
 };
 
 /// Hit and miss latency of a level (the second and first read of 32 random lines) and the
-/// threshold between them: just above the hits' spread (p95 + max(6 robust sigmas, 2 % of the
-/// hit latency)), never past the midpoint to the misses' p5, so that an intermediate level
-/// counts as a miss.
+/// threshold between them: p95 of the hits + max(6 robust sigmas, a tenth of the gap to the
+/// misses' p5, 2 % of the hit latency), never past the midpoint of that gap, so that an
+/// intermediate level counts as a miss.
 struct Calibration {
   bool ok = false;  ///< hits and misses are separated (p95 of hits < p5 of misses)
   double hit_cycles = 0, miss_cycles = 0, threshold = 0;
@@ -47,9 +47,9 @@ struct Calibration {
 };
 Calibration calibrate(Probe& p, Level level, int samples = 32);
 
-/// Whether `lines` evict each other: accessed in one fixed random order for `rounds` rounds,
-/// the first two untimed; true when at least `min_misses` later accesses are slower than the
-/// threshold. Out: the number of misses counted.
+/// Whether `lines` evict each other: accessed in one fixed random order for 4 rounds, the first
+/// untimed; true when at least 2 later accesses are slower than the
+/// threshold. L2 tests longer than one call run as consecutive calls. Out: the misses counted.
 bool conflicts(Probe& p, Level level, const Calibration& cal, const std::vector<std::uint64_t>& lines,
                int* misses = nullptr);
 

@@ -63,21 +63,23 @@ std::uint64_t pow2_at_least(std::uint64_t v) {
   return p;
 }
 
-/// Pool span for a level: 8 x the L1's unified storage, or 2 x the L2 (at least 4 MiB).
+/// Pool span for a level: 8 x the L1's unified storage, or 8 x the L2 (at least 4 MiB): the L2
+/// candidates share their low address bits (see alignment_for), so the pool must be wide.
 std::uint64_t span_for(const device::DeviceInfo& info, Level level) {
   if (level == Level::kL1)
     return pow2_at_least(std::max<std::uint64_t>(8 * std::max<std::uint64_t>(
                                                          info.l1_shared_unified_bytes, 64 * kKiB),
                                                  4 * kMiB));
-  return pow2_at_least(std::max<std::uint64_t>(2 * info.l2_bytes, 4 * kMiB));
+  return pow2_at_least(std::max<std::uint64_t>(8 * info.l2_bytes, 4 * kMiB));
 }
 
 /// Candidate alignment: 1 KiB for the L1; for the L2 the smallest power of two >= 1 KiB that
-/// leaves no more candidate slots in the pool than one sequence can test.
+/// leaves at most 16384 candidate slots in the pool (a test of that many lines takes a few
+/// consecutive calls; more would not fit the family's time budget).
 std::uint64_t alignment_for(const analysis::cache::Probe& p, Level level) {
-  if (level == Level::kL1 || p.max_sequence == 0) return 1024;
+  if (level == Level::kL1) return 1024;
   std::uint64_t a = 1024;
-  while (p.buffer_bytes / a > p.max_sequence / 4) a *= 2;
+  while (p.buffer_bytes / a > 16384) a *= 2;
   return a;
 }
 
