@@ -379,6 +379,11 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       "--device model:<file.json>");
   export_cmd->add_option("result", export_in, "a result.json written by gpuprobe")->required();
   export_cmd->add_option("model", export_out, "the model file to write (default: stdout)");
+  std::string export_format = "json";
+  export_cmd
+      ->add_option("--format", export_format,
+                   "json (a model file) or accelsim (GPGPU-Sim / Accel-Sim -gpgpu_cache lines)")
+      ->check(CLI::IsMember({"json", "accelsim"}));
   std::string report_path;
   auto* report_cmd = app.add_subcommand(
       "report", "write report.html for a recorded result.json (into --out, default beside it)");
@@ -448,7 +453,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (report_cmd->parsed()) return write_report(report_path, cli.options.out_dir, out);
     if (compare_cmd->parsed()) return compare(compare_paths.at(0), compare_paths.at(1), out);
     if (export_cmd->parsed()) {
-      const auto model = device::model_from_result(load_result(export_in)).dump(2) + "\n";
+      const auto model_json = device::model_from_result(load_result(export_in));
+      const auto model = export_format == "accelsim" ? device::accelsim_config(model_json)
+                                                     : model_json.dump(2) + "\n";
       if (export_out.empty()) {
         out << model;
       } else {

@@ -11,6 +11,7 @@
 #include "analysis/chain.hpp"
 #include "core/error.hpp"
 #include "device/model_export.hpp"
+#include "device/model_sequence.hpp"
 
 namespace gpuprobe::device {
 
@@ -98,6 +99,65 @@ class ModelChain final : public Chain {
   std::shared_ptr<detail::ModelLedger> ledger_;
 };
 
+class ModelProbeBuffer final : public ProbeBuffer {
+ public:
+  ModelProbeBuffer(std::uint64_t bytes, std::uint64_t base,
+                   std::shared_ptr<detail::ModelLedger> ledger)
+      : bytes_(bytes), base_(base), ledger_(std::move(ledger)) {
+    ledger_->live_bytes += bytes_;
+    ++ledger_->live_chains;
+  }
+  ~ModelProbeBuffer() override {
+    ledger_->live_bytes -= bytes_;
+    --ledger_->live_chains;
+  }
+  std::uint64_t bytes() const override { return bytes_; }
+  std::uint64_t base() const { return base_; }
+  const detail::ModelLedger* ledger() const { return ledger_.get(); }
+
+ private:
+  std::uint64_t bytes_, base_;
+  std::shared_ptr<detail::ModelLedger> ledger_;
+};
+
+bool power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+/// Semantic checks of the fields run_sequence uses, one line naming the field.
+void check_structure(const std::string& who, const std::string& lvl, const CacheConfig& c) {
+  const std::string f = who + lvl;
+  if (!power_of_two(c.line_bytes) || c.line_bytes < 8 || c.line_bytes > 4096)
+    throw UsageError(f + "line_bytes " + std::to_string(c.line_bytes) +
+                     " is not allowed; allowed: a power of two from 8 to 4096");
+  if (c.sector_bytes != 0 && (!power_of_two(c.sector_bytes) || c.sector_bytes > c.line_bytes ||
+                              c.line_bytes / c.sector_bytes > 64))
+    throw UsageError(f + "sector_bytes " + std::to_string(c.sector_bytes) +
+                     " is not allowed; allowed: 0 (the line) or a power of two <= the line and "
+                     ">= line / 64");
+  if (c.ways != 0 && c.capacity_bytes != 0 && c.capacity_bytes % (std::uint64_t{c.line_bytes} * c.ways))
+    throw UsageError(f + "ways " + std::to_string(c.ways) + " do not divide the capacity (" +
+                     std::to_string(c.capacity_bytes) + " B) into whole sets of " +
+                     std::to_string(c.line_bytes) + "-B lines");
+  if (!(c.hit_latency_cycles > 0) || c.hit_latency_cycles > 1e6)
+    throw UsageError(f + "hit_latency_cycles " + std::to_string(c.hit_latency_cycles) +
+                     " is not allowed; allowed: > 0 and <= 1e6 cycles");
+  const std::uint32_t ways =
+      c.ways ? c.ways : static_cast<std::uint32_t>(c.capacity_bytes / c.line_bytes);
+  if (c.policy == Replacement::kTreePlru && (!power_of_two(ways) || ways > 32))
+    throw UsageError(f + "policy tree_plru needs a power-of-two number of ways <= 32 (have " +
+                     std::to_string(ways) + ")");
+  if (!c.set_hash_masks.empty()) {
+    const std::uint64_t sets = ways ? c.capacity_bytes / c.line_bytes / ways : 0;
+    if (!power_of_two(sets) || (std::uint64_t{1} << c.set_hash_masks.size()) != sets)
+      throw UsageError(f + "set_hash_masks has " + std::to_string(c.set_hash_masks.size()) +
+                       " masks; allowed: log2(sets) masks with a power-of-two set count (sets = " +
+                       std::to_string(sets) + ")");
+    for (auto m : c.set_hash_masks)
+      if (m == 0 || (m & (c.line_bytes - 1)))
+        throw UsageError(f + "set_hash_masks: each mask must be non-zero and use no bit below "
+                         "the line (" + std::to_string(c.line_bytes) + " B)");
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -148,6 +208,59 @@ void validate(const ModelConfig& c) {
     throw UsageError("model '" + c.name + "': latencies must be >= 0 cycles");
   if (!(c.noise_relative_sigma >= 0) || !(c.noise_relative_sigma < 1))
     throw UsageError("model '" + c.name + "': noise sigma must be in [0, 1)");
+  const std::string who = "model '" + c.name + "': ";
+  check_structure(who, "l1_", l1);
+  // run_sequence builds one cache per partition, so the geometry is checked per partition.
+  const int parts = sequence_partitions(c);
+  CacheConfig l2_part = c.l2;
+  l2_part.capacity_bytes /= static_cast<std::uint64_t>(parts > 0 ? parts : 1);
+  check_structure(who, parts == 2 ? "l2_ (one of 2 partitions) " : "l2_", l2_part);
+  if (!(c.dram_latency_cycles > 0) || c.dram_latency_cycles > 1e6)
+    throw UsageError(who + "dram_latency_cycles " + std::to_string(c.dram_latency_cycles) +
+                     " is not allowed; allowed: > 0 and <= 1e6 cycles");
+  if (c.l2.capacity_bytes < l1_capacity_bytes(c, 0))
+    throw UsageError(who + "l2_capacity_bytes " + std::to_string(c.l2.capacity_bytes) +
+                     " is smaller than the largest L1 (" + std::to_string(l1_capacity_bytes(c, 0)) +
+                     " B); allowed: an L2 at least as large as the L1");
+  if (c.l2_partitions < 0 || c.l2_partitions > 2)
+    throw UsageError(who + "l2_partitions " + std::to_string(c.l2_partitions) +
+                     " is not allowed; allowed: 0 (from l2_partitioned), 1 or 2");
+  if (parts == 2) {
+    if (c.l2.capacity_bytes % 2)
+      throw UsageError(who + "l2_capacity_bytes must split into 2 equal partitions");
+    if (!(c.l2_far_hit_latency_cycles > 0) || c.l2_far_hit_latency_cycles > 1e6)
+      throw UsageError(who + "l2_far_hit_latency_cycles must be > 0 and <= 1e6 with 2 partitions");
+  }
+  if (c.l2_partition_masks.size() > (parts == 2 ? 1u : 0u))
+    throw UsageError(who + "l2_partition_masks has " + std::to_string(c.l2_partition_masks.size()) +
+                     " masks; allowed: " + (parts == 2 ? "0 or 1" : "none with one partition"));
+  for (auto m : c.l2_partition_masks)
+    if (m == 0 || (m & (c.l2.line_bytes - 1)))
+      throw UsageError(who + "l2_partition_masks: the mask must be non-zero and use no bit below "
+                       "the line");
+  if (!c.sm_partition.empty()) {
+    if (c.sm_partition.size() != static_cast<std::size_t>(c.sm_count))
+      throw UsageError(who + "sm_partition has " + std::to_string(c.sm_partition.size()) +
+                       " entries; allowed: one per SM (" + std::to_string(c.sm_count) + ")");
+    for (int p : c.sm_partition)
+      if (p < 0 || p >= parts)
+        throw UsageError(who + "sm_partition: " + std::to_string(p) +
+                         " is not a partition; allowed: 0.." + std::to_string(parts - 1));
+  }
+  for (std::size_t i = 0; i < c.tlb.size(); ++i) {
+    const auto& t = c.tlb[i];
+    const std::string f = who + "tlb[" + std::to_string(i) + "].";
+    if (t.entries == 0 || t.entries > (1u << 24))
+      throw UsageError(f + "entries must be 1..16777216");
+    if (!power_of_two(t.page_bytes) || t.page_bytes < 4096)
+      throw UsageError(f + "page_bytes " + std::to_string(t.page_bytes) +
+                       " is not allowed; allowed: a power of two >= 4096");
+    if (t.ways != 0 && t.entries % t.ways)
+      throw UsageError(f + "ways " + std::to_string(t.ways) + " do not divide the entries (" +
+                       std::to_string(t.entries) + ")");
+    if (!(t.miss_penalty_cycles >= 0) || t.miss_penalty_cycles > 1e6)
+      throw UsageError(f + "miss_penalty_cycles must be >= 0 and <= 1e6");
+  }
 }
 
 nlohmann::json to_json(const ModelConfig& c) {
@@ -184,7 +297,26 @@ nlohmann::json to_json(const ModelConfig& c) {
       {"shared_latency_cycles", c.shared_latency_cycles},
       {"noise_relative_sigma", c.noise_relative_sigma},
       {"seed", c.seed},
-      {"replacement_policy", "lru"},
+      {"l1_policy", to_string(c.l1.policy)},
+      {"l1_sector_bytes", c.l1.sector_bytes},
+      {"l1_set_hash_masks", c.l1.set_hash_masks},
+      {"l2_policy", to_string(c.l2.policy)},
+      {"l2_sector_bytes", c.l2.sector_bytes},
+      {"l2_set_hash_masks", c.l2.set_hash_masks},
+      {"l2_partitions", sequence_partitions(c)},
+      {"l2_partition_masks", c.l2_partition_masks},
+      {"l2_replication", c.l2_replication},
+      {"sm_partition", c.sm_partition},
+      {"tlb", [&] {
+         nlohmann::json t = nlohmann::json::array();
+         for (const auto& x : c.tlb)
+           t.push_back({{"entries", x.entries},
+                        {"page_bytes", x.page_bytes},
+                        {"ways", x.ways},
+                        {"miss_penalty_cycles", x.miss_penalty_cycles}});
+         return t;
+       }()},
+      {"replacement_policy", "chase: lru; run_sequence: l1_policy / l2_policy"},
       {"ways_note", "0 ways = fully associative"},
       {"l2_latency_rule",
        c.l2_partitioned ? "near-partition hit: l2_near_hit_latency_cycles; near miss, L2 hit: "
@@ -407,6 +539,73 @@ ModelDevice::ModelDevice(ModelConfig config)
 }
 
 ModelDevice::~ModelDevice() = default;
+
+std::unique_ptr<ProbeBuffer> ModelDevice::alloc_probe_buffer(std::uint64_t bytes) {
+  if (bytes == 0) throw UsageError("probe buffer must be > 0 bytes");
+  if (bytes > free_memory())
+    throw UsageError("probe buffer of " + format_bytes(bytes) +
+                     " does not fit in free device memory (" + format_bytes(free_memory()) + ")");
+  if (ledger_->live_chains == 0) next_base_ = 0;
+  const std::uint64_t base = next_base_;
+  next_base_ += round_up(bytes, 2 * MiB);
+  return std::make_unique<ModelProbeBuffer>(bytes, base, ledger_);
+}
+
+SequenceTiming ModelDevice::run_sequence(ProbeBuffer& buffer, const AccessSequence& s) {
+  auto* b = dynamic_cast<ModelProbeBuffer*>(&buffer);
+  if (b == nullptr || b->ledger() != ledger_.get())
+    throw UsageError("run_sequence: the probe buffer was not made by this model device");
+  if (s.timed_from > s.sequence.size())
+    throw UsageError("run_sequence: timed_from " + std::to_string(s.timed_from) +
+                     " exceeds the sequence length " + std::to_string(s.sequence.size()));
+  if (s.sequence.size() + s.place.size() > max_sequence_length())
+    throw UsageError("run_sequence: " + std::to_string(s.sequence.size() + s.place.size()) +
+                     " accesses; at most " + std::to_string(max_sequence_length()));
+  const auto check_sm = [&](int sm, const char* what) {
+    if (sm < -1 || sm >= config_.sm_count)
+      throw UsageError(std::string("run_sequence: ") + what + " " + std::to_string(sm) +
+                       " is not an SM; allowed: -1 or 0.." + std::to_string(config_.sm_count - 1));
+    return sm < 0 ? 0 : sm;
+  };
+  const int sm = check_sm(s.sm, "sm");
+  const int place_sm = check_sm(s.place_sm, "place_sm");
+  const auto check_offsets = [&](const std::vector<std::uint64_t>& v) {
+    for (auto o : v)
+      if (o % 8 != 0 || o + 8 > b->bytes())
+        throw UsageError("run_sequence: offset " + std::to_string(o) +
+                         " is unaligned or outside the " + std::to_string(b->bytes()) +
+                         "-B buffer; allowed: multiples of 8 below the buffer size");
+  };
+  check_offsets(s.sequence);
+  check_offsets(s.place);
+  const std::uint64_t capacity = l1_capacity_bytes(config_, s.carveout_percent);
+  if (!seq_ || capacity != seq_->l1_capacity) {
+    const bool keep = seq_ != nullptr;
+    auto fresh = std::make_unique<detail::SequenceModel>(config_, capacity);
+    if (keep) {  // only the L1 is reconfigured
+      fresh->l2 = std::move(seq_->l2);
+      fresh->tlb = std::move(seq_->tlb);
+    }
+    seq_ = std::move(fresh);
+  }
+  if (s.flush_l2) seq_->flush_l2();
+  const bool use_l1 = caches_in_l1(s.op);
+  // Every kernel launch invalidates the L1 (seen on the H200): place and sequence are launches.
+  if (!s.place.empty()) {
+    seq_->invalidate_l1();
+    for (auto o : s.place) seq_->access(b->base() + o, place_sm, use_l1);
+  }
+  seq_->invalidate_l1();
+  SequenceTiming t;
+  t.cycles.reserve(s.sequence.size() - s.timed_from);
+  for (std::size_t i = 0; i < s.sequence.size(); ++i) {
+    const double c = seq_->access(b->base() + s.sequence[i], sm, use_l1);
+    if (i >= s.timed_from) t.cycles.push_back(c * noise_factor());
+  }
+  t.smid = sm;
+  t.verified = true;
+  return t;
+}
 
 std::uint64_t ModelDevice::free_memory() const {
   return config_.global_mem_bytes > ledger_->live_bytes
@@ -653,6 +852,7 @@ ModelConfig h200() {
   c.l2_near = {30 * MiB, 128, 16, 260};
   c.l2 = {60 * MiB, 128, 16, 430};
   c.l2_far_hit_latency_cycles = 430;
+  c.l2_partition_masks = {0xab000};  // the partition hash cache.l2.partition found on H200s
   c.dram_latency_cycles = 820;
   c.shared_latency_cycles = 30;
   c.noise_relative_sigma = 0.003;

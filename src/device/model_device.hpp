@@ -21,20 +21,46 @@
 #include <vector>
 
 #include "device/device.hpp"
+#include "device/sequence.hpp"
 
 namespace gpuprobe::device {
 
 namespace detail {
 struct ModelLedger;  // the device's record of live chains, shared with them
+struct SequenceModel;  // the structural hierarchy behind run_sequence
 }
 
+/// Replacement policy of a cache level (used by run_sequence; the chase's fast path is LRU).
+enum class Replacement { kLru, kFifo, kTreePlru, kRandom };
+std::string to_string(Replacement r);
+/// Parses "lru", "fifo", "tree_plru", "random"; throws UsageError naming the allowed values.
+Replacement parse_replacement(const std::string& text);
+
 /// One set-associative cache level. Set index = (address / line_bytes) % sets, with
-/// sets = capacity / (line_bytes * ways).
+/// sets = capacity / (line_bytes * ways), or, when set_hash_masks is not empty, bit i of the set
+/// index = parity(address & set_hash_masks[i]) (sets must then be 2^masks).
 struct CacheConfig {
+  // A constructor (not an aggregate) so that {capacity, line, ways, latency} keeps working with
+  // the structural fields defaulted.
+  CacheConfig(std::uint64_t capacity = 0, std::uint32_t line = 128, std::uint32_t ways_ = 0,
+              double latency = 0)
+      : capacity_bytes(capacity), line_bytes(line), ways(ways_), hit_latency_cycles(latency) {}
   std::uint64_t capacity_bytes = 0;  ///< 0 = no cache (every access misses)
   std::uint32_t line_bytes = 128;
   std::uint32_t ways = 0;  ///< 0 = fully associative
   double hit_latency_cycles = 0;
+  Replacement policy = Replacement::kLru;      ///< run_sequence only
+  std::uint32_t sector_bytes = 0;              ///< 0 = the line; run_sequence only
+  std::vector<std::uint64_t> set_hash_masks;  ///< empty = modulo; run_sequence only
+};
+
+/// One TLB level (run_sequence only). A miss at this level costs miss_penalty_cycles on top of
+/// whatever the next level costs; levels are looked up in order and all are filled (LRU).
+struct TlbLevel {
+  std::uint64_t entries = 0;
+  std::uint64_t page_bytes = 0;
+  std::uint32_t ways = 0;  ///< 0 = fully associative
+  double miss_penalty_cycles = 0;
 };
 
 /// A modelled GPU. All sizes are bytes, clocks MHz, latencies SM cycles.
@@ -68,7 +94,26 @@ struct ModelConfig {
   /// Relative sigma of gaussian noise multiplied onto each chase's cycles_per_step; 0 = exact.
   double noise_relative_sigma = 0;
   std::uint64_t seed = 1;  ///< seeds the noise
+
+  // The structural hierarchy behind run_sequence (device::Sequencer). The chase keeps its fast
+  // path above (near copy + whole L2, LRU) and ignores these.
+  /// L2 partitions seen by run_sequence: 1 or 2; 0 = 2 when l2_partitioned, else 1. Each
+  /// partition is a cache of l2.capacity_bytes / partitions with l2's geometry and policy.
+  int l2_partitions = 0;
+  /// Home partition of a line = parity(address & mask) (one mask for two partitions); empty =
+  /// parity of the bit at l2.line_bytes (alternate lines).
+  std::vector<std::uint64_t> l2_partition_masks;
+  /// A far-homed line read by an SM is copied into the SM's partition (served there at near
+  /// latency until evicted; the copy competes for the same sets as the homed lines).
+  bool l2_replication = true;
+  /// Partition side of each SM; empty = sm % partitions.
+  std::vector<int> sm_partition;
+  /// TLB levels, first = closest to the SM; empty = no TLB cost. One hierarchy for all SMs.
+  std::vector<TlbLevel> tlb;
 };
+
+/// The number of L2 partitions run_sequence models (l2_partitions, or its default).
+int sequence_partitions(const ModelConfig& config);
 
 /// The L1 capacity for a carve-out request: -1 = default_shared_carveout_bytes, otherwise
 /// shared = round(shared_per_sm_bytes * percent / 100) (0 gives the largest L1); then
@@ -163,7 +208,7 @@ struct ModelChaseStats {
 /// cache state persists across chase() calls (like a real GPU), make_chain() empties every cache
 /// (a fresh allocation), and a chase whose carve-out gives a different L1 capacity than the
 /// previous one starts with an empty L1 (a reconfigured L1).
-class ModelDevice : public Device {
+class ModelDevice : public Device, public Sequencer {
  public:
   /// Throws UsageError if the configuration is inconsistent (see validate()).
   explicit ModelDevice(ModelConfig config);
@@ -189,6 +234,17 @@ class ModelDevice : public Device {
   ChaseTiming shared_chase(std::uint32_t bytes, std::uint32_t node_stride_bytes,
                            std::uint64_t timed_steps) override;
   nlohmann::json environment() const override;
+
+  /// A range of the simulated address space (2 MiB aligned); counts against free_memory().
+  std::unique_ptr<ProbeBuffer> alloc_probe_buffer(std::uint64_t bytes) override;
+  /// Runs `place` then `sequence` through the structural hierarchy (L1 invalidated before each,
+  /// TLB levels, L2 partitions with the home hash and replication, sectors, replacement); each
+  /// timed access costs the TLB penalties plus the latency of the level that served it (plus
+  /// noise). Always verified (the model's loads are exact).
+  SequenceTiming run_sequence(ProbeBuffer& buffer, const AccessSequence& s) override;
+  /// Of the order of the CUDA sequencer's (its offsets live in shared memory), so that the
+  /// experiments take the same paths on the model as on the GPU.
+  std::size_t max_sequence_length() const override { return std::size_t{1} << 15; }
 
   const ModelConfig& config() const { return config_; }
   /// The node the last chase() ended on.
@@ -216,6 +272,7 @@ class ModelDevice : public Device {
   std::mt19937_64 rng_;
   std::uint32_t last_final_node_ = 0;
   ModelChaseStats last_stats_;
+  std::unique_ptr<detail::SequenceModel> seq_;
 };
 
 /// The built-in models' configurations: "h200", "a100", "rtx5080", "tiny". Throws UsageError

@@ -1,7 +1,9 @@
 #include "device/model_export.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "core/error.hpp"
@@ -19,6 +21,37 @@ T need(const json& j, const char* key) {
   } catch (const json::exception&) {
     throw UsageError(std::string("model file: key '") + key + "' has the wrong type");
   }
+}
+
+/// An optional integer field that must be >= 0 (a negative value is refused by name, not
+/// wrapped around by an unsigned conversion).
+std::uint64_t optional_unsigned(const json& j, const char* key, std::uint64_t fallback) {
+  if (!j.contains(key)) return fallback;
+  const auto& v = j.at(key);
+  if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0))
+    throw UsageError(std::string("model file: '") + key + "' = " + v.dump() +
+                     " is not allowed; allowed: an integer >= 0");
+  return v.get<std::uint64_t>();
+}
+
+/// A required integer field that must be >= 0 (see optional_unsigned).
+std::uint64_t need_unsigned(const json& j, const char* key) {
+  if (!j.contains(key)) throw UsageError(std::string("model file: missing key '") + key + "'");
+  return optional_unsigned(j, key, 0);
+}
+
+std::vector<std::uint64_t> masks(const json& j, const char* key) {
+  std::vector<std::uint64_t> out;
+  if (!j.contains(key)) return out;
+  if (!j.at(key).is_array())
+    throw UsageError(std::string("model file: '") + key + "' must be an array of integers");
+  for (const auto& m : j.at(key)) {
+    if (!m.is_number_unsigned())
+      throw UsageError(std::string("model file: '") + key + "' holds " + m.dump() +
+                       "; allowed: integers >= 0");
+    out.push_back(m.get<std::uint64_t>());
+  }
+  return out;
 }
 
 std::uint64_t round_down(double bytes, std::uint64_t unit) {
@@ -44,14 +77,36 @@ ModelConfig model_config_from_json(const json& j) {
   c.l1_shared_unified_bytes = need<std::uint64_t>(j, "l1_shared_unified_bytes");
   c.default_shared_carveout_bytes = need<std::uint64_t>(j, "default_shared_carveout_bytes");
   c.shared_per_sm_bytes = need<std::uint64_t>(j, "shared_per_sm_bytes");
-  c.l1 = {0, need<std::uint32_t>(j, "l1_line_bytes"), need<std::uint32_t>(j, "l1_ways"),
-          need<double>(j, "l1_hit_latency_cycles")};
+  const auto u32 = [&](const char* key) {
+    const std::uint64_t v = need_unsigned(j, key);
+    if (v > 0xffffffffu) throw UsageError(std::string("model file: '") + key + "' is too large");
+    return static_cast<std::uint32_t>(v);
+  };
+  c.l1 = {0, u32("l1_line_bytes"), u32("l1_ways"), need<double>(j, "l1_hit_latency_cycles")};
   c.l2_partitioned = need<bool>(j, "l2_partitioned");
-  c.l2_near = {need<std::uint64_t>(j, "l2_near_capacity_bytes"),
-               need<std::uint32_t>(j, "l2_near_line_bytes"), need<std::uint32_t>(j, "l2_near_ways"),
-               need<double>(j, "l2_near_hit_latency_cycles")};
-  c.l2 = {need<std::uint64_t>(j, "l2_capacity_bytes"), need<std::uint32_t>(j, "l2_line_bytes"),
-          need<std::uint32_t>(j, "l2_ways"), need<double>(j, "l2_hit_latency_cycles")};
+  c.l2_near = {need_unsigned(j, "l2_near_capacity_bytes"), u32("l2_near_line_bytes"),
+               u32("l2_near_ways"), need<double>(j, "l2_near_hit_latency_cycles")};
+  c.l2 = {need_unsigned(j, "l2_capacity_bytes"), u32("l2_line_bytes"), u32("l2_ways"),
+          need<double>(j, "l2_hit_latency_cycles")};
+  // The structural fields (run_sequence); absent in model files written before them.
+  c.l1.policy = parse_replacement(j.value("l1_policy", std::string("lru")));
+  c.l2.policy = parse_replacement(j.value("l2_policy", std::string("lru")));
+  c.l1.sector_bytes = static_cast<std::uint32_t>(optional_unsigned(j, "l1_sector_bytes", 0));
+  c.l2.sector_bytes = static_cast<std::uint32_t>(optional_unsigned(j, "l2_sector_bytes", 0));
+  c.l1.set_hash_masks = masks(j, "l1_set_hash_masks");
+  c.l2.set_hash_masks = masks(j, "l2_set_hash_masks");
+  c.l2_partitions = static_cast<int>(optional_unsigned(j, "l2_partitions", 0));
+  c.l2_partition_masks = masks(j, "l2_partition_masks");
+  c.l2_replication = j.value("l2_replication", true);
+  if (j.contains("sm_partition"))
+    for (const auto& p : masks(j, "sm_partition")) c.sm_partition.push_back(static_cast<int>(p));
+  if (j.contains("tlb")) {
+    if (!j.at("tlb").is_array()) throw UsageError("model file: 'tlb' must be an array");
+    for (const auto& t : j.at("tlb"))
+      c.tlb.push_back({need_unsigned(t, "entries"), need_unsigned(t, "page_bytes"),
+                       static_cast<std::uint32_t>(optional_unsigned(t, "ways", 0)),
+                       need<double>(t, "miss_penalty_cycles")});
+  }
   c.l2_far_hit_latency_cycles = need<double>(j, "l2_far_hit_latency_cycles");
   c.dram_latency_cycles = need<double>(j, "dram_latency_cycles");
   c.shared_latency_cycles = need<double>(j, "shared_latency_cycles");
@@ -74,7 +129,20 @@ json model_from_result(const json& result) {
     return it->second;
   };
   const auto& d = result.at("device");
-  constexpr std::uint32_t kLine = 128, kL1Ways = 4, kL2Ways = 16;
+  // Structure findings (cache.*.ways, cache.*.line_size, cache.*.replacement) when the result
+  // has them; otherwise the assumptions listed under not_measured.
+  std::map<std::string, json> extra;
+  for (const auto& e : result.at("experiments"))
+    for (const auto& x : e.value("findings", json::array()))
+      extra[x.value("name", "")] = x.value("extra", json::object());
+  const auto measured_u32 = [&](const std::string& name, std::uint32_t fallback) {
+    auto it = f.find(name);
+    return it != f.end() && it->second > 0 ? static_cast<std::uint32_t>(it->second) : fallback;
+  };
+  const std::uint32_t kLine = measured_u32("cache.l1.line_size", 128);
+  const std::uint32_t kL2Line = measured_u32("cache.l2.line_size", 128);
+  const std::uint32_t kL1Ways = measured_u32("cache.l1.ways", 4);
+  const std::uint32_t kL2Ways = measured_u32("cache.l2.ways", 16);
   ModelConfig c;
   c.name = "measured-" + d.value("name", std::string("gpu"));
   for (auto& ch : c.name)
@@ -101,16 +169,39 @@ json model_from_result(const json& result) {
       c.l1_shared_unified_bytes -
       std::min<std::uint64_t>(round_down(l1_default, unit), c.l1_shared_unified_bytes);
   c.l1 = {0, kLine, kL1Ways, get("l1.hit_latency")};
-  c.l2 = {round_down(get("l2.capacity"), kLine * kL2Ways), kLine, kL2Ways, get("l2.hit_latency")};
   // The far-hit latency: cache.l2.far_hit's l2.far_hit_latency; results from before it have
   // only latency.sweep's region between the knees (l2.mixed_latency, once also named
   // l2.far_hit_latency).
   const char* far = f.count("l2.far_hit_latency") ? "l2.far_hit_latency" : "l2.mixed_latency";
   c.l2_partitioned = f.count("l2.near_capacity") && f.count(far);
+  // With two partitions the whole L2 must split into two equal partitions of whole sets.
+  const std::uint64_t l2_unit = std::uint64_t{kL2Line} * kL2Ways * (c.l2_partitioned ? 2 : 1);
+  c.l2 = {round_down(get("l2.capacity"), l2_unit), kL2Line, kL2Ways, get("l2.hit_latency")};
   if (c.l2_partitioned) {
-    c.l2_near = {round_down(f["l2.near_capacity"], kLine * kL2Ways), kLine, kL2Ways,
-                 get("l2.hit_latency")};
+    c.l2_near = {round_down(f["l2.near_capacity"], std::uint64_t{kL2Line} * kL2Ways), kL2Line,
+                 kL2Ways, get("l2.hit_latency")};
     c.l2_far_hit_latency_cycles = f[far];
+  }
+  const auto policy_of = [&](const std::string& name) {
+    auto it = extra.find(name);
+    if (it == extra.end() || !it->second.contains("policy")) return Replacement::kLru;
+    const std::string p = it->second["policy"];
+    if (p == "lru" || p == "fifo" || p == "tree_plru" || p == "random") return parse_replacement(p);
+    return Replacement::kLru;  // "none" or a tie: the chase's LRU
+  };
+  c.l1.policy = policy_of("cache.l1.replacement");
+  c.l2.policy = policy_of("cache.l2.replacement");
+  if ((c.l1.policy == Replacement::kTreePlru && (kL1Ways & (kL1Ways - 1))) ||
+      (c.l2.policy == Replacement::kTreePlru && (kL2Ways & (kL2Ways - 1))))
+    throw UsageError("the result's tree-PLRU finding needs a power-of-two number of ways");
+  if (f.count("l2.partition.hash_mask") && f["l2.partition.hash_mask"] > 0)
+    c.l2_partition_masks = {static_cast<std::uint64_t>(f["l2.partition.hash_mask"])};
+  for (int level = 1; level <= 4; ++level) {
+    const std::string n = "tlb.l" + std::to_string(level);
+    if (!f.count(n + ".entries") || !f.count("tlb.page_size")) break;
+    c.tlb.push_back({static_cast<std::uint64_t>(f[n + ".entries"]),
+                     static_cast<std::uint64_t>(f["tlb.page_size"]), 0,
+                     std::max(0.0, f.count(n + ".miss_penalty") ? f[n + ".miss_penalty"] : 0.0)});
   }
   c.dram_latency_cycles = get("dram.latency");
   c.shared_latency_cycles = get("shared.latency");
@@ -121,10 +212,88 @@ json model_from_result(const json& result) {
       {"device_uuid", d.value("uuid", std::string(""))},
       {"result_git_sha", result.value("tool", json::object()).value("git_sha", "")},
       {"result_started_utc", result.value("started_utc", std::string(""))}};
-  out["not_measured"] = {"l1_ways (4 assumed)", "l2_ways (16 assumed)",
-                         "line sizes (128 B assumed)", "replacement policy (LRU modelled)",
-                         "the L1 capacity between carveouts (linear between 0% and 100%)"};
+  json not_measured = json::array();
+  if (!f.count("cache.l1.ways")) not_measured.push_back("l1_ways (4 assumed)");
+  if (!f.count("cache.l2.ways")) not_measured.push_back("l2_ways (16 assumed)");
+  if (!f.count("cache.l1.line_size") || !f.count("cache.l2.line_size"))
+    not_measured.push_back("line sizes (128 B assumed)");
+  if (!extra.count("cache.l1.replacement") || !extra.count("cache.l2.replacement"))
+    not_measured.push_back("replacement policy (LRU modelled)");
+  if (c.tlb.empty()) not_measured.push_back("TLB (none modelled)");
+  not_measured.push_back("the L1 capacity between carveouts (linear between 0% and 100%)");
+  out["not_measured"] = not_measured;
   return out;
+}
+
+namespace {
+char replacement_letter(const std::string& policy) { return policy == "fifo" ? 'F' : 'L'; }
+}  // namespace
+
+std::string accelsim_config(const json& model) {
+  const ModelConfig c = model_config_from_json(model);
+  std::ostringstream o;
+  o << "# gpuprobe export-model --format accelsim: " << c.name << "\n"
+    << "# fields: <N normal|S sectored>:<sets>:<line B>:<ways>,<replacement L=LRU F=FIFO>:"
+       "<write>:<alloc>:<write alloc>:<set index L=linear X=xor H=fermi hash P=ipoly>,"
+       "<mshr type>:<entries>:<merge>,<miss queue>:<result fifo>,<data port width>\n"
+    << "# write/alloc/MSHR/queue fields are not measured by gpuprobe: the values are the "
+       "simulator's usual Volta+ choices\n";
+  const auto line = [&](const char* option, const CacheConfig& cc, std::uint64_t capacity,
+                        const char* wr, const char* what) {
+    const std::uint32_t ways = cc.ways ? cc.ways : static_cast<std::uint32_t>(capacity / cc.line_bytes);
+    const std::uint64_t sets = capacity / cc.line_bytes / ways;
+    const bool sectored = cc.sector_bytes != 0 && cc.sector_bytes < cc.line_bytes;
+    const std::string pol = to_string(cc.policy);
+    const char sif = cc.set_hash_masks.empty() ? 'L' : 'X';
+    o << "# " << what << ": " << capacity << " B = " << sets << " sets x " << ways << " ways x "
+      << cc.line_bytes << " B, policy " << pol;
+    if (pol == "tree_plru" || pol == "random")
+      o << " (not in the syntax: written as LRU)";
+    if (!cc.set_hash_masks.empty()) {
+      o << ", set index = XOR hash, masks";
+      for (auto m : cc.set_hash_masks) {
+        char b[32];
+        std::snprintf(b, sizeof b, " 0x%llx", static_cast<unsigned long long>(m));
+        o << b;
+      }
+      o << " (the syntax has no custom masks: written as X)";
+    }
+    o << "\n" << option << " " << (sectored ? 'S' : 'N') << ":" << sets << ":" << cc.line_bytes
+      << ":" << ways << "," << replacement_letter(pol) << ":" << wr << ":m:L:" << sif
+      << ",A:512:8,16:0,32\n";
+  };
+  line("-gpgpu_cache:dl1", c.l1, l1_capacity_bytes(c, -1), "T", "L1D (default carve-out)");
+  const int parts = sequence_partitions(c);
+  line("-gpgpu_cache:dl2", c.l2, c.l2.capacity_bytes / static_cast<std::uint64_t>(parts), "B",
+       parts == 2 ? "L2, one of 2 partitions (gpgpu-sim's dl2 is per memory sub-partition: "
+                    "divide the sets by the sub-partitions per partition)"
+                  : "L2 (gpgpu-sim's dl2 is per memory sub-partition: divide the sets by "
+                    "their number)");
+  return o.str();
+}
+
+AccelsimCache parse_accelsim_cache_line(const std::string& text) {
+  AccelsimCache a;
+  const auto space = text.find(' ');
+  if (space == std::string::npos || text.rfind("-gpgpu_cache:", 0) != 0)
+    throw UsageError("not a -gpgpu_cache line: '" + text + "'");
+  a.option = text.substr(0, space);
+  const std::string cfg = text.substr(space + 1);
+  unsigned long long sets = 0;
+  unsigned line = 0, ways = 0, mshr = 0, merge = 0, mq = 0, fifo = 0, port = 0;
+  char type = 0, rep = 0, wr = 0, alloc = 0, wa = 0, sif = 0, mt = 0;
+  const int n = std::sscanf(cfg.c_str(), "%c:%llu:%u:%u,%c:%c:%c:%c:%c,%c:%u:%u,%u:%u,%u", &type,
+                            &sets, &line, &ways, &rep, &wr, &alloc, &wa, &sif, &mt, &mshr, &merge,
+                            &mq, &fifo, &port);
+  if (n != 15 || (type != 'N' && type != 'S') || (rep != 'L' && rep != 'F'))
+    throw UsageError("malformed cache configuration '" + cfg + "'");
+  a.type = type;
+  a.sets = sets;
+  a.line_bytes = line;
+  a.ways = ways;
+  a.replacement = rep;
+  a.set_index = sif;
+  return a;
 }
 
 }  // namespace gpuprobe::device

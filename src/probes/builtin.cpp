@@ -6,6 +6,7 @@
 #include "probes/compute/compute.hpp"
 #include "probes/cache/fetch_granularity.hpp"
 #include "probes/cache/l2_partition.hpp"
+#include "probes/cache/cache_structure.hpp"
 #include "probes/cache/l2_far_hit.hpp"
 #include "probes/cache/l2_sharing.hpp"
 #include "probes/cache/cold_capacity.hpp"
@@ -25,6 +26,7 @@ const Registry& Registry::builtin() {
     probes::register_l2_sharing_experiments(r);
     probes::register_cold_capacity_experiments(r);
     probes::register_fetch_granularity_experiments(r);
+    probes::register_cache_structure_experiments(r);
     probes::register_compute_experiments(r);
     probes::register_bandwidth_experiments(r);
     probes::register_bandwidth_sweep_experiments(r);

@@ -1,0 +1,659 @@
+#include "analysis/cache_inference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <unordered_set>
+
+#include "analysis/l2_partition.hpp"
+#include "core/confidence.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+
+namespace gpuprobe::analysis::cache {
+namespace {
+
+using device::AccessSequence;
+using device::LoadOp;
+
+/// The tests run each sequence of a conflict check this many times over; the first round is
+/// untimed (it fills an empty set: the L1 is invalidated by the launch, the L2 flushed).
+constexpr int kRounds = 4;
+/// Misses a conflict needs: one could be a stray slow access on real hardware. (Not a fraction
+/// of the accesses: a capacity test just past the capacity overflows a single set.)
+int min_misses(std::size_t) { return 2; }
+
+AccessSequence base_sequence(const Probe& p, Level level) {
+  AccessSequence s;
+  s.op = level == Level::kL1 ? LoadOp::kCa : LoadOp::kCg;
+  s.sm = p.sm;
+  s.flush_l2 = level == Level::kL2;
+  return s;
+}
+
+int log2_floor(std::uint64_t v) { return 63 - __builtin_clzll(v); }
+
+std::vector<std::uint64_t> random_lines(std::mt19937_64& rng, std::uint64_t span,
+                                        std::uint64_t alignment, std::size_t n,
+                                        std::unordered_set<std::uint64_t>& used) {
+  std::vector<std::uint64_t> out;
+  const std::uint64_t slots = span / alignment;
+  while (out.size() < n && used.size() < slots) {
+    const std::uint64_t o = (rng() % slots) * alignment;
+    if (used.insert(o).second) out.push_back(o);
+  }
+  return out;
+}
+
+struct Split {
+  std::vector<double> low, high;
+  double threshold = 0;
+};
+
+/// 1-D two-means: the threshold that minimises the within-class squared deviation.
+Split two_means(std::vector<double> v) {
+  Split s;
+  if (v.size() < 2) return s;
+  std::sort(v.begin(), v.end());
+  std::vector<double> prefix(v.size() + 1, 0), prefix2(v.size() + 1, 0);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    prefix[i + 1] = prefix[i] + v[i];
+    prefix2[i + 1] = prefix2[i] + v[i] * v[i];
+  }
+  const auto cost = [&](std::size_t a, std::size_t b) {  // [a, b)
+    const double n = static_cast<double>(b - a), sum = prefix[b] - prefix[a];
+    return prefix2[b] - prefix2[a] - sum * sum / n;
+  };
+  std::size_t best = 1;
+  double best_cost = cost(0, 1) + cost(1, v.size());
+  for (std::size_t k = 2; k < v.size(); ++k) {
+    const double c = cost(0, k) + cost(k, v.size());
+    if (c < best_cost) {
+      best_cost = c;
+      best = k;
+    }
+  }
+  s.low.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(best));
+  s.high.assign(v.begin() + static_cast<std::ptrdiff_t>(best), v.end());
+  s.threshold = (s.low.back() + s.high.front()) / 2;
+  return s;
+}
+
+/// Runs a sequence longer than one call may hold as consecutive calls (the L2 keeps its state
+/// between launches; only the first call flushes). The L1 is invalidated by every launch, so an
+/// L1 sequence must fit in one call.
+device::SequenceTiming run_long(Probe& p, Level level, const AccessSequence& s) {
+  if (p.max_sequence == 0 || s.sequence.size() <= p.max_sequence) return p.call(s);
+  if (level == Level::kL1)
+    throw UsageError("an L1 test needs " + std::to_string(s.sequence.size()) +
+                     " accesses in one launch; the sequencer holds " +
+                     std::to_string(p.max_sequence));
+  device::SequenceTiming all;
+  all.verified = true;
+  for (std::size_t a = 0; a < s.sequence.size(); a += p.max_sequence) {
+    const std::size_t b = std::min(s.sequence.size(), a + p.max_sequence);
+    AccessSequence part = s;
+    part.sequence.assign(s.sequence.begin() + static_cast<std::ptrdiff_t>(a),
+                         s.sequence.begin() + static_cast<std::ptrdiff_t>(b));
+    part.flush_l2 = s.flush_l2 && a == 0;
+    part.place.clear();
+    part.timed_from = static_cast<std::uint32_t>(
+        s.timed_from <= a ? 0 : std::min<std::size_t>(s.timed_from - a, b - a));
+    const auto t = p.call(part);
+    all.cycles.insert(all.cycles.end(), t.cycles.begin(), t.cycles.end());
+    all.smid = t.smid;
+  }
+  return all;
+}
+
+}  // namespace
+
+std::string to_string(Level l) { return l == Level::kL1 ? "l1" : "l2"; }
+
+device::SequenceTiming Probe::call(const AccessSequence& s) {
+  accesses += s.sequence.size() + s.place.size();
+  ++calls;
+  auto t = run(s);
+  if (!t.verified) throw VerificationError("an access sequence returned wrong values");
+  if (t.cycles.size() != s.sequence.size() - s.timed_from)
+    throw VerificationError("an access sequence returned the wrong number of timings");
+  return t;
+}
+
+Calibration calibrate(Probe& p, Level level, int samples) {
+  std::mt19937_64 rng(p.seed * 31 + static_cast<int>(level));
+  std::unordered_set<std::uint64_t> used;
+  const auto lines =
+      random_lines(rng, std::min<std::uint64_t>(p.buffer_bytes, 1u << 20), 1024,
+                   static_cast<std::size_t>(samples), used);
+  AccessSequence s = base_sequence(p, level);
+  for (auto l : lines) {
+    s.sequence.push_back(l);
+    s.sequence.push_back(l);
+  }
+  const auto t = p.call(s);
+  Calibration c;
+  for (std::size_t i = 0; i < t.cycles.size(); ++i)
+    (i % 2 ? c.hits : c.misses).push_back(t.cycles[i]);
+  if (c.hits.size() < 3 || c.misses.size() < 3) return c;
+  c.hit_cycles = stats::median(c.hits);
+  c.miss_cycles = stats::median(c.misses);
+  const double hi = stats::quantile(c.hits, 0.95), lo = stats::quantile(c.misses, 0.05);
+  c.ok = hi < lo;
+  // Above the hits' own spread (6 robust sigmas), and at least a tenth of the way to the misses
+  // (a GPU's hits can be one exact value with rare stragglers), but never past the midpoint: a
+  // level in between (a far-partition hit once a near copy was evicted) must count as a miss.
+  const double sd = 1.4826 * stats::summarize(c.hits).mad;
+  c.threshold =
+      std::min(hi + std::max({6 * sd, 0.1 * (lo - hi), 0.02 * c.hit_cycles}), (hi + lo) / 2);
+  return c;
+}
+
+bool conflicts(Probe& p, Level level, const Calibration& cal,
+               const std::vector<std::uint64_t>& lines, int* misses) {
+  std::vector<std::uint64_t> order = lines;
+  std::mt19937_64 rng(p.seed + lines.size() * 1000003u + (lines.empty() ? 0 : lines.front()));
+  std::shuffle(order.begin(), order.end(), rng);
+  AccessSequence s = base_sequence(p, level);
+  for (int r = 0; r < kRounds; ++r) s.sequence.insert(s.sequence.end(), order.begin(), order.end());
+  s.timed_from = static_cast<std::uint32_t>(order.size());
+  const auto t = run_long(p, level, s);
+  int m = 0;
+  std::vector<int> per_line(order.size(), 0);
+  int repeated = 0;  // lines that missed in two or more timed rounds
+  for (std::size_t k = 0; k < t.cycles.size(); ++k)
+    if (t.cycles[k] > cal.threshold) {
+      ++m;
+      if (++per_line[k % order.size()] == 2) ++repeated;
+    }
+  if (misses) *misses = m;
+  // A real conflict makes the same lines miss round after round (or, under random
+  // replacement in a large set, misses beyond the stray rate); the GPU's stray slow accesses
+  // (about 1 in 150 on the H200's L1) fall on different lines.
+  return m >= min_misses(t.cycles.size()) &&
+         (repeated >= 1 || m >= static_cast<int>(t.cycles.size() / 50));
+}
+
+ConflictSet find_conflict_set(Probe& p, Level level, const Calibration& cal,
+                              std::uint64_t max_candidates, std::uint64_t alignment) {
+  ConflictSet out;
+  std::mt19937_64 rng(p.seed * 7919 + static_cast<int>(level));
+  std::unordered_set<std::uint64_t> used;
+  std::vector<std::uint64_t> pool;
+  if (p.max_sequence && level == Level::kL1)
+    max_candidates = std::min<std::uint64_t>(max_candidates, p.max_sequence / kRounds);
+  std::size_t n = 16;
+  bool hit = false;
+  while (n <= max_candidates) {
+    if (pool.size() < n) {
+      auto more = random_lines(rng, p.buffer_bytes, alignment, n - pool.size(), used);
+      pool.insert(pool.end(), more.begin(), more.end());
+    }
+    if (pool.size() < n) break;
+    if (conflicts(p, level, cal, pool)) {
+      hit = true;
+      break;
+    }
+    n *= 2;
+  }
+  out.candidates_tried = pool.size();
+  if (!hit) {
+    out.note = "no conflict among " + std::to_string(pool.size()) + " random lines";
+    return out;
+  }
+  // The shortest conflicting prefix: its last line belongs to the one set that overflowed.
+  std::size_t lo = n / 2 >= 16 ? n / 2 : 0, hi = n;
+  while (hi - lo > 1) {
+    const std::size_t mid = (lo + hi) / 2;
+    std::vector<std::uint64_t> prefix(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(mid));
+    (conflicts(p, level, cal, prefix) ? hi : lo) = mid;
+  }
+  std::vector<std::uint64_t> e(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(hi));
+  // Group elimination: drop any chunk whose removal keeps the conflict; more chunks when none
+  // can go (ways + 1 chunks always leave one without a member of the overflowing set).
+  std::size_t chunks = 2;
+  while (e.size() > 2) {
+    chunks = std::min(chunks, e.size());
+    bool removed = false;
+    for (std::size_t c = 0; c < chunks && !removed; ++c) {
+      const std::size_t a = e.size() * c / chunks, b = e.size() * (c + 1) / chunks;
+      std::vector<std::uint64_t> rest(e.begin(), e.begin() + static_cast<std::ptrdiff_t>(a));
+      rest.insert(rest.end(), e.begin() + static_cast<std::ptrdiff_t>(b), e.end());
+      if (conflicts(p, level, cal, rest)) {
+        e = std::move(rest);
+        removed = true;
+      }
+    }
+    if (!removed) {
+      if (chunks >= e.size()) break;
+      chunks *= 2;
+    }
+  }
+  out.lines = e;
+  out.ways = static_cast<std::uint32_t>(e.size() - 1);
+  out.found = e.size() >= 2;
+  // Minimality check: every member is needed.
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    std::vector<std::uint64_t> rest = e;
+    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+    out.checks_passed += conflicts(p, level, cal, rest) ? 0 : 1;
+    ++out.checks;
+  }
+  out.checks_passed += conflicts(p, level, cal, e) ? 1 : 0;
+  ++out.checks;
+  out.minimal_verified = out.checks_passed == out.checks;
+  return out;
+}
+
+LineSizeResult infer_line_size(Probe& p, Level level, const Calibration& cal,
+                               const ConflictSet& set) {
+  LineSizeResult r;
+  if (!set.found) return r;
+  const std::size_t members = std::min<std::size_t>(set.lines.size(), 3);
+  for (std::uint32_t delta = 16; delta <= 512; delta *= 2) {
+    std::size_t separate = 0;
+    for (std::size_t j = 0; j < members; ++j) {
+      auto moved = set.lines;
+      moved[j] += delta;  // members are 1024-aligned, so this stays in the buffer
+      const bool c = conflicts(p, level, cal, moved);
+      r.trials.push_back({{"delta_bytes", delta}, {"member", j}, {"conflict", c}});
+      separate += c ? 0 : 1;
+    }
+    if (2 * separate > members) {
+      r.found = true;
+      r.line_bytes = delta;
+      r.agreeing = separate;
+      r.trials_at_answer = members;
+      break;
+    }
+  }
+  return r;
+}
+
+SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
+                               const ConflictSet& set, std::uint32_t line_bytes,
+                               std::uint64_t capacity_bytes) {
+  SetIndexResult r;
+  if (!set.found || line_bytes == 0) {
+    r.kind = "unknown";
+    return r;
+  }
+  r.lowest_bit_tested = log2_floor(line_bytes);
+  r.highest_bit_tested = log2_floor(p.buffer_bytes) - 1;
+  const std::unordered_set<std::uint64_t> members(set.lines.begin(), set.lines.end());
+  // The member to move: one whose flipped address is not another member.
+  const auto flipped_conflict = [&](std::uint64_t flip) {
+    for (std::size_t j = 0; j < set.lines.size(); ++j) {
+      if (members.count(set.lines[j] ^ flip)) continue;
+      auto moved = set.lines;
+      moved[j] ^= flip;
+      return conflicts(p, level, cal, moved);
+    }
+    return true;
+  };
+  for (int b = r.lowest_bit_tested; b <= r.highest_bit_tested; ++b) {
+    const bool same = flipped_conflict(std::uint64_t{1} << b);
+    r.tests.push_back({{"flip_bits", {b}}, {"same_set", same}});
+    if (!same) r.bits.push_back(b);
+  }
+  for (std::size_t i = 0; i < r.bits.size(); ++i)
+    for (std::size_t k = i + 1; k < r.bits.size(); ++k) {
+      const bool same =
+          flipped_conflict((std::uint64_t{1} << r.bits[i]) | (std::uint64_t{1} << r.bits[k]));
+      if (same) r.equal_pairs.emplace_back(r.bits[i], r.bits[k]);
+    }
+  const std::uint64_t ways = set.ways;
+  const std::uint64_t sets_from_capacity =
+      capacity_bytes && ways ? capacity_bytes / (std::uint64_t{line_bytes} * ways) : 0;
+  bool contiguous = !r.bits.empty() && r.bits.front() == r.lowest_bit_tested;
+  for (std::size_t i = 1; i < r.bits.size(); ++i)
+    contiguous = contiguous && r.bits[i] == r.bits[i - 1] + 1;
+  const bool all_bits =
+      contiguous && r.bits.back() == r.highest_bit_tested;
+  const bool pow2_sets = sets_from_capacity && !(sets_from_capacity & (sets_from_capacity - 1));
+  if (r.bits.empty()) {
+    r.kind = "single_set";
+    r.sets = 1;
+  } else if (contiguous && r.equal_pairs.empty() && !all_bits &&
+             (!sets_from_capacity ||
+              sets_from_capacity == (std::uint64_t{1} << r.bits.size()))) {
+    r.kind = "modulo_power_of_two";
+    r.sets = std::uint64_t{1} << r.bits.size();
+  } else if (all_bits && sets_from_capacity && !pow2_sets) {
+    r.kind = "modulo_non_power_of_two";
+    r.sets = sets_from_capacity;
+  } else {
+    r.kind = "xor_hash";
+    r.sets = sets_from_capacity;
+  }
+  return r;
+}
+
+std::vector<int> simulate_set(const std::string& policy, std::uint32_t ways,
+                              const std::vector<int>& accesses) {
+  // An independent reference for the hypotheses (not the model's implementation).
+  std::vector<int> way_line(ways, -1);
+  std::vector<std::uint64_t> stamp(ways, 0);
+  std::vector<int> tree(ways, 0);  // node n (1..ways-1): 0 = victim on the left
+  std::uint64_t now = 0;
+  const auto plru_touch = [&](std::uint32_t w) {
+    for (std::uint32_t node = w + ways; node > 1; node /= 2) tree[node / 2] = node % 2 == 0;
+  };
+  for (int a : accesses) {
+    ++now;
+    auto it = std::find(way_line.begin(), way_line.end(), a);
+    if (it != way_line.end()) {
+      const auto w = static_cast<std::uint32_t>(it - way_line.begin());
+      if (policy == "lru") stamp[w] = now;
+      if (policy == "tree_plru") plru_touch(w);
+      continue;
+    }
+    std::uint32_t w = 0;
+    auto empty = std::find(way_line.begin(), way_line.end(), -1);
+    if (empty != way_line.end()) {
+      w = static_cast<std::uint32_t>(empty - way_line.begin());
+    } else if (policy == "tree_plru") {
+      std::uint32_t node = 1;
+      while (node < ways) node = 2 * node + static_cast<std::uint32_t>(tree[node]);
+      w = node - ways;
+    } else {
+      w = static_cast<std::uint32_t>(std::min_element(stamp.begin(), stamp.end()) - stamp.begin());
+    }
+    way_line[w] = a;
+    stamp[w] = now;
+    if (policy == "tree_plru") plru_touch(w);
+  }
+  std::vector<int> resident;
+  for (int l : way_line)
+    if (l >= 0) resident.push_back(l);
+  std::sort(resident.begin(), resident.end());
+  return resident;
+}
+
+PolicyResult infer_policy(Probe& p, Level level, const Calibration& cal, const ConflictSet& set,
+                          int tests) {
+  PolicyResult r;
+  if (!set.found || set.ways < 2) {
+    r.policy = "none";
+    return r;
+  }
+  const std::uint32_t w = set.ways;
+  std::vector<std::string> candidates = {"lru", "fifo"};
+  if ((w & (w - 1)) == 0) candidates.push_back("tree_plru");
+  std::vector<std::size_t> matches(candidates.size(), 0);
+  std::mt19937_64 rng(p.seed * 104729 + static_cast<int>(level));
+  std::size_t trials = 0, differing = 0;
+  // More tests while two deterministic hypotheses still explain everything (up to 4x).
+  const auto tied = [&] {
+    std::size_t full = 0;
+    for (auto m : matches) full += m == trials ? 1 : 0;
+    return differing == 0 && full > 1;
+  };
+  for (int t = 0; t < tests || (tied() && t < 4 * tests); ++t) {
+    std::vector<int> order(w);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    const std::uint32_t reaccesses = 1 + static_cast<std::uint32_t>(rng() % (2 * w));
+    for (std::uint32_t k = 0; k < reaccesses; ++k) order.push_back(static_cast<int>(rng() % w));
+    order.push_back(static_cast<int>(w));  // the new line
+    std::vector<std::vector<int>> observed(2);
+    for (int rep = 0; rep < 2; ++rep) {
+      for (std::uint32_t j = 0; j < w; ++j) {
+        AccessSequence s = base_sequence(p, level);
+        for (int a : order) s.sequence.push_back(set.lines[static_cast<std::size_t>(a)]);
+        s.sequence.push_back(set.lines[j]);
+        s.timed_from = static_cast<std::uint32_t>(s.sequence.size() - 1);
+        const auto timing = p.call(s);
+        if (timing.cycles.at(0) > cal.threshold) observed[rep].push_back(static_cast<int>(j));
+      }
+      ++trials;
+    }
+    if (observed[0] != observed[1]) ++differing;
+    nlohmann::json ev = {{"accesses", order}, {"victims_run1", observed[0]},
+                         {"victims_run2", observed[1]}};
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+      const auto resident = simulate_set(candidates[c], w, order);
+      std::vector<int> victims;
+      for (int j = 0; j < static_cast<int>(w); ++j)
+        if (!std::binary_search(resident.begin(), resident.end(), j)) victims.push_back(j);
+      ev["predicted_" + candidates[c]] = victims;
+      matches[c] += (victims == observed[0] ? 1 : 0) + (victims == observed[1] ? 1 : 0);
+    }
+    r.evidence.push_back(ev);
+  }
+  r.tests = trials;
+  r.deterministic = differing == 0;
+  std::vector<std::string> winners;
+  for (std::size_t c = 0; c < candidates.size(); ++c)
+    if (matches[c] == trials) winners.push_back(candidates[c]);
+  if (r.deterministic && !winners.empty()) {
+    r.policy = winners[0];
+    for (std::size_t i = 1; i < winners.size(); ++i) r.policy += "|" + winners[i];
+    r.agreeing = trials;
+  } else if (!r.deterministic) {
+    r.policy = "random";
+    r.agreeing = differing;
+    r.tests = trials / 2;
+  } else {
+    r.policy = "none";
+    r.agreeing = trials;
+  }
+  return r;
+}
+
+CapacityResult infer_capacity(Probe& p, Level level, const Calibration& cal,
+                              std::uint32_t line_bytes, std::uint64_t max_bytes,
+                              double precision) {
+  CapacityResult r;
+  if (line_bytes == 0) return r;
+  const auto lines_of = [&](std::uint64_t n) {
+    std::vector<std::uint64_t> v(n);
+    for (std::uint64_t i = 0; i < n; ++i) v[i] = i * line_bytes;
+    return v;
+  };
+  std::uint64_t limit = std::min(max_bytes, p.buffer_bytes) / line_bytes;
+  if (p.max_sequence && level == Level::kL1)
+    limit = std::min<std::uint64_t>(limit, p.max_sequence / kRounds);
+  std::uint64_t lo = 0, hi = 0;
+  for (std::uint64_t n = 16; n <= limit; n *= 2) {
+    if (conflicts(p, level, cal, lines_of(n))) {
+      hi = n;
+      break;
+    }
+    lo = n;
+  }
+  if (hi == 0) return r;
+  while (hi - lo > 1 && static_cast<double>(hi - lo) > precision * static_cast<double>(lo)) {
+    const std::uint64_t mid = (lo + hi) / 2;
+    (conflicts(p, level, cal, lines_of(mid)) ? hi : lo) = mid;
+  }
+  r.found = lo > 0;
+  r.lines_fit = lo;
+  r.lines_conflict = hi;
+  r.bytes = lo * line_bytes;
+  return r;
+}
+
+PartitionInference infer_partitions(Probe& p, int sm_count, std::uint32_t line_bytes, int lines) {
+  PartitionInference r;
+  // Lines of one 1 MiB region (a partition hash over in-page bits up to 19 is visible, and the
+  // region stays within one large page of the translation).
+  const std::uint64_t region = std::min<std::uint64_t>(p.buffer_bytes, 1u << 20);
+  std::mt19937_64 rng(p.seed * 6151);
+  std::unordered_set<std::uint64_t> used;
+  const auto probe_lines =
+      random_lines(rng, region, line_bytes, static_cast<std::size_t>(lines), used);
+  for (int b = 1; b < std::min(sm_count, 9); ++b) {
+    AccessSequence s;
+    s.op = LoadOp::kCg;
+    s.flush_l2 = true;
+    s.place = probe_lines;
+    s.place_sm = 0;
+    s.sequence = probe_lines;
+    s.sm = b;
+    const auto t = p.call(s);
+    const Split split = two_means(t.cycles);
+    if (split.low.size() < 3 || split.high.size() < 3) continue;
+    // Two classes only when they are apart by more than their own spreads (a split of one
+    // noisy class has no gap between its halves).
+    const double sd_low = 1.4826 * stats::summarize(split.low).mad;
+    const double sd_high = 1.4826 * stats::summarize(split.high).mad;
+    const double gap = stats::quantile(split.high, 0.05) - stats::quantile(split.low, 0.95);
+    if (!(gap > 3 * (sd_low + sd_high)) || !(gap > 0)) continue;
+    r.two_partitions = true;
+    r.other_sm = b;
+    r.threshold = split.threshold;
+    r.near_samples = split.low;
+    r.far_samples = split.high;
+    r.near_cycles = stats::median(split.low);
+    r.far_cycles = stats::median(split.high);
+    std::vector<std::uint64_t> xs;
+    std::vector<int> ys;
+    const int y0 = t.cycles[0] > split.threshold ? 1 : 0;
+    for (std::size_t i = 1; i < probe_lines.size(); ++i) {
+      xs.push_back(probe_lines[i] ^ probe_lines[0]);
+      ys.push_back((t.cycles[i] > split.threshold ? 1 : 0) ^ y0);
+    }
+    std::uint64_t mask = 0;
+    r.hash_found = analysis::solve_gf2(xs, ys, mask, r.rank);
+    r.hash_mask = mask;
+    r.evidence = {{"lines", probe_lines}, {"first_read_cycles", t.cycles}, {"sm", b},
+                  {"place_sm", 0}};
+    // Replication: a far line read twice from b, after a flush.
+    AccessSequence rep;
+    rep.op = LoadOp::kCg;
+    rep.flush_l2 = true;
+    rep.sm = b;
+    for (std::size_t i = 0; i < probe_lines.size() && rep.sequence.size() < 32; ++i)
+      if (t.cycles[i] > split.threshold) {
+        rep.sequence.push_back(probe_lines[i]);
+        rep.sequence.push_back(probe_lines[i]);
+      }
+    const auto rt = p.call(rep);
+    std::size_t near = 0, n = 0;
+    for (std::size_t i = 1; i < rt.cycles.size(); i += 2) {
+      r.second_read_cycles.push_back(rt.cycles[i]);
+      near += rt.cycles[i] < split.threshold ? 1 : 0;
+      ++n;
+    }
+    if (n) {
+      r.replication = 2 * near > n;
+      r.replication_agreeing = *r.replication ? near : n - near;
+      r.replication_trials = n;
+    }
+    r.evidence["replication_second_read_cycles"] = r.second_read_cycles;
+    return r;
+  }
+  return r;
+}
+
+TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_pages,
+                    std::uint64_t smallest_page) {
+  TlbResult r;
+  max_pages = std::min(max_pages, p.buffer_bytes / largest_page);
+  if (p.max_sequence) max_pages = std::min<std::uint64_t>(max_pages, p.max_sequence / 5);
+  r.max_pages_tried = max_pages;
+  std::mt19937_64 rng(p.seed * 2654435761u);
+  // One line per `stride` cell at a random line-aligned offset inside it.
+  const auto lines_for = [&](std::uint64_t n, std::uint64_t stride) {
+    std::vector<std::uint64_t> v(n);
+    const std::uint64_t slots = std::max<std::uint64_t>(stride / 1024, 1);
+    for (std::uint64_t k = 0; k < n; ++k) v[k] = k * stride + (rng() % slots) * 1024 % stride;
+    return v;
+  };
+  // Excess latency of a cyclic walk over `lines` above each line's own cache latency (its
+  // second read right after the first, when every TLB level holds its page).
+  const auto excess = [&](const std::vector<std::uint64_t>& lines) {
+    AccessSequence base;
+    base.op = LoadOp::kCg;
+    base.sm = p.sm;
+    for (auto l : lines) {
+      base.sequence.push_back(l);
+      base.sequence.push_back(l);
+    }
+    const auto bt = p.call(base);
+    std::vector<double> own(lines.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) own[i] = bt.cycles[2 * i + 1];
+    std::vector<std::size_t> order(lines.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    const int rounds = std::max<int>(3, static_cast<int>(96 / lines.size()) + 1);
+    AccessSequence s;
+    s.op = LoadOp::kCg;
+    s.sm = p.sm;
+    for (int k = 0; k <= rounds; ++k)
+      for (auto i : order) s.sequence.push_back(lines[i]);
+    s.timed_from = static_cast<std::uint32_t>(lines.size());
+    const auto t = p.call(s);
+    std::vector<double> ex;
+    for (std::size_t k = 0; k < t.cycles.size(); ++k)
+      ex.push_back(t.cycles[k] - own[order[k % order.size()]]);
+    return std::make_pair(ex, stats::median(own));
+  };
+  std::vector<std::uint64_t> ns;
+  for (std::uint64_t n = 1; n <= max_pages; n *= 2) ns.push_back(n);
+  auto [first, own_median] = excess(lines_for(1, largest_page));
+  double plateau = stats::median(first);
+  std::vector<double> plateau_samples = first;
+  // A step must clear the plateau by more than its noise and by 2 % of the cache latency.
+  const auto threshold_of = [&](const std::vector<double>& samples) {
+    const double sd = 1.4826 * stats::summarize(samples).mad;
+    return std::max(6 * sd, 0.02 * own_median);
+  };
+  double thr = threshold_of(first);
+  const auto over = [&](std::uint64_t n) {
+    auto e = excess(lines_for(n, largest_page)).first;
+    const double m = stats::median(e);
+    return std::make_pair(m > plateau + thr, e);
+  };
+  std::uint64_t prev = 1;
+  for (std::size_t i = 1; i < ns.size(); ++i) {
+    auto [up, samples] = over(ns[i]);
+    r.curve.push_back(
+        {{"pages", ns[i]}, {"stride_bytes", largest_page}, {"excess_cycles", stats::median(samples)}});
+    if (!up) {
+      prev = ns[i];
+      continue;
+    }
+    std::uint64_t lo = prev, hi = ns[i];
+    std::vector<double> above = samples;
+    while (hi - lo > 1) {
+      const std::uint64_t mid = (lo + hi) / 2;
+      auto [u, s] = over(mid);
+      if (u) {
+        hi = mid;
+        above = s;
+      } else {
+        lo = mid;
+      }
+    }
+    TlbLevelResult level;
+    level.entries = lo;
+    level.below = plateau_samples;
+    level.above = above;
+    level.miss_penalty_cycles = stats::median(above) - plateau;
+    r.levels.push_back(level);
+    plateau = stats::median(above);
+    plateau_samples = above;
+    thr = threshold_of(above);
+    prev = ns[i];
+  }
+  if (r.levels.empty()) return r;
+  // Page size: 2 x entries lines at a stride s; they fit while they share pages (s < page).
+  const std::uint64_t n = std::min(2 * r.levels[0].entries, max_pages);
+  plateau = stats::median(first);
+  thr = threshold_of(first);
+  for (std::uint64_t s = smallest_page; s <= largest_page; s *= 2) {
+    auto e = excess(lines_for(n, s)).first;
+    const double m = stats::median(e);
+    r.page_curve.push_back({{"pages", n}, {"stride_bytes", s}, {"excess_cycles", m}});
+    if (m > plateau + thr) {
+      r.page_bytes = s;
+      break;
+    }
+  }
+  return r;
+}
+
+}  // namespace gpuprobe::analysis::cache

@@ -1,0 +1,167 @@
+#pragma once
+// Cache-structure inference from timed access sequences (device/sequence.hpp): line size,
+// associativity and set indexing by conflict-set construction, replacement policy class, L2
+// partitions (home hash, far-hit latency, replication), TLB levels, and capacity. Every
+// algorithm talks to the hardware only through an Oracle, so the same code runs on the modelled
+// GPU in tests and on the real GPU in experiments. Hits and misses are told apart by a
+// threshold derived from measured hit and miss latencies, never from fixed cycle numbers.
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device/sequence.hpp"
+
+namespace gpuprobe::analysis::cache {
+
+/// Runs one access sequence on a probe buffer and returns its timings.
+using Oracle = std::function<device::SequenceTiming(const device::AccessSequence&)>;
+
+/// Which level an inference looks at: the L1 (ld.global.ca, fills untimed in the same
+/// sequence, invalidated by every launch) or the L2 (ld.global.cg, flushed before each test).
+enum class Level { kL1, kL2 };
+std::string to_string(Level l);
+
+/// The oracle plus what the inferences need to know about the buffer; counts what it spends.
+struct Probe {
+  Oracle run;
+  std::uint64_t buffer_bytes = 0;  ///< a power of two; candidates lie below it
+  int sm = 0;                      ///< the SM every sequence runs on
+  std::uint64_t seed = 1;
+  std::size_t max_sequence = 0;  ///< the sequencer's max_sequence_length (0 = unlimited)
+  std::uint64_t accesses = 0;  ///< loads issued so far (budget accounting)
+  std::uint64_t calls = 0;     ///< sequences run so far
+  device::SequenceTiming call(const device::AccessSequence& s);
+};
+
+/// Hit and miss latency of a level (the second and first read of 32 random lines) and the
+/// threshold between them: p95 of the hits + max(6 robust sigmas, a tenth of the gap to the
+/// misses' p5, 2 % of the hit latency), never past the midpoint of that gap, so that an
+/// intermediate level counts as a miss.
+struct Calibration {
+  bool ok = false;  ///< hits and misses are separated (p95 of hits < p5 of misses)
+  double hit_cycles = 0, miss_cycles = 0, threshold = 0;
+  std::vector<double> hits, misses;
+};
+Calibration calibrate(Probe& p, Level level, int samples = 32);
+
+/// Whether `lines` evict each other: accessed in one fixed random order for 4 rounds, the first
+/// untimed; true when at least 2 later accesses are slower than the
+/// threshold. L2 tests longer than one call run as consecutive calls. Out: the misses counted.
+bool conflicts(Probe& p, Level level, const Calibration& cal, const std::vector<std::uint64_t>& lines,
+               int* misses = nullptr);
+
+/// A minimal conflict set: lines of one set, ways + 1 of them. Grown from random candidates
+/// (aligned to `alignment`, never a planned stride) until they conflict, cut to the shortest
+/// conflicting prefix, then pruned by group elimination. Candidates share their address bits
+/// below `alignment` (1 KiB for the L1; larger for an L2 whose sets outnumber what one sequence
+/// can hold: collisions are still measured, only the pool is narrowed).
+struct ConflictSet {
+  bool found = false;
+  std::vector<std::uint64_t> lines;  ///< ways + 1 lines when found
+  std::uint32_t ways = 0;
+  bool minimal_verified = false;     ///< removing any one line ends the conflict
+  std::size_t checks = 0, checks_passed = 0;  ///< the minimality checks (each removal + all)
+  std::uint64_t candidates_tried = 0;
+  std::string note;
+};
+ConflictSet find_conflict_set(Probe& p, Level level, const Calibration& cal,
+                              std::uint64_t max_candidates, std::uint64_t alignment = 1024);
+
+/// Line size: the smallest delta (16..512 B) for which replacing a conflict-set member by the
+/// address delta further ends the conflict (the moved access left the member's line).
+struct LineSizeResult {
+  bool found = false;
+  std::uint32_t line_bytes = 0;
+  nlohmann::json trials = nlohmann::json::array();  ///< {delta, member, conflict}
+  std::size_t agreeing = 0, trials_at_answer = 0;
+};
+LineSizeResult infer_line_size(Probe& p, Level level, const Calibration& cal,
+                               const ConflictSet& set);
+
+/// Set indexing: which address bits change a line's set (flipping bit b of one member of a
+/// conflict set ends the conflict), and which pairs of such bits cancel (flipping both keeps the
+/// set: equal columns of a GF(2) hash).
+struct SetIndexResult {
+  std::vector<int> bits;                         ///< bits that change the set
+  std::vector<std::pair<int, int>> equal_pairs;  ///< pairs of those bits that cancel
+  int lowest_bit_tested = 0, highest_bit_tested = 0;
+  std::string kind;  ///< "modulo_power_of_two", "xor_hash", "modulo_non_power_of_two", "unknown"
+  std::uint64_t sets = 0;  ///< 2^bits for modulo_power_of_two, else from capacity (0 = unknown)
+  nlohmann::json tests = nlohmann::json::array();
+};
+SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
+                               const ConflictSet& set, std::uint32_t line_bytes,
+                               std::uint64_t capacity_bytes);
+
+/// Replacement policy class from sequences over one conflict set (fill in a random order,
+/// random re-accesses, one new line, then a timed probe of each member in its own sequence),
+/// compared with what LRU, FIFO and tree-PLRU predict; identical sequences repeated to detect
+/// randomness.
+struct PolicyResult {
+  std::string policy;  ///< "lru", "fifo", "tree_plru", "random", "none", or "a|b" when tied
+  std::size_t agreeing = 0, tests = 0;
+  bool deterministic = true;
+  nlohmann::json evidence = nlohmann::json::array();  ///< per test: order, victims, predictions
+};
+PolicyResult infer_policy(Probe& p, Level level, const Calibration& cal, const ConflictSet& set,
+                          int tests = 6);
+
+/// Capacity: the largest number of consecutive lines (from a 2 MiB-aligned start, random order)
+/// that do not conflict, by doubling then bisection to `precision`.
+struct CapacityResult {
+  bool found = false;
+  std::uint64_t bytes = 0;
+  std::uint64_t lines_fit = 0, lines_conflict = 0;
+};
+CapacityResult infer_capacity(Probe& p, Level level, const Calibration& cal,
+                              std::uint32_t line_bytes, std::uint64_t max_bytes,
+                              double precision = 0.005);
+
+/// L2 partitions: lines placed by SM 0 then read first by SM b; two latency classes mean two
+/// partitions (near = homed at b's side). The home of a line is a GF(2) function of its
+/// address (hash_mask); far_hit_cycles is the median of the far class; replication: a far line
+/// read twice by b is served the second time at near latency.
+struct PartitionInference {
+  bool two_partitions = false;
+  int other_sm = -1;  ///< the SM that found two classes
+  double near_cycles = 0, far_cycles = 0, threshold = 0;
+  std::vector<double> near_samples, far_samples;
+  bool hash_found = false;
+  std::uint64_t hash_mask = 0;
+  std::size_t rank = 0;
+  std::optional<bool> replication;
+  std::size_t replication_agreeing = 0, replication_trials = 0;
+  std::vector<double> second_read_cycles;
+  nlohmann::json evidence = nlohmann::json::object();
+};
+PartitionInference infer_partitions(Probe& p, int sm_count, std::uint32_t line_bytes,
+                                    int lines = 48);
+
+/// TLB levels from one line per page (random in-page offsets, cache latency of each line
+/// subtracted), n pages for n = 1, 2, 4, ...: each step up is a level (entries refined by
+/// bisection, penalty = the step); page size from strides below the largest page tried.
+struct TlbLevelResult {
+  std::uint64_t entries = 0;
+  double miss_penalty_cycles = 0;
+  std::vector<double> below, above;  ///< excess latency samples either side of the step
+};
+struct TlbResult {
+  std::vector<TlbLevelResult> levels;
+  std::uint64_t page_bytes = 0;  ///< 0 = not determined
+  std::uint64_t max_pages_tried = 0;
+  nlohmann::json curve = nlohmann::json::array();  ///< {pages, stride, excess_cycles}
+  nlohmann::json page_curve = nlohmann::json::array();
+};
+TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_pages,
+                    std::uint64_t smallest_page = 4096);
+
+/// A reference single-set simulator of the deterministic policies (the hypotheses infer_policy
+/// tests): the way order of misses in an initially empty set of `ways` ways; returns the
+/// members (indices into the access alphabet) resident after `accesses`.
+std::vector<int> simulate_set(const std::string& policy, std::uint32_t ways,
+                              const std::vector<int>& accesses);
+
+}  // namespace gpuprobe::analysis::cache

@@ -1,0 +1,209 @@
+#include "device/model_sequence.hpp"
+
+#include "core/error.hpp"
+
+namespace gpuprobe::device {
+
+std::string to_string(Replacement r) {
+  switch (r) {
+    case Replacement::kLru: return "lru";
+    case Replacement::kFifo: return "fifo";
+    case Replacement::kTreePlru: return "tree_plru";
+    case Replacement::kRandom: return "random";
+  }
+  return "lru";
+}
+
+Replacement parse_replacement(const std::string& text) {
+  if (text == "lru") return Replacement::kLru;
+  if (text == "fifo") return Replacement::kFifo;
+  if (text == "tree_plru") return Replacement::kTreePlru;
+  if (text == "random") return Replacement::kRandom;
+  throw UsageError("unknown replacement policy '" + text +
+                   "'; allowed: lru, fifo, tree_plru, random");
+}
+
+int sequence_partitions(const ModelConfig& c) {
+  if (c.l2_partitions > 0) return c.l2_partitions;
+  return c.l2_partitioned ? 2 : 1;
+}
+
+namespace {
+int parity(std::uint64_t v) { return __builtin_parityll(v); }
+}  // namespace
+
+SetCache::SetCache(const CacheConfig& config, std::uint64_t seed) : config_(config), rng_(seed) {
+  const std::uint64_t lines = config.line_bytes ? config.capacity_bytes / config.line_bytes : 0;
+  ways_ = config.ways ? config.ways : static_cast<std::uint32_t>(lines);
+  sets_ = ways_ ? lines / ways_ : 0;
+  const std::uint32_t sector = config.sector_bytes ? config.sector_bytes : config.line_bytes;
+  sectors_ = config.line_bytes / sector;
+  clear();
+}
+
+void SetCache::clear() {
+  tags_.assign(sets_ * ways_, 0);
+  sectors_present_.assign(sets_ * ways_, 0);
+  stamps_.assign(sets_ * ways_, 0);
+  plru_.assign(sets_, 0);
+  clock_ = 0;
+}
+
+std::uint64_t SetCache::set_of(std::uint64_t address) const {
+  if (config_.set_hash_masks.empty()) return (address / config_.line_bytes) % sets_;
+  std::uint64_t s = 0;
+  for (std::size_t i = 0; i < config_.set_hash_masks.size(); ++i)
+    s |= static_cast<std::uint64_t>(parity(address & config_.set_hash_masks[i])) << i;
+  return s;
+}
+
+void SetCache::touch(std::uint64_t set, std::uint32_t way, bool fill) {
+  const std::uint64_t slot = set * ways_ + way;
+  switch (config_.policy) {
+    case Replacement::kLru: stamps_[slot] = ++clock_; break;
+    case Replacement::kFifo:
+      if (fill) stamps_[slot] = ++clock_;
+      break;
+    case Replacement::kTreePlru: {
+      // Every node on the way's path points away from the subtree just used.
+      std::uint64_t bits = plru_[set];
+      for (std::uint32_t node = way + ways_; node > 1; node /= 2) {
+        const std::uint32_t parent = node / 2;
+        if (node == 2 * parent)
+          bits |= std::uint64_t{1} << parent;
+        else
+          bits &= ~(std::uint64_t{1} << parent);
+      }
+      plru_[set] = bits;
+      break;
+    }
+    case Replacement::kRandom: break;
+  }
+}
+
+std::uint32_t SetCache::victim(std::uint64_t set) {
+  const std::uint64_t base = set * ways_;
+  for (std::uint32_t w = 0; w < ways_; ++w)
+    if (tags_[base + w] == 0) return w;
+  switch (config_.policy) {
+    case Replacement::kLru:
+    case Replacement::kFifo: {
+      std::uint32_t best = 0;
+      for (std::uint32_t w = 1; w < ways_; ++w)
+        if (stamps_[base + w] < stamps_[base + best]) best = w;
+      return best;
+    }
+    case Replacement::kTreePlru: {
+      std::uint32_t node = 1;
+      while (node < ways_) node = 2 * node + static_cast<std::uint32_t>((plru_[set] >> node) & 1);
+      return node - ways_;
+    }
+    case Replacement::kRandom:
+      return static_cast<std::uint32_t>(rng_() % ways_);
+  }
+  return 0;
+}
+
+bool SetCache::contains(std::uint64_t address) const {
+  if (sets_ == 0) return false;
+  const std::uint64_t tag = address / config_.line_bytes + 1;
+  const std::uint64_t base = set_of(address) * ways_;
+  const std::uint32_t sector = static_cast<std::uint32_t>(
+      (address % config_.line_bytes) / (config_.line_bytes / sectors_));
+  for (std::uint32_t w = 0; w < ways_; ++w)
+    if (tags_[base + w] == tag) return (sectors_present_[base + w] >> sector) & 1;
+  return false;
+}
+
+bool SetCache::access(std::uint64_t address) {
+  if (sets_ == 0) return false;
+  const std::uint64_t tag = address / config_.line_bytes + 1;
+  const std::uint64_t set = set_of(address);
+  const std::uint64_t base = set * ways_;
+  const std::uint64_t sector_bit =
+      std::uint64_t{1} << ((address % config_.line_bytes) / (config_.line_bytes / sectors_));
+  for (std::uint32_t w = 0; w < ways_; ++w) {
+    if (tags_[base + w] != tag) continue;
+    touch(set, w, false);
+    if (sectors_present_[base + w] & sector_bit) return true;
+    sectors_present_[base + w] |= sector_bit;
+    return false;
+  }
+  const std::uint32_t w = victim(set);
+  tags_[base + w] = tag;
+  sectors_present_[base + w] = sector_bit;
+  touch(set, w, true);
+  return false;
+}
+
+namespace detail {
+
+SequenceModel::SequenceModel(const ModelConfig& c, std::uint64_t l1_bytes)
+    : config(c), l1_capacity(l1_bytes) {
+  partitions = sequence_partitions(c);
+  CacheConfig l1c = c.l1;
+  l1c.capacity_bytes = l1_bytes;
+  l1 = SetCache(l1c, c.seed * 7 + 1);
+  CacheConfig part = c.l2;
+  part.capacity_bytes = c.l2.capacity_bytes / static_cast<std::uint64_t>(partitions);
+  for (int p = 0; p < partitions; ++p) l2.emplace_back(part, c.seed * 7 + 2 + p);
+  for (const auto& t : c.tlb) {
+    CacheConfig pc;
+    pc.line_bytes = 1;  // pages are addressed by page number (see access)
+    pc.capacity_bytes = t.entries;
+    pc.ways = t.ways;
+    tlb.emplace_back(pc, c.seed * 7 + 9);
+  }
+}
+
+void SequenceModel::flush_l2() {
+  l1.clear();
+  for (auto& p : l2) p.clear();
+}
+
+int SequenceModel::side_of(int sm) const {
+  if (partitions == 1) return 0;
+  if (!config.sm_partition.empty()) return config.sm_partition[static_cast<std::size_t>(sm)];
+  return sm % partitions;
+}
+
+int SequenceModel::home_of(std::uint64_t address) const {
+  if (partitions == 1) return 0;
+  const std::uint64_t mask =
+      config.l2_partition_masks.empty() ? config.l2.line_bytes : config.l2_partition_masks[0];
+  return parity(address & mask);
+}
+
+double SequenceModel::access(std::uint64_t address, int sm, bool use_l1, Served* served) {
+  double cycles = 0;
+  for (std::size_t i = 0; i < tlb.size(); ++i) {
+    if (tlb[i].access(address / config.tlb[i].page_bytes)) break;
+    cycles += config.tlb[i].miss_penalty_cycles;
+  }
+  Served s;
+  if (use_l1 && l1.access(address)) {
+    s = Served::kL1;
+  } else {
+    const int side = side_of(sm), home = home_of(address);
+    if (home == side) {
+      s = l2[home].access(address) ? Served::kL2Near : Served::kDram;
+    } else if (config.l2_replication && l2[side].access(address)) {
+      s = Served::kL2Near;
+    } else {
+      s = l2[home].access(address) ? Served::kL2Far : Served::kDram;
+    }
+  }
+  const double near = config.l2_partitioned ? config.l2_near.hit_latency_cycles
+                                            : config.l2.hit_latency_cycles;
+  switch (s) {
+    case Served::kL1: cycles += config.l1.hit_latency_cycles; break;
+    case Served::kL2Near: cycles += near; break;
+    case Served::kL2Far: cycles += config.l2_far_hit_latency_cycles; break;
+    case Served::kDram: cycles += config.dram_latency_cycles; break;
+  }
+  if (served) *served = s;
+  return cycles;
+}
+
+}  // namespace detail
+}  // namespace gpuprobe::device

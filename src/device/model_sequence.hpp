@@ -1,0 +1,67 @@
+#pragma once
+// The structural hierarchy behind ModelDevice::run_sequence: caches with any of the modelled
+// replacement policies, hashed set indices and sectors, L2 partitions with a home hash and
+// replication, and TLB levels. Host-only; exact (noise is added by the device).
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "device/model_device.hpp"
+
+namespace gpuprobe::device {
+
+/// One set-associative cache level with a chosen replacement policy. Invalid ways are filled
+/// lowest first; a hit on the line but not the sector fetches the sector (a miss at this level
+/// that does not replace anything).
+class SetCache {
+ public:
+  SetCache() = default;
+  SetCache(const CacheConfig& config, std::uint64_t seed);
+  /// Looks up `address`; true on a hit of its sector. A miss fills (evicting per the policy).
+  bool access(std::uint64_t address);
+  bool contains(std::uint64_t address) const;
+  void clear();
+  std::uint64_t sets() const { return sets_; }
+  std::uint32_t ways() const { return ways_; }
+  std::uint64_t set_of(std::uint64_t address) const;
+
+ private:
+  void touch(std::uint64_t set, std::uint32_t way, bool fill);
+  std::uint32_t victim(std::uint64_t set);
+
+  CacheConfig config_;
+  std::uint64_t sets_ = 0;
+  std::uint32_t ways_ = 0;
+  std::uint32_t sectors_ = 1;
+  std::vector<std::uint64_t> tags_;     ///< line number + 1; 0 = invalid
+  std::vector<std::uint64_t> sectors_present_;
+  std::vector<std::uint64_t> stamps_;   ///< LRU: last use; FIFO: fill time
+  std::vector<std::uint64_t> plru_;     ///< per set: tree bits, node n at bit n (1-based heap)
+  std::uint64_t clock_ = 0;
+  std::mt19937_64 rng_;
+};
+
+namespace detail {
+
+/// What served one access.
+enum class Served { kL1, kL2Near, kL2Far, kDram };
+
+struct SequenceModel {
+  SequenceModel(const ModelConfig& config, std::uint64_t l1_capacity);
+  /// One load by `sm`; returns its cost in cycles (without noise) and what served it.
+  double access(std::uint64_t address, int sm, bool use_l1, Served* served = nullptr);
+  void invalidate_l1() { l1.clear(); }
+  void flush_l2();
+  int side_of(int sm) const;
+  int home_of(std::uint64_t address) const;
+
+  const ModelConfig& config;
+  std::uint64_t l1_capacity = 0;
+  int partitions = 1;
+  SetCache l1;
+  std::vector<SetCache> l2;
+  std::vector<SetCache> tlb;
+};
+
+}  // namespace detail
+}  // namespace gpuprobe::device
