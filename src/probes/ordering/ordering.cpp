@@ -12,6 +12,7 @@
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "measure/block_timing.hpp"
 #include "measure/gpu.hpp"
 #include "probes/ordering/ordering_kernels.hpp"
 
@@ -43,18 +44,8 @@ struct Span {
 };
 
 Span span_of(const std::vector<ok::TimeRecord>& recs) {
-  std::uint64_t g0 = std::numeric_limits<std::uint64_t>::max(), g1 = 0;
-  std::vector<double> mhz;
-  for (const auto& r : recs) {
-    g0 = std::min(g0, r.g0);
-    g1 = std::max(g1, r.g1);
-    if (r.g1 > r.g0 && r.c1 > r.c0)
-      mhz.push_back(static_cast<double>(r.c1 - r.c0) / static_cast<double>(r.g1 - r.g0) * 1e3);
-  }
-  Span s;
-  if (g1 > g0) s.ns = static_cast<double>(g1 - g0);
-  if (!mhz.empty()) s.clock_mhz = stats::median(mhz);
-  return s;
+  const auto s = measure::summarize_blocks(recs, 0);
+  return {s.elapsed_ns, s.clock_mhz};
 }
 
 // ---- ordering.fence --------------------------------------------------------------------------
