@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares the sm_90a machine code of every kernel between a git revision and the working tree,
 without a GPU: both trees' .cu files are compiled to cubins, and the code section of each kernel
-(named without the anonymous-namespace hash, which depends on the file path) is compared byte by
+(named by its demangled name, in which the anonymous namespace carries no per-file hash) is compared byte by
 byte. Use it to show that a refactor did not change what runs on the GPU.
 
 Kernels are matched by their demangled name over the whole tree, so a kernel that moved to
@@ -32,7 +32,6 @@ def code_sections(path):
     for h in hdrs:
         name = d[strings + h[0]:d.index(b"\0", strings + h[0])].decode()
         if name.startswith(".text."):
-            name = re.sub(r"\d+_GLOBAL__N__[0-9a-f]+_\d+_[A-Za-z0-9_]+?_cu_[0-9a-f]+", "ANON", name)
             out[name] = d[h[4]:h[4] + h[5]]
     return out
 
@@ -66,6 +65,8 @@ def flatten(per_file, renames):
     out = {}
     for src, k, code in raw:
         name = names.get(k, k)
+        if name == k:  # not demangled: at least drop the anonymous namespace's per-file hash
+            name = re.sub(r"\d+_GLOBAL__N__[0-9a-f]+_\d+_[A-Za-z0-9_]+?_cu_[0-9a-f]+", "ANON", k)
         for old, new in renames:
             name = name.replace(old, new)
         key = name if name not in out else f"{name} @ {src}"

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/confidence.hpp"
+
 namespace gpuprobe::analysis {
 namespace {
 
@@ -560,6 +562,10 @@ std::vector<CurvePoint> adaptive_sweep(const MeasureFn& measure, const SweepOpti
     }
   }
   return sorted_points();
+}
+
+double plateau_level_confidence(const Plateau& p) {
+  return confidence::precision_from_mad(p.last - p.first + 1, p.noise, p.level);
 }
 
 }  // namespace gpuprobe::analysis

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/finding_names.hpp"
 
 namespace gpuprobe::device {
 namespace {
@@ -92,24 +93,27 @@ json model_from_result(const json& result) {
   // smallest (all shared) fixes how much the carveout can take, so the model's capacity at 0%
   // and 100% shared matches what was measured, and lies on a line between them.
   const std::uint64_t unit = kLine * kL1Ways;
-  const double l1_default = get("l1.capacity");
-  const double l1_max = f.count("l1.capacity.max_l1") ? f["l1.capacity.max_l1"] : l1_default;
-  const double l1_min = f.count("l1.capacity.carveout_100") ? f["l1.capacity.carveout_100"] : 0;
+  const double l1_default = get(finding::kL1Capacity);
+  const double l1_max =
+      f.count(finding::kL1CapacityMaxL1) ? f[finding::kL1CapacityMaxL1] : l1_default;
+  const double l1_min =
+      f.count(finding::kL1CapacityCarveout100) ? f[finding::kL1CapacityCarveout100] : 0;
   c.l1_shared_unified_bytes = round_down(std::max(l1_max, l1_default), unit);
   c.shared_per_sm_bytes = round_down(static_cast<double>(c.l1_shared_unified_bytes) - l1_min, unit);
   c.default_shared_carveout_bytes =
       c.l1_shared_unified_bytes -
       std::min<std::uint64_t>(round_down(l1_default, unit), c.l1_shared_unified_bytes);
-  c.l1 = {0, kLine, kL1Ways, get("l1.hit_latency")};
-  c.l2 = {round_down(get("l2.capacity"), kLine * kL2Ways), kLine, kL2Ways, get("l2.hit_latency")};
-  c.l2_partitioned = f.count("l2.near_capacity") && f.count("l2.far_hit_latency");
+  c.l1 = {0, kLine, kL1Ways, get(finding::kL1HitLatency)};
+  c.l2 = {round_down(get(finding::kL2Capacity), kLine * kL2Ways), kLine, kL2Ways,
+          get(finding::kL2HitLatency)};
+  c.l2_partitioned = f.count(finding::kL2NearCapacity) && f.count(finding::kL2FarHitLatency);
   if (c.l2_partitioned) {
-    c.l2_near = {round_down(f["l2.near_capacity"], kLine * kL2Ways), kLine, kL2Ways,
-                 get("l2.hit_latency")};
-    c.l2_far_hit_latency_cycles = f["l2.far_hit_latency"];
+    c.l2_near = {round_down(f[finding::kL2NearCapacity], kLine * kL2Ways), kLine, kL2Ways,
+                 get(finding::kL2HitLatency)};
+    c.l2_far_hit_latency_cycles = f[finding::kL2FarHitLatency];
   }
-  c.dram_latency_cycles = get("dram.latency");
-  c.shared_latency_cycles = get("shared.latency");
+  c.dram_latency_cycles = get(finding::kDramLatency);
+  c.shared_latency_cycles = get(finding::kSharedLatency);
   validate(c);
   json out = to_json(c);
   out["provenance"] = {

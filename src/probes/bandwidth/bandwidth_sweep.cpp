@@ -31,6 +31,7 @@
 #include "analysis/levels.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/finding_names.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/device_buffer.hpp"
@@ -679,6 +680,9 @@ class RigExperiment : public Experiment {
 class BandwidthSweep : public RigExperiment {
  public:
   std::string id() const override { return "bandwidth.sweep"; }
+  std::vector<std::string> produces() const override {
+    return {finding::kL1ReadBandwidth, finding::kL2ReadBandwidth, finding::kDramReadBandwidthSweep};
+  }
   std::string description() const override {
     return "read bandwidth against working set, log-spaced 16 KiB per SM .. 4 x L2 and refined at "
            "the knees, in two regimes: each SM reading its own slice (ld.global.ca, B/clk/SM) "

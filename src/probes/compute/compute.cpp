@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
@@ -24,21 +25,9 @@ namespace {
 using nlohmann::json;
 namespace kn = kernels;
 
-constexpr const char* kModelWaiver = "needs a CUDA GPU: the modelled GPU has no pipe model";
-
-void synchronize() { GP_CUDA_CHECK(cudaDeviceSynchronize()); }
-
 using measure::LaunchSummary;
 using measure::summarize_blocks;
 using stats::median_or_zero;
-using stats::spread_confidence;
-
-class CudaExperiment : public Experiment {
- public:
-  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
-    return waive_on_model(info, kModelWaiver);
-  }
-};
 
 // ---- compute.latency / compute.throughput ---------------------------------------------------
 
@@ -55,6 +44,12 @@ struct OpInfo {
 
 // a = 1, b = 1 counts (x0 + steps, exact below 2^24 for FP32); HFMA2 cannot count far in half
 // precision, so it alternates x <- 3 - x (period 2; the step count is odd).
+Axis op_axis() {
+  return string_axis("op", {"ffma", "hfma2", "imad", "dfma"},
+                     "the instruction of x <- x * a + b: FFMA (fp32), HFMA2 (2 x fp16), IMAD "
+                     "(u32), DFMA (fp64)");
+}
+
 constexpr OpInfo kOps[] = {
     {kn::FmaOp::kFfma, "ffma", "FFMA", "FMA/clk/SM", 2, "FLOP", 1, 1, 1},
     {kn::FmaOp::kHfma2, "hfma2", "HFMA2", "HFMA2/clk/SM", 4, "FLOP", 2, -1, 3},
@@ -143,20 +138,23 @@ std::uint64_t max_exact_steps(const OpInfo& op) {
   return op.op == kn::FmaOp::kFfma ? (1u << 24) - 256 : std::numeric_limits<std::uint32_t>::max();
 }
 
-class ComputeLatency : public CudaExperiment {
+class ComputeLatency : public CudaRuntimeExperiment {
  public:
   std::string id() const override { return "compute.latency"; }
+  std::vector<std::string> produces() const override { return {"compute.*.latency"}; }
   std::string description() const override {
     return "dependent chains x <- x * a + b of FFMA, HFMA2, IMAD and DFMA (one warp): cycles "
            "per instruction";
   }
-  json axes() const override { return {{"op", {"ffma", "hfma2", "imad", "dfma"}}}; }
+  std::vector<Axis> typed_axes() const override { return {op_axis()}; }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
     kn::DeviceArray<double> out(32);
     kn::DeviceArray<measure::BlockTiming> records(1);
     json points = json::array();
+    const auto axes = axis_values(ctx.options);
     for (const auto& op : kOps) {
+      if (!axes.contains("op", op.name)) continue;
       kn::FmaLaunch l;
       l.op = op.op;
       l.accumulators = 1;
@@ -211,7 +209,7 @@ class ComputeLatency : public CudaExperiment {
       Finding f{"compute." + p.at("op").get<std::string>() + ".latency",
                 cycles,
                 "cycles",
-                spread_confidence(s),
+                confidence::precision_of_summary(s),
                 "one warp's dependent chain of " + p.at("instruction").get<std::string>() +
                     ": clock64 cycles / instructions (" +
                     std::to_string(p.at("steps").get<std::uint64_t>()) + " steps, output verified)",
@@ -224,8 +222,7 @@ class ComputeLatency : public CudaExperiment {
 };
 
 constexpr int kThroughputThreads = 256;
-constexpr int kOccupancyLevels[] = {1, 2, 4, 8};  // blocks of 256 threads per SM
-constexpr double kThroughputSeconds = 1.0e-3;     // per launch at the op's peak rate
+constexpr double kThroughputSeconds = 1.0e-3;  // per launch at the op's peak rate
 
 /// Dynamic shared memory per block that lets exactly `blocks` blocks share an SM.
 std::uint32_t occupancy_smem(const Gpu& g, int blocks) {
@@ -235,18 +232,25 @@ std::uint32_t occupancy_smem(const Gpu& g, int blocks) {
   return static_cast<std::uint32_t>(std::max<std::int64_t>(per, 0));
 }
 
-class ComputeThroughput : public CudaExperiment {
+class ComputeThroughput : public CudaRuntimeExperiment {
  public:
   std::string id() const override { return "compute.throughput"; }
+  std::vector<std::string> produces() const override { return {"compute.*.throughput"}; }
   std::string description() const override {
     return "independent FFMA/HFMA2/IMAD/DFMA chains on every SM, 1..16 accumulators x 8..64 "
            "warps per SM: instructions per clock per SM and FLOP/s against the peak at the "
            "measured clock";
   }
-  json axes() const override {
-    return {{"op", {"ffma", "hfma2", "imad", "dfma"}},
-            {"accumulators", "1..16"},
-            {"warps_per_sm", {8, 16, 32, 64}}};
+  std::vector<Axis> typed_axes() const override {
+    Axis warps =
+        int_axis("warps_per_sm", {8, 16, 32, 64}, "warps",
+                 "resident warps per SM: blocks of 256 threads, dynamic shared memory "
+                 "sized so that exactly that many blocks fit (fewer where registers limit)");
+    for (int w = 8; w <= 64; w += 8) warps.allowed.emplace_back(w);
+    return {op_axis(),
+            int_axis("accumulators", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+                     "chains", "independent chains per thread", 1, kn::kMaxAccumulators),
+            warps};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
@@ -255,15 +259,18 @@ class ComputeThroughput : public CudaExperiment {
     kn::DeviceArray<measure::BlockTiming> records(max_threads / kThroughputThreads + 1);
     json points = json::array();
     json peaks = json::object();
+    const auto axes = axis_values(ctx.options);
     for (const auto& op : kOps) {
       const double peak = peak_per_clk(gpu, op.op);
       peaks[op.name] = peak;
+      if (!axes.contains("op", op.name)) continue;
       const double rate = (peak > 0 ? peak : 64.0) * gpu.sm_count * gpu.clock_max_mhz * 1e6;
       std::set<std::pair<int, int>> done;  // (accumulators, blocks per SM)
-      for (int level : kOccupancyLevels) {
+      for (int warps : axes.int32s("warps_per_sm")) {
+        const int level = warps * 32 / kThroughputThreads;  // blocks of 256 threads per SM
         if (level * kThroughputThreads > gpu.max_threads_per_sm) continue;
         const std::uint32_t smem = occupancy_smem(gpu, level);
-        for (int acc = 1; acc <= kn::kMaxAccumulators; ++acc) {
+        for (int acc : axes.int32s("accumulators")) {
           const int resident = kn::fma_blocks_per_sm(op.op, acc, kThroughputThreads, smem);
           const int per_sm = std::min(level, resident);
           if (per_sm < 1 || !done.insert({acc, per_sm}).second) continue;
@@ -373,7 +380,7 @@ class ComputeThroughput : public CudaExperiment {
       Finding f{"compute." + std::string(o.name) + ".throughput",
                 v,
                 o.unit,
-                spread_confidence(s),
+                confidence::precision_of_summary(s),
                 "best of the accumulators x occupancy sweep: lane-instructions per SM cycle "
                 "(median over SMs), output verified",
                 json::object()};

@@ -10,7 +10,6 @@
 #include <string>
 
 #include "core/cuda_check.hpp"
-#include "device/chase_kernels.hpp"
 #include "device/launch.hpp"
 #include "device/ptx.cuh"
 #include "device/sm90.cuh"
@@ -462,11 +461,6 @@ std::uint64_t count_mismatches(const std::uint32_t* words, std::uint64_t n) {
   }
   GP_CUDA_CHECK(cudaFree(d));
   return h;
-}
-
-void flush_l2(std::uint64_t* buffer, std::uint64_t bytes, int sm_count) {
-  device::kernels::launch_flush(buffer, bytes, sm_count, nullptr);
-  GP_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 std::uint32_t bandwidth_smem_bytes(std::uint32_t tile, int stages) {

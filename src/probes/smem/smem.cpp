@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "analysis/bank_model.hpp"
+#include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/finding_names.hpp"
 #include "core/stats.hpp"
 #include "measure/block_timing.hpp"
 #include "measure/gpu.hpp"
@@ -25,30 +27,27 @@ namespace {
 using nlohmann::json;
 namespace kn = kernels;
 
-constexpr const char* kModelWaiver = "needs a CUDA GPU: the modelled GPU has no pipe model";
-
-void synchronize() { GP_CUDA_CHECK(cudaDeviceSynchronize()); }
-
 using measure::LaunchSummary;
 using measure::summarize_blocks;
 using stats::median_or_zero;
-using stats::spread_confidence;
 
-class CudaExperiment : public Experiment {
- public:
-  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
-    return waive_on_model(info, kModelWaiver);
-  }
-};
+Axis word_bytes_axis() {
+  return int_axis("word_bytes", {4, 8, 16}, "B",
+                  "bytes per shared load (ld.volatile.shared .u32, .v2.u32, .v4.u32); "
+                  "--word-sizes sets it too",
+                  4, 16);
+}
 
-std::vector<int> word_sizes_of(const RunOptions& o) {
-  std::set<int> s(o.word_sizes.begin(), o.word_sizes.end());
-  if (s.empty()) s = {4, 8, 16};
+/// --axis <id>.word_bytes, else --word-sizes, else the axis defaults; sorted, unique.
+std::vector<int> word_sizes_of(const AxisValues& axes, const RunOptions& o) {
+  const auto v = axes.overridden("word_bytes") || o.word_sizes.empty() ? axes.int32s("word_bytes")
+                                                                       : o.word_sizes;
+  std::set<int> s(v.begin(), v.end());
   return {s.begin(), s.end()};
 }
 
-void check_word_sizes(const RunOptions& o) {
-  for (int w : o.word_sizes)
+void check_word_sizes(const AxisValues& axes, const RunOptions& o) {
+  for (int w : word_sizes_of(axes, o))
     if (!analysis::valid_word_bytes(w))
       throw UsageError("word size " + std::to_string(w) +
                        " B is not allowed for shared-memory loads; use 4, 8 or 16 (--word-sizes)");
@@ -76,10 +75,11 @@ constexpr BankMode kBankModes[] = {
 };
 constexpr std::uint32_t kBankChainOffset = 128;  // keeps every chain's bank pattern
 
-std::vector<int> bank_strides(const RunOptions& o) {
-  std::set<int> s(o.strides.begin(), o.strides.end());
-  if (s.empty())
-    for (int i = 1; i <= 32; ++i) s.insert(i);
+/// --axis smem.bank_conflicts.stride_words, else --strides, else 1..32; sorted, unique.
+std::vector<int> bank_strides(const AxisValues& axes, const RunOptions& o) {
+  const auto v = axes.overridden("stride_words") || o.strides.empty() ? axes.int32s("stride_words")
+                                                                      : o.strides;
+  std::set<int> s(v.begin(), v.end());
   s.insert(1);  // the conflict-free baseline of every word size
   return {s.begin(), s.end()};
 }
@@ -142,34 +142,49 @@ Curve bank_curve(const json& rows) {
   return c;
 }
 
-class SmemBankConflicts : public CudaExperiment {
+class SmemBankConflicts : public CudaRuntimeExperiment {
  public:
   std::string id() const override { return "smem.bank_conflicts"; }
+  std::vector<std::string> produces() const override {
+    return {"smem.bank_model_agreement", "smem.wavefront_cycles"};
+  }
   std::string description() const override {
     return "warp-wide shared loads at word index lane*stride (4-, 8-, 16-byte words, stride "
            "1..32): cycles per access and measured N-way against the host bank model";
   }
-  json axes() const override {
-    return {{"stride_words", "1..32 (--strides; stride 1 is always measured as the baseline)"},
-            {"word_bytes", {4, 8, 16}},
-            {"mode", {"block", "warp_stream", "warp_chain"}}};
+  std::vector<Axis> typed_axes() const override {
+    std::vector<std::string> modes;
+    for (const auto& m : kBankModes) modes.push_back(m.name);
+    return {
+        int_axis("stride_words", {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
+                                  17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32},
+                 "words",
+                 "lane l reads the word at index l * stride; stride 1 (the conflict-free "
+                 "baseline) is always measured; --strides sets it too",
+                 1, 32),
+        word_bytes_axis(),
+        string_axis("mode", modes,
+                    "block: 32 warps x 4 chains (throughput, the N-way); warp_stream: one "
+                    "warp x 32 chains; warp_chain: one warp, one dependent chain")};
   }
   void validate(const device::Device&, const RunOptions& o) const override {
     for (int s : o.strides)
       if (s < 1 || s > 32)
         throw UsageError("stride " + std::to_string(s) +
                          " is not allowed for smem.bank_conflicts; use 1..32 words (--strides)");
-    check_word_sizes(o);
+    check_word_sizes(axis_values(o), o);
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
     kn::DeviceArray<measure::BlockTiming> records(1);
     json cases = json::array();
-    const auto words = word_sizes_of(ctx.options);
-    const auto strides = bank_strides(ctx.options);
+    const auto axes = axis_values(ctx.options);
+    const auto words = word_sizes_of(axes, ctx.options);
+    const auto strides = bank_strides(axes, ctx.options);
     for (int w : words) {
       for (int s : strides) {
         for (const auto& mode : kBankModes) {
+          if (!axes.contains("mode", mode.name)) continue;
           kn::SmemLaunch l;
           l.word_bytes = w;
           l.chains = mode.chains;
@@ -270,13 +285,14 @@ class SmemBankConflicts : public CudaExperiment {
     }
     r.statistics["table"] = rows;
     if (total == 0) return;
-    Finding f{"smem.bank_model_agreement",
-              static_cast<double>(agree) / total,
-              "fraction",
-              1.0 / (1.0 + worst_dev / 0.05),
-              "fraction of (word size, stride) cases whose measured N-way (block throughput "
-              "cycles / stride-1 cycles), rounded, equals the host bank model's N-way",
-              json::object()};
+    Finding f{
+        "smem.bank_model_agreement",
+        static_cast<double>(agree) / total,
+        "fraction",
+        confidence::agreement(static_cast<std::size_t>(agree), static_cast<std::size_t>(total)),
+        "fraction of (word size, stride) cases whose measured N-way (block throughput "
+        "cycles / stride-1 cycles), rounded, equals the host bank model's N-way",
+        json::object()};
     f.extra["cases"] = total;
     f.extra["agreeing"] = agree;
     f.extra["disagreements"] = disagreements;
@@ -288,7 +304,7 @@ class SmemBankConflicts : public CudaExperiment {
     Finding wf{"smem.wavefront_cycles",
                s.median,
                "cycles",
-               s.median > 0 ? stats::confidence_from_spread((s.p95 - s.p5) / s.median) : 0,
+               confidence::precision(per_wavefront, s.median),
                "median over cases of block cycles per access / model wavefronts (128 B each)",
                json::object()};
     wf.extra["p5"] = s.p5;
@@ -309,19 +325,22 @@ class SmemBankConflicts : public CudaExperiment {
 constexpr int kBandwidthChains = 4;
 constexpr double kBandwidthCyclesPerLaunch = 2.0e6;  // per SM; block start skew < 0.1%
 
-class SmemBandwidth : public CudaExperiment {
+class SmemBandwidth : public CudaRuntimeExperiment {
  public:
   std::string id() const override { return "smem.bandwidth"; }
+  std::vector<std::string> produces() const override { return {finding::kSmemBandwidth}; }
   std::string description() const override {
     return "conflict-free shared loads on every SM at full occupancy: bytes per clock per SM "
            "(16-B vector loads for the finding; 4 and 8 B shown too)";
   }
-  json axes() const override { return {{"word_bytes", {4, 8, 16}}}; }
-  void validate(const device::Device&, const RunOptions& o) const override { check_word_sizes(o); }
+  std::vector<Axis> typed_axes() const override { return {word_bytes_axis()}; }
+  void validate(const device::Device&, const RunOptions& o) const override {
+    check_word_sizes(axis_values(o), o);
+  }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
     json points = json::array();
-    for (int w : word_sizes_of(ctx.options)) {
+    for (int w : word_sizes_of(axis_values(ctx.options), ctx.options)) {
       kn::SmemLaunch l;
       l.word_bytes = w;
       l.chains = kBandwidthChains;
@@ -411,7 +430,7 @@ class SmemBandwidth : public CudaExperiment {
     Finding f{"smem.bandwidth",
               v,
               "B/clk/SM",
-              spread_confidence(p.at("bytes_per_clk_per_sm")),
+              confidence::precision_of_summary(p.at("bytes_per_clk_per_sm")),
               "self-loop ld.shared chains of " + std::to_string(p.at("word_bytes").get<int>()) +
                   "-B conflict-free loads on every SM at full occupancy; median over SMs of "
                   "bytes / SM cycles",

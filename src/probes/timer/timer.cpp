@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
@@ -23,24 +25,10 @@ namespace {
 using nlohmann::json;
 namespace kn = kernels;
 
-constexpr const char* kModelWaiver = "needs a CUDA GPU: the modelled GPU has no pipe model";
-
-void synchronize() { GP_CUDA_CHECK(cudaDeviceSynchronize()); }
-
-
-class CudaExperiment : public Experiment {
- public:
-  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
-    return waive_on_model(info, kModelWaiver);
-  }
-};
-
 using measure::CudaEvent;
 
 // ---- timer.overhead ---------------------------------------------------------------------------
 
-constexpr int kTimerRuns = 3;
-constexpr int kEventSamples = 64;
 constexpr std::uint32_t kMaxSpinReads = 4u << 20;
 
 template <std::size_t N>
@@ -79,15 +67,87 @@ double min_distinct_gap(std::vector<double> v) {
   return gap;
 }
 
-class TimerOverhead : public CudaExperiment {
+/// Occurrences of `value` in `v`.
+std::size_t count_of(const std::vector<double>& v, double value) {
+  return static_cast<std::size_t>(std::count(v.begin(), v.end(), value));
+}
+
+/// Agreement of the smallest value: how many samples read exactly it (a minimum seen once
+/// among many is weak evidence of what the operation costs).
+double min_agreement(const std::vector<double>& v) {
+  return confidence::agreement(count_of(v, *std::min_element(v.begin(), v.end())), v.size());
+}
+
+/// Agreement of a greatest common divisor: how many non-zero values are whole multiples of it.
+double gcd_agreement(const std::vector<double>& v, double gcd) {
+  std::size_t n = 0, k = 0;
+  for (double x : v) {
+    if (x <= 0) continue;
+    ++n;
+    if (gcd > 0 && std::fmod(x, gcd) == 0) ++k;
+  }
+  return confidence::agreement(k, n);
+}
+
+/// Agreement of a quantum: how many gaps between consecutive distinct values are whole
+/// multiples of it (within 1 %).
+double quantum_agreement(std::vector<double> v, double quantum) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  std::size_t n = 0, k = 0;
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    const double q = (v[i] - v[i - 1]) / quantum;
+    ++n;
+    if (quantum > 0 && std::fabs(q - std::round(q)) <= 0.01) ++k;
+  }
+  return confidence::agreement(k, n);
+}
+
+/// What the host knows the probe kernel must have written; throws VerificationError otherwise.
+void verify_probe(const kernels::TimerProbeOut& t, std::uint32_t max_spin_reads) {
+  auto fail = [](const std::string& why) { throw VerificationError("timer.overhead: " + why); };
+  for (int i = 1; i < kernels::kTimerStreamReads; ++i) {
+    if (t.clock64_stream[i] < t.clock64_stream[i - 1])
+      fail("clock64 went backwards within 32 consecutive reads (read " + std::to_string(i) + ")");
+    if (t.clock32_stream[i] < t.clock32_stream[i - 1])
+      fail("%clock went backwards within 32 consecutive reads (read " + std::to_string(i) + ")");
+  }
+  if (t.clock64_stream[0] != 0 || t.clock32_stream[0] != 0)
+    fail("the first read of a stream is not the reference it is measured from");
+  if (t.changes > static_cast<std::uint32_t>(kernels::kTimerMaxChanges))
+    fail(std::to_string(t.changes) + " changes recorded, more than the spin keeps");
+  // The spin ends when it has seen every change it keeps or read as often as it was allowed.
+  if (t.changes != static_cast<std::uint32_t>(kernels::kTimerMaxChanges) &&
+      t.spin_reads != max_spin_reads)
+    fail("the spin stopped after " + std::to_string(t.spin_reads) + " reads and " +
+         std::to_string(t.changes) + " changes, neither limit");
+  if (t.spin_reads < t.changes) fail("fewer spin reads than changes seen");
+  for (std::uint32_t i = 0; i < t.changes; ++i)
+    if (t.change_ns[i] == 0) fail("a recorded %globaltimer change has size 0");
+}
+
+class TimerOverhead : public CudaRuntimeExperiment {
  public:
   std::string id() const override { return "timer.overhead"; }
+  std::vector<std::string> produces() const override {
+    return {"timer.clock64.*", "timer.clock.*", "timer.globaltimer.*", "timer.event.*"};
+  }
   std::string description() const override {
     return "cost and resolution of %clock, clock64 and %globaltimer in a kernel, and of CUDA "
            "events around nothing and around an empty kernel";
   }
-  json axes() const override {
-    return {{"timer", {"clock", "clock64", "globaltimer", "cuda_event"}}};
+  std::vector<Axis> typed_axes() const override {
+    return {int_axis("runs", {3}, "launches",
+                     "launches of the in-kernel timer probe (its samples are pooled)", 1, 1000),
+            int_axis("event_samples", {64}, "samples",
+                     "CUDA-event samples of each kind (back to back, one and two empty kernels)", 3,
+                     100000)};
+  }
+  void validate(const device::Device&, const RunOptions& o) const override {
+    const auto axes = axis_values(o);
+    for (const char* name : {"runs", "event_samples"})
+      if (axes.ints(name).size() != 1)
+        throw UsageError(std::string("--axis timer.overhead.") + name + " takes one value");
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
@@ -100,10 +160,14 @@ class TimerOverhead : public CudaExperiment {
               {"spin_reads", json::array()}};
     kn::launch_timer_probe(probe.get(), 1024, nullptr);  // warm-up (module load, caches)
     synchronize();
-    for (int run = 0; run < kTimerRuns; ++run) {
+    const auto axes = axis_values(ctx.options);
+    const auto runs = axes.int32s("runs").front();
+    const auto event_samples = axes.int32s("event_samples").front();
+    for (int run = 0; run < runs; ++run) {
       kn::launch_timer_probe(probe.get(), kMaxSpinReads, nullptr);
       synchronize();
       const auto t = probe.to_host().front();
+      verify_probe(t, kMaxSpinReads);
       append(s["clock64_pair"], t.clock64_pair);
       append(s["clock32_pair"], t.clock32_pair);
       append(s["clock64_gap"], t.clock64_gap);
@@ -126,7 +190,7 @@ class TimerOverhead : public CudaExperiment {
     json b2b = json::array(), one = json::array(), two = json::array(), host = json::array();
     kn::launch_empty(nullptr);
     synchronize();
-    for (int i = 0; i < kEventSamples; ++i) {
+    for (int i = 0; i < event_samples; ++i) {
       e0.record();
       e1.record();
       e1.synchronize();
@@ -156,8 +220,8 @@ class TimerOverhead : public CudaExperiment {
                      "one thread; back-to-back pairs, reads around 0..31 dependent adds, "
                      "32 consecutive reads, and a spin on %globaltimer recording each "
                      "change (its size in ns and the clock64 cycles since the last)"},
-                    {"runs", kTimerRuns},
-                    {"event_samples", kEventSamples},
+                    {"runs", runs},
+                    {"event_samples", event_samples},
                     {"gpu", to_json(gpu)}};
     r.samples = s;
   }
@@ -175,13 +239,14 @@ class TimerOverhead : public CudaExperiment {
     if (!c64.empty()) {
       const double stream =
           stats::median(numbers(s.at("clock64_stream"))) / (kn::kTimerStreamReads - 1);
-      add("timer.clock64.overhead", *std::min_element(c64.begin(), c64.end()), "cycles", 0.9,
-          "smallest difference of two back-to-back clock64 reads",
+      add("timer.clock64.overhead", *std::min_element(c64.begin(), c64.end()), "cycles",
+          min_agreement(c64), "smallest difference of two back-to-back clock64 reads",
           {{"median", stats::median(c64)}, {"cycles_per_read_in_a_stream", stream}});
       auto all = c64;
       for (double x : numbers(s.at("clock64_gap"))) all.push_back(x);
       for (double x : change_cycles) all.push_back(x);
-      add("timer.clock64.resolution", static_cast<double>(gcd_of_positive(all)), "cycles", 0.8,
+      const double gcd = static_cast<double>(gcd_of_positive(all));
+      add("timer.clock64.resolution", gcd, "cycles", gcd_agreement(all, gcd),
           "greatest common divisor of every non-zero clock64 difference observed (back-to-back, "
           "around 0..31 dependent adds, between %globaltimer changes): the tick is at most this",
           {{"smallest_nonzero_difference", min_positive(all)}});
@@ -189,12 +254,13 @@ class TimerOverhead : public CudaExperiment {
     if (!c32.empty()) {
       const double stream =
           stats::median(numbers(s.at("clock32_stream"))) / (kn::kTimerStreamReads - 1);
-      add("timer.clock.overhead", *std::min_element(c32.begin(), c32.end()), "cycles", 0.9,
-          "smallest difference of two back-to-back %clock reads",
+      add("timer.clock.overhead", *std::min_element(c32.begin(), c32.end()), "cycles",
+          min_agreement(c32), "smallest difference of two back-to-back %clock reads",
           {{"median", stats::median(c32)}, {"cycles_per_read_in_a_stream", stream}});
       auto all = c32;
       for (double x : numbers(s.at("clock32_gap"))) all.push_back(x);
-      add("timer.clock.resolution", static_cast<double>(gcd_of_positive(all)), "cycles", 0.8,
+      const double gcd = static_cast<double>(gcd_of_positive(all));
+      add("timer.clock.resolution", gcd, "cycles", gcd_agreement(all, gcd),
           "greatest common divisor of every non-zero %clock difference observed (back-to-back "
           "and around 0..31 dependent adds)",
           {{"smallest_nonzero_difference", min_positive(all)}});
@@ -203,7 +269,7 @@ class TimerOverhead : public CudaExperiment {
     if (!gread.empty() && !c64.empty())
       add("timer.globaltimer.overhead",
           *std::min_element(gread.begin(), gread.end()) - *std::min_element(c64.begin(), c64.end()),
-          "cycles", 0.8,
+          "cycles", confidence::combine({min_agreement(gread), min_agreement(c64)}),
           "smallest clock64 span around one %globaltimer read whose value is used, minus the "
           "clock64 back-to-back overhead");
     if (!change_ns.empty()) {
@@ -216,7 +282,8 @@ class TimerOverhead : public CudaExperiment {
       for (const auto& [ns, count] : sizes)
         common.push_back({{"increment_ns", ns}, {"count", count}});
       if (common.size() > 8) common.erase(common.begin() + 8, common.end());
-      add("timer.globaltimer.resolution", min_positive(change_ns), "ns", 0.9,
+      add("timer.globaltimer.resolution", min_positive(change_ns), "ns",
+          confidence::agreement(count_of(change_ns, min_positive(change_ns)), change_ns.size()),
           "smallest non-zero change of %globaltimer seen while spinning on it",
           {{"median_increment_ns", stats::median(change_ns)},
            {"increments", common},
@@ -235,9 +302,15 @@ class TimerOverhead : public CudaExperiment {
       const double reads_per_change = cycles_per_read > 0 ? mean_cycles / cycles_per_read : 0.0;
       const bool resolved = reads_per_change >= 2.0;
       const double gcd_ns = static_cast<double>(gcd_of_positive(change_ns));
+      std::vector<double> interval_ns;
+      for (double c : change_cycles) interval_ns.push_back(mhz > 0 ? c / mhz * 1e3 : 0.0);
+      // Resolved: how precisely the intervals pin their centre; bounded only: how many
+      // increments are exactly one update of the claimed period.
+      const double period = resolved ? mean_cycles / mhz * 1e3 : gcd_ns;
       if (mhz > 0)
-        add("timer.globaltimer.update_period", resolved ? mean_cycles / mhz * 1e3 : gcd_ns, "ns",
-            resolved ? 0.9 : 0.6,
+        add("timer.globaltimer.update_period", period, "ns",
+            resolved ? confidence::precision(interval_ns, period)
+                     : confidence::agreement(count_of(change_ns, gcd_ns), change_ns.size()),
             resolved ? "mean clock64 cycles between %globaltimer changes seen in a spin that reads "
                        "at least twice per change / SM clock (clock64 cycles over %globaltimer ns)"
                      : "the spin reads about once per change, so intervals only bound the period; "
@@ -259,13 +332,16 @@ class TimerOverhead : public CudaExperiment {
       auto all = b2b;
       all.insert(all.end(), one.begin(), one.end());
       all.insert(all.end(), two.begin(), two.end());
-      add("timer.event.resolution", min_distinct_gap(all), "ns", 0.7,
+      const double quantum = min_distinct_gap(all);
+      add("timer.event.resolution", quantum, "ns", quantum_agreement(all, quantum),
           "smallest gap between distinct cudaEventElapsedTime values over all event samples",
           {{"smallest_nonzero_elapsed_ns", min_positive(all)}});
-      add("timer.event.back_to_back", stats::median(b2b), "ns", 0.8,
+      add("timer.event.back_to_back", stats::median(b2b), "ns",
+          confidence::precision(b2b, stats::median(b2b)),
           "median cudaEventElapsedTime of two events recorded back to back",
           {{"min_ns", *std::min_element(b2b.begin(), b2b.end())}});
-      add("timer.event.empty_kernel", stats::median(one), "ns", 0.8,
+      add("timer.event.empty_kernel", stats::median(one), "ns",
+          confidence::precision(one, stats::median(one)),
           "median cudaEventElapsedTime around one empty <<<1,1>>> kernel",
           {{"min_ns", *std::min_element(one.begin(), one.end())},
            {"second_kernel_adds_ns", stats::median(two) - stats::median(one)},
