@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
 """Compares the sm_90a machine code of every kernel between a git revision and the working tree,
 without a GPU: both trees' .cu files are compiled to cubins, and the code section of each kernel
-(named without the anonymous-namespace hash, which depends on the file path) is compared byte by
+(named by its demangled name, in which the anonymous namespace carries no per-file hash) is compared byte by
 byte. Use it to show that a refactor did not change what runs on the GPU.
 
-Usage: tools/device_code_diff.py <revision>    (exit 0: identical; 1: some kernel differs)
+Kernels are matched by their demangled name over the whole tree, so a kernel that moved to
+another .cu file is still compared with its old self. A refactor that renames a type in a
+kernel's signature (not its code) passes --rename OLD=NEW (applied to the old tree's demangled
+names, as plain text; repeatable).
+
+Usage: tools/device_code_diff.py <revision> [--rename OLD=NEW ...]
+       (exit 0: identical; 1: some kernel differs or is missing)
 """
 import os
 import re
@@ -26,7 +32,6 @@ def code_sections(path):
     for h in hdrs:
         name = d[strings + h[0]:d.index(b"\0", strings + h[0])].decode()
         if name.startswith(".text."):
-            name = re.sub(r"\d+_GLOBAL__N__[0-9a-f]+_\d+_[A-Za-z0-9_]+?_cu_[0-9a-f]+", "ANON", name)
             out[name] = d[h[4]:h[4] + h[5]]
     return out
 
@@ -44,7 +49,32 @@ def cubins(tree, out_dir, generated):
     return result
 
 
-def main(rev):
+def demangle(names):
+    if not names:
+        return {}
+    out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    return dict(zip(names, out))
+
+
+def flatten(per_file, renames):
+    """{demangled name (renamed): (source, code)} over every file; a name defined in two files
+    keeps its file in the key."""
+    raw = [(src, k[len(".text."):], code) for src, ks in per_file.items() for k, code in ks.items()]
+    names = demangle([k for _, k, _ in raw])
+    out = {}
+    for src, k, code in raw:
+        name = names.get(k, k)
+        if name == k:  # not demangled: at least drop the anonymous namespace's per-file hash
+            name = re.sub(r"\d+_GLOBAL__N__[0-9a-f]+_\d+_[A-Za-z0-9_]+?_cu_[0-9a-f]+", "ANON", k)
+        for old, new in renames:
+            name = name.replace(old, new)
+        key = name if name not in out else f"{name} @ {src}"
+        out[key] = (src, code)
+    return out
+
+
+def main(rev, renames=()):
     root = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True,
                           check=True).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
@@ -61,16 +91,30 @@ def main(rev):
             new = cubins(root, os.path.join(tmp, "b"), generated)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", old_tree], cwd=root, check=True)
-    differs = 0
     for src in sorted(set(old) | set(new)):
-        a, b = old.get(src, {}), new.get(src, {})
-        diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-        print(f"{src}: {len(b)} kernels, " + ("identical" if not diff else f"{len(diff)} differ, e.g. {diff[0]}"))
-        differs += len(diff)
-    return 1 if differs else 0
+        print(f"{src}: {len(old.get(src, {}))} kernels before, {len(new.get(src, {}))} now")
+    a, b = flatten(old, renames), flatten(new, {})
+    differs = sorted(k for k in set(a) | set(b) if k in a and k in b and a[k][1] != b[k][1])
+    missing = sorted(k for k in set(a) | set(b) if (k in a) != (k in b))
+    moved = sum(1 for k in set(a) & set(b) if a[k][0] != b[k][0])
+    print(f"{len(b)} kernels now, {len(a)} before; {moved} moved to another file; "
+          f"{len(differs)} differ; {len(missing)} only on one side")
+    for k in differs[:20]:
+        print(f"  differs: {k} ({a[k][0]} -> {b[k][0]})")
+    for k in missing[:20]:
+        print(f"  only {'before' if k in a else 'now'}: {k}")
+    return 1 if differs or missing else 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    if not args or args[0].startswith("-"):
         sys.exit(__doc__)
-    sys.exit(main(sys.argv[1]))
+    pairs = []
+    i = 1
+    while i < len(args):
+        if args[i] != "--rename" or i + 1 >= len(args) or "=" not in args[i + 1]:
+            sys.exit(__doc__)
+        pairs.append(tuple(args[i + 1].split("=", 1)))
+        i += 2
+    sys.exit(main(args[0], pairs))

@@ -12,6 +12,8 @@
 #include <string>
 #include <utility>
 
+#include "core/confidence.hpp"
+
 namespace gpuprobe::analysis {
 namespace {
 
@@ -599,6 +601,10 @@ std::vector<CurvePoint> adaptive_sweep(const MeasureFn& measure, const SweepOpti
     }
   }
   return sorted_points();
+}
+
+double plateau_level_confidence(const Plateau& p) {
+  return confidence::precision_from_mad(p.last - p.first + 1, p.noise, p.level);
 }
 
 }  // namespace gpuprobe::analysis

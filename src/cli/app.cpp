@@ -25,14 +25,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string utc_now(const char* format = "%Y-%m-%dT%H:%M:%SZ") {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof(buf), format, &tm);
-  return buf;
-}
+using units::utc_now;
 
 json device_json(const device::DeviceInfo& d) {
   return {{"kind", d.kind},
@@ -76,6 +69,7 @@ struct Cli {
   std::string loads_text;
   std::string min_size_text, max_size_text;
   std::vector<int> carveouts;
+  std::vector<std::string> axis_texts;
   std::vector<std::string> ids;
   bool info_json = false;
   bool device_given = false;
@@ -165,9 +159,9 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
   for (const auto* e : runnable) {
     ExperimentResult r;
     r.id = e->id();
+    r.samples_version = e->samples_version();
     r.protocol = to_json(cli.options.protocol);
     r.protocol["timer"] = "clock64 in-kernel (cycles); %globaltimer for the SM clock";
-    r.protocol["l2_flush"] = "2 x L2 streamed after every chain is built";
     const auto t0 = std::chrono::steady_clock::now();
     const auto before = dev->read_clocks();
     // Clocks, power and throttle reasons while the experiment runs (every 50 ms, NVML only).
@@ -179,6 +173,7 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
       try {
         Context ctx{*dev, cli.options, board};
         e->run(ctx, r);
+        if (!e->typed_axes().empty()) r.parameters["axes"] = e->axis_values(cli.options).to_json();
         e->analyze(r);
         for (const auto& f : r.findings) board.add(f);
       } catch (const CudaError& ex) {
@@ -347,6 +342,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       ->delimiter(',');
   app.add_option("--word-sizes", o.word_sizes, "bytes per access: 4, 8 or 16, comma-separated")
       ->delimiter(',');
+  app.add_option("--axis", cli.axis_texts,
+                 "override an axis of an experiment: <experiment>.<axis>=v1,v2 (repeatable; "
+                 "'gpuprobe list' shows the axes)");
   app.add_option("--min-reps", o.protocol.min_repetitions, "fewest repetitions per measurement")
       ->check(CLI::Range(1, 1000));
   app.add_option("--max-reps", o.protocol.max_repetitions, "most repetitions per measurement")
@@ -423,6 +421,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (o.protocol.max_repetitions < o.protocol.min_repetitions)
       throw UsageError("--max-reps is smaller than --min-reps");
     const auto& registry = Registry::builtin();
+    for (const auto& text : cli.axis_texts) o.axis_overrides.push_back(parse_axis_override(text));
+    check_axis_overrides(registry, o.axis_overrides);
     if (list->parsed()) {
       std::unique_ptr<device::Device> dev;
       if (cli.device_given) dev = device::open_device(o.device);
@@ -438,6 +438,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
         if (dev)
           if (auto why = e->waiver(dev->info())) out << " [waived: " << *why << "]";
         out << "\n";
+        for (const auto& a : e->typed_axes())
+          out << "    --axis " << e->id() << "." << describe(a) << "\n";
       }
       return 0;
     }

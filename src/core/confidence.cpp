@@ -4,6 +4,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "core/stats.hpp"
 
@@ -15,11 +16,22 @@ double median_standard_error(const std::vector<double>& samples) {
   return 1.2533 * 1.4826 * s.mad / std::sqrt(static_cast<double>(s.n));
 }
 
-double precision(const std::vector<double>& samples, double value, double tolerance) {
-  if (samples.size() < 3 || value == 0.0 || !std::isfinite(value)) return 0.0;
-  const double se = median_standard_error(samples);
+double precision_from_mad(std::size_t n, double mad, double value, double tolerance) {
+  if (n < 3 || value == 0.0 || !std::isfinite(value)) return 0.0;
+  const double se = 1.2533 * 1.4826 * mad / std::sqrt(static_cast<double>(n));
   if (se <= 0.0) return 1.0;
   return std::clamp(std::erf(tolerance * std::fabs(value) / (std::sqrt(2.0) * se)), 0.0, 1.0);
+}
+
+double precision(const std::vector<double>& samples, double value, double tolerance) {
+  if (samples.size() < 3) return 0.0;
+  return precision_from_mad(samples.size(), stats::summarize(samples).mad, value, tolerance);
+}
+
+double precision_of_summary(const nlohmann::json& summary, double tolerance) {
+  if (!summary.contains("n") || !summary.contains("mad") || !summary.contains("median")) return 0.0;
+  return precision_from_mad(summary.at("n").get<std::size_t>(), summary.at("mad").get<double>(),
+                            summary.at("median").get<double>(), tolerance);
 }
 
 double separation(double z) {

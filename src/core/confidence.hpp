@@ -18,6 +18,7 @@
 // A finding without evidence is not emitted at all (the experiment's summary says why).
 #include <cstddef>
 #include <initializer_list>
+#include <nlohmann/json_fwd.hpp>
 #include <vector>
 
 namespace gpuprobe::confidence {
@@ -29,6 +30,12 @@ double median_standard_error(const std::vector<double>& samples);
 /// See the header comment. `value` is the reported value (usually the median of samples).
 double precision(const std::vector<double>& samples, double value,
                  double tolerance = kDefaultTolerance);
+/// precision() of a sample kept only as its size `n` and unscaled MAD (the same formula).
+double precision_from_mad(std::size_t n, double mad, double value,
+                          double tolerance = kDefaultTolerance);
+/// precision() of the median of a sample written as stats::to_json writes a summary ("n",
+/// "mad", "median"); 0 when a key is missing.
+double precision_of_summary(const nlohmann::json& summary, double tolerance = kDefaultTolerance);
 /// See the header comment; z >= 0.
 double separation(double z);
 /// z of two medians with their samples (0 when either has fewer than 2 samples and they are

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "device/device.hpp"
+#include "core/device.hpp"
 
 namespace gpuprobe::env {
 

@@ -48,23 +48,48 @@ nlohmann::json to_json(const ExperimentResult& r) {
   for (const auto& f : r.findings) findings.push_back(to_json(f));
   nlohmann::json curves = nlohmann::json::array();
   for (const auto& c : r.curves) curves.push_back({{"name", c.name}, {"columns", c.columns}});
-  return {{"id", r.id},
-          {"status", to_string(r.status)},
-          {"reason", r.reason},
-          {"wall_s", r.wall_s},
-          {"protocol", r.protocol},
-          {"parameters", r.parameters},
-          {"clocks", r.clocks},
-          {"samples", r.samples},
-          {"statistics", r.statistics},
-          {"findings", findings},
-          {"curves", curves}};
+  nlohmann::json j = {{"id", r.id},
+                      {"status", to_string(r.status)},
+                      {"reason", r.reason},
+                      {"wall_s", r.wall_s},
+                      {"protocol", r.protocol},
+                      {"parameters", r.parameters},
+                      {"clocks", r.clocks},
+                      {"samples", r.samples},
+                      {"statistics", r.statistics},
+                      {"findings", findings},
+                      {"curves", curves}};
+  if (r.samples_version > 0) j["samples_version"] = r.samples_version;
+  return j;
 }
 
 std::optional<Finding> FindingBoard::get(const std::string& name, double min_confidence) const {
   auto it = findings_.find(name);
   if (it == findings_.end() || it->second.confidence < min_confidence) return std::nullopt;
   return it->second;
+}
+
+nlohmann::json Experiment::axes() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& a : typed_axes()) j[a.name] = to_json(a);
+  return j;
+}
+
+void check_axis_overrides(const Registry& registry, const std::vector<AxisOverride>& overrides) {
+  for (const auto& o : overrides) {
+    const auto* e = registry.find(o.experiment);
+    if (!e) {
+      std::vector<std::pair<std::size_t, std::string>> near;
+      for (const auto& x : registry.all())
+        near.emplace_back(edit_distance(o.experiment, x->id()), x->id());
+      std::sort(near.begin(), near.end());
+      throw UsageError("--axis: unknown experiment '" + o.experiment + "'" +
+                       (near.empty() ? std::string() : "; closest: " + near.front().second));
+    }
+    RunOptions one;
+    one.axis_overrides = {o};
+    e->axis_values(one);
+  }
 }
 
 void Registry::add(std::unique_ptr<Experiment> e) { experiments_.push_back(std::move(e)); }
@@ -92,8 +117,11 @@ std::optional<ExperimentResult> replay_analysis(const nlohmann::json& recorded) 
   if (recorded.value("status", "") != "passed") return std::nullopt;
   const auto* exp = Registry::builtin().find(recorded.value("id", ""));
   if (!exp) return std::nullopt;
+  // Results written before samples were versioned hold version 1.
+  if (recorded.value("samples_version", 1) != exp->samples_version()) return std::nullopt;
   ExperimentResult r;
   r.id = exp->id();
+  r.samples_version = exp->samples_version();
   r.parameters = recorded.at("parameters");
   r.samples = recorded.at("samples");
   exp->analyze(r);

@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/axis.hpp"
+#include "core/device.hpp"
 #include "core/protocol.hpp"
-#include "device/device.hpp"
 
 namespace gpuprobe {
 
@@ -46,6 +47,7 @@ struct ExperimentResult {
   nlohmann::json statistics = nlohmann::json::object();
   std::vector<Finding> findings;
   std::vector<Curve> curves;
+  int samples_version = 0;  ///< Experiment::samples_version() of the code that wrote samples
   nlohmann::json clocks = nlohmann::json::object();  ///< before / after / drift
   double wall_s = 0;
 };
@@ -67,6 +69,7 @@ struct RunOptions {
   std::vector<int> strides;       ///< element strides (bandwidth.stride, smem.bank_conflicts)
   std::vector<int> offsets;       ///< start offsets in elements (bandwidth.offset)
   std::vector<int> word_sizes;    ///< bytes per access (4, 8, 16)
+  std::vector<AxisOverride> axis_overrides;  ///< --axis <experiment>.<axis>=v1,v2 (checked)
 };
 
 /// Findings of the experiments that ran before, by name: later experiments use them only when
@@ -91,10 +94,24 @@ class Experiment {
   virtual ~Experiment() = default;
   virtual std::string id() const = 0;
   virtual std::string description() const = 0;
-  /// The parameter axes and their defaults, for `list` and the result.
-  virtual nlohmann::json axes() const = 0;
+  /// The typed parameter axes (core/axis.hpp): `list`, result.parameters["axes"] and --axis
+  /// come from them, and run() iterates axis_values(). Empty for an experiment not converted.
+  virtual std::vector<Axis> typed_axes() const { return {}; }
+  /// The axes as JSON, for `list` and the result; by default built from typed_axes(). An
+  /// experiment that declares no typed axes may still describe its axes here.
+  virtual nlohmann::json axes() const;
+  /// The values of typed_axes() for this run (defaults, or what --axis gave).
+  AxisValues axis_values(const RunOptions& options) const {
+    return resolve_axes(id(), typed_axes(), options.axis_overrides);
+  }
   /// Experiments whose findings this one uses when available.
   virtual std::vector<std::string> depends_on() const { return {}; }
+  /// The names (or globs, `*`) of the findings analyze() may emit; empty: not declared.
+  /// tests/unit/test_finding_names.cpp holds declared experiments to it.
+  virtual std::vector<std::string> produces() const { return {}; }
+  /// The layout of result.samples that analyze() (and the report) read. Raise it when that
+  /// layout changes: `analyze` then refuses to replay samples written by another version.
+  virtual int samples_version() const { return 1; }
   /// A reason when the experiment does not apply to this device (it is then waived).
   virtual std::optional<std::string> waiver(const device::DeviceInfo&) const {
     return std::nullopt;
@@ -124,6 +141,10 @@ class Registry {
  private:
   std::vector<std::unique_ptr<Experiment>> experiments_;
 };
+
+/// Checks every --axis against the registry's experiments and their typed axes; throws
+/// UsageError for an unknown experiment (suggesting the closest ids), axis or value.
+void check_axis_overrides(const Registry& registry, const std::vector<AxisOverride>& overrides);
 
 /// Waiver reasons shared by the families that need real or Hopper hardware.
 inline constexpr const char* kNeedsSm90a = "needs sm_90a (Hopper)";

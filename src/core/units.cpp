@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 #include "core/error.hpp"
 
@@ -54,6 +55,15 @@ std::uint64_t parse_size(const std::string& text, const std::string& what) {
     throw UsageError(what + " '" + text + "' is not positive" + allowed);
   if (bytes > 1.0e15) throw UsageError(what + " '" + text + "' is too large" + allowed);
   return static_cast<std::uint64_t>(std::llround(bytes));
+}
+
+std::string utc_now(const char* format) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), format, &tm);
+  return buf;
 }
 
 }  // namespace gpuprobe::units

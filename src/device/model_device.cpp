@@ -10,6 +10,7 @@
 
 #include "analysis/chain.hpp"
 #include "core/error.hpp"
+#include "core/units.hpp"
 #include "device/model_export.hpp"
 #include "device/model_sequence.hpp"
 
@@ -24,24 +25,10 @@ struct ModelLedger {
 
 namespace {
 
-constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
-
-/// "200 GiB", "139.5 GiB", "64 KiB", "100 B": at most two decimals, trailing zeros trimmed.
-std::string format_bytes(std::uint64_t bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 5) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  std::string s = buf;
-  while (s.back() == '0') s.pop_back();
-  if (s.back() == '.') s.pop_back();
-  return s + " " + kUnits[u];
-}
+using units::format_bytes;
+using units::kGiB;
+using units::kKiB;
+using units::kMiB;
 
 /// Throws UsageError unless the cache geometry is consistent.
 void check_cache(const std::string& what, const CacheConfig& c) {
@@ -54,15 +41,6 @@ void check_cache(const std::string& what, const CacheConfig& c) {
     throw UsageError("model: " + what + " has too many lines (at most 2^32 - 2)");
   if (!(c.hit_latency_cycles >= 0))
     throw UsageError("model: " + what + " hit latency must be >= 0 cycles");
-}
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 std::uint64_t round_up(std::uint64_t v, std::uint64_t unit) { return (v + unit - 1) / unit * unit; }
@@ -264,7 +242,7 @@ void validate(const ModelConfig& c) {
 }
 
 nlohmann::json to_json(const ModelConfig& c) {
-  const std::uint64_t optin = c.shared_per_sm_bytes > KiB ? c.shared_per_sm_bytes - KiB : 0;
+  const std::uint64_t optin = c.shared_per_sm_bytes > kKiB ? c.shared_per_sm_bytes - kKiB : 0;
   return {
       {"name", c.name},
       {"compute_capability", std::to_string(c.cc_major) + "." + std::to_string(c.cc_minor)},
@@ -526,7 +504,7 @@ ModelDevice::ModelDevice(ModelConfig config)
   info_.shared_per_sm_bytes = config_.shared_per_sm_bytes;
   // As on real GPUs, one block may opt in to all of an SM's shared memory but 1 KiB.
   info_.shared_per_block_optin_bytes =
-      config_.shared_per_sm_bytes > KiB ? config_.shared_per_sm_bytes - KiB : 0;
+      config_.shared_per_sm_bytes > kKiB ? config_.shared_per_sm_bytes - kKiB : 0;
   info_.l1_shared_unified_bytes = config_.l1_shared_unified_bytes;
   info_.sm_clock_max_mhz = config_.sm_clock_mhz;
   info_.mem_clock_max_mhz = config_.mem_clock_mhz;
@@ -619,7 +597,7 @@ ClockReading ModelDevice::read_clocks() const {
   c.sm_mhz = config_.sm_clock_mhz;
   c.mem_mhz = config_.mem_clock_mhz;
   c.throttle_reasons = 0;
-  c.time_utc = utc_now();
+  c.time_utc = units::utc_now();
   return c;
 }
 
@@ -658,7 +636,7 @@ std::unique_ptr<Chain> ModelDevice::make_chain(const ChainSpec& spec) {
   // A fresh allocation: addresses restart at 0 when nothing else is live; line aligned (2 MiB).
   if (ledger_->live_chains == 0) next_base_ = 0;
   const std::uint64_t base = next_base_;
-  next_base_ += round_up(spec.working_set_bytes, 2 * MiB);
+  next_base_ += round_up(spec.working_set_bytes, 2 * kMiB);
   auto chain = std::make_unique<ModelChain>(
       spec, analysis::random_cycle_order(static_cast<std::uint32_t>(nodes), spec.seed), base,
       ledger_);
@@ -843,14 +821,14 @@ ModelConfig h200() {
   c.sm_count = 132;
   c.sm_clock_mhz = 1980, c.mem_clock_mhz = 3201;
   c.mem_bus_width_bits = 6144;
-  c.global_mem_bytes = 141 * GiB;
-  c.l1_shared_unified_bytes = 256 * KiB;
+  c.global_mem_bytes = 141 * kGiB;
+  c.l1_shared_unified_bytes = 256 * kKiB;
   c.default_shared_carveout_bytes = 0;
-  c.shared_per_sm_bytes = 228 * KiB;
+  c.shared_per_sm_bytes = 228 * kKiB;
   c.l1 = {0, 128, 4, 33};
   c.l2_partitioned = true;
-  c.l2_near = {30 * MiB, 128, 16, 260};
-  c.l2 = {60 * MiB, 128, 16, 430};
+  c.l2_near = {30 * kMiB, 128, 16, 260};
+  c.l2 = {60 * kMiB, 128, 16, 430};
   c.l2_far_hit_latency_cycles = 430;
   c.l2_partition_masks = {0xab000};  // the partition hash cache.l2.partition found on H200s
   c.dram_latency_cycles = 820;
@@ -867,14 +845,14 @@ ModelConfig a100() {
   c.sm_count = 108;
   c.sm_clock_mhz = 1410, c.mem_clock_mhz = 1215;
   c.mem_bus_width_bits = 5120;
-  c.global_mem_bytes = 40 * GiB;
-  c.l1_shared_unified_bytes = 192 * KiB;
+  c.global_mem_bytes = 40 * kGiB;
+  c.l1_shared_unified_bytes = 192 * kKiB;
   c.default_shared_carveout_bytes = 0;
-  c.shared_per_sm_bytes = 164 * KiB;
+  c.shared_per_sm_bytes = 164 * kKiB;
   c.l1 = {0, 128, 4, 34};
   c.l2_partitioned = true;
-  c.l2_near = {20 * MiB, 128, 16, 200};
-  c.l2 = {40 * MiB, 128, 16, 380};
+  c.l2_near = {20 * kMiB, 128, 16, 200};
+  c.l2 = {40 * kMiB, 128, 16, 380};
   c.l2_far_hit_latency_cycles = 380;
   c.dram_latency_cycles = 650;
   c.shared_latency_cycles = 29;
@@ -890,14 +868,14 @@ ModelConfig rtx5080() {
   c.sm_count = 84;
   c.sm_clock_mhz = 2932, c.mem_clock_mhz = 15001;
   c.mem_bus_width_bits = 256;
-  c.global_mem_bytes = 16 * GiB;
-  c.l1_shared_unified_bytes = 128 * KiB;
+  c.global_mem_bytes = 16 * kGiB;
+  c.l1_shared_unified_bytes = 128 * kKiB;
   c.default_shared_carveout_bytes = 0;
-  c.shared_per_sm_bytes = 100 * KiB;
+  c.shared_per_sm_bytes = 100 * kKiB;
   c.l1 = {0, 128, 4, 43};
   c.l2_partitioned = false;
   c.l2_near = {};  // unused
-  c.l2 = {64 * MiB, 128, 16, 366};
+  c.l2 = {64 * kMiB, 128, 16, 366};
   c.l2_far_hit_latency_cycles = 366;  // unused: one L2
   c.dram_latency_cycles = 922;
   c.shared_latency_cycles = 30;
@@ -915,14 +893,14 @@ ModelConfig tiny() {
   c.sm_count = 4;
   c.sm_clock_mhz = 1000, c.mem_clock_mhz = 1000;
   c.mem_bus_width_bits = 256;
-  c.global_mem_bytes = 1 * GiB;
-  c.l1_shared_unified_bytes = 64 * KiB;
-  c.default_shared_carveout_bytes = 48 * KiB;
-  c.shared_per_sm_bytes = 48 * KiB;
+  c.global_mem_bytes = 1 * kGiB;
+  c.l1_shared_unified_bytes = 64 * kKiB;
+  c.default_shared_carveout_bytes = 48 * kKiB;
+  c.shared_per_sm_bytes = 48 * kKiB;
   c.l1 = {0, 128, 4, 30};
   c.l2_partitioned = true;
-  c.l2_near = {256 * KiB, 128, 8, 200};
-  c.l2 = {512 * KiB, 128, 8, 300};
+  c.l2_near = {256 * kKiB, 128, 8, 200};
+  c.l2 = {512 * kKiB, 128, 8, 300};
   c.l2_far_hit_latency_cycles = 300;
   c.dram_latency_cycles = 500;
   c.shared_latency_cycles = 25;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/finding_names.hpp"
 
 namespace gpuprobe::device {
 namespace {
@@ -160,9 +161,11 @@ json model_from_result(const json& result) {
   // smallest (all shared) fixes how much the carveout can take, so the model's capacity at 0%
   // and 100% shared matches what was measured, and lies on a line between them.
   const std::uint64_t unit = kLine * kL1Ways;
-  const double l1_default = get("l1.capacity");
-  const double l1_max = f.count("l1.capacity.max_l1") ? f["l1.capacity.max_l1"] : l1_default;
-  const double l1_min = f.count("l1.capacity.carveout_100") ? f["l1.capacity.carveout_100"] : 0;
+  const double l1_default = get(finding::kL1Capacity);
+  const double l1_max =
+      f.count(finding::kL1CapacityMaxL1) ? f[finding::kL1CapacityMaxL1] : l1_default;
+  const double l1_min =
+      f.count(finding::kL1CapacityCarveout100) ? f[finding::kL1CapacityCarveout100] : 0;
   c.l1_shared_unified_bytes = round_down(std::max(l1_max, l1_default), unit);
   c.shared_per_sm_bytes = round_down(static_cast<double>(c.l1_shared_unified_bytes) - l1_min, unit);
   c.default_shared_carveout_bytes =
@@ -203,8 +206,8 @@ json model_from_result(const json& result) {
                      static_cast<std::uint64_t>(f["tlb.page_size"]), 0,
                      std::max(0.0, f.count(n + ".miss_penalty") ? f[n + ".miss_penalty"] : 0.0)});
   }
-  c.dram_latency_cycles = get("dram.latency");
-  c.shared_latency_cycles = get("shared.latency");
+  c.dram_latency_cycles = get(finding::kDramLatency);
+  c.shared_latency_cycles = get(finding::kSharedLatency);
   validate(c);
   json out = to_json(c);
   out["provenance"] = {

@@ -22,6 +22,8 @@ Gpu open_gpu(const device::Device& dev) {
   return g;
 }
 
+void synchronize() { GP_CUDA_CHECK(cudaDeviceSynchronize()); }
+
 nlohmann::json to_json(const Gpu& g) {
   return {{"sm_count", g.sm_count},
           {"max_threads_per_sm", g.max_threads_per_sm},

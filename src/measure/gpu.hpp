@@ -3,6 +3,7 @@
 // launches from (one query path for every probe).
 #include <nlohmann/json.hpp>
 
+#include "core/experiment.hpp"
 #include "device/device.hpp"
 
 namespace gpuprobe::probes {
@@ -22,5 +23,20 @@ struct Gpu {
 Gpu open_gpu(const device::Device& dev);
 
 nlohmann::json to_json(const Gpu& g);
+
+/// cudaDeviceSynchronize, checked.
+void synchronize();
+
+/// Base of the experiments that use the CUDA runtime directly (the Device seam does not cover
+/// them): waived on a modelled GPU with model_waiver().
+class CudaRuntimeExperiment : public Experiment {
+ public:
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
+    return waive_on_model(info, model_waiver());
+  }
+  virtual std::string model_waiver() const {
+    return "needs a CUDA GPU: the modelled GPU has no pipe model";
+  }
+};
 
 }  // namespace gpuprobe::probes

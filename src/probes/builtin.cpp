@@ -4,6 +4,8 @@
 #include "probes/ordering/ordering.hpp"
 #include "probes/hopper/hopper.hpp"
 #include "probes/compute/compute.hpp"
+#include "probes/smem/smem.hpp"
+#include "probes/timer/timer.hpp"
 #include "probes/cache/fetch_granularity.hpp"
 #include "probes/cache/l2_partition.hpp"
 #include "probes/cache/cache_structure.hpp"
@@ -27,7 +29,9 @@ const Registry& Registry::builtin() {
     probes::register_cold_capacity_experiments(r);
     probes::register_fetch_granularity_experiments(r);
     probes::register_cache_structure_experiments(r);
+    probes::register_smem_experiments(r);
     probes::register_compute_experiments(r);
+    probes::register_timer_experiments(r);
     probes::register_bandwidth_experiments(r);
     probes::register_bandwidth_sweep_experiments(r);
     probes::register_ordering_experiments(r);

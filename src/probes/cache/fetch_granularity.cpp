@@ -20,9 +20,9 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
-#include "device/chase_kernels.hpp"
 #include "device/device_buffer.hpp"
 #include "measure/gpu.hpp"
+#include "measure/l2_flush.hpp"
 #include "probes/cache/fetch_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -59,9 +59,11 @@ class FetchGranularity : public Experiment {
            "(ld.global.ca: L1 fetch granularity; ld.global.cg after an L2 flush: DRAM -> L2 fill "
            "granularity), 32 cold lines per offset, every load checked";
   }
-  json axes() const override {
-    return {{"operator", {"ld.global.ca", "ld.global.cg"}},
-            {"offset_bytes", {8, 16, 24, 32, 48, 64, 96, 128, 192, 256}}};
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(string_axis("operator", {"ld.global.ca", "ld.global.cg"},
+                              "load operator of the timed second load")),
+            fixed(int_axis("offset_bytes", {8, 16, 24, 32, 48, 64, 96, 128, 192, 256}, "B",
+                           "bytes from a cold line's first word to the timed load"))};
   }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
     return waive_on_model(info, kNeedsCudaGpu);
@@ -78,8 +80,9 @@ class FetchGranularity : public Experiment {
     if (region_bytes + flush_bytes + 64 * kMiB > ctx.device.free_memory())
       throw UsageError(id() + ": needs " + std::to_string(region_bytes + flush_bytes) +
                        " B of free GPU memory");
-    device::DeviceArray<std::uint64_t> region(region_bytes / 8), flush(flush_bytes / 8);
-    flush.zero();
+    device::DeviceArray<std::uint64_t> region(region_bytes / 8);
+    measure::L2Flush flush(flush_bytes, sms);
+    r.protocol["l2_flush"] = flush.protocol() + " (before each operator's probes)";
     fetch::prepare(region.get(), region.size());
     std::mt19937_64 rng(ctx.options.seed);
     std::uniform_int_distribution<std::uint64_t> sub(0, kLineSpacing / 1024 - 2);  // 1 KiB steps
@@ -99,8 +102,7 @@ class FetchGranularity : public Experiment {
       d_lines.upload(lines);
       d_offs.upload(offs);
       wrong.zero();
-      device::kernels::launch_flush(flush.get(), flush_bytes, sms, nullptr);
-      GP_CUDA_CHECK(cudaDeviceSynchronize());
+      flush.flush();
       fetch::Params p;
       p.region = region.get();
       p.region_words = region.size();

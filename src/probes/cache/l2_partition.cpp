@@ -24,9 +24,9 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
-#include "device/chase_kernels.hpp"
 #include "device/device_buffer.hpp"
 #include "measure/gpu.hpp"
+#include "measure/l2_flush.hpp"
 #include "probes/cache/l2_partition_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -80,9 +80,10 @@ class L2Partition : public Experiment {
            "partition as "
            "an XOR of address bits inside a page (fitted over GF(2), checked on every line)";
   }
-  json axes() const override {
-    return {{"sm", "every SM (one measuring block each)"},
-            {"lines", "4 pages x (pivot + 14 single-bit neighbours + 113 random lines)"}};
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(int_axis("sm", {}, "", "every SM (one measuring block each)")),
+            fixed(int_axis("lines", {}, "lines",
+                           "4 pages x (pivot + 14 single-bit neighbours + 113 random lines)"))};
   }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
     return waive_on_model(info, kNeedsCudaGpu);
@@ -104,8 +105,8 @@ class L2Partition : public Experiment {
     const std::uint64_t flush_bytes = 2 * std::max<std::uint64_t>(info.l2_bytes, 4 * kMiB);
     if (flush_bytes + buf.bytes() + 64 * kMiB > ctx.device.free_memory())
       throw UsageError(id() + ": needs " + std::to_string(flush_bytes) + " B of free GPU memory");
-    device::DeviceArray<std::uint64_t> flush(flush_bytes / 8);
-    flush.zero();
+    measure::L2Flush flush(flush_bytes, sms);
+    r.protocol["l2_flush"] = flush.protocol() + " (before every SM's round)";
     device::DeviceArray<std::uint32_t> cycles(n), claims(2), ready(1), status(1), present(1024),
         wrong(2);
     l2part::Params p;
@@ -140,8 +141,7 @@ class L2Partition : public Experiment {
     for (std::uint32_t m : smids) {
       bool done = false;
       for (int attempt = 0; attempt < 4 && !done; ++attempt) {
-        device::kernels::launch_flush(flush.get(), flush_bytes, sms, nullptr);
-        GP_CUDA_CHECK(cudaDeviceSynchronize());
+        flush.flush();
         claims.zero();
         ready.zero();
         status.zero();

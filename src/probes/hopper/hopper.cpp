@@ -173,11 +173,12 @@ class HopperWgmmaThroughput : public Experiment {
            "TFLOP/s against the datasheet and against 4096 FLOP/clk/SM x SMs x measured clock; "
            "accumulators checked against a host product";
   }
-  json axes() const override {
-    return {{"type", {"bf16", "f16"}},
-            {"wait_group", {0, 1}},
-            {"wgmma_per_group", {1, 4}},
-            {"warpgroups_per_sm", {1, 2}}};
+  std::vector<Axis> typed_axes() const override {
+    return {
+        fixed(string_axis("type", {"bf16", "f16"}, "input type of wgmma")),
+        fixed(int_axis("wait_group", {0, 1}, "", "wgmma.wait_group argument")),
+        fixed(int_axis("wgmma_per_group", {1, 4}, "", "wgmma instructions per commit group")),
+        fixed(int_axis("warpgroups_per_sm", {1, 2}, "warpgroups", "resident warpgroups per SM"))};
   }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
     return waive_unless_sm90a(info, kNeedsSm90a, kNeedsCudaGpu);
@@ -195,9 +196,9 @@ class HopperWgmmaThroughput : public Experiment {
     hk::wgmma_prepare(smem);
     const Problem prob = make_problem(ctx.options.seed);
     const std::size_t max_wgs = static_cast<std::size_t>(sm_count) * 2;
-    ordering::DeviceBuffer<std::uint16_t> image((hk::kTileABytes + hk::kTileBBytes) / 2);
-    ordering::DeviceBuffer<float> out(max_wgs * hk::kAccumulators * hk::kThreadsPerWarpgroup);
-    ordering::DeviceBuffer<ordering::TimeRecord> records(static_cast<std::size_t>(sm_count));
+    device::DeviceArray<std::uint16_t> image((hk::kTileABytes + hk::kTileBBytes) / 2);
+    device::DeviceArray<float> out(max_wgs * hk::kAccumulators * hk::kThreadsPerWarpgroup);
+    device::DeviceArray<measure::BlockTiming> records(static_cast<std::size_t>(sm_count));
 
     json checks = json::array(), points = json::array();
     for (auto type : {hk::MmaType::kBf16, hk::MmaType::kF16}) {

@@ -36,7 +36,7 @@ using device::sm90::wgmma_wait;
 template <class T, int kWait, int kPerGroup>
 __global__ void __launch_bounds__(256, 1)
     wgmma_kernel(const std::uint16_t* image, std::uint32_t groups, std::uint64_t desc_a,
-                 std::uint64_t desc_b, float* out, ordering::TimeRecord* records) {
+                 std::uint64_t desc_b, float* out, measure::BlockTiming* records) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) std::uint8_t smem_raw[];
   const std::uint32_t raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(256, 1)
   if (threadIdx.x == 0) {
     const std::uint64_t c1 = clock_64();
     const std::uint64_t g1 = global_timer();
-    records[blockIdx.x] = ordering::TimeRecord{c0, c1, g0, g1, sm_id(), 0};
+    records[blockIdx.x] = measure::BlockTiming{c0, c1, g0, g1, sm_id(), 0};
   }
   const std::uint32_t wg = threadIdx.x / kThreadsPerWarpgroup;
   const std::uint32_t t = threadIdx.x % kThreadsPerWarpgroup;
@@ -93,7 +93,7 @@ __global__ void feature_kernel(int* flag) {
 }
 
 using KernelPtr = void (*)(const std::uint16_t*, std::uint32_t, std::uint64_t, std::uint64_t, float*,
-                           ordering::TimeRecord*);
+                           measure::BlockTiming*);
 
 template <class T>
 KernelPtr pick(int wait, int per_group) {
@@ -108,7 +108,7 @@ KernelPtr pick(MmaType type, int wait, int per_group) {
 }  // namespace
 
 bool wgmma_compiled() {
-  ordering::DeviceBuffer<int> flag(1);
+  device::DeviceArray<int> flag(1);
   flag.zero();
   feature_kernel<<<1, 1>>>(flag.get());
   GP_CUDA_CHECK_LAUNCH();
@@ -126,7 +126,7 @@ void wgmma_prepare(std::uint32_t bytes) {
 }
 
 void launch_wgmma(const WgmmaLaunch& l, const std::uint16_t* image, float* out,
-                  ordering::TimeRecord* records) {
+                  measure::BlockTiming* records) {
   if ((l.wait != 0 && l.wait != 1) || (l.per_group != 1 && l.per_group != 4) || l.warpgroups < 1 ||
       l.warpgroups > 2 || l.dynamic_smem < kTileABytes + kTileBBytes + 1024)
     throw std::invalid_argument("launch_wgmma: unsupported launch shape");

@@ -3,7 +3,9 @@
 // the compute_75 PTX holds empty stubs), and their host launchers.
 #include <cstdint>
 
-#include "probes/ordering/ordering_kernels.hpp"  // DeviceBuffer, TimeRecord
+#include "core/cuda_check.hpp"
+#include "device/device_buffer.hpp"
+#include "measure/block_timing.hpp"
 
 namespace gpuprobe::probes::hopper {
 
@@ -43,6 +45,6 @@ bool wgmma_compiled();
 /// Sets the kernels' dynamic shared limit to `bytes`.
 void wgmma_prepare(std::uint32_t bytes);
 void launch_wgmma(const WgmmaLaunch& l, const std::uint16_t* image, float* out,
-                  ordering::TimeRecord* records);
+                  measure::BlockTiming* records);
 
 }  // namespace gpuprobe::probes::hopper

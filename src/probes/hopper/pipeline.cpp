@@ -219,11 +219,12 @@ class HopperPipeline : public Experiment {
            "copy and math; "
            "accumulators of every CTA checked against a host product";
   }
-  json axes() const override {
-    return {{"shape", {"128x256x64", "64x256x64"}},
-            {"stages", {1, 2, 3, 4}},
-            {"multicast", {false, true}},
-            {"mode", {"pipeline", "wgmma_only", "copy_only", "sync_only"}}};
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(string_axis("shape", {"128x256x64", "64x256x64"}, "tile M x N x K")),
+            fixed(int_axis("stages", {1, 2, 3, 4}, "stages", "shared-memory pipeline stages")),
+            fixed(bool_axis("multicast", {false, true}, "TMA multicast across a 2-block cluster")),
+            fixed(string_axis("mode", {"pipeline", "wgmma_only", "copy_only", "sync_only"},
+                              "what each iteration runs"))};
   }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
     return waive_unless_sm90a(info, kNeedsSm90a, kNeedsCudaGpu);

@@ -22,6 +22,7 @@
 #include "core/units.hpp"
 #include "device/device_buffer.hpp"
 #include "measure/gpu.hpp"
+#include "measure/l2_flush.hpp"
 #include "probes/checks.hpp"
 #include "probes/hopper/tma_kernels.hpp"
 
@@ -62,10 +63,11 @@ class TmaLatency : public Experiment {
            "completion, 128 B .. 16 KiB, L2-hot and from DRAM (L2 flushed), next to one warp's "
            "ld.global of the same bytes; copied bytes checked on the host";
   }
-  json axes() const override {
-    return {{"copy", {"bulk", "tensor", "warp_load"}},
-            {"bytes", {128, 256, 512, 1024, 2048, 4096, 8192, 16384}},
-            {"regime", {"l2", "dram"}}};
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(string_axis("copy", {"bulk", "tensor", "warp_load"}, "how the bytes are copied")),
+            fixed(int_axis("bytes", {128, 256, 512, 1024, 2048, 4096, 8192, 16384}, "B",
+                           "bytes per copy")),
+            fixed(string_axis("regime", {"l2", "dram"}, "L2-hot or from DRAM (L2 flushed)"))};
   }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override { return hopper_waiver(info); }
   void run(Context& ctx, ExperimentResult& r) const override {
@@ -75,7 +77,8 @@ class TmaLatency : public Experiment {
     const int sm_count = gpu.sm_count;
     const std::uint64_t src_bytes = 16 * kMiB;
     const std::uint64_t flush_bytes = 2 * std::max<std::uint64_t>(info.l2_bytes, 8 * kMiB);
-    DeviceBuffer src(src_bytes), flush(flush_bytes), copy(16 * kKiB), out(sizeof(tma::LatencyOut));
+    DeviceBuffer src(src_bytes), copy(16 * kKiB), out(sizeof(tma::LatencyOut));
+    measure::L2Flush flush(flush_bytes, sm_count);
     tma::fill_pattern(src.as<std::uint32_t>(), src_bytes / 4);
     const std::vector<std::uint32_t> sizes{128, 256, 512, 1024, 2048, 4096, 8192, 16384};
     std::vector<tma::TensorMap> maps;
@@ -97,7 +100,7 @@ class TmaLatency : public Experiment {
             const std::uint8_t* p = src.as<std::uint8_t>() + off;
             const auto row = static_cast<std::uint32_t>(off / 128);
             if (cold) {
-              tma::flush_l2(flush.as<std::uint64_t>(), flush_bytes, sm_count);
+              flush.flush();
             } else {
               tma::launch_latency(kind, p, bytes, row, maps[si], copy.as<std::uint8_t>(),
                                   out.as<tma::LatencyOut>());  // brings the bytes into L2
@@ -135,6 +138,7 @@ class TmaLatency : public Experiment {
       }
     }
     r.protocol = to_json(ctx.options.protocol);
+    r.protocol["l2_flush"] = flush.protocol() + " (dram regime, before every call)";
     r.parameters = {{"source_bytes", src_bytes},
                     {"l2_flush_bytes", flush_bytes},
                     {"block", "1 block of 32 threads; thread 0 issues and waits (TMA)"},
@@ -216,9 +220,12 @@ class TmaBandwidth : public Experiment {
            "the DRAM peak; plus loads from an L2-resident quarter of the L2; loads checked by checksum, "
            "stores word by word";
   }
-  json axes() const override {
-    return {{"direction", {"load", "store"}}, {"source", {"dram", "l2 (loads)"}}, {"tile_bytes", {4096, 8192, 16384, 32768}}, {"stages", {1, 2, 3, 4}},
-            {"array_bytes", "16 x L2 (--array-bytes)"}};
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(string_axis("direction", {"load", "store"}, "copy direction")),
+            fixed(string_axis("source", {"dram", "l2"}, "where loads come from")),
+            fixed(int_axis("tile_bytes", {4096, 8192, 16384, 32768}, "B", "bytes per TMA tile")),
+            fixed(int_axis("stages", {1, 2, 3, 4}, "stages", "tiles in flight per block")),
+            fixed(int_axis("array_bytes", {}, "B", "16 x L2 (--array-size)"))};
   }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override { return hopper_waiver(info); }
   void run(Context& ctx, ExperimentResult& r) const override {
@@ -415,8 +422,10 @@ class Dsmem : public Experiment {
            "peer's (rank + 1) shared memory with ld.shared::cluster.v4; cluster sizes 2, 4, 8, 16 "
            "(cudaLaunchKernelEx); end nodes and sums checked";
   }
-  json axes() const override {
-    return {{"cluster_size", {2, 4, 8, 16}}, {"target", {"peer (rank 1)", "self (rank 0)"}}};
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(int_axis("cluster_size", {2, 4, 8, 16}, "blocks", "thread-block cluster size")),
+            fixed(string_axis("target", {"peer", "self"},
+                              "peer: rank 1's shared memory (mapa); self: rank 0's own"))};
   }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override { return hopper_waiver(info); }
   void run(Context& ctx, ExperimentResult& r) const override {

@@ -10,10 +10,10 @@
 #include <string>
 
 #include "core/cuda_check.hpp"
-#include "device/chase_kernels.hpp"
 #include "device/launch.hpp"
 #include "device/ptx.cuh"
 #include "device/sm90.cuh"
+#include "measure/cuda_event.hpp"
 #include "probes/hopper/tma_kernels.hpp"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -369,30 +369,7 @@ WarpKernel warp_kernel(std::uint32_t bytes) {
   throw std::invalid_argument("tma: warp load of more than 16 KiB");
 }
 
-class Events {
- public:
-  Events() {
-    GP_CUDA_CHECK(cudaEventCreate(&a_));
-    GP_CUDA_CHECK(cudaEventCreate(&b_));
-  }
-  ~Events() {
-    cudaEventDestroy(a_);
-    cudaEventDestroy(b_);
-  }
-  Events(const Events&) = delete;
-  Events& operator=(const Events&) = delete;
-  void start() { GP_CUDA_CHECK(cudaEventRecord(a_)); }
-  double stop_ms() {
-    GP_CUDA_CHECK(cudaEventRecord(b_));
-    GP_CUDA_CHECK(cudaEventSynchronize(b_));
-    float ms = 0;
-    GP_CUDA_CHECK(cudaEventElapsedTime(&ms, a_, b_));
-    return ms;
-  }
-
- private:
-  cudaEvent_t a_{}, b_{};
-};
+using Events = measure::EventTimer;
 
 }  // namespace
 
@@ -484,11 +461,6 @@ std::uint64_t count_mismatches(const std::uint32_t* words, std::uint64_t n) {
   }
   GP_CUDA_CHECK(cudaFree(d));
   return h;
-}
-
-void flush_l2(std::uint64_t* buffer, std::uint64_t bytes, int sm_count) {
-  device::kernels::launch_flush(buffer, bytes, sm_count, nullptr);
-  GP_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 std::uint32_t bandwidth_smem_bytes(std::uint32_t tile, int stages) {

@@ -60,8 +60,6 @@ void launch_latency(CopyKind kind, const std::uint8_t* src, std::uint32_t bytes,
 void fill_pattern(std::uint32_t* words, std::uint64_t n);
 /// Number of words[i] != pattern(i), i < n (synchronous).
 std::uint64_t count_mismatches(const std::uint32_t* words, std::uint64_t n);
-/// Streams over a buffer (reads and writes) so that earlier data leaves the L2.
-void flush_l2(std::uint64_t* buffer, std::uint64_t bytes, int sm_count);
 
 // ---- hopper.tma.bandwidth ----------------------------------------------------------------
 

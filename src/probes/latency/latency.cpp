@@ -10,6 +10,7 @@
 #include "analysis/levels.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
+#include "core/finding_names.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "probes/checks.hpp"
@@ -243,20 +244,29 @@ void check_sizes(const device::Device& dev, const RunOptions& o) {
 class LatencySweep : public Experiment {
  public:
   std::string id() const override { return "latency.sweep"; }
+  std::vector<std::string> produces() const override {
+    return {finding::kL1HitLatency,   finding::kL1Capacity,      finding::kL2HitLatency,
+            finding::kL2NearCapacity, finding::kL2MixedLatency, finding::kL2Capacity,
+            finding::kDramLatency};
+  }
   std::string description() const override {
     return "dependent chase over working sets from 1 KiB to 4x L2, sampled adaptively; finds "
-           "the L1, L2 near/far and DRAM plateaus and the capacities between them";
+           "the L1, L2 near-partition, mixed near/far/DRAM and DRAM regions and the capacities between them";
   }
-  json axes() const override {
-    return {{"working_set_bytes",
-             "1 KiB .. 4 x L2 (--min-size/--max-size), log-spaced, refined at knees"},
-            {"load", "ca (--loads takes the first)"},
-            {"node_stride_bytes", 128}};
+  std::vector<Axis> typed_axes() const override {
+    return {
+        fixed(int_axis("working_set_bytes", {}, "B",
+                       "adaptive: 1 KiB .. 4 x L2 (--min-size/--max-size), log-spaced, "
+                       "refined at knees")),
+        fixed(string_axis("load", {"ca"}, "load operator (--loads takes the first)",
+                          {"default", "ca", "cg", "cv", "nc"})),
+        fixed(int_axis("node_stride_bytes", {128}, "B", "bytes between nodes (--node-stride)"))};
   }
   void validate(const device::Device& dev, const RunOptions& o) const override {
     check_sizes(dev, o);
   }
   void run(Context& ctx, ExperimentResult& r) const override {
+    r.protocol["l2_flush"] = device::kChainL2FlushProtocol;
     const auto& o = ctx.options;
     const LoadOp op = o.loads.empty() ? LoadOp::kCa : o.loads.front();
     const std::uint64_t lo = o.min_size ? o.min_size : kKiB;
@@ -291,11 +301,14 @@ class LatencyChase : public Experiment {
     return "dependent chase with each load operator (default, ca, cg, cv, nc) at one working set "
            "per level: L1, L2 near, the mixed near/far/DRAM region, DRAM";
   }
-  json axes() const override {
-    return {{"load", {"default", "ca", "cg", "cv", "nc"}},
-            {"level", {"l1", "l2_near", "l2_mixed", "dram"}},
-            {"working_set_bytes",
-             "the geometric middle of each plateau latency.sweep found, else fractions of L2"}};
+  std::vector<Axis> typed_axes() const override {
+    return {
+        fixed(string_axis("load", {"default", "ca", "cg", "cv", "nc"}, "load operator (--loads)")),
+        fixed(string_axis("level", {"l1", "l2_near", "l2_mixed", "dram"},
+                          "the plateau whose latency is measured")),
+        fixed(int_axis("working_set_bytes", {}, "B",
+                       "the geometric middle of each plateau latency.sweep found, else "
+                       "fractions of L2"))};
   }
   std::vector<std::string> depends_on() const override { return {"latency.sweep"}; }
   void validate(const device::Device& dev, const RunOptions& o) const override {
@@ -305,6 +318,7 @@ class LatencyChase : public Experiment {
     check_sizes(dev, copy);
   }
   void run(Context& ctx, ExperimentResult& r) const override {
+    r.protocol["l2_flush"] = device::kChainL2FlushProtocol;
     const auto& o = ctx.options;
     const std::uint64_t l2 = ctx.device.info().l2_bytes;
     // Each level is measured in the middle (geometric) of the plateau latency.sweep found for
@@ -325,10 +339,10 @@ class LatencyChase : public Experiment {
       std::string chosen_by;
     };
     std::vector<Level> levels;
-    const auto l1 = middle_of("l1.hit_latency");
+    const auto l1 = middle_of(finding::kL1HitLatency);
     levels.push_back(l1 ? Level{"l1", *l1, "middle of the L1 plateau (latency.sweep)"}
                         : Level{"l1", 16 * kKiB, "default 16 KiB"});
-    const auto near = middle_of("l2.hit_latency");
+    const auto near = middle_of(finding::kL2HitLatency);
     levels.push_back(near ? Level{"l2_near", *near, "middle of the L2 plateau (latency.sweep)"}
                           : Level{"l2_near", align(static_cast<double>(l2) / 8),
                                   "an eighth of the reported L2"});
@@ -393,11 +407,14 @@ class LatencyChase : public Experiment {
 class LatencyShared : public Experiment {
  public:
   std::string id() const override { return "latency.shared"; }
+  std::vector<std::string> produces() const override { return {finding::kSharedLatency}; }
   std::string description() const override {
     return "dependent chase through shared memory (ld.shared, one thread)";
   }
-  json axes() const override {
-    return {{"working_set_bytes", {4096, 32768, 98304}}, {"node_stride_bytes", 4}};
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(int_axis("working_set_bytes", {4096, 32768, 98304}, "B",
+                           "shared-memory chase footprint (those above the opt-in limit skipped)")),
+            fixed(int_axis("node_stride_bytes", {4}, "B", "bytes between nodes"))};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const std::uint64_t optin = ctx.device.info().shared_per_block_optin_bytes;
@@ -433,11 +450,15 @@ class LatencyShared : public Experiment {
 class LatencyCarveout : public Experiment {
  public:
   std::string id() const override { return "latency.carveout"; }
+  std::vector<std::string> produces() const override { return {"l1.capacity.*"}; }
   std::string description() const override {
     return "L1 capacity under each preferred shared-memory carveout (knee of a .ca chase sweep)";
   }
-  json axes() const override {
-    return {{"carveout_percent", {-1, 0, 25, 50, 100}}, {"working_set_bytes", "4 KiB .. 1 MiB"}};
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(int_axis("carveout_percent", {-1, 0, 25, 50, 100}, "%",
+                           "preferred shared-memory carveout (-1 = driver default; --carveouts)",
+                           -1, 100)),
+            fixed(int_axis("working_set_bytes", {}, "B", "adaptive: 4 KiB .. 1 MiB"))};
   }
   void validate(const device::Device&, const RunOptions& o) const override {
     for (int c : o.carveouts)
@@ -447,6 +468,7 @@ class LatencyCarveout : public Experiment {
             " is not allowed; use -1 (driver default) or 0..100 percent shared memory");
   }
   void run(Context& ctx, ExperimentResult& r) const override {
+    r.protocol["l2_flush"] = device::kChainL2FlushProtocol;
     const auto carveouts = ctx.options.carveouts.empty() ? std::vector<int>{-1, 0, 25, 50, 100}
                                                          : ctx.options.carveouts;
     const std::uint64_t hi = std::min<std::uint64_t>(kMiB, ctx.device.info().l2_bytes / 4);

@@ -12,6 +12,7 @@
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "measure/block_timing.hpp"
 #include "measure/gpu.hpp"
 #include "probes/checks.hpp"
 #include "probes/ordering/ordering_kernels.hpp"
@@ -43,18 +44,8 @@ struct Span {
 };
 
 Span span_of(const std::vector<ok::TimeRecord>& recs) {
-  std::uint64_t g0 = std::numeric_limits<std::uint64_t>::max(), g1 = 0;
-  std::vector<double> mhz;
-  for (const auto& r : recs) {
-    g0 = std::min(g0, r.g0);
-    g1 = std::max(g1, r.g1);
-    if (r.g1 > r.g0 && r.c1 > r.c0)
-      mhz.push_back(static_cast<double>(r.c1 - r.c0) / static_cast<double>(r.g1 - r.g0) * 1e3);
-  }
-  Span s;
-  if (g1 > g0) s.ns = static_cast<double>(g1 - g0);
-  if (!mhz.empty()) s.clock_mhz = stats::median(mhz);
-  return s;
+  const auto s = measure::summarize_blocks(recs, 0);
+  return {s.elapsed_ns, s.clock_mhz};
 }
 
 // ---- ordering.fence --------------------------------------------------------------------------
@@ -74,10 +65,12 @@ class OrderingFence : public OrderingExperiment {
            "loop of store + fence minus the same loop without the fence; one warp and a full "
            "block of 1024 threads on one SM";
   }
-  json axes() const override {
-    json fences = json::array();
+  std::vector<Axis> typed_axes() const override {
+    std::vector<std::string> fences;
     for (auto f : ok::kAllFences) fences.push_back(ok::fence_name(f));
-    return {{"fence", fences}, {"config", {"warp (32 threads)", "sm (1 block x 1024 threads)"}}};
+    return {fixed(string_axis("fence", fences, "the fence between the stores (none = baseline)")),
+            fixed(string_axis("config", {"warp", "sm"},
+                              "warp: 32 threads; sm: one block of 1024 threads"))};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
@@ -196,10 +189,12 @@ class OrderingAtomic : public OrderingExperiment {
            "(ops/s) at full occupancy on independent addresses, one address per block and one "
            "address for the whole grid; every count checked on the host";
   }
-  json axes() const override {
-    return {{"scope", {"block", "device", "system"}},
-            {"order", {"relaxed", "acq_rel", "seq_cst"}},
-            {"mode", {"latency", "independent", "contended_block", "contended_grid"}}};
+  std::vector<Axis> typed_axes() const override {
+    return {
+        fixed(string_axis("scope", {"block", "device", "system"}, "atomic scope")),
+        fixed(string_axis("order", {"relaxed", "acq_rel", "seq_cst"}, "memory order")),
+        fixed(string_axis("mode", {"latency", "independent", "contended_block", "contended_grid"},
+                          "dependent chain, independent addresses, or one contended word"))};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
@@ -412,10 +407,11 @@ class OrderingLitmus : public OrderingExperiment {
            "and fenced protocols must never read stale data; relaxed, volatile and plain ones "
            "report what was observed";
   }
-  json axes() const override {
-    json v = json::array();
+  std::vector<Axis> typed_axes() const override {
+    std::vector<std::string> v;
     for (auto x : ok::kAllLitmus) v.push_back(ok::litmus_name(x));
-    return {{"variant", v}, {"iterations", kLitmusIterations}};
+    return {fixed(string_axis("variant", v, "litmus test")),
+            fixed(int_axis("iterations", {kLitmusIterations}, "rounds", "rounds per variant"))};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);

@@ -12,19 +12,15 @@
 
 #include "core/cuda_check.hpp"
 #include "device/device_buffer.hpp"
+#include "measure/block_timing.hpp"
 
 namespace gpuprobe::probes::ordering {
 
 template <class T>
 using DeviceBuffer = device::DeviceArray<T>;
 
-/// Timing of one warp or block: clock64 and %globaltimer around the timed part, its SM.
-struct TimeRecord {
-  std::uint64_t c0, c1;  ///< clock64 of the SM
-  std::uint64_t g0, g1;  ///< %globaltimer, ns
-  std::uint32_t smid;
-  std::uint32_t pad;
-};
+/// Timing of one warp or block (bad is not used here: 0).
+using TimeRecord = measure::BlockTiming;
 
 // ---- ordering.fence --------------------------------------------------------------------------
 

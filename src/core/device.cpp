@@ -1,7 +1,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "device/device.hpp"
+#include "core/device.hpp"
 
 namespace gpuprobe::device {
 
@@ -49,13 +49,5 @@ nlohmann::json to_json(const ClockReading& c) {
           {"throttle_reasons_mask", c.throttle_reasons},
           {"throttle_reasons", c.throttle_names}};
 }
-
-}  // namespace gpuprobe::device
-
-#include "device/sequence.hpp"
-
-namespace gpuprobe::device {
-
-Sequencer* as_sequencer(Device& device) { return dynamic_cast<Sequencer*>(&device); }
 
 }  // namespace gpuprobe::device

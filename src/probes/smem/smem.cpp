@@ -1,0 +1,453 @@
+// Shared-memory probes: bank conflicts against the host bank model and shared-memory bandwidth
+// per SM. They use the CUDA runtime directly (the Device seam covers latency only) and are
+// waived on a modelled GPU.
+#include "probes/smem/smem.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analysis/bank_model.hpp"
+#include "core/confidence.hpp"
+#include "core/cuda_check.hpp"
+#include "core/error.hpp"
+#include "core/finding_names.hpp"
+#include "core/stats.hpp"
+#include "measure/block_timing.hpp"
+#include "measure/gpu.hpp"
+#include "probes/smem/smem_kernels.hpp"
+
+namespace gpuprobe::probes {
+namespace {
+
+using nlohmann::json;
+namespace kn = kernels;
+
+using measure::LaunchSummary;
+using measure::summarize_blocks;
+using stats::median_or_zero;
+
+Axis word_bytes_axis() {
+  return int_axis("word_bytes", {4, 8, 16}, "B",
+                  "bytes per shared load (ld.volatile.shared .u32, .v2.u32, .v4.u32); "
+                  "--word-sizes sets it too",
+                  4, 16);
+}
+
+/// --axis <id>.word_bytes, else --word-sizes, else the axis defaults; sorted, unique.
+std::vector<int> word_sizes_of(const AxisValues& axes, const RunOptions& o) {
+  const auto v = axes.overridden("word_bytes") || o.word_sizes.empty() ? axes.int32s("word_bytes")
+                                                                       : o.word_sizes;
+  std::set<int> s(v.begin(), v.end());
+  return {s.begin(), s.end()};
+}
+
+void check_word_sizes(const AxisValues& axes, const RunOptions& o) {
+  for (int w : word_sizes_of(axes, o))
+    if (!analysis::valid_word_bytes(w))
+      throw UsageError("word size " + std::to_string(w) +
+                       " B is not allowed for shared-memory loads; use 4, 8 or 16 (--word-sizes)");
+}
+
+// ---- smem.bank_conflicts ----------------------------------------------------------------------
+
+struct BankMode {
+  const char* name;
+  int threads;
+  int chains;
+  std::uint32_t iterations;
+  const char* what;
+};
+
+// "block" is the throughput the N-way is derived from: 32 warps x 4 chains keep the shared
+// pipe busy, so cycles per warp-wide access = wavefronts x cycles per wavefront. One warp alone
+// is shown too: its stream (32 chains) may be limited by issue, its dependent chain by latency.
+constexpr BankMode kBankModes[] = {
+    {"block", 1024, 4, 1024,
+     "one block of 32 warps on one SM, 4 independent self-loop chains per thread (throughput)"},
+    {"warp_stream", 32, 32, 256,
+     "one warp, 32 independent self-loop chains per thread (one warp's throughput)"},
+    {"warp_chain", 32, 1, 2048, "one warp, one dependent self-loop chain per thread (latency)"},
+};
+constexpr std::uint32_t kBankChainOffset = 128;  // keeps every chain's bank pattern
+
+/// --axis smem.bank_conflicts.stride_words, else --strides, else 1..32; sorted, unique.
+std::vector<int> bank_strides(const AxisValues& axes, const RunOptions& o) {
+  const auto v = axes.overridden("stride_words") || o.strides.empty() ? axes.int32s("stride_words")
+                                                                      : o.strides;
+  std::set<int> s(v.begin(), v.end());
+  s.insert(1);  // the conflict-free baseline of every word size
+  return {s.begin(), s.end()};
+}
+
+/// The measured table next to the model, from the samples (pure).
+json bank_rows(const json& cases) {
+  std::map<std::pair<int, int>, json> medians;  // (word, stride) -> {mode: median cycles}
+  std::map<std::pair<std::string, int>, double> baseline;  // (mode, word) -> stride-1 cycles
+  for (const auto& c : cases) {
+    const int w = c.at("word_bytes"), s = c.at("stride");
+    const std::string mode = c.at("mode");
+    const double med = c.at("cycles_per_access").at("median").get<double>();
+    medians[{w, s}][mode] = med;
+    if (s == 1) baseline[{mode, w}] = med;
+  }
+  json rows = json::array();
+  for (const auto& [key, m] : medians) {
+    const auto [w, s] = key;
+    const auto model = analysis::strided_access(s, w);
+    json row = {{"word_bytes", w},
+                {"stride", s},
+                {"model_ways", model.ways},
+                {"model_wavefronts", model.wavefronts},
+                {"model_phases", model.phases}};
+    for (const auto& mode : kBankModes) {
+      if (!m.contains(mode.name)) continue;
+      const double cycles = m.at(mode.name).get<double>();
+      const auto b = baseline.find({mode.name, w});
+      const double base = b != baseline.end() ? b->second : 0;
+      row[std::string(mode.name) + "_cycles"] = cycles;
+      row[std::string(mode.name) + "_ratio"] = base > 0 ? cycles / base : 0;
+    }
+    if (row.contains("block_ratio")) {
+      const double ratio = row["block_ratio"].get<double>();
+      row["measured_ways"] = ratio;
+      row["agrees"] = std::lround(ratio) == model.ways;
+    }
+    if (row.contains("warp_stream_ratio"))
+      row["warp_stream_agrees"] = std::lround(row["warp_stream_ratio"].get<double>()) == model.ways;
+    if (row.contains("warp_chain_cycles") && baseline.count({"warp_chain", w}))
+      row["warp_chain_extra_cycles"] =
+          row["warp_chain_cycles"].get<double>() - baseline.at({"warp_chain", w});
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+Curve bank_curve(const json& rows) {
+  Curve c{"table",
+          {"word_bytes", "stride", "model_ways", "model_wavefronts", "block_cycles_per_access",
+           "measured_ways", "agrees", "warp_stream_cycles_per_access", "warp_stream_ratio",
+           "warp_chain_cycles_per_access", "warp_chain_extra_cycles"},
+          {}};
+  for (const auto& r : rows)
+    c.rows.push_back({r.at("word_bytes"), r.at("stride"), r.at("model_ways"),
+                      r.at("model_wavefronts"), r.value("block_cycles", 0.0),
+                      r.value("measured_ways", 0.0), r.value("agrees", false) ? 1 : 0,
+                      r.value("warp_stream_cycles", 0.0), r.value("warp_stream_ratio", 0.0),
+                      r.value("warp_chain_cycles", 0.0), r.value("warp_chain_extra_cycles", 0.0)});
+  return c;
+}
+
+class SmemBankConflicts : public CudaRuntimeExperiment {
+ public:
+  std::string id() const override { return "smem.bank_conflicts"; }
+  std::vector<std::string> produces() const override {
+    return {"smem.bank_model_agreement", "smem.wavefront_cycles"};
+  }
+  std::string description() const override {
+    return "warp-wide shared loads at word index lane*stride (4-, 8-, 16-byte words, stride "
+           "1..32): cycles per access and measured N-way against the host bank model";
+  }
+  std::vector<Axis> typed_axes() const override {
+    std::vector<std::string> modes;
+    for (const auto& m : kBankModes) modes.push_back(m.name);
+    return {
+        int_axis("stride_words", {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
+                                  17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32},
+                 "words",
+                 "lane l reads the word at index l * stride; stride 1 (the conflict-free "
+                 "baseline) is always measured; --strides sets it too",
+                 1, 32),
+        word_bytes_axis(),
+        string_axis("mode", modes,
+                    "block: 32 warps x 4 chains (throughput, the N-way); warp_stream: one "
+                    "warp x 32 chains; warp_chain: one warp, one dependent chain")};
+  }
+  void validate(const device::Device&, const RunOptions& o) const override {
+    for (int s : o.strides)
+      if (s < 1 || s > 32)
+        throw UsageError("stride " + std::to_string(s) +
+                         " is not allowed for smem.bank_conflicts; use 1..32 words (--strides)");
+    check_word_sizes(axis_values(o), o);
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const Gpu gpu = open_gpu(ctx.device);
+    kn::DeviceArray<measure::BlockTiming> records(1);
+    json cases = json::array();
+    const auto axes = axis_values(ctx.options);
+    const auto words = word_sizes_of(axes, ctx.options);
+    const auto strides = bank_strides(axes, ctx.options);
+    for (int w : words) {
+      for (int s : strides) {
+        for (const auto& mode : kBankModes) {
+          if (!axes.contains("mode", mode.name)) continue;
+          kn::SmemLaunch l;
+          l.word_bytes = w;
+          l.chains = mode.chains;
+          l.stride_bytes = static_cast<std::uint32_t>(s * w);
+          l.chain_offset_bytes = kBankChainOffset;
+          l.threads_per_block = mode.threads;
+          l.iterations = mode.iterations;
+          const double accesses =
+              static_cast<double>(mode.threads / 32) * mode.chains * mode.iterations;
+          auto once = [&](int) {
+            kn::launch_smem_chase(l, records.get(), nullptr);
+            synchronize();
+            const auto rec = records.to_host();
+            if (rec[0].bad)
+              throw VerificationError("smem.bank_conflicts: " + std::to_string(rec[0].bad) +
+                                      " threads' chains did not return to their start (" +
+                                      std::to_string(w) + " B, stride " + std::to_string(s) + ")");
+            return static_cast<double>(rec[0].c1 - rec[0].c0) / accesses;
+          };
+          const auto m = repeat_until_stable(once, ctx.options.protocol);
+          cases.push_back({{"word_bytes", w},
+                           {"stride", s},
+                           {"mode", mode.name},
+                           {"threads", mode.threads},
+                           {"chains_per_thread", mode.chains},
+                           {"loads_per_chain", mode.iterations},
+                           {"cycles_per_access", to_json(m)}});
+        }
+      }
+    }
+    json modes = json::array();
+    for (const auto& m : kBankModes)
+      modes.push_back({{"mode", m.name},
+                       {"threads", m.threads},
+                       {"chains_per_thread", m.chains},
+                       {"loads_per_chain", m.iterations},
+                       {"what", m.what}});
+    r.parameters = {{"word_bytes", words},
+                    {"strides", strides},
+                    {"modes", modes},
+                    {"chain_offset_bytes", kBankChainOffset},
+                    {"access",
+                     "lane l reads the word at byte l * stride * word_bytes (+ a "
+                     "multiple of 128 B per chain); ld.volatile.shared.{u32,v2.u32,v4.u32}"},
+                    {"cycles_per_access",
+                     "clock64 of thread 0 from a barrier before the loads to a "
+                     "barrier counting wrong chains after them, over warps x "
+                     "chains x loads; no overhead subtracted"},
+                    {"measured_ways",
+                     "block cycles per access / block cycles at stride 1 (the "
+                     "1-way baseline) of the same word size"},
+                    {"model",
+                     "32 banks x 4 B; 4-B words one 32-thread phase, 8-B two 16-thread "
+                     "phases, 16-B four 8-thread phases; N-way = max over phases and "
+                     "banks of distinct 4-byte words (same word = broadcast)"},
+                    {"gpu", to_json(gpu)}};
+    r.samples = {{"cases", cases}};
+    r.curves.push_back(bank_curve(bank_rows(cases)));
+  }
+  void analyze(ExperimentResult& r) const override {
+    const json rows = bank_rows(r.samples.at("cases"));
+    int total = 0, agree = 0, stream_total = 0, stream_agree = 0;
+    double worst_dev = 0;
+    json disagreements = json::array();
+    std::vector<double> per_wavefront, warp_per_wavefront, warp_cycles, chain_per_extra;
+    for (const auto& row : rows) {
+      const double wavefronts = row.at("model_wavefronts").get<double>();
+      const double phases = row.at("model_phases").get<double>();
+      // One warp alone: its stream's cost per wavefront where conflicts dominate (>= 8
+      // wavefronts), its fastest access, and the latency each extra wavefront adds to a chain.
+      if (row.contains("warp_stream_cycles")) {
+        warp_cycles.push_back(row.at("warp_stream_cycles").get<double>());
+        if (wavefronts >= 8) warp_per_wavefront.push_back(warp_cycles.back() / wavefronts);
+      }
+      if (row.contains("warp_chain_extra_cycles") && wavefronts > phases)
+        chain_per_extra.push_back(row.at("warp_chain_extra_cycles").get<double>() /
+                                  (wavefronts - phases));
+      if (row.contains("agrees")) {
+        ++total;
+        const double measured = row.at("measured_ways").get<double>();
+        const int model = row.at("model_ways").get<int>();
+        worst_dev = std::max(worst_dev, std::fabs(measured - model) / model);
+        per_wavefront.push_back(row.at("block_cycles").get<double>() /
+                                row.at("model_wavefronts").get<double>());
+        if (row.at("agrees").get<bool>()) {
+          ++agree;
+        } else {
+          disagreements.push_back({{"word_bytes", row.at("word_bytes")},
+                                   {"stride", row.at("stride")},
+                                   {"model_ways", model},
+                                   {"measured_ways", measured}});
+        }
+      }
+      if (row.contains("warp_stream_agrees")) {
+        ++stream_total;
+        stream_agree += row.at("warp_stream_agrees").get<bool>() ? 1 : 0;
+      }
+    }
+    r.statistics["table"] = rows;
+    if (total == 0) return;
+    Finding f{
+        "smem.bank_model_agreement",
+        static_cast<double>(agree) / total,
+        "fraction",
+        confidence::agreement(static_cast<std::size_t>(agree), static_cast<std::size_t>(total)),
+        "fraction of (word size, stride) cases whose measured N-way (block throughput "
+        "cycles / stride-1 cycles), rounded, equals the host bank model's N-way",
+        json::object()};
+    f.extra["cases"] = total;
+    f.extra["agreeing"] = agree;
+    f.extra["disagreements"] = disagreements;
+    f.extra["max_relative_deviation"] = worst_dev;
+    if (stream_total)
+      f.extra["warp_stream_agreement"] = static_cast<double>(stream_agree) / stream_total;
+    r.findings.push_back(f);
+    const auto s = stats::summarize(per_wavefront);
+    Finding wf{"smem.wavefront_cycles",
+               s.median,
+               "cycles",
+               confidence::precision(per_wavefront, s.median),
+               "median over cases of block cycles per access / model wavefronts (128 B each)",
+               json::object()};
+    wf.extra["p5"] = s.p5;
+    wf.extra["p95"] = s.p95;
+    if (!warp_per_wavefront.empty())
+      wf.extra["one_warp_stream_cycles_per_wavefront"] = stats::median(warp_per_wavefront);
+    if (!warp_cycles.empty())
+      wf.extra["one_warp_stream_min_cycles_per_access"] =
+          *std::min_element(warp_cycles.begin(), warp_cycles.end());
+    if (!chain_per_extra.empty())
+      wf.extra["one_warp_chain_latency_per_extra_wavefront"] = stats::median(chain_per_extra);
+    r.findings.push_back(wf);
+  }
+};
+
+// ---- smem.bandwidth ---------------------------------------------------------------------------
+
+constexpr int kBandwidthChains = 4;
+constexpr double kBandwidthCyclesPerLaunch = 2.0e6;  // per SM; block start skew < 0.1%
+
+class SmemBandwidth : public CudaRuntimeExperiment {
+ public:
+  std::string id() const override { return "smem.bandwidth"; }
+  std::vector<std::string> produces() const override { return {finding::kSmemBandwidth}; }
+  std::string description() const override {
+    return "conflict-free shared loads on every SM at full occupancy: bytes per clock per SM "
+           "(16-B vector loads for the finding; 4 and 8 B shown too)";
+  }
+  std::vector<Axis> typed_axes() const override { return {word_bytes_axis()}; }
+  void validate(const device::Device&, const RunOptions& o) const override {
+    check_word_sizes(axis_values(o), o);
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const Gpu gpu = open_gpu(ctx.device);
+    json points = json::array();
+    for (int w : word_sizes_of(axis_values(ctx.options), ctx.options)) {
+      kn::SmemLaunch l;
+      l.word_bytes = w;
+      l.chains = kBandwidthChains;
+      l.stride_bytes = static_cast<std::uint32_t>(w);
+      l.chain_offset_bytes = static_cast<std::uint32_t>(32 * w);
+      l.warp_offset_bytes = static_cast<std::uint32_t>(kBandwidthChains * 32 * w);
+      l.threads_per_block = 1024;
+      const int per_sm = kn::smem_chase_blocks_per_sm(l);
+      if (per_sm < 1)
+        throw VerificationError("smem.bandwidth: the chase kernel does not fit on an SM");
+      l.blocks = per_sm * gpu.sm_count;
+      const double wavefronts_per_load = w / 4.0;
+      const double loads_per_iteration = per_sm * 32.0 * kBandwidthChains;
+      l.iterations = std::max<std::uint32_t>(
+          64, static_cast<std::uint32_t>(kBandwidthCyclesPerLaunch /
+                                         (loads_per_iteration * wavefronts_per_load)) /
+                  4 * 4);
+      const double bytes_per_block = 32.0 * kBandwidthChains * l.iterations * 32.0 * w;
+      kn::DeviceArray<measure::BlockTiming> records(static_cast<std::size_t>(l.blocks));
+      std::vector<double> clocks, per_s, mins;
+      LaunchSummary last;
+      auto once = [&](int rep) {
+        kn::launch_smem_chase(l, records.get(), nullptr);
+        synchronize();
+        const auto s = summarize_blocks(records.to_host(), bytes_per_block);
+        if (s.bad)
+          throw VerificationError("smem.bandwidth: " + std::to_string(s.bad) +
+                                  " threads' chains did not return to their start");
+        if (rep >= 0) {
+          clocks.push_back(s.clock_mhz);
+          mins.push_back(s.rate_min);
+          if (s.elapsed_ns > 0) per_s.push_back(bytes_per_block * l.blocks / s.elapsed_ns * 1e9);
+          last = s;
+        }
+        return s.rate_median;
+      };
+      const auto m = repeat_until_stable(once, ctx.options.protocol);
+      points.push_back(
+          {{"word_bytes", w},
+           {"blocks_per_sm", per_sm},
+           {"threads_per_block", l.threads_per_block},
+           {"chains_per_thread", l.chains},
+           {"loads_per_chain", l.iterations},
+           {"shared_bytes_per_block", kn::smem_chase_bytes(l)},
+           {"bytes_per_clk_per_sm", to_json(m)},
+           {"slowest_sm_bytes_per_clk_median", median_or_zero(mins)},
+           {"bytes_per_s_median", median_or_zero(per_s)},
+           {"sm_clock_mhz_measured", median_or_zero(clocks)},
+           {"sms_observed", last.sms},
+           {"blocks_per_sm_observed", {last.min_blocks_per_sm, last.max_blocks_per_sm}}});
+    }
+    r.parameters = {{"access",
+                     "each warp-wide load reads 32 consecutive words (conflict-free); "
+                     "every warp and chain its own addresses; self-loop chains"},
+                    {"bytes_per_clk_per_sm",
+                     "per SM: bytes its blocks loaded / (its last block's "
+                     "end - its first block's start) in its clock64; "
+                     "median over SMs"},
+                    {"limit_bytes_per_clk_per_sm", analysis::kWavefrontBytes},
+                    {"gpu", to_json(gpu)}};
+    r.samples = {{"points", points}};
+    Curve c{"table",
+            {"word_bytes", "bytes_per_clk_per_sm_median", "p5", "p95", "slowest_sm", "bytes_per_s",
+             "sm_clock_mhz"},
+            {}};
+    for (const auto& p : points) {
+      const auto& s = p.at("bytes_per_clk_per_sm");
+      c.rows.push_back({p.at("word_bytes"), s.at("median"), s.at("p5"), s.at("p95"),
+                        p.at("slowest_sm_bytes_per_clk_median"), p.at("bytes_per_s_median"),
+                        p.at("sm_clock_mhz_measured")});
+    }
+    r.curves.push_back(c);
+  }
+  void analyze(ExperimentResult& r) const override {
+    const auto& points = r.samples.at("points");
+    if (points.empty()) return;
+    const json* chosen = nullptr;
+    json by_word = json::object();
+    for (const auto& p : points) {
+      by_word[std::to_string(p.at("word_bytes").get<int>())] =
+          p.at("bytes_per_clk_per_sm").at("median");
+      if (!chosen || p.at("word_bytes").get<int>() > chosen->at("word_bytes").get<int>())
+        chosen = &p;
+    }
+    const auto& p = *chosen;
+    const double v = p.at("bytes_per_clk_per_sm").at("median").get<double>();
+    Finding f{"smem.bandwidth",
+              v,
+              "B/clk/SM",
+              confidence::precision_of_summary(p.at("bytes_per_clk_per_sm")),
+              "self-loop ld.shared chains of " + std::to_string(p.at("word_bytes").get<int>()) +
+                  "-B conflict-free loads on every SM at full occupancy; median over SMs of "
+                  "bytes / SM cycles",
+              json::object()};
+    f.extra["word_bytes"] = p.at("word_bytes");
+    f.extra["percent_of_128"] = v / analysis::kWavefrontBytes * 100.0;
+    f.extra["by_word_bytes"] = by_word;
+    f.extra["total_tb_per_s"] = p.at("bytes_per_s_median").get<double>() / 1e12;
+    f.extra["sm_clock_mhz"] = p.at("sm_clock_mhz_measured");
+    r.findings.push_back(f);
+  }
+};
+}  // namespace
+
+void register_smem_experiments(Registry& registry) {
+  registry.add(std::make_unique<SmemBankConflicts>());
+  registry.add(std::make_unique<SmemBandwidth>());
+}
+
+}  // namespace gpuprobe::probes

@@ -1,0 +1,161 @@
+// Typed axes: parsing and resolving --axis, the declarations of the builtin experiments, and
+// the result's parameters["axes"].
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/app.hpp"
+#include "core/axis.hpp"
+#include "core/error.hpp"
+#include "core/experiment.hpp"
+
+namespace gpuprobe {
+namespace {
+
+using nlohmann::json;
+
+std::vector<Axis> sample_axes() {
+  Axis fixed_axis = fixed(int_axis("size", {4096}, "B", "chosen by the experiment"));
+  return {int_axis("stride", {1, 2, 4}, "words", "lane stride", 1, 32),
+          string_axis("op", {"ffma", "dfma"}, "instruction", {"ffma", "dfma", "imad"}),
+          bool_axis("multicast", {false, true}, "TMA multicast"), fixed_axis};
+}
+
+std::vector<AxisOverride> overrides(std::initializer_list<const char*> texts) {
+  std::vector<AxisOverride> v;
+  for (const char* t : texts) v.push_back(parse_axis_override(t));
+  return v;
+}
+
+TEST(Axes, ParseOverride) {
+  const auto o = parse_axis_override("smem.bank_conflicts.stride_words=1,2,32");
+  EXPECT_EQ(o.experiment, "smem.bank_conflicts");
+  EXPECT_EQ(o.axis, "stride_words");
+  EXPECT_EQ(o.values, (std::vector<std::string>{"1", "2", "32"}));
+  for (const char* bad : {"stride=1", "x.stride", "x.=1", ".a=1", "x.a=", "x.a=1,,2"})
+    EXPECT_THROW(parse_axis_override(bad), UsageError) << bad;
+}
+
+TEST(Axes, DefaultsWithoutOverrides) {
+  const auto v = resolve_axes("e", sample_axes(), overrides({"other.stride=3"}));
+  EXPECT_EQ(v.ints("stride"), (std::vector<std::int64_t>{1, 2, 4}));
+  EXPECT_EQ(v.strings("op"), (std::vector<std::string>{"ffma", "dfma"}));
+  EXPECT_EQ(v.bools("multicast"), (std::vector<bool>{false, true}));
+  EXPECT_FALSE(v.overridden("stride"));
+  EXPECT_TRUE(v.contains("op", "dfma"));
+  EXPECT_FALSE(v.contains("op", "imad"));
+  EXPECT_EQ(v.to_json().at("size"), json::array({4096}));
+}
+
+TEST(Axes, OverridesAreTypedAndChecked) {
+  const auto v = resolve_axes("e", sample_axes(),
+                              overrides({"e.stride=32,8,8", "e.op=imad", "e.multicast=true"}));
+  EXPECT_EQ(v.ints("stride"), (std::vector<std::int64_t>{32, 8}));  // order kept, duplicate gone
+  EXPECT_TRUE(v.overridden("stride"));
+  EXPECT_EQ(v.strings("op"), (std::vector<std::string>{"imad"}));
+  EXPECT_EQ(v.bools("multicast"), (std::vector<bool>{true}));
+  for (const char* bad : {"e.stride=33", "e.stride=0", "e.stride=1.5", "e.stride=x", "e.op=hfma2",
+                          "e.multicast=maybe", "e.nope=1", "e.size=8192"})
+    EXPECT_THROW(resolve_axes("e", sample_axes(), overrides({bad})), UsageError) << bad;
+}
+
+TEST(Axes, IntAxisWithAllowedValues) {
+  Axis a = int_axis("warps", {8, 16}, "warps", "", 8, 64);
+  a.allowed = {8, 16, 24};
+  EXPECT_EQ(resolve_axes("e", {a}, overrides({"e.warps=24"})).ints("warps"),
+            (std::vector<std::int64_t>{24}));
+  EXPECT_THROW(resolve_axes("e", {a}, overrides({"e.warps=20"})), UsageError);
+}
+
+TEST(Axes, JsonAndListLine) {
+  const auto j = to_json(sample_axes()[0]);
+  EXPECT_EQ(j.at("type"), "int");
+  EXPECT_EQ(j.at("values"), json::array({1, 2, 4}));
+  EXPECT_EQ(j.at("unit"), "words");
+  EXPECT_EQ(describe(sample_axes()[0]), "stride (int, words) = 1,2,4: lane stride");
+  EXPECT_NE(describe(sample_axes()[3]).find("[fixed]"), std::string::npos);
+}
+
+// Every experiment outside the bandwidth family declares typed axes, its JSON axes come from
+// them, and its defaults resolve (a declaration whose defaults break its own rules fails here).
+TEST(Axes, BuiltinExperimentsDeclareTypedAxes) {
+  for (const auto& e : Registry::builtin().all()) {
+    if (e->id().rfind("bandwidth.", 0) == 0) continue;
+    const auto axes = e->typed_axes();
+    EXPECT_FALSE(axes.empty()) << e->id();
+    EXPECT_EQ(e->axes().size(), axes.size()) << e->id();
+    for (const auto& a : axes) {
+      EXPECT_EQ(a.name.find('.'), std::string::npos) << e->id() << "." << a.name;
+      EXPECT_EQ(e->axes().at(a.name), to_json(a)) << e->id();
+      if (!a.overridable || a.values.empty()) continue;
+      std::string text = e->id() + "." + a.name + "=";
+      for (std::size_t i = 0; i < a.values.size(); ++i)
+        text += (i ? "," : "") +
+                (a.values[i].is_string() ? a.values[i].get<std::string>() : a.values[i].dump());
+      EXPECT_NO_THROW(check_axis_overrides(Registry::builtin(), overrides({text.c_str()}))) << text;
+    }
+  }
+}
+
+TEST(Axes, CheckAgainstTheRegistry) {
+  EXPECT_NO_THROW(check_axis_overrides(Registry::builtin(),
+                                       overrides({"compute.throughput.accumulators=1,16"})));
+  try {
+    check_axis_overrides(Registry::builtin(), overrides({"compute.throughput.acumulators=1"}));
+    FAIL() << "unknown axis accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("accumulators"), std::string::npos) << e.what();
+  }
+  try {
+    check_axis_overrides(Registry::builtin(), overrides({"compute.thruput.accumulators=1"}));
+    FAIL() << "unknown experiment accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("compute.throughput"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(
+      check_axis_overrides(Registry::builtin(), overrides({"compute.throughput.accumulators=17"})),
+      UsageError);
+}
+
+int gp(std::vector<std::string> args, std::string* out_text = nullptr) {
+  args.insert(args.begin(), "gpuprobe");
+  std::vector<const char*> argv;
+  for (auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
+  if (out_text) *out_text = out.str() + err.str();
+  return code;
+}
+
+TEST(Axes, CliRefusesABadOverrideAndListsAxes) {
+  std::string text;
+  EXPECT_EQ(gp({"--axis", "smem.bank_conflicts.stride_words=40", "--device", "model:tiny", "run",
+                "latency.shared"},
+               &text),
+            2);
+  EXPECT_NE(text.find("stride_words"), std::string::npos) << text;
+  EXPECT_EQ(gp({"list"}, &text), 0);
+  EXPECT_NE(text.find("--axis compute.throughput.accumulators (int, chains) = 1,2,"),
+            std::string::npos)
+      << text;
+}
+
+TEST(Axes, ResultParametersCarryTheAxes) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("gpuprobe_axes_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(gp({"--device", "model:tiny", "--out", dir.string(), "run", "latency.shared"}), 0);
+  std::ifstream in(dir / "result.json");
+  const auto r = json::parse(in);
+  const auto& e = r.at("experiments").at(0);
+  EXPECT_EQ(e.at("parameters").at("axes").at("working_set_bytes"),
+            json::array({4096, 32768, 98304}));
+  EXPECT_EQ(e.at("samples_version"), 1);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gpuprobe
