@@ -525,7 +525,7 @@ std::unique_ptr<ProbeBuffer> ModelDevice::alloc_probe_buffer(std::uint64_t bytes
                      " does not fit in free device memory (" + format_bytes(free_memory()) + ")");
   if (ledger_->live_chains == 0) next_base_ = 0;
   const std::uint64_t base = next_base_;
-  next_base_ += round_up(bytes, 2 * MiB);
+  next_base_ += round_up(bytes, 2 * kMiB);
   return std::make_unique<ModelProbeBuffer>(bytes, base, ledger_);
 }
 
