@@ -53,11 +53,12 @@ __device__ void place_lines(const SequenceParams& p) {
 
 template <LoadOp kOp>
 __global__ void sequence_kernel(SequenceParams p) {
-  // Offsets are staged in chunks of kSequenceChunk, so the kernel needs a few KiB of shared
-  // memory whatever the sequence's length: a large dynamic allocation (12 B per access, as an
-  // earlier version had) raises the shared carve-out and shrinks the L1 under test.
-  __shared__ std::uint64_t soff[kSequenceChunk];
-  __shared__ std::uint32_t scyc[kSequenceChunk];
+  // Offsets are staged in chunks of kSequenceChunk in a shared allocation of the same size at
+  // every launch: an earlier version asked for 12 B per access, so the carve-out (and the L1
+  // under test) changed with the sequence's length.
+  extern __shared__ std::uint64_t seq_smem[];
+  std::uint64_t* soff = seq_smem;
+  std::uint32_t* scyc = reinterpret_cast<std::uint32_t*>(seq_smem + kSequenceChunk);
   __shared__ int role;  // bit 0: place, bit 1: sequence
   SequenceStatus* st = p.status;
   const bool separate_placer = p.n_place > 0 && p.place_sm >= 0 && p.place_sm != p.sm;
@@ -150,9 +151,12 @@ __global__ void check_offsets_kernel(const std::uint64_t* base, std::uint64_t wo
 template <LoadOp kOp>
 void launch_sequence_op(const SequenceParams& p, unsigned blocks, int carveout_percent,
                         cudaStream_t stream) {
+  GP_CUDA_CHECK(cudaFuncSetAttribute(sequence_kernel<kOp>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(kSequenceSharedBytes)));
   GP_CUDA_CHECK(cudaFuncSetAttribute(
       sequence_kernel<kOp>, cudaFuncAttributePreferredSharedMemoryCarveout, carveout_percent));
-  sequence_kernel<kOp><<<blocks, 32, 0, stream>>>(p);
+  sequence_kernel<kOp><<<blocks, 32, kSequenceSharedBytes, stream>>>(p);
   GP_CUDA_CHECK_LAUNCH();
 }
 

@@ -6,11 +6,14 @@
 #include <cstdint>
 
 #include "device/device.hpp"
+#include "device/sequence.hpp"
 
 namespace gpuprobe::device::kernels {
 
-/// Accesses staged in shared memory at a time (offsets 8 B + cycles 4 B each: 6 KiB static).
-inline constexpr std::uint32_t kSequenceChunk = 512;
+/// Accesses staged in shared memory at a time (offsets 8 B + cycles 4 B each), the same dynamic
+/// shared allocation at every launch (device/sequence.hpp says why).
+inline constexpr std::uint32_t kSequenceChunk = static_cast<std::uint32_t>(kSequenceStagedAccesses);
+inline constexpr std::uint32_t kSequenceSharedBytes = kSequenceChunk * 12;
 /// The most accesses (place + sequence) of one launch; offsets and cycles live in global memory.
 inline constexpr std::uint32_t kSequenceMaxAccesses = 1u << 17;
 

@@ -70,14 +70,16 @@ TEST(CacheStructure, ProbeGivesItsCarveoutToSequencesThatStateNone) {
 
 // model:tiny has 64 KiB of unified L1/shared storage and a 48 KiB default carve-out: at the
 // default the L1 has 16 KiB (32 sets of 4 x 128 B); the L1 experiments must measure the 64 KiB
-// L1 (128 sets) of carve-out 0, from two pools that agree.
+// L1 (128 sets) of carve-out 0, from three pools that agree, with sequences the sequencer stages
+// whole.
 TEST(CacheStructure, L1IsMeasuredAtTheLargestL1WithAgreeingPools) {
   const auto e = run_model("model:tiny", "cache.l1.ways", "l1");
   ASSERT_EQ(e.at("status"), "passed") << e.dump();
   const auto& s = e.at("samples");
   EXPECT_EQ(s.at("carveout_percent"), 0);
   EXPECT_TRUE(s.at("pools_agree").get<bool>());
-  ASSERT_EQ(s.at("pools").size(), 2u);
+  ASSERT_EQ(s.at("pools").size(), 3u);
+  EXPECT_LE(s.at("max_sequence").get<std::size_t>(), device::kSequenceStagedAccesses);
   EXPECT_NE(s.at("pools")[0].at("seed"), s.at("pools")[1].at("seed"));
   EXPECT_NE(s.at("pools")[0].at("lines"), s.at("pools")[1].at("lines"));
   const auto* ways = finding(e, "cache.l1.ways");

@@ -58,6 +58,9 @@ std::optional<Session> open_session(Context& ctx, std::uint64_t bytes, std::uint
   // A margin below the sequencer's stated maximum: the CUDA sequencer refused launches of
   // exactly max_sequence_length() accesses on the H200 (cudaFuncSetAttribute: invalid argument).
   s.probe.max_sequence = seq->max_sequence_length() - seq->max_sequence_length() / 16;
+  // The L1 is read only by sequences that the sequencer stages whole (device/sequence.hpp).
+  if (carveout_percent == 0)
+    s.probe.max_sequence = std::min(s.probe.max_sequence, device::kSequenceStagedAccesses);
   return s;
 }
 
@@ -113,11 +116,11 @@ double calibration_separation(const json& cal) {
 }
 
 /// Calibration + minimal conflict set of one level, recorded under samples[level]. The set is
-/// built from `kPools` independent candidate pools (different seeds); it counts (`agreed`) only
+/// built from pools_for(level) independent candidate pools (different seeds); it counts (`agreed`) only
 /// when every pool found a set of the same ways: on the H200 a single pool once gave a
 /// reproducible but wrong "109-way" L1 set, so one pool's own minimality checks are not evidence
 /// enough.
-constexpr int kPools = 2;
+int pools_for(Level level) { return level == Level::kL1 ? 3 : 2; }
 struct LevelRun {
   analysis::cache::Calibration cal;
   analysis::cache::ConflictSet set;  ///< the first pool's set
@@ -136,6 +139,7 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec) {
   r.cal = analysis::cache::calibrate(p, level);
   rec["calibration"] = calibration_json(r.cal);
   rec["carveout_percent"] = p.carveout_percent;
+  rec["max_sequence"] = p.max_sequence;
   if (!r.cal.ok) {
     rec["note"] = "hits and misses overlap: no threshold";
     return r;
@@ -146,7 +150,8 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec) {
   const std::uint64_t seed0 = p.seed;
   json pools = json::array();
   std::vector<std::uint32_t> ways;
-  for (int k = 0; k < kPools; ++k) {
+  const int n_pools = pools_for(level);
+  for (int k = 0; k < n_pools; ++k) {
     p.seed = seed0 + static_cast<std::uint64_t>(k) * 1000003u;
     auto cs = analysis::cache::find_conflict_set(p, level, r.cal, 1u << 20, align);
     pools.push_back(conflict_set_json(cs, p.seed));
@@ -158,7 +163,7 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec) {
     r.checks_passed += cs.checks_passed;
   }
   p.seed = seed0;
-  r.agreed = static_cast<int>(ways.size()) == kPools &&
+  r.agreed = static_cast<int>(ways.size()) == n_pools &&
              std::all_of(ways.begin(), ways.end(), [&](auto w) { return w == ways.front(); });
   rec["conflict_set"] = conflict_set_json(r.set, seed0);
   rec["pools"] = pools;
@@ -213,7 +218,6 @@ class WaysExperiment : public Experiment {
   json axes() const override { return {{"level", analysis::cache::to_string(level_)}}; }
   std::vector<std::string> depends_on() const override { return {"latency.sweep"}; }
   void run(Context& ctx, ExperimentResult& r) const override {
-    const auto& info = ctx.device.info();
     const std::uint64_t span = span_for(ctx.device, level_);
     auto s = open_session(ctx, span, span, carveout_for(level_));
     if (!s) return waive(r, kNoSequencer);
