@@ -449,11 +449,21 @@ class TlbExperiment : public Experiment {
                         {"below", l.below},
                         {"above", l.above}});
     r.parameters = {{"largest_page_bytes", largest}, {"max_pages", t.max_pages_tried}};
+    std::string note;
+    if (t.levels.empty()) {
+      double top = 0;
+      for (const auto* part : {&t.curve, &t.wide_curve})
+        for (const auto& c : *part) top = std::max(top, c["excess_cycles"].get<double>());
+      note = "no latency step above the threshold (6 robust sigmas of the 1-page walk or 2 % of "
+             "the cache latency) up to " + std::to_string(t.max_pages_tried) +
+             " pages; largest median excess " + std::to_string(top) + " cycles";
+    }
     r.samples = {{"levels", levels},
                  {"page_bytes", t.page_bytes},
                  {"curve", t.curve},
                  {"page_curve", t.page_curve},
                  {"wide_curve", t.wide_curve},
+                 {"note", note},
                  {"accesses", s->probe.accesses}};
     Curve cv{"walk", {"pages", "stride_bytes", "excess_cycles"}, {}};
     for (const auto& c : t.curve) cv.rows.push_back({c["pages"], c["stride_bytes"], c["excess_cycles"]});
