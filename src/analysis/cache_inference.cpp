@@ -114,7 +114,14 @@ std::string to_string(Level l) { return l == Level::kL1 ? "l1" : "l2"; }
 device::SequenceTiming Probe::call(const AccessSequence& s) {
   accesses += s.sequence.size() + s.place.size();
   ++calls;
-  auto t = run(s);
+  device::SequenceTiming t;
+  if (s.carveout_percent < 0 && carveout_percent >= 0) {
+    auto with = s;
+    with.carveout_percent = carveout_percent;
+    t = run(with);
+  } else {
+    t = run(s);
+  }
   if (!t.verified) throw VerificationError("an access sequence returned wrong values");
   if (t.cycles.size() != s.sequence.size() - s.timed_from)
     throw VerificationError("an access sequence returned the wrong number of timings");
@@ -638,6 +645,15 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
     plateau_samples = above;
     thr = threshold_of(above);
     prev = ns[i];
+  }
+  // The same walk at 8 x the largest page's stride over the whole buffer: a level whose entries
+  // cover more than one largest page (a coalesced or larger page) steps at fewer cells here.
+  const std::uint64_t wide = 8 * largest_page;
+  for (std::uint64_t n = 2; n <= p.buffer_bytes / wide && (!p.max_sequence || 5 * n <= p.max_sequence);
+       n *= 2) {
+    auto e = excess(lines_for(n, wide)).first;
+    r.wide_curve.push_back(
+        {{"pages", n}, {"stride_bytes", wide}, {"excess_cycles", stats::median(e)}});
   }
   if (r.levels.empty()) return r;
   // Page size: 2 x entries lines at a stride s; they fit while they share pages (s < page).

@@ -31,6 +31,9 @@ struct Probe {
   int sm = 0;                      ///< the SM every sequence runs on
   std::uint64_t seed = 1;
   std::size_t max_sequence = 0;  ///< the sequencer's max_sequence_length (0 = unlimited)
+  /// Carve-out given to every sequence that states none (-1 = the driver's default); the L1
+  /// inferences use 0 (the largest L1) so that their answer names the L1 they measured.
+  int carveout_percent = -1;
   std::uint64_t accesses = 0;  ///< loads issued so far (budget accounting)
   std::uint64_t calls = 0;     ///< sequences run so far
   device::SequenceTiming call(const device::AccessSequence& s);
@@ -154,6 +157,7 @@ struct TlbResult {
   std::uint64_t max_pages_tried = 0;
   nlohmann::json curve = nlohmann::json::array();  ///< {pages, stride, excess_cycles}
   nlohmann::json page_curve = nlohmann::json::array();
+  nlohmann::json wide_curve = nlohmann::json::array();  ///< the walk at 8 x largest_page stride
 };
 TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_pages,
                     std::uint64_t smallest_page = 4096);

@@ -251,7 +251,7 @@ class CudaDevice : public Device, public Sequencer {
   }
 
   std::size_t max_sequence_length() const override {
-    return info_.shared_per_block_optin_bytes / kernels::kSequenceSharedBytesPerAccess;
+    return kernels::kSequenceMaxAccesses;
   }
 
   SequenceTiming run_sequence(ProbeBuffer& buffer_base, const AccessSequence& s) override {

@@ -18,6 +18,7 @@
 // - Only accesses with index >= timed_from are timed; `cycles` has sequence.size() - timed_from
 //   entries, each the SM cycles of one load (clock overhead not subtracted; the timer's
 //   calibration says how much it is).
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -25,6 +26,14 @@
 #include "device/device.hpp"
 
 namespace gpuprobe::device {
+
+/// Accesses the CUDA sequencer stages in shared memory before its first timed load. A sequence
+/// up to this length runs with no other memory traffic; a longer one is refilled between two
+/// timed loads through global loads, which on the H200 pass through the L1's storage and
+/// disturb it (a single-pool L1 "conflict set" of 343 lines, H200 run of the cache2 helper), so
+/// L1 inferences keep their sequences this short. Every launch holds the same shared memory
+/// (this many x 12 B), so every launch sees the same carve-out and the same L1.
+inline constexpr std::size_t kSequenceStagedAccesses = 4096;
 
 /// Device memory for access sequences; offsets are bytes from its start (which is aligned to
 /// 2 MiB, so in-page address bits equal offset bits).

@@ -26,6 +26,12 @@ __device__ __forceinline__ void note_bad(SequenceStatus* st, std::uint32_t index
   atomicCAS(&st->first_bad, 0u, index + 1u);
 }
 
+// Offsets and timings go through the L2 only (.cg): a default load or store would put them in
+// the L1 under test.
+__device__ __forceinline__ std::uint64_t load_offset(const std::uint64_t* at) {
+  return __ldcg(reinterpret_cast<const unsigned long long*>(at));
+}
+
 // The place loads, dependent on each other like the sequence's (so their order is kept), every
 // value checked; returns once the last has arrived.
 template <LoadOp kOp>
@@ -33,7 +39,7 @@ __device__ void place_lines(const SequenceParams& p) {
   std::uint64_t prev_off = 0, prev_v = 0;
   bool ok = true;
   for (std::uint32_t i = 0; i < p.n_place; ++i) {
-    const std::uint64_t off = p.offsets[i];
+    const std::uint64_t off = load_offset(p.offsets + i);
     const std::uint64_t v = ptx::load_u64<kOp>(p.base + off + (prev_v - prev_off));
     if (v != off && ok) {
       ok = false;
@@ -47,9 +53,12 @@ __device__ void place_lines(const SequenceParams& p) {
 
 template <LoadOp kOp>
 __global__ void sequence_kernel(SequenceParams p) {
+  // Offsets are staged in chunks of kSequenceChunk in a shared allocation of the same size at
+  // every launch: an earlier version asked for 12 B per access, so the carve-out (and the L1
+  // under test) changed with the sequence's length.
   extern __shared__ std::uint64_t seq_smem[];
   std::uint64_t* soff = seq_smem;
-  std::uint32_t* scyc = reinterpret_cast<std::uint32_t*>(seq_smem + p.n_seq);
+  std::uint32_t* scyc = reinterpret_cast<std::uint32_t*>(seq_smem + kSequenceChunk);
   __shared__ int role;  // bit 0: place, bit 1: sequence
   SequenceStatus* st = p.status;
   const bool separate_placer = p.n_place > 0 && p.place_sm >= 0 && p.place_sm != p.sm;
@@ -66,13 +75,7 @@ __global__ void sequence_kernel(SequenceParams p) {
   }
   __syncthreads();
   const int my_role = role;
-  if (my_role == 0) return;
-  if (my_role & 2) {
-    for (std::uint32_t i = threadIdx.x; i < p.n_seq; i += blockDim.x)
-      soff[i] = p.offsets[p.n_place + i];
-  }
-  __syncthreads();
-  if (threadIdx.x != 0) return;
+  if (my_role == 0 || threadIdx.x != 0) return;
   const std::uint32_t smid = ptx::sm_id();
   if (my_role & 1) {
     place_lines<kOp>(p);
@@ -98,24 +101,32 @@ __global__ void sequence_kernel(SequenceParams p) {
   }
   std::uint64_t prev_off = 0, prev_v = 0;
   bool ok = true;
+  const std::uint64_t* seq_offsets = p.offsets + p.n_place;
 #pragma unroll 1
-  for (std::uint32_t i = 0; i < p.n_seq; ++i) {
-    const std::uint64_t off = soff[i];
-    const std::uint64_t a = p.base + off + (prev_v - prev_off);
-    hold(a);
-    const std::uint64_t t0 = ptx::clock_64();
-    const std::uint64_t v = ptx::load_u64<kOp>(a);
-    hold(v);
-    const std::uint64_t t1 = ptx::clock_64();
-    scyc[i] = static_cast<std::uint32_t>(t1 - t0);
-    if (v != off && ok) {
-      ok = false;
-      note_bad(st, p.n_place + i);
+  for (std::uint32_t c0 = 0; c0 < p.n_seq; c0 += kSequenceChunk) {
+    const std::uint32_t m = min(kSequenceChunk, p.n_seq - c0);
+#pragma unroll 8
+    for (std::uint32_t j = 0; j < m; ++j) soff[j] = load_offset(seq_offsets + c0 + j);
+#pragma unroll 1
+    for (std::uint32_t j = 0; j < m; ++j) {
+      const std::uint64_t off = soff[j];
+      const std::uint64_t a = p.base + off + (prev_v - prev_off);
+      hold(a);
+      const std::uint64_t t0 = ptx::clock_64();
+      const std::uint64_t v = ptx::load_u64<kOp>(a);
+      hold(v);
+      const std::uint64_t t1 = ptx::clock_64();
+      scyc[j] = static_cast<std::uint32_t>(t1 - t0);
+      if (v != off && ok) {
+        ok = false;
+        note_bad(st, p.n_place + c0 + j);
+      }
+      prev_v = v;
+      prev_off = off;
     }
-    prev_v = v;
-    prev_off = off;
+#pragma unroll 8
+    for (std::uint32_t j = 0; j < m; ++j) __stcg(p.cycles + c0 + j, scyc[j]);
   }
-  for (std::uint32_t i = 0; i < p.n_seq; ++i) p.cycles[i] = scyc[i];
   __threadfence();
   atomicOr(&st->flags, static_cast<std::uint32_t>(kSeqRan));
 }
@@ -140,12 +151,12 @@ __global__ void check_offsets_kernel(const std::uint64_t* base, std::uint64_t wo
 template <LoadOp kOp>
 void launch_sequence_op(const SequenceParams& p, unsigned blocks, int carveout_percent,
                         cudaStream_t stream) {
-  const std::uint32_t smem = p.n_seq * kSequenceSharedBytesPerAccess;
-  GP_CUDA_CHECK(cudaFuncSetAttribute(
-      sequence_kernel<kOp>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  GP_CUDA_CHECK(cudaFuncSetAttribute(sequence_kernel<kOp>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(kSequenceSharedBytes)));
   GP_CUDA_CHECK(cudaFuncSetAttribute(
       sequence_kernel<kOp>, cudaFuncAttributePreferredSharedMemoryCarveout, carveout_percent));
-  sequence_kernel<kOp><<<blocks, 32, smem, stream>>>(p);
+  sequence_kernel<kOp><<<blocks, 32, kSequenceSharedBytes, stream>>>(p);
   GP_CUDA_CHECK_LAUNCH();
 }
 
@@ -156,8 +167,8 @@ void launch_fill_offsets(std::uint64_t* base, std::uint64_t bytes, cudaStream_t 
   GP_CUDA_CHECK_LAUNCH();
 }
 
-void launch_check_offsets(const std::uint64_t* base, std::uint64_t bytes, unsigned long long* bad,
-                          cudaStream_t stream) {
+void launch_check_offsets(const std::uint64_t* base, std::uint64_t bytes,
+                          unsigned long long* bad, cudaStream_t stream) {
   check_offsets_kernel<<<1024, 256, 0, stream>>>(base, bytes / 8, bad);
   GP_CUDA_CHECK_LAUNCH();
 }

@@ -6,11 +6,16 @@
 #include <cstdint>
 
 #include "device/device.hpp"
+#include "device/sequence.hpp"
 
 namespace gpuprobe::device::kernels {
 
-/// Shared memory one sequence access needs: its offset (8 B) and its cycles (4 B).
-inline constexpr std::uint32_t kSequenceSharedBytesPerAccess = 12;
+/// Accesses staged in shared memory at a time (offsets 8 B + cycles 4 B each), the same dynamic
+/// shared allocation at every launch (device/sequence.hpp says why).
+inline constexpr std::uint32_t kSequenceChunk = static_cast<std::uint32_t>(kSequenceStagedAccesses);
+inline constexpr std::uint32_t kSequenceSharedBytes = kSequenceChunk * 12;
+/// The most accesses (place + sequence) of one launch; offsets and cycles live in global memory.
+inline constexpr std::uint32_t kSequenceMaxAccesses = 1u << 17;
 
 /// Bits of SequenceStatus::flags.
 enum SequenceFlag : std::uint32_t {

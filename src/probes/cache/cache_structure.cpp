@@ -40,7 +40,8 @@ struct Session {
 };
 
 /// nullopt when the device has no sequencer (the caller waives). `span` = candidate pool.
-std::optional<Session> open_session(Context& ctx, std::uint64_t bytes, std::uint64_t span) {
+std::optional<Session> open_session(Context& ctx, std::uint64_t bytes, std::uint64_t span,
+                                    int carveout_percent = -1) {
   auto* seq = device::as_sequencer(ctx.device);
   if (seq == nullptr) return std::nullopt;
   Session s;
@@ -53,9 +54,13 @@ std::optional<Session> open_session(Context& ctx, std::uint64_t bytes, std::uint
   s.probe.buffer_bytes = span;
   s.probe.seed = ctx.options.seed;
   s.probe.sm = 0;
+  s.probe.carveout_percent = carveout_percent;
   // A margin below the sequencer's stated maximum: the CUDA sequencer refused launches of
   // exactly max_sequence_length() accesses on the H200 (cudaFuncSetAttribute: invalid argument).
   s.probe.max_sequence = seq->max_sequence_length() - seq->max_sequence_length() / 16;
+  // The L1 is read only by sequences that the sequencer stages whole (device/sequence.hpp).
+  if (carveout_percent == 0)
+    s.probe.max_sequence = std::min(s.probe.max_sequence, device::kSequenceStagedAccesses);
   return s;
 }
 
@@ -65,21 +70,36 @@ std::uint64_t pow2_at_least(std::uint64_t v) {
   return p;
 }
 
-/// Pool span for a level: 8 x the L1's unified storage, or 8 x the L2 (at least 4 MiB): the L2
-/// candidates share their low address bits (see alignment_for), so the pool must be wide.
-std::uint64_t span_for(const device::DeviceInfo& info, Level level) {
+/// The L1 sequences ask for no shared memory (carve-out 0 %: the largest L1), so the L1 they
+/// measure is the same whatever the driver's default carve-out.
+int carveout_for(Level level) { return level == Level::kL1 ? 0 : -1; }
+
+/// L2 candidates lie at one in-page offset of 2 MiB pages (kL2PoolPages of them): they share
+/// every address bit below 2 MiB, so they fall into the few sets that the page-number bits
+/// select. Random lines over the whole L2 almost never put ways + 1 lines into one set (on the
+/// H200 none among 16384); this pool concentrates them (collisions are still measured).
+constexpr std::uint64_t kL2PoolPages = 2048;
+constexpr std::uint64_t kL2PoolAlignment = 2 * kMiB;
+
+/// Pool span for a level: 8 x the L1's unified storage (at least 4 MiB); for the L2
+/// kL2PoolPages pages when free memory allows, else 8 x the L2 (at least 4 MiB).
+std::uint64_t span_for(device::Device& dev, Level level) {
+  const auto& info = dev.info();
   if (level == Level::kL1)
     return pow2_at_least(std::max<std::uint64_t>(8 * std::max<std::uint64_t>(
                                                          info.l1_shared_unified_bytes, 64 * kKiB),
                                                  4 * kMiB));
+  const std::uint64_t paged = kL2PoolPages * kL2PoolAlignment;
+  if (dev.free_memory() > paged + paged / 4 + 256 * kMiB) return paged;
   return pow2_at_least(std::max<std::uint64_t>(8 * info.l2_bytes, 4 * kMiB));
 }
 
-/// Candidate alignment: 1 KiB for the L1; for the L2 the smallest power of two >= 1 KiB that
-/// leaves at most 16384 candidate slots in the pool (a test of that many lines takes a few
-/// consecutive calls; more would not fit the family's time budget).
+/// Candidate alignment: 1 KiB for the L1; for the L2 one page when the pool is the paged one,
+/// else the smallest power of two >= 1 KiB that leaves at most 16384 candidate slots (a test of
+/// that many lines takes a few consecutive calls; more would not fit the family's time budget).
 std::uint64_t alignment_for(const analysis::cache::Probe& p, Level level) {
   if (level == Level::kL1) return 1024;
+  if (p.buffer_bytes == kL2PoolPages * kL2PoolAlignment) return kL2PoolAlignment;
   std::uint64_t a = 1024;
   while (p.buffer_bytes / a > 16384) a *= 2;
   return a;
@@ -95,29 +115,70 @@ double calibration_separation(const json& cal) {
       confidence::separation_z(to_doubles(cal.at("hits")), to_doubles(cal.at("misses"))));
 }
 
-/// Calibration + minimal conflict set of one level, recorded under samples[level].
+/// Calibration + minimal conflict set of one level, recorded under samples[level]. The set is
+/// built from pools_for(level) independent candidate pools (different seeds); it counts (`agreed`) only
+/// when every pool found a set of the same ways: on the H200 a single pool once gave a
+/// reproducible but wrong "109-way" L1 set, so one pool's own minimality checks are not evidence
+/// enough.
+int pools_for(Level level) { return level == Level::kL1 ? 3 : 2; }
 struct LevelRun {
   analysis::cache::Calibration cal;
-  analysis::cache::ConflictSet set;
+  analysis::cache::ConflictSet set;  ///< the first pool's set
+  std::vector<analysis::cache::ConflictSet> sets;  ///< every pool's set (when found)
+  bool agreed = false;
+  std::size_t checks = 0, checks_passed = 0;  ///< over all pools
 };
+json conflict_set_json(const analysis::cache::ConflictSet& cs, std::uint64_t seed) {
+  return {{"found", cs.found},         {"lines", cs.lines},
+          {"ways", cs.ways},           {"checks", cs.checks},
+          {"checks_passed", cs.checks_passed}, {"candidates_tried", cs.candidates_tried},
+          {"note", cs.note},           {"seed", seed}};
+}
 LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec) {
   LevelRun r;
   r.cal = analysis::cache::calibrate(p, level);
   rec["calibration"] = calibration_json(r.cal);
+  rec["carveout_percent"] = p.carveout_percent;
+  rec["max_sequence"] = p.max_sequence;
   if (!r.cal.ok) {
     rec["note"] = "hits and misses overlap: no threshold";
     return r;
   }
   const std::uint64_t align = alignment_for(p, level);
-  r.set = analysis::cache::find_conflict_set(p, level, r.cal, 1u << 20, align);
   rec["candidate_alignment_bytes"] = align;
-  rec["conflict_set"] = {{"found", r.set.found},
-                         {"lines", r.set.lines},
-                         {"ways", r.set.ways},
-                         {"checks", r.set.checks},
-                         {"checks_passed", r.set.checks_passed},
-                         {"candidates_tried", r.set.candidates_tried},
-                         {"note", r.set.note}};
+  rec["pool_bytes"] = p.buffer_bytes;
+  const std::uint64_t seed0 = p.seed;
+  json pools = json::array();
+  std::vector<std::uint32_t> ways;
+  const int n_pools = pools_for(level);
+  for (int k = 0; k < n_pools; ++k) {
+    p.seed = seed0 + static_cast<std::uint64_t>(k) * 1000003u;
+    auto cs = analysis::cache::find_conflict_set(p, level, r.cal, 1u << 20, align);
+    pools.push_back(conflict_set_json(cs, p.seed));
+    if (k == 0) r.set = cs;
+    if (!cs.found) break;  // a pool without a set: the level's answer is "not found"
+    r.sets.push_back(cs);
+    ways.push_back(cs.ways);
+    r.checks += cs.checks;
+    r.checks_passed += cs.checks_passed;
+  }
+  p.seed = seed0;
+  r.agreed = static_cast<int>(ways.size()) == n_pools &&
+             std::all_of(ways.begin(), ways.end(), [&](auto w) { return w == ways.front(); });
+  rec["conflict_set"] = conflict_set_json(r.set, seed0);
+  rec["pools"] = pools;
+  rec["pools_agree"] = r.agreed;
+  if (r.set.found && !r.agreed)
+    rec["note"] = "independent candidate pools disagree on the conflict set's ways (or one found "
+                  "none): no ways, line or policy finding";
+  if (!r.set.found)
+    rec["note"] = level == Level::kL2
+                      ? "no conflict set within the budget: " + r.set.note + " (candidates at " +
+                            std::to_string(align) + "-B alignment in a " +
+                            std::to_string(p.buffer_bytes >> 20) + " MiB pool)"
+                      : "no conflict set: " + r.set.note;
+  rec["all_pools_checks"] = r.checks;
+  rec["all_pools_checks_passed"] = r.checks_passed;
   return r;
 }
 
@@ -128,15 +189,16 @@ void waive(ExperimentResult& r, const std::string& why) {
 
 Finding ways_finding(const std::string& name, const json& rec) {
   const auto& cs = rec.at("conflict_set");
+  // Evidence: the minimality checks of every pool's set (the pools agreed on the ways).
   const double conf = confidence::combine(
-      {confidence::agreement(cs.at("checks_passed").get<std::size_t>(),
-                             cs.at("checks").get<std::size_t>()),
+      {confidence::agreement(rec.at("all_pools_checks_passed").get<std::size_t>(),
+                             rec.at("all_pools_checks").get<std::size_t>()),
        calibration_separation(rec.at("calibration"))});
   return {name, cs.at("ways").get<double>(), "ways", conf,
           "a minimal conflict set (grown from random lines until their timed re-reads miss, cut to "
           "the shortest conflicting prefix, pruned by group elimination) holds ways + 1 lines; "
-          "every one-line removal ends the conflict",
-          {{"lines", cs.at("lines")}}};
+          "every one-line removal ends the conflict; independent candidate pools agree",
+          {{"lines", cs.at("lines")}, {"pools", rec.at("pools").size()}}};
 }
 
 // ------------------------------------------------------------------------------------------
@@ -156,13 +218,12 @@ class WaysExperiment : public Experiment {
   json axes() const override { return {{"level", analysis::cache::to_string(level_)}}; }
   std::vector<std::string> depends_on() const override { return {"latency.sweep"}; }
   void run(Context& ctx, ExperimentResult& r) const override {
-    const auto& info = ctx.device.info();
-    const std::uint64_t span = span_for(info, level_);
-    auto s = open_session(ctx, span, span);
+    const std::uint64_t span = span_for(ctx.device, level_);
+    auto s = open_session(ctx, span, span, carveout_for(level_));
     if (!s) return waive(r, kNoSequencer);
     json rec;
     auto lr = conflict_run(s->probe, level_, rec);
-    if (lr.set.found) {
+    if (lr.agreed) {
       auto line = analysis::cache::infer_line_size(s->probe, level_, lr.cal, lr.set);
       std::uint64_t capacity = 0;
       const char* cap_name = level_ == Level::kL1 ? "l1.capacity" : "l2.near_capacity";
@@ -199,7 +260,7 @@ class WaysExperiment : public Experiment {
   void analyze(ExperimentResult& r) const override {
     if (r.status != Status::kPassed || !r.samples.contains("conflict_set")) return;
     const auto& rec = r.samples;
-    if (!rec["conflict_set"].value("found", false)) return;
+    if (!rec["conflict_set"].value("found", false) || !rec.value("pools_agree", false)) return;
     const std::string lv = analysis::cache::to_string(level_);
     r.findings.push_back(ways_finding("cache." + lv + ".ways", rec));
     if (rec.contains("set_index")) {
@@ -240,18 +301,35 @@ class LineSizeExperiment : public Experiment {
   void run(Context& ctx, ExperimentResult& r) const override {
     json all = json::object();
     for (Level level : {Level::kL1, Level::kL2}) {
-      const std::uint64_t span = span_for(ctx.device.info(), level);
-      auto s = open_session(ctx, span, span);
+      const std::uint64_t span = span_for(ctx.device, level);
+      auto s = open_session(ctx, span, span, carveout_for(level));
       if (!s) return waive(r, kNoSequencer);
       json rec;
       auto lr = conflict_run(s->probe, level, rec);
-      if (lr.set.found) {
-        const auto line = analysis::cache::infer_line_size(s->probe, level, lr.cal, lr.set);
-        rec["line"] = {{"found", line.found},
-                       {"line_bytes", line.line_bytes},
-                       {"agreeing", line.agreeing},
-                       {"trials_at_answer", line.trials_at_answer},
-                       {"trials", line.trials}};
+      if (lr.agreed) {
+        // One answer per pool's conflict set; the line size counts when they all agree.
+        json per_pool = json::array();
+        std::size_t agreeing = 0, at_answer = 0;
+        for (std::size_t k = 0; k < lr.sets.size(); ++k) {
+          const auto line = analysis::cache::infer_line_size(s->probe, level, lr.cal, lr.sets[k]);
+          per_pool.push_back({{"found", line.found},
+                              {"line_bytes", line.line_bytes},
+                              {"agreeing", line.agreeing},
+                              {"trials_at_answer", line.trials_at_answer},
+                              {"trials", line.trials}});
+          agreeing += line.agreeing;
+          at_answer += line.trials_at_answer;
+        }
+        bool same = !per_pool.empty();
+        for (const auto& l : per_pool)
+          same = same && l.at("found").get<bool>() &&
+                 l.at("line_bytes") == per_pool.front().at("line_bytes");
+        rec["line"] = {{"found", same},
+                       {"line_bytes", per_pool.front().at("line_bytes")},
+                       {"agreeing", agreeing},
+                       {"trials_at_answer", at_answer},
+                       {"pools", per_pool}};
+        if (!same) rec["note"] = "the pools' conflict sets give different line sizes";
       }
       rec["accesses"] = s->probe.accesses;
       all[analysis::cache::to_string(level)] = rec;
@@ -271,8 +349,9 @@ class LineSizeExperiment : public Experiment {
                                                       line.at("trials_at_answer").get<std::size_t>()),
                                 calibration_separation(rec.at("calibration"))}),
            "smallest address delta that moves a conflict-set member out of its line (the "
-           "conflict ends); smaller deltas keep it (same line, whatever the sector)",
-           {{"trials", line.at("trials")}}});
+           "conflict ends); smaller deltas keep it (same line, whatever the sector); the "
+           "conflict sets of independent pools agree",
+           {{"pools", line.at("pools")}}});
     }
   }
 };
@@ -290,12 +369,12 @@ class ReplacementExperiment : public Experiment {
   void run(Context& ctx, ExperimentResult& r) const override {
     json all = json::object();
     for (Level level : {Level::kL1, Level::kL2}) {
-      const std::uint64_t span = span_for(ctx.device.info(), level);
-      auto s = open_session(ctx, span, span);
+      const std::uint64_t span = span_for(ctx.device, level);
+      auto s = open_session(ctx, span, span, carveout_for(level));
       if (!s) return waive(r, kNoSequencer);
       json rec;
       auto lr = conflict_run(s->probe, level, rec);
-      if (lr.set.found) {
+      if (lr.agreed) {
         const auto pol = analysis::cache::infer_policy(s->probe, level, lr.cal, lr.set);
         rec["policy"] = {{"class", pol.policy},
                          {"agreeing", pol.agreeing},
@@ -332,6 +411,11 @@ class ReplacementExperiment : public Experiment {
   }
 };
 
+/// 32 GiB of 2 MiB pages: published Hopper measurements (Luo et al., "Benchmarking and
+/// Dissecting the Nvidia Hopper GPU Architecture", 2024) see TLB levels at spans of GiB, and the
+/// H200 walk up to 4 GiB showed only a ~10-cycle step.
+constexpr std::uint64_t kTlbMaxPages = 16384;
+
 class TlbExperiment : public Experiment {
  public:
   std::string id() const override { return "latency.tlb"; }
@@ -342,14 +426,14 @@ class TlbExperiment : public Experiment {
            "size from strides 4 KiB..2 MiB at twice the first level's entries";
   }
   json axes() const override {
-    return {{"largest_page_bytes", 2 * kMiB}, {"max_pages", 4096}, {"smallest_page_bytes", 4096}};
+    return {{"largest_page_bytes", 2 * kMiB}, {"max_pages", kTlbMaxPages}, {"smallest_page_bytes", 4096}};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();
     const std::uint64_t largest = 2 * kMiB;
     // The walk's lines (one per page) stay within a quarter of the L2's lines.
     const std::uint64_t l2_lines = std::max<std::uint64_t>(info.l2_bytes / 128, 64);
-    std::uint64_t max_pages = std::min<std::uint64_t>(4096, l2_lines / 4);
+    std::uint64_t max_pages = std::min<std::uint64_t>(kTlbMaxPages, l2_lines / 4);
     const std::uint64_t room = ctx.device.free_memory() > 256 * kMiB
                                    ? (ctx.device.free_memory() - 256 * kMiB) / largest
                                    : 0;
@@ -365,15 +449,27 @@ class TlbExperiment : public Experiment {
                         {"below", l.below},
                         {"above", l.above}});
     r.parameters = {{"largest_page_bytes", largest}, {"max_pages", t.max_pages_tried}};
+    std::string note;
+    if (t.levels.empty()) {
+      double top = 0;
+      for (const auto* part : {&t.curve, &t.wide_curve})
+        for (const auto& c : *part) top = std::max(top, c["excess_cycles"].get<double>());
+      note = "no latency step above the threshold (6 robust sigmas of the 1-page walk or 2 % of "
+             "the cache latency) up to " + std::to_string(t.max_pages_tried) +
+             " pages; largest median excess " + std::to_string(top) + " cycles";
+    }
     r.samples = {{"levels", levels},
                  {"page_bytes", t.page_bytes},
                  {"curve", t.curve},
                  {"page_curve", t.page_curve},
+                 {"wide_curve", t.wide_curve},
+                 {"note", note},
                  {"accesses", s->probe.accesses}};
     Curve cv{"walk", {"pages", "stride_bytes", "excess_cycles"}, {}};
     for (const auto& c : t.curve) cv.rows.push_back({c["pages"], c["stride_bytes"], c["excess_cycles"]});
-    for (const auto& c : t.page_curve)
-      cv.rows.push_back({c["pages"], c["stride_bytes"], c["excess_cycles"]});
+    for (const auto* part : {&t.page_curve, &t.wide_curve})
+      for (const auto& c : *part)
+        cv.rows.push_back({c["pages"], c["stride_bytes"], c["excess_cycles"]});
     r.curves.push_back(cv);
   }
   void analyze(ExperimentResult& r) const override {

@@ -1,0 +1,132 @@
+// The cache-structure experiments (probes/cache/cache_structure.cpp) on modelled GPUs: the L1
+// is measured at its largest carve-out, conflict sets need independent pools that agree, the
+// L2 pool concentrates candidates on one in-page offset, and the TLB walk's wide-stride curve.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unistd.h>
+
+#include "analysis/cache_inference.hpp"
+#include "cli/app.hpp"
+#include "device/model_device.hpp"
+
+namespace gpuprobe {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+constexpr std::uint64_t kKiB = 1024, kMiB = 1024 * kKiB;
+
+json run_model(const std::string& model, const std::string& id, const std::string& tag) {
+  const auto dir = fs::temp_directory_path() /
+                   ("gpuprobe_test_cs_" + tag + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  std::vector<std::string> args = {"gpuprobe", "--device", model, "--out", dir.string(), "run",
+                                   id};
+  std::vector<const char*> argv;
+  for (auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
+  EXPECT_EQ(code, 0) << err.str();
+  std::ifstream in(dir / "result.json");
+  const auto r = json::parse(in);
+  fs::remove_all(dir);
+  for (const auto& e : r.at("experiments"))
+    if (e.at("id") == id) return e;
+  ADD_FAILURE() << id << " not in the result";
+  return json::object();
+}
+
+const json* finding(const json& e, const std::string& name) {
+  for (const auto& f : e.at("findings"))
+    if (f.at("name") == name) return &f;
+  return nullptr;
+}
+
+TEST(CacheStructure, ProbeGivesItsCarveoutToSequencesThatStateNone) {
+  std::vector<int> seen;
+  analysis::cache::Probe p;
+  p.run = [&](const device::AccessSequence& s) {
+    seen.push_back(s.carveout_percent);
+    device::SequenceTiming t;
+    t.verified = true;
+    t.cycles.assign(s.sequence.size() - s.timed_from, 1.0);
+    return t;
+  };
+  p.carveout_percent = 0;
+  device::AccessSequence s;
+  s.sequence = {0, 8};
+  p.call(s);
+  s.carveout_percent = 50;
+  p.call(s);
+  p.carveout_percent = -1;
+  s.carveout_percent = -1;
+  p.call(s);
+  EXPECT_EQ(seen, (std::vector<int>{0, 50, -1}));
+}
+
+// model:tiny has 64 KiB of unified L1/shared storage and a 48 KiB default carve-out: at the
+// default the L1 has 16 KiB (32 sets of 4 x 128 B); the L1 experiments must measure the 64 KiB
+// L1 (128 sets) of carve-out 0, from three pools that agree, with sequences the sequencer stages
+// whole.
+TEST(CacheStructure, L1IsMeasuredAtTheLargestL1WithAgreeingPools) {
+  const auto e = run_model("model:tiny", "cache.l1.ways", "l1");
+  ASSERT_EQ(e.at("status"), "passed") << e.dump();
+  const auto& s = e.at("samples");
+  EXPECT_EQ(s.at("carveout_percent"), 0);
+  EXPECT_TRUE(s.at("pools_agree").get<bool>());
+  ASSERT_EQ(s.at("pools").size(), 3u);
+  EXPECT_LE(s.at("max_sequence").get<std::size_t>(), device::kSequenceStagedAccesses);
+  EXPECT_NE(s.at("pools")[0].at("seed"), s.at("pools")[1].at("seed"));
+  EXPECT_NE(s.at("pools")[0].at("lines"), s.at("pools")[1].at("lines"));
+  const auto* ways = finding(e, "cache.l1.ways");
+  ASSERT_NE(ways, nullptr);
+  EXPECT_EQ(ways->at("value").get<double>(), 4.0);
+  const auto* sets = finding(e, "cache.l1.sets");
+  ASSERT_NE(sets, nullptr);
+  EXPECT_EQ(sets->at("value").get<double>(), 64.0 * kKiB / (128 * 4));
+}
+
+// model:h200 (141 GiB): the L2 pool is 2048 lines at one in-page offset of 2 MiB pages, and the
+// ways found are the model's 16.
+TEST(CacheStructure, L2PoolConcentratesOnOneInPageOffset) {
+  const auto e = run_model("model:h200", "cache.l2.ways", "l2");
+  ASSERT_EQ(e.at("status"), "passed") << e.dump();
+  const auto& s = e.at("samples");
+  EXPECT_EQ(s.at("candidate_alignment_bytes"), 2 * kMiB);
+  EXPECT_EQ(s.at("pool_bytes"), 2048 * 2 * kMiB);
+  EXPECT_TRUE(s.at("pools_agree").get<bool>()) << s.dump();
+  for (const auto& l : s.at("conflict_set").at("lines")) EXPECT_EQ(l.get<std::uint64_t>() % (2 * kMiB), 0u);
+  const auto* ways = finding(e, "cache.l2.ways");
+  ASSERT_NE(ways, nullptr);
+  EXPECT_EQ(ways->at("value").get<double>(), 16.0);
+}
+
+// A TLB of 2 MiB pages with 8 entries: the walk at 16 MiB strides steps after 8 cells too (one
+// entry per page, not per 16 MiB), and the wide curve records it.
+TEST(CacheStructure, TlbWideCurveStepsAtTheSameEntries) {
+  device::ModelConfig c = device::builtin_model_config("tiny");
+  c.global_mem_bytes = 2ull * 1024 * kMiB;
+  c.tlb = {{8, 2 * kMiB, 0, 40}};
+  device::ModelDevice dev(c);
+  auto buf = dev.alloc_probe_buffer(64 * 2 * kMiB);
+  analysis::cache::Probe p;
+  p.run = [&](const device::AccessSequence& s) { return dev.run_sequence(*buf, s); };
+  p.buffer_bytes = buf->bytes();
+  const auto t = analysis::cache::infer_tlb(p, 2 * kMiB, 64);
+  ASSERT_EQ(t.levels.size(), 1u);
+  EXPECT_EQ(t.levels[0].entries, 8u);
+  ASSERT_FALSE(t.wide_curve.empty());
+  for (const auto& row : t.wide_curve) {
+    EXPECT_EQ(row.at("stride_bytes"), 16 * kMiB);
+    const double ex = row.at("excess_cycles").get<double>();
+    if (row.at("pages").get<std::uint64_t>() <= 8) EXPECT_LT(ex, 20) << row.dump();
+    else EXPECT_GT(ex, 20) << row.dump();
+  }
+}
+
+}  // namespace
+}  // namespace gpuprobe
