@@ -72,15 +72,16 @@ gp_validate_schemas() {  # $1 = the built gpuprobe; validates results and model 
   local gp=$1 ajv tmp
   ajv=$(gp_install_ajv)
   tmp=$(mktemp -d)
-  local opts=(--spec=draft7 --strict=false -c "$(dirname "$ajv")/../ajv-formats")
+  local opts=(--spec=draft7 --strict=false -c "$(cd "$(dirname "$ajv")/../ajv-formats" && pwd)")
   local results=(results/*/result.json)
   if [[ -e ${results[0]} ]]; then
-    "$ajv" validate "${opts[@]}" -s schemas/result.schema.json -d "${results[@]}"
+    for f in "${results[@]}"; do "$ajv" validate "${opts[@]}" -s schemas/result.schema.json -d "$f"; done
   fi
   local experiments=(results/*/experiments/*.json)
   if [[ -e ${experiments[0]} ]]; then
+    # ajv-cli expands the quoted glob itself (one -d for all files)
     "$ajv" validate "${opts[@]}" -s schemas/experiment.schema.json -r schemas/result.schema.json \
-      -d "${experiments[@]}"
+      -d "results/*/experiments/*.json"
   fi
   # Every built-in model preset, as the model file --device model:<file> would read.
   local presets
