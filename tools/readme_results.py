@@ -2,11 +2,15 @@
 """Rewrites the README's "## H200 results" section from results/h200 (the committed tool output).
 
 Every number is read from result.json / the CSVs / crosscheck.txt; nothing is typed by hand."""
+import argparse
 import csv
 import json
 import pathlib
 
-root = pathlib.Path(__file__).resolve().parent.parent
+ap = argparse.ArgumentParser(description=__doc__)
+ap.add_argument("--root", default=pathlib.Path(__file__).resolve().parent.parent, type=pathlib.Path,
+                help="the checkout whose README.md and results/h200 to use (default: this one)")
+root = ap.parse_args().root
 res = root / "results" / "h200"
 readme = (root / "README.md").read_text()
 findings = (res / "FINDINGS.md").read_text().splitlines()
@@ -43,7 +47,7 @@ if "l2.partition.sm_group_sizes" in f:
     l2p = (f"SM groups {' + '.join(str(g) for g in f['l2.partition.sm_group_sizes']['group_sizes'])}; "
            f"first access near {v('l2.partition.near_latency', 0)} / far {v('l2.partition.far_latency', 0)} cycles; "
            + (f"side of a line = parity of address bits {', '.join(str(b) for b in hm['bits'])} "
-              f"({hm['mask_hex']}, every probed line predicted)" if hm.get("bits") else "no linear hash found"))
+              f"({hm['mask_hex']}, {hm['lines_predicted'] * 100:.1f}% of probed lines predicted)" if hm.get("bits") else "no linear hash found"))
 else:
     l2p = "not in this result"
 
@@ -99,13 +103,11 @@ sets, same session (`results/h200/crosscheck.txt`):
 What the H200 shows: the L1 is invalidated at every kernel launch (the chase warms it inside
 the timed launch); `.cg`/`.cv` bypass the L1 and the first level they see is the L2; L2 hits from
 one SM cost ~{v('l2.hit_latency', 0)} cycles up to ~{f['l2.near_capacity']['value'] / 2**20:.1f} MiB (the near
-partition, a little under half the 60 MiB), then a mixed region (near hits, far hits and DRAM misses) of median ~{v('l2.mixed_latency', 0) if 'l2.mixed_latency' in f else v('l2.far_hit_latency', 0)} cycles up to
+partition, {f['l2.near_capacity']['value'] / r['device']['l2_bytes'] * 100:.0f}% of the {r['device']['l2_bytes'] / 2**20:.0f} MiB the driver reports), then a mixed region (near hits, far hits and DRAM misses) of median ~{v('l2.mixed_latency', 0) if 'l2.mixed_latency' in f else v('l2.far_hit_latency', 0)} cycles up to
 ~{f['l2.capacity']['value'] / 2**20:.1f} MiB, then DRAM at ~{v('dram.latency', 0)} cycles; the usable L1 at the
 default (= maximum-L1) carveout is {f['l1.capacity']['value'] / 1024:.2f} KiB. Not every H200 is the same:
-on the nine machines this project ran on the same day (different UUIDs; the other sweeps are in
-`tests/data/h200_latency_sweep_run*.json` and in the history of `results/h200`), the reference
-chase gave DRAM latencies of 651-684 cycles and L2 near-partition hits of 273-281 cycles, and the
-best DRAM read of 4585-4672 GB/s.
+sweeps from other machines are in `tests/data/h200_latency_sweep_run*.json` and in the history of
+`results/h200`; `gpuprobe compare` sets two results side by side.
 
 ### The other families, against the issues' targets
 
@@ -120,10 +122,10 @@ best DRAM read of 4585-4672 GB/s.
 | L2 read of tiles many SMs read at once, TMA (`l2.tma_read_bandwidth`) | {v('l2.tma_read_bandwidth')} GB/s | (not the issue's measure; see docs) |
 | L1 read (`hierarchy.l1.read_bandwidth`) | {f['hierarchy.l1.read_bandwidth']['value']:.2f} B/clk/SM (variant {f['hierarchy.l1.read_bandwidth'].get('variant', '')}) | {target('hierarchy.l1.read_bandwidth', 126.5)} |
 | shared memory (`smem.bandwidth`) | {v('smem.bandwidth', 2)} B/clk/SM | {target('smem.bandwidth', 127.5)} |
-| bank conflicts: measured N-way = model (`smem.bank_model_agreement`) | {v('smem.bank_model_agreement', 2)} (fraction of 96 cases) | all |
+| bank conflicts: measured N-way = model (`smem.bank_model_agreement`) | {v('smem.bank_model_agreement', 2)} (fraction of {f['smem.bank_model_agreement']['cases']} cases) | all |
 | FFMA (`compute.ffma.throughput`) | {v('compute.ffma.throughput', 2)} FMA/clk/SM ({f['compute.ffma.throughput'].get('percent_of_peak', 0):.2f}% of peak at the measured clock) | >= 97% |
 | WGMMA bf16 dense (`hopper.wgmma.bf16.tflops`) | {v('hopper.wgmma.bf16.tflops')} TFLOP/s, accumulators verified | {target('hopper.wgmma.bf16.tflops', 890)} |
-| TMA -> WGMMA pipeline, 128x256x64 (`hopper.pipeline`) | {v('hopper.pipeline.128x256x64.best_pipeline_tflops')} TFLOP/s vs wgmma-only {v('hopper.pipeline.128x256x64.wgmma_only_tflops')} ({pl['fraction_of_wgmma_only'] * 100:.1f}%; {pl.get('fraction_of_wgmma_only_per_clock', 0) * 100:.1f}% per SM clock) | within 10% ({'met here' if pl['fraction_of_wgmma_only'] >= 0.9 else 'not met here'}; 89.1-91.2% over six runs, see docs) |
+| TMA -> WGMMA pipeline, 128x256x64 (`hopper.pipeline`) | {v('hopper.pipeline.128x256x64.best_pipeline_tflops')} TFLOP/s vs wgmma-only {v('hopper.pipeline.128x256x64.wgmma_only_tflops')} ({pl['fraction_of_wgmma_only'] * 100:.1f}%; {pl.get('fraction_of_wgmma_only_per_clock', 0) * 100:.1f}% per SM clock) | within 10% ({'met here' if pl['fraction_of_wgmma_only'] >= 0.9 else 'not met here'}) |
 | TMA load (`hopper.tma.load_bandwidth`) | {v('hopper.tma.load_bandwidth')} GB/s | |
 | DSMEM latency, cluster of 2 (`hopper.dsmem.latency`) | {v('hopper.dsmem.latency')} cycles | H800: ~180 (Luo et al.) |
 | litmus, release/acquire / relaxed without fence | {v('ordering.litmus.release_acquire.stale_reads', 0)} / {v('ordering.litmus.relaxed_no_fence.stale_reads', 0)} stale reads of 100000 | 0 with the right protocol |
@@ -135,7 +137,7 @@ Why the misses are misses, with the evidence, is in [docs/FAMILIES.md](docs/FAMI
 
 ### Seed 002's H200 tables beside ours
 
-Seed 002 reports percentages of 4916.7 GB/s (a 6144-bit bus); our card reports a 6016-bit bus,
+Seed 002 reports percentages of 4916.7 GB/s (a 6144-bit bus); our card reports a {r['device']['mem_bus_width_bits']}-bit bus,
 so our percentages are of {peak:.1f} GB/s. Copy bandwidth counts bytes read + written.
 
 | | seed 002 | gpuprobe |
@@ -160,9 +162,21 @@ for s in [1, 2, 3, 4, 8, 16, 32]:
     section += (f"| stride {s}: sectors/request; strided copy | {seed_sec[s]}; "
                 f"{seed_bw.get(s, '~1/stride')} | {sec} (model); {g:.1f} GB/s (read-only {rd:.1f}) |\n")
 gaps = [100 * (1 - srow("copy", k)[0] / float(seed_bw[k])) for k in (8, 16, 32)]
+
+
+def bank_cycles(stride):
+    e = [x for x in r["experiments"] if x["id"] == "smem.bank_conflicts"][0]
+    c = [q for q in e["samples"]["cases"]
+         if q["mode"] == "block" and q["word_bytes"] == 4 and q["stride"] == stride][0]
+    return c["cycles_per_access"]["median"]
+
+
+agree = f["smem.bank_model_agreement"]
+bank32 = (f"{bank_cycles(32) / bank_cycles(1):.1f}x the stride-1 time, 4-B words (model and "
+          f"measurement agree in {agree['agreeing']} of {agree['cases']} cases)")
 section += f"""| AoS vs SoA read | AoS ~ read-only stride 3 | AoS {v('dram.layout_aos_bandwidth')} vs SoA {v('dram.layout_soa_bandwidth')} GB/s |
 | transpose naive / tiled / padded, vs copy | (figures only) | {v('transpose.naive_bandwidth')} / {v('transpose.tiled_bandwidth')} / {v('transpose.tiled_padded_bandwidth')} vs {v('transpose.copy_bandwidth')} GB/s |
-| bank conflicts, stride 32 | 32-way | 32-way (model and measurement agree in every case) |
+| bank conflicts, stride 32 | 32-way | {bank32} |
 
 Seed 002's strided numbers appear to count useful bytes as ours do (its text does not say); our
 strided copies at strides 8-32 stay {min(gaps):.1f}-{max(gaps):.1f}% below its figures on this card, the one row

@@ -12,7 +12,11 @@
 
 #include "build_info.hpp"
 #include "cli/fleet.hpp"
+#include "cli/options_check.hpp"
+#include "cli/result_commands.hpp"
 #include "core/environment.hpp"
+#include "core/json_input.hpp"
+#include "core/repeatability.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
 #include "core/units.hpp"
@@ -209,109 +213,32 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
   return errors ? 1 : 0;
 }
 
-/// A recorded result.json; throws UsageError when it is missing or not a gpuprobe result.
-json load_result(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("cannot read '" + path + "'; give a result.json written by gpuprobe");
-  json recorded;
-  try {
-    recorded = json::parse(in);
-  } catch (const json::exception& e) {
-    throw UsageError("'" + path + "' is not valid JSON (" + std::string(e.what()) + ")");
-  }
-  if (recorded.value("schema_version", 0) != 1 || !recorded.contains("experiments"))
-    throw UsageError("'" + path + "' is not a gpuprobe result (schema_version 1)");
-  return recorded;
-}
-
-/// Prints the findings both results have (and those only one has), with B's change from A.
-int compare(const std::string& path_a, const std::string& path_b, std::ostream& out) {
-  const json a = load_result(path_a), b = load_result(path_b);
-  auto findings = [](const json& r) {
-    std::vector<std::pair<std::string, json>> v;
-    for (const auto& e : r.at("experiments"))
-      for (const auto& f : e.value("findings", json::array()))
-        v.emplace_back(f.value("name", ""), f);
-    return v;
-  };
-  const auto fa = findings(a), fb = findings(b);
-  std::map<std::string, json> in_b(fb.begin(), fb.end());
-  auto describe = [](const json& r) {
-    const auto& d = r.value("device", json::object());
-    return d.value("name", std::string("?")) + " " + d.value("uuid", std::string("")) + ", git " +
-           r.value("tool", json::object()).value("git_sha", std::string("?")).substr(0, 12) + ", " +
-           r.value("started_utc", std::string(""));
-  };
-  out << "A: " << describe(a) << "\nB: " << describe(b) << "\n\n";
-  char line[256];
-  std::snprintf(line, sizeof(line), "%-52s %14s %14s %9s  %s\n", "finding", "A", "B", "B vs A",
-                "unit");
-  out << line;
-  for (const auto& [name, f] : fa) {
-    const double va = f.value("value", 0.0);
-    auto it = in_b.find(name);
-    if (it == in_b.end()) {
-      std::snprintf(line, sizeof(line), "%-52s %14.6g %14s %9s  %s\n", name.c_str(), va, "-", "",
-                    f.value("unit", "").c_str());
-    } else {
-      const double vb = it->second.value("value", 0.0);
-      char change[32] = "";
-      if (va != 0)
-        std::snprintf(change, sizeof(change), "%+.2f%%", (vb - va) / std::fabs(va) * 100);
-      std::snprintf(line, sizeof(line), "%-52s %14.6g %14.6g %9s  %s\n", name.c_str(), va, vb,
-                    change, f.value("unit", "").c_str());
-      in_b.erase(it);
-    }
-    out << line;
-  }
-  for (const auto& [name, f] : fb) {
-    if (!in_b.count(name)) continue;
-    std::snprintf(line, sizeof(line), "%-52s %14s %14.6g %9s  %s\n", name.c_str(), "-",
-                  f.value("value", 0.0), "", f.value("unit", "").c_str());
-    out << line;
-  }
-  return 0;
-}
-
-/// Writes report.html for a recorded result into `dir` (default: the result's own directory).
-int write_report(const std::string& path, std::string dir, std::ostream& out) {
-  const json recorded = load_result(path);
-  if (dir.empty()) dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
+/// `gpuprobe repeat N`: the chosen experiments N times back to back into <out>/run1..runN, then
+/// <out>/repeat.json and a table of every finding's run-to-run spread against its stated one.
+int run_repeat(int n, const std::vector<const Experiment*>& chosen, Cli& cli, int argc,
+               const char* const* argv, std::ostream& out, const std::string& command) {
+  if (cli.options.out_dir.empty())
+    cli.options.out_dir = "gpuprobe-results/" + utc_now("%Y%m%dT%H%M%SZ") + "-repeat";
+  const std::string dir = cli.options.out_dir;
   report::check_writable(dir);
-  std::filesystem::create_directories(dir);
-  const auto target = std::filesystem::path(dir) / "report.html";
-  std::ofstream file(target);
-  file << report::html_report(recorded);
-  if (!file.flush()) throw UsageError("cannot write '" + target.string() + "'");
-  out << "report: " << target.string() << "\n";
-  return 0;
-}
-
-/// Loads a recorded result, re-runs each experiment's analysis on its samples, prints the table.
-int reanalyze(const std::string& path, std::ostream& out) {
-  json recorded = load_result(path);
-  for (auto& e : recorded["experiments"]) {
-    const auto r = replay_analysis(e);
-    if (!r) continue;
-    json findings = json::array();
-    for (const auto& f : r->findings) findings.push_back(to_json(f));
-    e["findings"] = findings;
-    e["statistics"].update(r->statistics);
-    // The analysis finds failed checks too (rows failing verification): the experiment is an
-    // error then, with its reason.
-    if (r->status == Status::kError) {
-      e["status"] = to_string(r->status);
-      e["reason"] = r->reason;
-    }
+  std::vector<json> results;
+  int worst = 0;
+  for (int i = 1; i <= n; ++i) {
+    cli.options.out_dir = dir + "/run" + std::to_string(i);
+    out << "repeat: run " << i << " of " << n << "\n";
+    worst = std::max(worst, run_experiments(chosen, cli, argc, argv, out, command));
+    results.push_back(json_input::load_result(cli.options.out_dir + "/result.json"));
   }
-  out << report::summary_table(recorded);
-  return 0;
+  const json t = repeatability::table(results);
+  report::write_file_atomically(std::filesystem::path(dir) / "repeat.json", t.dump(2) + "\n");
+  out << "\n" << repeatability::format(t) << "repeat: " << dir << "/repeat.json\n";
+  return worst;
 }
 
 }  // namespace
 
-int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+static int run_unguarded(int argc, const char* const* argv, std::ostream& out,
+                         std::ostream& err) {
   CLI::App app{"gpuprobe: measures and reverse-engineers a GPU's memory subsystem", "gpuprobe"};
   app.require_subcommand(0, 1);
   Cli cli;
@@ -386,6 +313,16 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   auto* report_cmd = app.add_subcommand(
       "report", "write report.html for a recorded result.json (into --out, default beside it)");
   report_cmd->add_option("result", report_path, "a result.json written by gpuprobe")->required();
+  int repeat_n = 0;
+  std::vector<std::string> repeat_ids;
+  auto* repeat_cmd = app.add_subcommand(
+      "repeat",
+      "run characterize (or the experiments given) N times back to back; write repeat.json and a "
+      "table of every finding's run-to-run spread against its stated confidence");
+  repeat_cmd->add_option("n", repeat_n, "number of runs (at least 2)")
+      ->required()
+      ->check(CLI::Range(2, 100));
+  repeat_cmd->add_option("ids", repeat_ids, "experiment ids or globs (default: all)");
   (void)info;
   FleetCommands fleet;
   add_fleet_commands(app, characterize, fleet);
@@ -420,6 +357,12 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (!array_text.empty()) o.array_bytes = units::parse_size(array_text, "--array-size");
     if (o.protocol.max_repetitions < o.protocol.min_repetitions)
       throw UsageError("--max-reps is smaller than --min-reps");
+    OptionsGiven given{app.count("--loads") > 0, app.count("--out") > 0, {}};
+    for (const auto& [name, text] : {std::pair{"--min-size", &cli.min_size_text},
+                                     std::pair{"--max-size", &cli.max_size_text},
+                                     std::pair{"--array-size", &array_text}})
+      if (app.count(name) > 0 && text->empty()) given.empty.push_back(name);
+    check_common_options(o, given);
     const auto& registry = Registry::builtin();
     for (const auto& text : cli.axis_texts) o.axis_overrides.push_back(parse_axis_override(text));
     check_axis_overrides(registry, o.axis_overrides);
@@ -451,23 +394,11 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       out << j.dump(2) << "\n";
       return 0;
     }
-    if (analyze->parsed()) return reanalyze(analyze_path, out);
-    if (report_cmd->parsed()) return write_report(report_path, cli.options.out_dir, out);
-    if (compare_cmd->parsed()) return compare(compare_paths.at(0), compare_paths.at(1), out);
-    if (export_cmd->parsed()) {
-      const auto model_json = device::model_from_result(load_result(export_in));
-      const auto model = export_format == "accelsim" ? device::accelsim_config(model_json)
-                                                     : model_json.dump(2) + "\n";
-      if (export_out.empty()) {
-        out << model;
-      } else {
-        std::ofstream file(export_out);
-        if (!file || !(file << model) || !file.flush())
-          throw UsageError("cannot write model file '" + export_out + "'");
-        out << "model: " << export_out << " (use --device model:" << export_out << ")\n";
-      }
-      return 0;
-    }
+    if (analyze->parsed()) return analyze_command(analyze_path, out);
+    if (report_cmd->parsed()) return report_command(report_path, cli.options.out_dir, out);
+    if (compare_cmd->parsed())
+      return compare_command(compare_paths.at(0), compare_paths.at(1), out);
+    if (export_cmd->parsed()) return export_model_command(export_in, export_out, export_format, out);
     const Runner runner = [&](const RunOptions& ro, const std::vector<const Experiment*>& ex,
                               std::ostream& os, const std::string& cmd) {
       Cli one = cli;
@@ -484,6 +415,13 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     } else if (characterize->parsed()) {
       for (const auto& e : registry.all()) chosen.push_back(e.get());
       command = "characterize";
+    } else if (repeat_cmd->parsed()) {
+      if (repeat_ids.empty())
+        for (const auto& e : registry.all()) chosen.push_back(e.get());
+      else
+        chosen = registry.select(repeat_ids);
+      return run_repeat(repeat_n, chosen, cli, argc, argv, out,
+                        repeat_ids.empty() ? "characterize" : "run");
     }
     return run_experiments(chosen, cli, argc, argv, out, command);
   } catch (const UsageError& e) {
@@ -491,6 +429,27 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     return 2;
   } catch (const CudaError& e) {
     err << "gpuprobe: CUDA error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  // Nothing the user gives may abort the program: whatever escapes the command is reported in
+  // one line. A UsageError is the user's to fix (2); anything else is gpuprobe's fault (1).
+  auto one_line = [](std::string s) {
+    const auto nl = s.find('\n');
+    return nl == std::string::npos ? s : s.substr(0, nl);
+  };
+  try {
+    return run_unguarded(argc, argv, out, err);
+  } catch (const UsageError& e) {
+    err << "gpuprobe: error: " << one_line(e.what()) << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    err << "gpuprobe: internal error: " << one_line(e.what()) << "\n";
+    return 1;
+  } catch (...) {
+    err << "gpuprobe: internal error: unknown exception\n";
     return 1;
   }
 }

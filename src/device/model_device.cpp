@@ -11,6 +11,7 @@
 #include "analysis/chain.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "core/json_input.hpp"
 #include "device/model_export.hpp"
 #include "device/model_sequence.hpp"
 
@@ -926,15 +927,8 @@ ModelConfig builtin_model_config(const std::string& name) {
 std::unique_ptr<Device> make_model_device(const std::string& name) {
   // A path to a model file (e.g. written by `gpuprobe export-model`) instead of a built-in name.
   if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) {
-    std::ifstream in(name);
-    if (!in) throw UsageError("cannot read model file '" + name + "'");
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      throw UsageError("model file '" + name + "' is not valid JSON (" + e.what() + ")");
-    }
-    return std::make_unique<ModelDevice>(model_config_from_json(j));
+    return std::make_unique<ModelDevice>(
+        model_config_from_json(json_input::load_file(name, "model file")));
   }
   return std::make_unique<ModelDevice>(builtin_model_config(name));
 }

@@ -2,25 +2,43 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/finding_names.hpp"
+#include "core/json_input.hpp"
 
 namespace gpuprobe::device {
 namespace {
 
 using nlohmann::json;
 
+// Typed reads through json_input::Reader, so a model file of the wrong shape fails with one line
+// naming the key and what it holds ("model file: l1_line_bytes: expected a non-negative integer,
+// got -128"); what the values mean is checked afterwards by validate().
 template <typename T>
 T need(const json& j, const char* key) {
-  if (!j.contains(key)) throw UsageError(std::string("model file: missing key '") + key + "'");
-  try {
-    return j.at(key).get<T>();
-  } catch (const json::exception&) {
-    throw UsageError(std::string("model file: key '") + key + "' has the wrong type");
+  const auto r = json_input::Reader(j, "model file").at(key);
+  if constexpr (std::is_same_v<T, std::string>) {
+    return r.string();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return r.boolean();
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return r.number();
+  } else if constexpr (std::is_unsigned_v<T>) {
+    const std::uint64_t v = r.unsigned_integer();
+    if (v > std::numeric_limits<T>::max()) r.fail("out of range: " + std::to_string(v));
+    return static_cast<T>(v);
+  } else {
+    const std::int64_t v = r.integer();
+    if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max())
+      r.fail("out of range: " + std::to_string(v));
+    return static_cast<T>(v);
   }
 }
 
@@ -55,6 +73,17 @@ std::vector<std::uint64_t> masks(const json& j, const char* key) {
   return out;
 }
 
+/// "9.0" -> {9, 0}; UsageError naming `where` for anything else.
+std::pair<int, int> compute_capability(const std::string& cc, const std::string& where) {
+  const auto dot = cc.find('.');
+  const auto digits = [](const std::string& s) {
+    return !s.empty() && s.size() <= 3 && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (dot == std::string::npos || !digits(cc.substr(0, dot)) || !digits(cc.substr(dot + 1)))
+    throw UsageError(where + ": expected a compute capability like \"9.0\", got \"" + cc + "\"");
+  return {std::stoi(cc.substr(0, dot)), std::stoi(cc.substr(dot + 1))};
+}
+
 std::uint64_t round_down(double bytes, std::uint64_t unit) {
   const auto b = static_cast<std::uint64_t>(std::max(0.0, bytes));
   return b / unit * unit;
@@ -63,13 +92,11 @@ std::uint64_t round_down(double bytes, std::uint64_t unit) {
 }  // namespace
 
 ModelConfig model_config_from_json(const json& j) {
+  json_input::Reader(j, "model file").object();
   ModelConfig c;
   c.name = need<std::string>(j, "name");
-  const auto cc = need<std::string>(j, "compute_capability");
-  const auto dot = cc.find('.');
-  if (dot == std::string::npos) throw UsageError("model file: compute_capability must be like 9.0");
-  c.cc_major = std::stoi(cc.substr(0, dot));
-  c.cc_minor = std::stoi(cc.substr(dot + 1));
+  std::tie(c.cc_major, c.cc_minor) = compute_capability(
+      need<std::string>(j, "compute_capability"), "model file: compute_capability");
   c.sm_count = need<int>(j, "sm_count");
   c.sm_clock_mhz = need<double>(j, "sm_clock_mhz");
   c.mem_clock_mhz = need<double>(j, "mem_clock_mhz");
@@ -111,8 +138,10 @@ ModelConfig model_config_from_json(const json& j) {
   c.l2_far_hit_latency_cycles = need<double>(j, "l2_far_hit_latency_cycles");
   c.dram_latency_cycles = need<double>(j, "dram_latency_cycles");
   c.shared_latency_cycles = need<double>(j, "shared_latency_cycles");
-  c.noise_relative_sigma = j.value("noise_relative_sigma", 0.0);
-  c.seed = j.value("seed", std::uint64_t{1});
+  c.noise_relative_sigma = j.contains("noise_relative_sigma")
+                               ? need<double>(j, "noise_relative_sigma")
+                               : 0.0;
+  c.seed = j.contains("seed") ? need<std::uint64_t>(j, "seed") : std::uint64_t{1};
   validate(c);
   return c;
 }
@@ -148,9 +177,9 @@ json model_from_result(const json& result) {
   c.name = "measured-" + d.value("name", std::string("gpu"));
   for (auto& ch : c.name)
     if (ch == ' ') ch = '-';
-  const auto cc = d.value("compute_capability", std::string("0.0"));
-  c.cc_major = std::stoi(cc.substr(0, cc.find('.')));
-  c.cc_minor = std::stoi(cc.substr(cc.find('.') + 1));
+  std::tie(c.cc_major, c.cc_minor) =
+      compute_capability(d.value("compute_capability", std::string("0.0")),
+                         "result: device.compute_capability");
   c.sm_count = d.value("sm_count", 1);
   // Cycles are the unit of every latency; the clock only turns them into ns.
   c.sm_clock_mhz = d.value("sm_clock_max_mhz", 1000.0);

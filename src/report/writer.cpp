@@ -44,18 +44,32 @@ void check_writable(const std::string& dir) {
   fs::remove(probe2, ec);
 }
 
-namespace {
-
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
+void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
+  // The temporary lies beside the target (same file system, so rename is atomic) and is named
+  // for this process, so two writers never share one.
+  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error("cannot write " + tmp.string());
     out << text;
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
+    if (!out.flush()) {
+      out.close();
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw std::runtime_error("cannot write " + tmp.string());
+    }
   }
-  fs::rename(tmp, path);
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw std::runtime_error("cannot rename " + tmp.string() + " to " + path.string() + ": " +
+                             ec.message());
+  }
 }
+
+namespace {
 
 std::string csv_cell(const nlohmann::json& v) {
   if (v.is_string()) {
@@ -98,8 +112,8 @@ void ResultWriter::add(const ExperimentResult& r) {
   auto j = to_json(r);
   for (auto& c : j["curves"]) c["file"] = r.id + "." + c["name"].get<std::string>() + ".csv";
   for (const auto& c : r.curves)
-    write_atomically(fs::path(dir_) / (r.id + "." + c.name + ".csv"), to_csv(c));
-  write_atomically(fs::path(dir_) / "experiments" / (r.id + ".json"), j.dump(2) + "\n");
+    write_file_atomically(fs::path(dir_) / (r.id + "." + c.name + ".csv"), to_csv(c));
+  write_file_atomically(fs::path(dir_) / "experiments" / (r.id + ".json"), j.dump(2) + "\n");
   result_["experiments"].push_back(j);
   flush();
 }
@@ -108,11 +122,11 @@ void ResultWriter::finish(const nlohmann::json& extra) {
   result_.update(extra);
   result_["complete"] = true;
   flush();
-  write_atomically(fs::path(dir_) / "report.html", html_report(result_));
+  write_file_atomically(fs::path(dir_) / "report.html", html_report(result_));
 }
 
 void ResultWriter::flush() {
-  write_atomically(fs::path(dir_) / "result.json", result_.dump(2) + "\n");
+  write_file_atomically(fs::path(dir_) / "result.json", result_.dump(2) + "\n");
 }
 
 DisplayValue display_value(const nlohmann::json& f) {

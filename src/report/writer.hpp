@@ -1,6 +1,7 @@
 #pragma once
 // Results on disk: one JSON per run (rewritten atomically after every experiment, so a killed
 // run keeps what finished), one JSON per experiment, one CSV per curve, and an HTML report.
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -11,6 +12,11 @@ namespace gpuprobe::report {
 
 /// Throws UsageError when `dir` cannot be created or written; creates nothing.
 void check_writable(const std::string& dir);
+
+/// Writes `text` to a temporary file beside `path`, then renames it over `path`: a reader sees
+/// the old file or the whole new one, and a failure leaves no partial file. Throws
+/// std::runtime_error when it cannot.
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
 
 class ResultWriter {
  public:

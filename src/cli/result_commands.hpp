@@ -1,0 +1,27 @@
+#pragma once
+// The commands that read a recorded result.json (analyze, compare, report, export-model). Each
+// loads it through json_input (typed, path-naming shape checks), turns any failure caused by the
+// file's content into a one-line UsageError, and writes its output by temporary file + rename,
+// so a bad input leaves nothing behind.
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+namespace gpuprobe::cli {
+
+/// Re-runs each passed experiment's analysis on its recorded samples; prints the summary table.
+int analyze_command(const std::string& path, std::ostream& out);
+/// The findings of two results side by side in human units, each difference judged against
+/// both runs' stated spread (noise::judge).
+int compare_command(const std::string& path_a, const std::string& path_b, std::ostream& out);
+/// Writes report.html for a recorded result into `dir` (default: beside the result).
+int report_command(const std::string& path, std::string dir, std::ostream& out);
+/// Writes the model file the result measured to `model_path` (stdout when empty).
+int export_model_command(const std::string& path, const std::string& model_path,
+                         const std::string& format,
+                         std::ostream& out);
+
+/// The comparison table of two loaded results (what compare_command prints).
+std::string compare_table(const nlohmann::json& a, const nlohmann::json& b);
+
+}  // namespace gpuprobe::cli

@@ -1,0 +1,37 @@
+#pragma once
+// Judging a difference between two values of one finding (two runs, `compare`, `repeat`) against
+// what each run stated about itself. A finding's confidence is, by the tool's one definition
+// (core/confidence.hpp), the probability that a fresh measurement lands within
+// +-kDefaultTolerance of the reported value; read backwards it states a standard error:
+//   se = tolerance * |value| / (sqrt(2) * erfinv(confidence)).
+// (A confidence that also carries a separation or agreement factor is lower than its precision
+// alone, so the se it implies is larger: the judgement errs toward "within noise".)
+// Two values differ beyond noise when their separation (confidence::separation of
+// z = |a - b| / sqrt(se_a^2 + se_b^2)) reaches kBeyondSeparation, the tool's "nine in ten".
+#include <string>
+#include <vector>
+
+namespace gpuprobe::noise {
+
+inline constexpr double kBeyondSeparation = 0.9;
+
+/// The standard error a finding's value and confidence state (0 for confidence 1, infinity for
+/// confidence 0).
+double implied_standard_error(double value, double confidence);
+
+struct Judgement {
+  double z = 0;         ///< |a - b| / combined stated standard error
+  bool beyond = false;  ///< separation(z) >= kBeyondSeparation
+};
+/// Whether b differs from a beyond both runs' stated spread.
+Judgement judge(double a, double confidence_a, double b, double confidence_b);
+
+/// A value in the units people read: bytes as B / KiB / MiB / GiB (two decimals), other units
+/// with up to 6 significant digits and no exponent below 1e9. Returns {value text, unit}.
+std::pair<std::string, std::string> human(double value, const std::string& unit);
+
+/// The number of `value` shown in `shown_unit` (a unit human() returned for this unit), e.g. a
+/// byte count in MiB; other units as human() prints them.
+std::string human_as(double value, const std::string& unit, const std::string& shown_unit);
+
+}  // namespace gpuprobe::noise
