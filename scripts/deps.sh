@@ -25,6 +25,8 @@ gp_install_deps() {  # $1 = "test" to include GoogleTest
   gp_have_header CLI/CLI.hpp || need+=(libcli11-dev)
   gp_have_header nlohmann/json.hpp || need+=(nlohmann-json3-dev)
   if [[ "${1:-}" == test ]]; then gp_have_header gtest/gtest.h || need+=(libgtest-dev); fi
+  # The report's browser test (tests/browser) renders it in headless Chromium.
+  if [[ "${1:-}" == test ]]; then command -v chromium >/dev/null 2>&1 || need+=(chromium); fi
   if ((${#need[@]})); then
     local sudo=""
     [[ $(id -u) -ne 0 ]] && sudo="sudo"

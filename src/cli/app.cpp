@@ -14,6 +14,7 @@
 #include "core/environment.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
+#include "core/progress.hpp"
 #include "core/units.hpp"
 #include "device/device.hpp"
 #include "device/model_export.hpp"
@@ -78,6 +79,7 @@ struct Cli {
   std::vector<std::string> ids;
   bool info_json = false;
   bool device_given = false;
+  bool quiet = false;  ///< --quiet: no progress line
 };
 
 std::vector<device::LoadOp> parse_loads(const std::string& text) {
@@ -161,7 +163,10 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
     writer.add(r);
     out << "  " << r.id << ": waived (" << why << ")\n";
   }
+  if (!cli.quiet && progress::stderr_is_terminal()) progress::enable(&std::cerr);  // --quiet
+  int position = 0;
   for (const auto* e : runnable) {
+    progress::begin(++position, static_cast<int>(runnable.size()), e->id());
     ExperimentResult r;
     r.id = e->id();
     r.protocol = to_json(cli.options.protocol);
@@ -191,6 +196,7 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
         r.reason = ex.what();
       }
     }
+    progress::end();
     json sampled = during.stop();
     r.clocks = clocks_json(before, dev->read_clocks(), std::move(sampled));
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -286,7 +292,7 @@ int write_report(const std::string& path, std::string dir, std::ostream& out) {
   std::filesystem::create_directories(dir);
   const auto target = std::filesystem::path(dir) / "report.html";
   std::ofstream file(target);
-  file << report::html_report(recorded);
+  file << report::html_report(recorded, std::filesystem::path(path).parent_path().string());
   if (!file.flush()) throw UsageError("cannot write '" + target.string() + "'");
   out << "report: " << target.string() << "\n";
   return 0;
@@ -347,6 +353,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   app.add_option("--spread", o.protocol.target_spread,
                  "stop repeating when (p95-p5)/median falls to this")
       ->check(CLI::Range(0.0, 1.0));
+  app.add_flag("--counters", o.counters,
+               "read hardware counters (CUPTI) over separate untimed launches and cross-check them");
+  app.add_flag("--quiet,-q", cli.quiet, "no progress line on stderr");
   app.fallthrough();
 
   auto* info = app.add_subcommand("info", "print the device and its environment (JSON)");

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "core/progress.hpp"
+
 namespace gpuprobe {
 
 nlohmann::json to_json(const ProtocolOptions& p) {
@@ -24,6 +26,7 @@ Measurement repeat_until_stable(const std::function<double(int)>& once,
                                 const ProtocolOptions& options) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
+  progress::point();
   auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
   for (int w = options.warmup_runs; w > 0; --w) once(-w);
   Measurement m;

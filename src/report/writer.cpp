@@ -108,7 +108,7 @@ void ResultWriter::finish(const nlohmann::json& extra) {
   result_.update(extra);
   result_["complete"] = true;
   flush();
-  write_atomically(fs::path(dir_) / "report.html", html_report(result_));
+  write_atomically(fs::path(dir_) / "report.html", html_report(result_, dir_));
 }
 
 void ResultWriter::flush() {

@@ -33,6 +33,7 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
+#include "counters/counters.hpp"
 #include "probes/bandwidth/bandwidth_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -565,6 +566,9 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     }
   };
 
+  std::pair<std::string, double> fastest{"", -1.0};
+  std::function<void()> fastest_launch;
+  std::pair<double, double> fastest_bytes;  // DRAM bytes read, written per launch (intended)
   // Measures one configuration, then verifies it.
   auto run_config = [&](const std::string& stage, Config c) {
     // A covering grid gives each thread the same vectors in every pass: a second pass would
@@ -633,6 +637,14 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     row["verified_with_passes"] = kind_ == StreamKind::kRead ? 1 : c.v.passes;
     row["host_spot_checked_elements"] = spot;
     rows.push_back(row);
+    if (t.gb_s.summary.median > fastest.second) {  // --counters reads the fastest kernel
+      fastest = {key, t.gb_s.summary.median};
+      fastest_launch = [&launch_kernel, &bench, c, l, timed_bits] {
+        launch_kernel(c, l, timed_bits, nullptr);
+        bench.sync();
+      };
+      fastest_bytes = {bytes.read_bytes * c.v.passes, bytes.write_bytes * c.v.passes};
+    }
   };
 
   auto best_row = [&](const std::function<bool(const json&)>& pick) -> json {
@@ -844,6 +856,19 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
   r.parameters["seed_data"] = seed_src;
   r.samples = {{"variants", rows}};
   r.statistics = {{"variants_measured", rows.size()}};
+  if (counters::requested(ctx) && fastest_launch) {
+    // Bytes the fastest kernel meant to move against what DRAM moved; 2 % of the array either way.
+    const double slack = 0.02 * static_cast<double>(array);
+    auto check = [&](const char* what, const char* metric, double intended) {
+      return counters::Expectation{what, metric, "", "bytes", intended, slack, false,
+                                   "bytes the kernel reads / writes per launch"};
+    };
+    r.samples["counters"] = counters::collect(
+        ctx, {{{fastest.first, {{"kernel", fastest.first}}, fastest_launch,
+                {check("DRAM bytes read per launch", "dram__bytes_read.sum", fastest_bytes.first),
+                 check("DRAM bytes written per launch", "dram__bytes_write.sum",
+                       fastest_bytes.second)}}}});
+  }
 
   Curve c{"variants",
           {"stage",
@@ -890,10 +915,15 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
                       s.at("percent_of_peak_median"),
                       row.at("verified")});
   }
+  c.hints = chart_hints(id() + ": bandwidth against access width (best kernel per width)",
+                        "width_bytes", "bytes", "gb_s_median", "GB/s", true)
+                .best("max")
+                .points();
   r.curves.push_back(c);
 }
 
 void StreamExperiment::analyze(ExperimentResult& r) const {
+  counters::cross_check(r);
   const auto& rows = r.samples.at("variants");
   const double peak = r.parameters.value("peak_gb_s", 0.0);
   const std::string base = "dram." + analysis::to_string(kind_) + "_bandwidth";
@@ -1126,13 +1156,39 @@ class StrideExperiment : public BandwidthExperiment {
     r.parameters["kernels"] = "copy: dst[j*s] = src[j*s]; read: XOR of src[j*s]; j < span/s, float";
     r.parameters["convention"] = kUsefulConvention;
     r.samples = {{"rows", rows}};
+    if (counters::requested(ctx)) {  // sectors per load request against the sector model
+      counters::Declaration d;
+      for (const auto& row : rows) {
+        if (row.at("variant") != "read") continue;
+        const int s = row.at("stride_elements");
+        const std::uint64_t m = n / static_cast<std::uint64_t>(s);
+        d.probes.push_back(
+            {"read, stride " + std::to_string(s), {{"stride_elements", s}},
+             [&bench, &src, l, s, m] {
+               bw::launch_strided_read(l, src.as<float>(), 0, s, m, nullptr);
+               bench.sync();
+             },
+             {{"global load sectors per request", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+               "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "sectors/request",
+               row.at("model").at("sectors_per_request").get<double>(), 0.05, true,
+               "sector model: 32-byte sectors a warp's 32 strided 4-byte loads touch"}}});
+      }
+      r.samples["counters"] = counters::collect(ctx, d);
+    }
     Curve c{
         "table",
         {"variant", "stride_elements", "useful_gb_s_median", "useful_gb_s_min", "useful_gb_s_p5",
          "useful_gb_s_p95", "n", "sectors_per_request", "request_efficiency", "dram_efficiency_32b",
          "dram_efficiency_64b", "copy_dram_efficiency_rmw_32b", "copy_dram_efficiency_rmw_64b",
-         "moved_gb_s_dram_model", "peak_gb_s", "percent_of_peak_moved_dram_model"},
+         "moved_gb_s_dram_model", "peak_gb_s", "percent_of_peak_moved_dram_model",
+         "model_useful_gb_s"},
         {}};
+    // The sector model's line: stride 1's useful GB/s scaled by the DRAM efficiency it predicts.
+    std::map<std::string, double> at_stride1;
+    for (const auto& row : rows)
+      if (row.at("stride_elements") == 1)
+        at_stride1[row.at("variant")] = row.at("useful_gb_s").at("median").get<double>() /
+                                        row.at("model").at("dram_efficiency_32b").get<double>();
     for (const auto& row : rows) {
       const auto& s = row.at("useful_gb_s");
       const auto& m = row.at("model");
@@ -1142,12 +1198,18 @@ class StrideExperiment : public BandwidthExperiment {
                         m.at("request_efficiency"), m.at("dram_efficiency_32b"),
                         m.at("dram_efficiency_64b"), m.at("copy_dram_efficiency_rmw_32b"),
                         m.at("copy_dram_efficiency_rmw_64b"), moved, peak,
-                        percent_of(moved, peak)});
+                        percent_of(moved, peak),
+                        at_stride1[row.at("variant")] * m.at("dram_efficiency_32b").get<double>()});
     }
+    c.hints = chart_hints("bandwidth.stride: useful GB/s against stride, with the sector model",
+                          "stride_elements", "elements", "useful_gb_s_median", "GB/s", true)
+                  .by({"variant"})
+                  .with_model({"model_useful_gb_s"});
     r.curves.push_back(c);
     r.statistics = {{"rows_measured", rows.size()}};
   }
   void analyze(ExperimentResult& r) const override {
+    counters::cross_check(r);
     const double peak = r.parameters.value("peak_gb_s", 0.0);
     std::map<std::string, double> base;
     for (const auto& row : r.samples.at("rows"))
@@ -1326,6 +1388,9 @@ class OffsetExperiment : public BandwidthExperiment {
                         wm.is_null() ? json(0) : wm.at("lines_per_request"),
                         row.at("request_efficiency"), peak, s.at("percent_of_peak_median")});
     }
+    c.hints = chart_hints("bandwidth.offset: useful GB/s against start offset", "offset_elements",
+                          "elements", "useful_gb_s_median", "GB/s")
+                  .by({"variant"});
     r.curves.push_back(c);
     r.statistics = {{"rows_measured", rows.size()}};
   }
@@ -1496,6 +1561,7 @@ class LayoutExperiment : public BandwidthExperiment {
                         md.at("request_efficiency"), md.at("dram_efficiency_32b"), peak,
                         s.at("percent_of_peak_median")});
     }
+    c.hints = table_hints("array-of-structs against struct-of-arrays");
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {
@@ -1636,6 +1702,7 @@ class TransposeExperiment : public BandwidthExperiment {
                         md.at("request_efficiency"), md.at("shared_load_ways"), peak,
                         s.at("percent_of_peak_median")});
     }
+    c.hints = table_hints("transpose kernels");
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {

@@ -641,6 +641,13 @@ Curve curve_table(const std::string& name, const std::vector<json>& pts, bool pe
                       p.at("measurement").value("n", 0.0), p.at("sm_clock_mhz_measured"),
                       p.at("timed_passes_per_launch")});
   }
+  c.hints = per_sm ? chart_hints("every SM reads its own slice: bandwidth per SM against slice",
+                                 "working_set_bytes_per_sm", "bytes",
+                                 "bytes_per_clk_per_sm_median", "B/clk/SM", true)
+                         .marked()
+                   : chart_hints("all SMs read one region: bandwidth against working set",
+                                 "working_set_bytes", "bytes", "gb_s_median", "GB/s", true)
+                         .marked();
   return c;
 }
 
@@ -1094,6 +1101,7 @@ class BandwidthHierarchy : public RigExperiment {
         note = "bandwidth.read streaming: " + f->at("value").dump() + " GB/s";
       measured_row("dram", m.at("dram"), "dram.latency", note);
     }
+    c.hints = table_hints("bandwidth and latency per level");
     r.curves.push_back(c);
     for (const char* level : {"l1", "l2"})
       if (m.contains(std::string(level) + "_variants"))
@@ -1246,7 +1254,8 @@ class BandwidthHierarchy : public RigExperiment {
                         json(ok),
                         json(row.value("error", std::string("")))});
     }
-    return c;
+    c.hints = table_hints(level + " kernel variants");
+  return c;
   }
 
   static double spread(const json& p) {

@@ -150,6 +150,9 @@ class FetchGranularity : public Experiment {
                 op.what,    {{"median_cycles_by_offset", table}, {"found", g.has_value()}}};
       r.findings.push_back(f);
     }
+    cv.hints = chart_hints("second load's latency against its offset from the first",
+                           "offset_bytes", "bytes", "median_cycles", "cycles")
+                   .by({"operator"});
     r.curves.push_back(cv);
   }
 };

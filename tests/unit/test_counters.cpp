@@ -1,0 +1,160 @@
+// --counters: the declaration API, the waiver path and the cross-check, with a stand-in for
+// CUPTI so that the whole path runs on a machine without a GPU.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "core/progress.hpp"
+#include "counters/counters.hpp"
+#include "counters/profiler_error.hpp"
+#include "device/device.hpp"
+
+namespace gpuprobe {
+namespace {
+
+using nlohmann::json;
+
+/// Returns fixed metric values per launch; counts launches and preparations.
+class FakeReader : public counters::Reader {
+ public:
+  std::map<std::string, double> values;
+  bool fail = false;
+  int launched = 0, prepared = 0;
+  std::optional<std::string> unavailable(const device::DeviceInfo&) override {
+    return std::nullopt;
+  }
+  std::vector<std::map<std::string, double>> read(
+      const device::DeviceInfo&, const std::vector<std::string>& metrics,
+      const std::vector<std::function<void()>>& launches,
+      const std::vector<std::function<void()>>& prepares) override {
+    if (fail)
+      throw counters::ProfilerError("cuptiRangeProfilerEnable failed: insufficient privileges");
+    std::vector<std::map<std::string, double>> out;
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      if (prepares[i]) prepares[i]();
+      launches[i]();
+      std::map<std::string, double> m;
+      for (const auto& k : metrics) m[k] = values.at(k);
+      out.push_back(m);
+    }
+    return out;
+  }
+  std::string method() const override { return "fake reader"; }
+};
+
+struct Fixture : ::testing::Test {
+  std::unique_ptr<device::Device> dev = device::open_device("model:tiny");
+  RunOptions options;
+  FindingBoard board;
+  FakeReader fake;
+  void SetUp() override {
+    options.counters = true;
+    counters::set_reader_for_testing(&fake);
+  }
+  void TearDown() override { counters::set_reader_for_testing(nullptr); }
+  counters::Declaration declaration(int* launches, int* prepares) {
+    counters::Declaration d;
+    d.probes.push_back(
+        {"stride 1",
+         {{"stride", 1}},
+         [launches] { ++*launches; },
+         {{"sectors per request", "sectors.sum", "requests.sum", "sectors/request", 4.0, 0.05, true,
+           "sector model"},
+          {"DRAM bytes read", "dram.sum", "", "bytes", 1000.0, 20.0, false, "intended bytes"}},
+         [prepares] { ++*prepares; }});
+    return d;
+  }
+};
+
+TEST(CountersJudge, RelativeAndAbsoluteTolerances) {
+  counters::Expectation rel{"q", "m", "", "", 100.0, 0.02, true, ""};
+  EXPECT_TRUE(counters::judge(rel, {101.5, 99, 102}).agrees);
+  EXPECT_FALSE(counters::judge(rel, {103, 104, 97}).agrees);
+  EXPECT_EQ(counters::judge(rel, {101, 105, 99}).agreeing_reads, 2u);
+  counters::Expectation abs{"q", "m", "", "%", 0.0, 5.0, false, ""};
+  EXPECT_TRUE(counters::judge(abs, {4.9}).agrees);
+  EXPECT_FALSE(counters::judge(abs, {5.1}).agrees);
+  EXPECT_DOUBLE_EQ(counters::judge(abs, {1, 9, 3}).measured, 3);
+}
+
+TEST_F(Fixture, AgreeingCountersGiveOneAgreementFinding) {
+  fake.values = {{"sectors.sum", 400}, {"requests.sum", 100}, {"dram.sum", 1010}};
+  int launches = 0, prepares = 0;
+  Context ctx{*dev, options, board};
+  ExperimentResult r;
+  r.id = "bandwidth.stride";
+  r.samples["counters"] = counters::collect(ctx, declaration(&launches, &prepares));
+  EXPECT_EQ(launches, 3);  // three separate reads
+  EXPECT_EQ(prepares, 3);
+  const auto& rec = r.samples["counters"];
+  ASSERT_EQ(rec["status"], "read") << rec.dump();
+  EXPECT_DOUBLE_EQ(rec["probes"][0]["checks"][0]["measured"].get<double>(), 4.0);
+  counters::cross_check(r);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].name, "bandwidth.stride.counters.agreement");
+  EXPECT_DOUBLE_EQ(r.findings[0].value, 100);
+  EXPECT_GT(r.findings[0].confidence, 0.3);
+}
+
+TEST_F(Fixture, DisagreementIsAFindingWithBothNumbers) {
+  fake.values = {{"sectors.sum", 800}, {"requests.sum", 100}, {"dram.sum", 1010}};
+  int launches = 0, prepares = 0;
+  Context ctx{*dev, options, board};
+  ExperimentResult r;
+  r.id = "bandwidth.stride";
+  r.samples["counters"] = counters::collect(ctx, declaration(&launches, &prepares));
+  counters::cross_check(r);
+  ASSERT_EQ(r.findings.size(), 2u);
+  const auto& d = r.findings[0];
+  EXPECT_EQ(d.name, "bandwidth.stride.counters.disagreement.1");
+  EXPECT_DOUBLE_EQ(d.value, 8.0);
+  EXPECT_DOUBLE_EQ(d.extra["expected"].get<double>(), 4.0);
+  EXPECT_NE(d.method.find("model 4"), std::string::npos) << d.method;
+  EXPECT_DOUBLE_EQ(r.findings[1].value, 50);  // one of two checks agrees
+}
+
+TEST_F(Fixture, ProfilerFailureWaivesWithTheReason) {
+  fake.fail = true;
+  int launches = 0, prepares = 0;
+  Context ctx{*dev, options, board};
+  ExperimentResult r;
+  r.id = "x";
+  r.samples["counters"] = counters::collect(ctx, declaration(&launches, &prepares));
+  EXPECT_EQ(r.samples["counters"]["status"], "waived");
+  EXPECT_NE(r.samples["counters"]["reason"].get<std::string>().find("insufficient privileges"),
+            std::string::npos);
+  counters::cross_check(r);
+  EXPECT_TRUE(r.findings.empty());
+  EXPECT_NE(r.statistics["counters"].get<std::string>().find("waived"), std::string::npos);
+}
+
+TEST_F(Fixture, CuptiReaderWaivesOnTheModelledGpu) {
+  counters::set_reader_for_testing(nullptr);
+  int launches = 0, prepares = 0;
+  Context ctx{*dev, options, board};
+  const auto rec = counters::collect(ctx, declaration(&launches, &prepares));
+  EXPECT_EQ(rec["status"], "waived");
+  EXPECT_NE(rec["reason"].get<std::string>().find("modelled"), std::string::npos);
+  EXPECT_EQ(launches, 0);
+}
+
+TEST(Progress, ShowsExperimentPointAndTimesOnlyWhenEnabled) {
+  progress::enable(nullptr);
+  progress::begin(1, 3, "latency.sweep");
+  EXPECT_EQ(progress::line(), "");
+  std::ostringstream out;
+  progress::enable(&out);
+  progress::begin(2, 5, "bandwidth.read");
+  progress::point();
+  progress::point();
+  const auto l = progress::line();
+  EXPECT_NE(l.find("[2/5] bandwidth.read"), std::string::npos) << l;
+  EXPECT_NE(l.find("point 2"), std::string::npos) << l;
+  EXPECT_NE(l.find("elapsed"), std::string::npos) << l;
+  EXPECT_NE(l.find("left"), std::string::npos) << l;  // one experiment done: an estimate
+  progress::end();
+  progress::enable(nullptr);
+}
+
+}  // namespace
+}  // namespace gpuprobe
