@@ -29,7 +29,8 @@ constexpr const char* kStyle =
     "body{font-family:sans-serif;max-width:1040px;margin:2em auto;padding:0 1em;color:#222}"
     "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
     "text-align:right;vertical-align:top}td.l,th.l{text-align:left}"
-    "td.method{max-width:360px;overflow-wrap:anywhere;text-align:left}"
+    "td.method{min-width:320px;max-width:480px;overflow-wrap:anywhere;text-align:left}"
+    "td.conf{white-space:nowrap}"
     "td.reason{max-width:520px;overflow-wrap:anywhere;text-align:left}"
     ".scroll{overflow-x:auto;max-width:100%}table.data td,table.data th{font-size:12px}"
     "figure{margin:1em 0}figcaption{font-weight:bold;margin-bottom:.3em}"
@@ -142,7 +143,7 @@ std::string html_report(const json& result, const std::string& curves_dir) {
       o << "<tr><td class='l'>" << escape(f.value("name", "")) << "</td><td>" << escape(shown.value)
         << "</td><td class='l'>" << escape(shown.unit) << "</td><td>"
         << (f.contains("value_ns") ? fixed(f["value_ns"].get<double>(), 1) : "")
-        << "</td><td class='l'><span class='bar'><span style='width:"
+        << "</td><td class='l conf'><span class='bar'><span style='width:"
         << fixed(std::clamp(conf, 0.0, 1.0) * 100, 0) << "%'></span></span>" << fixed(conf, 2)
         << "</td><td class='method' title='" << escape(f.value("method", "")) << "'>"
         << escape(short_method(f.value("method", ""))) << "</td></tr>";

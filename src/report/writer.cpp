@@ -194,6 +194,19 @@ std::string summary_table(const nlohmann::json& result) {
       out << "\n";
     }
   }
+  // What the hardware counters said beyond the findings' one line: waivers and disagreements.
+  for (const auto& e : result.at("experiments")) {
+    const auto& s = e.value("samples", nlohmann::json::object());
+    if (!s.contains("counters")) continue;
+    const auto& c = s["counters"];
+    if (c.value("status", "") != "read") {
+      out << "counters waived (" << e.value("id", "") << "): " << c.value("reason", "") << "\n";
+      continue;
+    }
+    for (const auto& f : e.value("findings", nlohmann::json::array()))
+      if (f.value("name", "").find(".counters.disagreement.") != std::string::npos)
+        out << f.value("name", "") << ": " << f.value("method", "") << "\n";
+  }
   for (const auto& [reason, ids] : waived) {
     out << "waived (" << reason << "):";
     for (const auto& id : ids) out << " " << id;

@@ -42,7 +42,7 @@ class FakeReader : public counters::Reader {
   std::string method() const override { return "fake reader"; }
 };
 
-struct Fixture : ::testing::Test {
+struct CountersFixture : ::testing::Test {
   std::unique_ptr<device::Device> dev = device::open_device("model:tiny");
   RunOptions options;
   FindingBoard board;
@@ -77,7 +77,7 @@ TEST(CountersJudge, RelativeAndAbsoluteTolerances) {
   EXPECT_DOUBLE_EQ(counters::judge(abs, {1, 9, 3}).measured, 3);
 }
 
-TEST_F(Fixture, AgreeingCountersGiveOneAgreementFinding) {
+TEST_F(CountersFixture, AgreeingCountersGiveOneAgreementFinding) {
   fake.values = {{"sectors.sum", 400}, {"requests.sum", 100}, {"dram.sum", 1010}};
   int launches = 0, prepares = 0;
   Context ctx{*dev, options, board};
@@ -96,7 +96,7 @@ TEST_F(Fixture, AgreeingCountersGiveOneAgreementFinding) {
   EXPECT_GT(r.findings[0].confidence, 0.3);
 }
 
-TEST_F(Fixture, DisagreementIsAFindingWithBothNumbers) {
+TEST_F(CountersFixture, DisagreementIsAFindingWithBothNumbers) {
   fake.values = {{"sectors.sum", 800}, {"requests.sum", 100}, {"dram.sum", 1010}};
   int launches = 0, prepares = 0;
   Context ctx{*dev, options, board};
@@ -113,7 +113,38 @@ TEST_F(Fixture, DisagreementIsAFindingWithBothNumbers) {
   EXPECT_DOUBLE_EQ(r.findings[1].value, 50);  // one of two checks agrees
 }
 
-TEST_F(Fixture, ProfilerFailureWaivesWithTheReason) {
+TEST_F(CountersFixture, ManyProbesAreReadInBoundedSessionsInOrder) {
+  class Counting : public FakeReader {
+   public:
+    std::vector<std::size_t> sessions;
+    int next = 0;
+    std::vector<std::map<std::string, double>> read(
+        const device::DeviceInfo& info, const std::vector<std::string>& metrics,
+        const std::vector<std::function<void()>>& launches,
+        const std::vector<std::function<void()>>& prepares) override {
+      sessions.push_back(launches.size());
+      std::vector<std::map<std::string, double>> out;
+      for (std::size_t i = 0; i < launches.size(); ++i) out.push_back({{"m", next++}});
+      (void)info, (void)metrics, (void)prepares;
+      return out;
+    }
+  } counting;
+  counters::set_reader_for_testing(&counting);
+  counters::Declaration d;
+  for (int i = 0; i < 40; ++i)
+    d.probes.push_back({"p" + std::to_string(i),
+                        json::object(),
+                        [] {},
+                        {{"q", "m", "", "", 0.0, 1e9, false, ""}}});
+  Context ctx{*dev, options, board};
+  const auto rec = counters::collect(ctx, d);
+  ASSERT_EQ(rec["status"], "read") << rec.dump();
+  EXPECT_EQ(counting.sessions, (std::vector<std::size_t>{32, 32, 32, 24}));
+  // Read r of probe i is launch r * 40 + i: the values come back to the right probe.
+  EXPECT_EQ(rec["probes"][3]["values"]["m"], json({3, 43, 83}));
+}
+
+TEST_F(CountersFixture, ProfilerFailureWaivesWithTheReason) {
   fake.fail = true;
   int launches = 0, prepares = 0;
   Context ctx{*dev, options, board};
@@ -128,7 +159,7 @@ TEST_F(Fixture, ProfilerFailureWaivesWithTheReason) {
   EXPECT_NE(r.statistics["counters"].get<std::string>().find("waived"), std::string::npos);
 }
 
-TEST_F(Fixture, CuptiReaderWaivesOnTheModelledGpu) {
+TEST_F(CountersFixture, CuptiReaderWaivesOnTheModelledGpu) {
   counters::set_reader_for_testing(nullptr);
   int launches = 0, prepares = 0;
   Context ctx{*dev, options, board};
