@@ -247,7 +247,10 @@ CurveHints infer_hints(const std::vector<std::string>& columns,
     hi = std::max(hi, r[x].get<double>());
   }
   h.log_x = lo > 0 && hi / lo >= 32;
-  if (h.x.find("bytes") != std::string::npos) h.x_unit = "bytes";
+  if (h.x.find("bytes") != std::string::npos) {
+    h.x_unit = "bytes";
+    h.mark_findings = true;  // capacities and plateaus found in bytes
+  }
   if (h.y.find("gb_s") != std::string::npos) h.y_unit = "GB/s";
   if (h.y.find("cycles") != std::string::npos) h.y_unit = "cycles";
   h.title = h.y + " against " + h.x + " (hints inferred)";
