@@ -1,9 +1,13 @@
 // --counters: the declaration API, the waiver path and the cross-check, with a stand-in for
 // CUPTI so that the whole path runs on a machine without a GPU.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
+#include "cli/app.hpp"
 #include "core/progress.hpp"
 #include "counters/counters.hpp"
 #include "counters/profiler_error.hpp"
@@ -167,6 +171,40 @@ TEST_F(CountersFixture, CuptiReaderWaivesOnTheModelledGpu) {
   EXPECT_EQ(rec["status"], "waived");
   EXPECT_NE(rec["reason"].get<std::string>().find("modelled"), std::string::npos);
   EXPECT_EQ(launches, 0);
+}
+
+TEST(CountersCli, FlagRecordsTheWaiverBesideTheTimingsAndOnlyWhenAsked) {
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / ("gpuprobe_counters_" + std::to_string(::getpid()));
+  auto run = [&](bool counters) {
+    std::vector<std::string> args = {"gpuprobe", "--device",   "model:tiny", "--quiet",
+                                     "--out",    dir.string(), "run",        "latency.chase"};
+    if (counters) args.push_back("--counters");
+    std::vector<const char*> argv;
+    for (auto& a : args) argv.push_back(a.c_str());
+    std::ostringstream out, err;
+    EXPECT_EQ(cli::run(static_cast<int>(argv.size()), argv.data(), out, err), 0) << err.str();
+    std::ifstream in(dir / "result.json");
+    return std::make_pair(json::parse(in), out.str());
+  };
+  const auto [with, text] = run(true);
+  const auto& chase = with["experiments"][0];
+  ASSERT_EQ(chase["id"], "latency.chase");
+  EXPECT_EQ(chase["samples"]["counters"]["status"], "waived");
+  EXPECT_NE(text.find("counters waived (latency.chase): a modelled GPU"), std::string::npos)
+      << text;
+  const auto [without, plain] = run(false);
+  EXPECT_FALSE(without["experiments"][0]["samples"].contains("counters"));
+  // The timings are the same with and without (the modelled GPU is deterministic).
+  auto medians = [](const json& r) {
+    std::vector<double> m;
+    for (const auto& p : r["experiments"][0]["samples"]["points"])
+      m.push_back(p["cycles_per_load"]["median"].get<double>());
+    return m;
+  };
+  EXPECT_EQ(medians(with), medians(without));
+  EXPECT_FALSE(medians(with).empty());
+  fs::remove_all(dir);
 }
 
 TEST(Progress, ShowsExperimentPointAndTimesOnlyWhenEnabled) {

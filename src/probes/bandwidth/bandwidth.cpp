@@ -1371,6 +1371,24 @@ class OffsetExperiment : public BandwidthExperiment {
         "copy_dst_misaligned: dst[off + j] = src[j]; read: XOR of src[off + j]; j < n - 64, float";
     r.parameters["convention"] = kUsefulConvention;
     r.samples = {{"rows", rows}};
+    if (counters::requested(ctx)) {  // sectors per load request against the sector model
+      counters::Declaration d;
+      for (const auto& row : rows) {
+        if (row.at("variant") != "read") continue;
+        const std::uint64_t off = row.at("src_offset_elements");
+        d.probes.push_back(
+            {"read, offset " + std::to_string(off), {{"offset_elements", off}},
+             [&bench, &src, l, off, m] {
+               bw::launch_strided_read(l, src.as<float>(), off, 1, m, nullptr);
+               bench.sync();
+             },
+             {{"global load sectors per request", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+               "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "sectors/request",
+               row.at("read_model").at("sectors_per_request").get<double>(), 0.05, true,
+               "sector model: 32-byte sectors a warp's 32 consecutive 4-byte loads touch"}}});
+      }
+      r.samples["counters"] = counters::collect(ctx, d);
+    }
     Curve c{"table",
             {"variant", "offset_elements", "useful_gb_s_median", "useful_gb_s_min",
              "useful_gb_s_p5", "useful_gb_s_p95", "n", "read_sectors_per_request",
@@ -1395,6 +1413,7 @@ class OffsetExperiment : public BandwidthExperiment {
     r.statistics = {{"rows_measured", rows.size()}};
   }
   void analyze(ExperimentResult& r) const override {
+    counters::cross_check(r);
     const double peak = r.parameters.value("peak_gb_s", 0.0);
     std::map<std::string, std::vector<const json*>> by;
     for (const auto& row : r.samples.at("rows")) by[row.at("variant")].push_back(&row);
