@@ -19,6 +19,7 @@
 #include "core/repeatability.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
+#include "core/progress.hpp"
 #include "core/units.hpp"
 #include "device/device.hpp"
 #include "device/model_export.hpp"
@@ -77,6 +78,7 @@ struct Cli {
   std::vector<std::string> ids;
   bool info_json = false;
   bool device_given = false;
+  bool quiet = false;  ///< --quiet: no progress line
 };
 
 std::vector<device::LoadOp> parse_loads(const std::string& text) {
@@ -160,7 +162,10 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
     writer.add(r);
     out << "  " << r.id << ": waived (" << why << ")\n";
   }
+  if (!cli.quiet && progress::stderr_is_terminal()) progress::enable(&std::cerr);  // --quiet
+  int position = 0;
   for (const auto* e : runnable) {
+    progress::begin(++position, static_cast<int>(runnable.size()), e->id());
     ExperimentResult r;
     r.id = e->id();
     r.samples_version = e->samples_version();
@@ -191,6 +196,7 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
         r.reason = ex.what();
       }
     }
+    progress::end();
     json sampled = during.stop();
     r.clocks = clocks_json(before, dev->read_clocks(), std::move(sampled));
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -279,6 +285,9 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out,
   app.add_option("--spread", o.protocol.target_spread,
                  "stop repeating when (p95-p5)/median falls to this")
       ->check(CLI::Range(0.0, 1.0));
+  app.add_flag("--counters", o.counters,
+               "read hardware counters (CUPTI) over separate untimed launches and cross-check them");
+  app.add_flag("--quiet,-q", cli.quiet, "no progress line on stderr");
   app.fallthrough();
 
   auto* info = app.add_subcommand("info", "print the device and its environment (JSON)");

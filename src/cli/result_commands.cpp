@@ -164,7 +164,7 @@ int report_command(const std::string& path, std::string dir, std::ostream& out) 
   if (dir.empty()) dir = ".";
   report::check_writable(dir);
   // The page is made before anything is created, so a result it cannot draw leaves nothing.
-  const std::string html = from_file(path, [&] { return report::html_report(recorded); });
+  const std::string html = from_file(path, [&] { return report::html_report(recorded, fs::path(path).parent_path().string()); });
   fs::create_directories(dir);
   const auto target = fs::path(dir) / "report.html";
   write_or_fail(target.string(), html);

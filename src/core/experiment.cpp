@@ -31,6 +31,82 @@ Finding finding_from_json(const nlohmann::json& j) {
   return f;
 }
 
+nlohmann::json to_json(const CurveHints& h) {
+  return {{"kind", h.kind},     {"title", h.title},   {"x", h.x},
+          {"y", h.y},           {"x_unit", h.x_unit}, {"y_unit", h.y_unit},
+          {"log_x", h.log_x},   {"log_y", h.log_y},   {"series", h.series},
+          {"model", h.model},   {"reduce", h.reduce}, {"where", h.where},
+          {"mark_findings", h.mark_findings}};
+}
+
+CurveHints CurveHints::by(std::vector<std::string> columns) const {
+  auto h = *this;
+  h.series = std::move(columns);
+  return h;
+}
+CurveHints CurveHints::with_model(std::vector<std::string> columns) const {
+  auto h = *this;
+  h.model = std::move(columns);
+  return h;
+}
+CurveHints CurveHints::best(std::string max_or_min) const {
+  auto h = *this;
+  h.reduce = std::move(max_or_min);
+  return h;
+}
+CurveHints CurveHints::only(nlohmann::json where_) const {
+  auto h = *this;
+  h.where = std::move(where_);
+  return h;
+}
+CurveHints CurveHints::marked() const {
+  auto h = *this;
+  h.mark_findings = true;
+  return h;
+}
+CurveHints CurveHints::points() const {
+  auto h = *this;
+  h.kind = "points";
+  return h;
+}
+
+CurveHints chart_hints(std::string title, std::string x, std::string x_unit, std::string y,
+                 std::string y_unit, bool log_x) {
+  CurveHints h;
+  h.title = std::move(title);
+  h.x = std::move(x);
+  h.x_unit = std::move(x_unit);
+  h.y = std::move(y);
+  h.y_unit = std::move(y_unit);
+  h.log_x = log_x;
+  return h;
+}
+
+CurveHints table_hints(std::string title) {
+  CurveHints h;
+  h.kind = "table";
+  h.title = std::move(title);
+  return h;
+}
+
+CurveHints curve_hints_from_json(const nlohmann::json& j) {
+  CurveHints h;
+  h.kind = j.value("kind", h.kind);
+  h.title = j.value("title", "");
+  h.x = j.value("x", "");
+  h.y = j.value("y", "");
+  h.x_unit = j.value("x_unit", "");
+  h.y_unit = j.value("y_unit", "");
+  h.log_x = j.value("log_x", false);
+  h.log_y = j.value("log_y", false);
+  h.series = j.value("series", std::vector<std::string>{});
+  h.model = j.value("model", std::vector<std::string>{});
+  h.reduce = j.value("reduce", "");
+  h.where = j.value("where", nlohmann::json::object());
+  h.mark_findings = j.value("mark_findings", false);
+  return h;
+}
+
 std::string to_string(Status s) {
   switch (s) {
     case Status::kPassed:
@@ -47,7 +123,10 @@ nlohmann::json to_json(const ExperimentResult& r) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : r.findings) findings.push_back(to_json(f));
   nlohmann::json curves = nlohmann::json::array();
-  for (const auto& c : r.curves) curves.push_back({{"name", c.name}, {"columns", c.columns}});
+  for (const auto& c : r.curves) {
+    curves.push_back({{"name", c.name}, {"columns", c.columns}});
+    if (!c.hints.empty()) curves.back()["hints"] = to_json(c.hints);
+  }
   nlohmann::json j = {{"id", r.id},
                       {"status", to_string(r.status)},
                       {"reason", r.reason},

@@ -7,6 +7,8 @@
 
 #include "core/error.hpp"
 
+#include "core/progress.hpp"
+
 namespace gpuprobe {
 
 nlohmann::json to_json(const ProtocolOptions& p) {
@@ -30,6 +32,7 @@ Measurement repeat_until_stable(const std::function<double(int)>& once,
                                 const ProtocolOptions& options) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
+  progress::point();
   auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
   for (int w = options.warmup_runs; w > 0; --w) once(-w);
   Measurement m;

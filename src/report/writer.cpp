@@ -122,7 +122,7 @@ void ResultWriter::finish(const nlohmann::json& extra) {
   result_.update(extra);
   result_["complete"] = true;
   flush();
-  write_file_atomically(fs::path(dir_) / "report.html", html_report(result_));
+  write_file_atomically(fs::path(dir_) / "report.html", html_report(result_, dir_));
 }
 
 void ResultWriter::flush() {
@@ -207,6 +207,19 @@ std::string summary_table(const nlohmann::json& result) {
       }
       out << "\n";
     }
+  }
+  // What the hardware counters said beyond the findings' one line: waivers and disagreements.
+  for (const auto& e : result.at("experiments")) {
+    const auto& s = e.value("samples", nlohmann::json::object());
+    if (!s.contains("counters")) continue;
+    const auto& c = s["counters"];
+    if (c.value("status", "") != "read") {
+      out << "counters waived (" << e.value("id", "") << "): " << c.value("reason", "") << "\n";
+      continue;
+    }
+    for (const auto& f : e.value("findings", nlohmann::json::array()))
+      if (f.value("name", "").find(".counters.disagreement.") != std::string::npos)
+        out << f.value("name", "") << ": " << f.value("method", "") << "\n";
   }
   for (const auto& [reason, ids] : waived) {
     out << "waived (" << reason << "):";

@@ -37,8 +37,9 @@ class ResultWriter {
 /// CSV text of a curve (header line, then rows; strings quoted when needed).
 std::string to_csv(const Curve& c);
 
-/// Self-contained HTML report (inline SVG charts) of a result.
-std::string html_report(const nlohmann::json& result);
+/// Self-contained HTML report (inline SVG charts) of a result; the curves' rows are read from
+/// the CSV files in `curves_dir` (the result's directory).
+std::string html_report(const nlohmann::json& result, const std::string& curves_dir);
 
 /// A finding's value and unit as people read them: bytes as KiB / MiB with two decimals, other
 /// values with one.

@@ -181,6 +181,9 @@ class FetchGranularity : public Experiment {
       r.findings.push_back(f);
     }
     r.statistics["not_found"] = not_found;
+    cv.hints = chart_hints("second load's latency against its offset from the first",
+                           "offset_bytes", "bytes", "median_cycles", "cycles")
+                   .by({"operator"});
     r.curves.push_back(cv);
   }
 };

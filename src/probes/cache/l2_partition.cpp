@@ -292,6 +292,11 @@ class L2Partition : public Experiment {
       cv.rows.push_back(
           {smids[i], a.row_group[i], stats::median_or_zero(nearv), stats::median_or_zero(farv)});
     }
+    cv.hints = chart_hints("L2 partition map: each SM's latency to its near and far partition",
+                           "smid", "", "near_cycles_median", "cycles")
+                   .by({"group"})
+                   .with_model({"far_cycles_median"})
+                   .points();
     r.curves.push_back(cv);
   }
 };

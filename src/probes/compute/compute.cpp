@@ -199,6 +199,7 @@ class ComputeLatency : public CudaRuntimeExperiment {
       c.rows.push_back(
           {p.at("op"), s.at("median"), s.at("p5"), s.at("p95"), p.at("sm_clock_mhz_measured")});
     }
+    c.hints = table_hints("dependent instruction latency per op");
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {
@@ -356,6 +357,10 @@ class ComputeThroughput : public CudaRuntimeExperiment {
                         s.at("p5"), s.at("p95"), p.at("ops_per_s_median"),
                         p.at("sm_clock_mhz_measured")});
     }
+    c.hints = chart_hints("throughput against warps per SM (best accumulator count)",
+                          "warps_per_sm", "", "ops_per_clk_per_sm_median", "ops/clk/SM", true)
+                  .by({"op"})
+                  .best("max");
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {

@@ -332,6 +332,10 @@ class HopperWgmmaThroughput : public Experiment {
       cv.rows.push_back({p.at("type"), p.at("warpgroups_per_sm"), p.at("wgmma_per_group"), p.at("wait_group"),
                          p.at("tflops").at("median"), p.at("tflops").at("p5"), p.at("tflops").at("p95"),
                          p.at("flop_per_clk_per_sm_median"), p.at("sm_clock_mhz_measured")});
+    cv.hints = chart_hints("wgmma throughput against warpgroups per SM (best configuration)",
+                           "warpgroups_per_sm", "", "tflops_median", "TFLOP/s")
+                   .by({"type"})
+                   .best("max");
     r.curves.push_back(cv);
   }
   void analyze(ExperimentResult& r) const override {

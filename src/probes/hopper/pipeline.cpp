@@ -481,6 +481,10 @@ class HopperPipeline : public Experiment {
            ok ? p.at("tiles_per_s") : json(nullptr), ok ? p.at("gb_s") : json(nullptr),
            ok ? json("") : p.at("error")});
     }
+    cv.hints = chart_hints("TMA + wgmma pipeline: TFLOP/s against stages (best per shape)",
+                           "stages", "", "tflops", "TFLOP/s")
+                   .by({"shape"})
+                   .best("max");
     r.curves.push_back(cv);
     Curve ov{"overlap",
              {"shape", "multicast", "stages", "t_copy_ns", "t_math_ns", "t_pipeline_ns", "overlap",
@@ -490,6 +494,9 @@ class HopperPipeline : public Experiment {
       ov.rows.push_back({o.at("shape"), o.at("multicast"), o.at("stages"), o.at("t_copy_ns"),
                          o.at("t_math_ns"), o.at("t_pipeline_ns"), o.at("overlap"),
                          o.at("pipeline_over_wgmma_only")});
+    ov.hints = chart_hints("pipeline overlap of copy and math against stages", "stages", "",
+                           "overlap", "fraction")
+                   .by({"shape", "multicast"});
     r.curves.push_back(ov);
     if (verified == 0)
       throw VerificationError("hopper.pipeline: no configuration passed verification");

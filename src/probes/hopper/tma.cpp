@@ -163,6 +163,9 @@ class TmaLatency : public Experiment {
       c.rows.push_back({p.at("copy"), p.at("regime"), p.at("bytes"), s.at("median"), s.at("min"), s.at("p5"),
                         s.at("p95"), s.at("n"), p.at("verified").get<bool>() ? 1 : 0});
     }
+    c.hints = chart_hints("TMA copy latency against bytes", "bytes", "bytes", "cycles_median",
+                          "cycles", true)
+                  .by({"copy", "regime"});
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {
@@ -349,6 +352,10 @@ class TmaBandwidth : public Experiment {
       c.rows.push_back({p.at("direction"), p.at("source"), p.at("tile_bytes"), p.at("stages"), s.at("median"), s.at("min"),
                         s.at("max"), s.at("n"), p.at("percent_of_peak_median"), p.at("verified").get<bool>() ? 1 : 0});
     }
+    c.hints = chart_hints("TMA bandwidth against tile size (best stage count)", "tile_bytes",
+                          "bytes", "gb_s_median", "GB/s", true)
+                  .by({"direction", "source"})
+                  .best("max");
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {
@@ -548,6 +555,9 @@ class Dsmem : public Experiment {
                         l ? x.at("bandwidth").at("gb_s").at("median") : json(0),
                         l ? x.at("bandwidth").at("gb_s_events_median") : json(0), v ? 1 : 0, x.value("reason", "")});
     }
+    c.hints = chart_hints("distributed shared memory bandwidth against cluster size",
+                          "cluster_size", "", "bandwidth_gb_s", "GB/s")
+                  .only({{"launched", 1}});
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {

@@ -14,6 +14,7 @@
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "probes/checks.hpp"
+#include "counters/counters.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -185,6 +186,9 @@ Curve curve_table(const std::string& name, const json& points, const json& param
   std::sort(c.rows.begin(), c.rows.end(), [](const auto& a, const auto& b) {
     return a[0].template get<double>() < b[0].template get<double>();
   });
+  c.hints = chart_hints("latency against working set: " + name, "working_set_bytes", "bytes",
+                        "cycles_median", "cycles per load", true)
+                .marked();
   return c;
 }
 
@@ -294,6 +298,61 @@ class LatencySweep : public Experiment {
   void analyze(ExperimentResult& r) const override { analyze_sweep(r); }
 };
 
+/// --counters for latency.chase: L1 and L2 sector hit rates of one ld.ca chase at each level's
+/// working set, against what a cache holding the working set (or not) predicts.
+json chase_counters(Context& ctx, const std::vector<std::pair<std::string, std::uint64_t>>& levels) {
+  auto& dev = ctx.device;
+  const auto& o = ctx.options;
+  const double l2 = static_cast<double>(dev.info().l2_bytes);
+  const double l1 = dev.info().l1_shared_unified_bytes ? dev.info().l1_shared_unified_bytes
+                                                       : 256.0 * 1024;  // H100/H200 L1 + shared
+  std::vector<std::unique_ptr<device::Chain>> chains;
+  counters::Declaration d;
+  for (const auto& [name, ws] : levels) {
+    chains.push_back(dev.make_chain({ws, o.node_stride, o.seed}));
+    device::Chain& chain = *chains.back();
+    const double set = static_cast<double>(chain.nodes()) * o.node_stride;
+    const auto plan = plan_chase(chain.nodes(), static_cast<std::uint64_t>(set), dev.info().l2_bytes);
+    device::ChaseParams p;
+    p.op = LoadOp::kCa;
+    p.warmup_steps = plan.warmup_steps;
+    p.timed_steps = plan.timed_steps;
+    const double steps = static_cast<double>(p.warmup_steps + p.timed_steps);
+    const double first_touch = std::min(1.0, static_cast<double>(chain.nodes()) / steps);
+    std::vector<counters::Expectation> checks;
+    const auto rate = [](const char* what, const char* metric, double expected, double tol,
+                         const std::string& model) {
+      return counters::Expectation{what, metric, "", "%", expected, tol, false, model};
+    };
+    if (set <= l1 / 2) {
+      checks.push_back(rate("L1 sector hit rate", "l1tex__t_sector_hit_rate.pct",
+                            100 * (1 - first_touch), 5,
+                            "the set fits the L1: only each node's first load in the launch misses"));
+    } else {
+      checks.push_back(rate("L1 sector hit rate", "l1tex__t_sector_hit_rate.pct", 0,
+                            std::max(2.0, 100 * l1 / set),
+                            "the set exceeds the L1: at most L1 / set of random loads hit"));
+      checks.push_back(plan.cold
+                           ? rate("L2 sector hit rate", "lts__t_sector_hit_rate.pct", 0,
+                                  100 * l2 / set,
+                                  "the set exceeds the L2: at most L2 / set of random loads hit")
+                           : rate("L2 sector hit rate", "lts__t_sector_hit_rate.pct", 100, 10,
+                                  "the set fits the L2, warmed by a full pass before the launch"));
+    }
+    std::function<void()> prepare;
+    if (!plan.cold) {
+      device::ChaseParams warm = p;
+      warm.warmup_steps = chain.nodes();
+      warm.timed_steps = 1024;
+      prepare = [&dev, &chain, warm] { dev.chase(chain, warm); };
+    }
+    d.probes.push_back({name + " " + units::format_bytes(static_cast<std::uint64_t>(set)),
+                        {{"level", name}, {"working_set_bytes", set}, {"load", "ca"}},
+                        [&dev, &chain, p] { dev.chase(chain, p); }, checks, prepare});
+  }
+  return counters::collect(ctx, d);
+}
+
 class LatencyChase : public Experiment {
  public:
   std::string id() const override { return "latency.chase"; }
@@ -339,6 +398,11 @@ class LatencyChase : public Experiment {
       std::string chosen_by;
     };
     std::vector<Level> levels;
+    auto levels_of = [](const std::vector<Level>& v) {
+      std::vector<std::pair<std::string, std::uint64_t>> out;
+      for (const auto& lv : v) out.emplace_back(lv.name, lv.ws);
+      return out;
+    };
     const auto l1 = middle_of(finding::kL1HitLatency);
     levels.push_back(l1 ? Level{"l1", *l1, "middle of the L1 plateau (latency.sweep)"}
                         : Level{"l1", 16 * kKiB, "default 16 KiB"});
@@ -382,10 +446,15 @@ class LatencyChase : public Experiment {
                         s.at("p5"), s.at("p95"), s.at("n"),
                         ns_of(s.at("median").get<double>(), r.parameters)});
     }
+    c.hints = chart_hints("latency.chase: each load operator at each level's working set",
+                          "working_set_bytes", "bytes", "cycles_median", "cycles per load", true)
+                  .by({"load"});
     r.curves.push_back(c);
     r.statistics = {{"points_measured", rows.size()}};
+    if (counters::requested(ctx)) r.samples["counters"] = chase_counters(ctx, levels_of(levels));
   }
   void analyze(ExperimentResult& r) const override {
+    counters::cross_check(r);
     for (const auto& p : r.samples.at("points")) {
       const std::string level = p.at("level");
       const std::string load = p.at("load");

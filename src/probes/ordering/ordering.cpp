@@ -132,6 +132,7 @@ class OrderingFence : public OrderingExperiment {
       c.rows.push_back({cs.at("config"), cs.at("fence"), m.at("median"), m.at("p5"), m.at("p95"),
                         m.at("median").get<double>() - base});
     }
+    c.hints = table_hints("fence cost per configuration");
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {
@@ -296,12 +297,14 @@ class OrderingAtomic : public OrderingExperiment {
       lc.rows.push_back({l.at("scope"), l.at("order"), l.at("cycles_per_op").at("median"),
                          l.at("cycles_per_op").at("p5"), l.at("cycles_per_op").at("p95"),
                          l.at("ns_per_op_median")});
+    lc.hints = table_hints("atomic latency per scope and order");
     r.curves.push_back(lc);
     Curve tc{"throughput", {"mode", "scope", "order", "ops_per_s_median", "p5", "p95", "ops_per_clk_gpu"}, {}};
     for (const auto& t : throughput)
       tc.rows.push_back({t.at("mode"), t.at("scope"), t.at("order"), t.at("ops_per_s").at("median"),
                          t.at("ops_per_s").at("p5"), t.at("ops_per_s").at("p95"),
                          t.at("ops_per_clk_gpu_median")});
+    tc.hints = table_hints("atomic throughput per mode, scope and order");
     r.curves.push_back(tc);
   }
   void analyze(ExperimentResult& r) const override {
@@ -476,6 +479,7 @@ class OrderingLitmus : public OrderingExperiment {
     for (const auto& x : variants)
       c.rows.push_back({x.at("variant"), x.at("synchronizing").get<bool>() ? 1 : 0, x.at("completed"),
                         x.at("stale_reads"), x.at("timed_out").get<bool>() ? 1 : 0, x.at("ns_per_iteration")});
+    c.hints = table_hints("litmus outcomes per variant");
     r.curves.push_back(c);
     if (!violation.empty())
       throw VerificationError("ordering.litmus: a correctly synchronized protocol read stale data or hung: " +

@@ -1,0 +1,203 @@
+#include "counters/counters.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "core/confidence.hpp"
+#include "core/stats.hpp"
+#include "counters/profiler_error.hpp"
+
+namespace gpuprobe::counters {
+namespace {
+
+using nlohmann::json;
+
+Reader* g_test_reader = nullptr;
+constexpr std::size_t kMaxRangesPerSession = 32;
+
+Reader& active_reader() { return g_test_reader ? *g_test_reader : cupti_reader(); }
+
+double quantity_of(const Expectation& e, const json& values, std::size_t read) {
+  const double num = values.at(e.numerator).at(read).get<double>();
+  if (e.denominator.empty()) return num;
+  const double den = values.at(e.denominator).at(read).get<double>();
+  return den != 0 ? num / den : 0.0;
+}
+
+std::string tolerance_text(const Expectation& e) {
+  char buf[64];
+  if (e.relative)
+    std::snprintf(buf, sizeof(buf), "+-%g %%", e.tolerance * 100);
+  else
+    std::snprintf(buf, sizeof(buf), "+-%g%s%s", e.tolerance, e.unit.empty() ? "" : " ",
+                  e.unit.c_str());
+  return buf;
+}
+
+json to_json(const Expectation& e) {
+  return {
+      {"quantity", e.quantity}, {"numerator", e.numerator}, {"denominator", e.denominator},
+      {"unit", e.unit},         {"expected", e.expected},   {"tolerance", e.tolerance},
+      {"relative", e.relative}, {"model", e.model},         {"tolerance_text", tolerance_text(e)}};
+}
+
+Expectation expectation_from_json(const json& j) {
+  Expectation e;
+  e.quantity = j.value("quantity", "");
+  e.numerator = j.value("numerator", "");
+  e.denominator = j.value("denominator", "");
+  e.unit = j.value("unit", "");
+  e.expected = j.value("expected", 0.0);
+  e.tolerance = j.value("tolerance", 0.0);
+  e.relative = j.value("relative", true);
+  e.model = j.value("model", "");
+  return e;
+}
+
+}  // namespace
+
+bool requested(const Context& ctx) { return ctx.options.counters; }
+
+void set_reader_for_testing(Reader* reader) { g_test_reader = reader; }
+
+Verdict judge(const Expectation& e, const std::vector<double>& reads) {
+  Verdict v;
+  v.reads = reads.size();
+  if (reads.empty()) return v;
+  const double tol = e.relative ? e.tolerance * std::fabs(e.expected) : e.tolerance;
+  auto within = [&](double m) { return std::fabs(m - e.expected) <= tol; };
+  v.measured = stats::median(reads);
+  v.agrees = within(v.measured);
+  for (double r : reads) v.agreeing_reads += within(r) ? 1 : 0;
+  return v;
+}
+
+json collect(Context& ctx, const Declaration& d) {
+  json rec = {{"status", "waived"}};
+  Reader& reader = active_reader();
+  const auto& info = ctx.device.info();
+  if (auto why = reader.unavailable(info)) {
+    rec["reason"] = *why;
+    return rec;
+  }
+  std::vector<std::string> metrics;
+  std::set<std::string> seen;
+  for (const auto& p : d.probes)
+    for (const auto& c : p.checks)
+      for (const auto& m : {c.numerator, c.denominator})
+        if (!m.empty() && seen.insert(m).second) metrics.push_back(m);
+  if (metrics.empty() || d.probes.empty()) {
+    rec["reason"] = "the experiment declared no counters for this run";
+    return rec;
+  }
+  // Read-major order: each read of a probe is a separate launch, never back to back with
+  // itself, so one launch's leftovers in the caches are not what the next one counts.
+  std::vector<std::function<void()>> launches, prepares;
+  for (int r = 0; r < d.reads; ++r)
+    for (const auto& p : d.probes) {
+      launches.push_back(p.launch);
+      prepares.push_back(p.prepare);
+    }
+  std::vector<std::map<std::string, double>> ranges;
+  try {
+    // Sessions of a bounded number of ranges keep the counter image small whatever the
+    // experiment declares.
+    for (std::size_t first = 0; first < launches.size(); first += kMaxRangesPerSession) {
+      const std::size_t last = std::min(launches.size(), first + kMaxRangesPerSession);
+      const std::vector<std::function<void()>> l(launches.begin() + first, launches.begin() + last);
+      const std::vector<std::function<void()>> p(prepares.begin() + first, prepares.begin() + last);
+      auto part = reader.read(info, metrics, l, p);
+      if (part.size() != l.size()) {
+        rec["reason"] = "the profiler returned " + std::to_string(part.size()) + " ranges for " +
+                        std::to_string(l.size()) + " launches";
+        return rec;
+      }
+      ranges.insert(ranges.end(), part.begin(), part.end());
+    }
+  } catch (const ProfilerError& e) {
+    rec["reason"] = std::string("the profiler failed: ") + e.what();
+    return rec;
+  }
+  rec = {{"status", "read"},
+         {"method", reader.method() + "; " + std::to_string(d.reads) +
+                        " separate untimed launches per configuration, after the timed ones"},
+         {"metrics", metrics},
+         {"reads", d.reads},
+         {"probes", json::array()}};
+  for (std::size_t i = 0; i < d.probes.size(); ++i) {
+    const auto& p = d.probes[i];
+    json values = json::object();
+    for (const auto& m : metrics) {
+      values[m] = json::array();
+      for (int r = 0; r < d.reads; ++r)
+        values[m].push_back(ranges[static_cast<std::size_t>(r) * d.probes.size() + i].at(m));
+    }
+    json checks = json::array();
+    for (const auto& c : p.checks) {
+      std::vector<double> reads;
+      for (int r = 0; r < d.reads; ++r) reads.push_back(quantity_of(c, values, r));
+      const auto v = judge(c, reads);
+      auto j = to_json(c);
+      j["reads"] = reads;
+      j["measured"] = v.measured;
+      j["agrees"] = v.agrees;
+      checks.push_back(j);
+    }
+    rec["probes"].push_back(
+        {{"label", p.label}, {"where", p.where}, {"values", values}, {"checks", checks}});
+  }
+  return rec;
+}
+
+void cross_check(ExperimentResult& r) {
+  if (!r.samples.contains("counters")) return;
+  const auto& rec = r.samples["counters"];
+  if (rec.value("status", "") != "read") {
+    r.statistics["counters"] = "cross-check waived: " + rec.value("reason", std::string());
+    return;
+  }
+  std::size_t checks = 0, agreeing = 0, reads = 0, consistent_reads = 0, k = 0;
+  for (const auto& p : rec.value("probes", json::array())) {
+    for (const auto& c : p.value("checks", json::array())) {
+      const auto e = expectation_from_json(c);
+      const auto v = judge(e, c.value("reads", std::vector<double>{}));
+      if (v.reads == 0) continue;
+      ++checks;
+      reads += v.reads;
+      consistent_reads += v.agrees ? v.agreeing_reads : v.reads - v.agreeing_reads;
+      if (v.agrees) {
+        ++agreeing;
+        continue;
+      }
+      Finding f;
+      f.name = r.id + ".counters.disagreement." + std::to_string(++k);
+      f.value = v.measured;
+      f.unit = e.unit;
+      f.confidence = confidence::agreement(v.reads - v.agreeing_reads, v.reads);
+      f.method = e.quantity + " at " + p.value("label", std::string()) + ": counters " +
+                 std::to_string(v.measured) + ", model " + std::to_string(e.expected) + " (" +
+                 e.model + "), beyond " + tolerance_text(e);
+      f.extra = {{"expected", e.expected},
+                 {"measured", v.measured},
+                 {"tolerance", tolerance_text(e)},
+                 {"quantity", e.quantity},
+                 {"configuration", p.value("where", json::object())}};
+      r.findings.push_back(f);
+    }
+  }
+  if (checks == 0) return;
+  Finding f;
+  f.name = r.id + ".counters.agreement";
+  f.value = 100.0 * static_cast<double>(agreeing) / static_cast<double>(checks);
+  f.unit = "%";
+  // Each read is a trial of its check's verdict: how consistently the reads support them.
+  f.confidence = confidence::agreement(consistent_reads, reads);
+  f.method = std::to_string(agreeing) + " of " + std::to_string(checks) +
+             " counter checks within tolerance of the model; " + rec.value("method", "");
+  r.findings.push_back(f);
+  r.statistics["counters"] = {{"checks", checks}, {"agreeing", agreeing}, {"reads", reads}};
+}
+
+}  // namespace gpuprobe::counters

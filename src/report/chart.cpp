@@ -1,0 +1,475 @@
+#include "report/chart.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace gpuprobe::report {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
+                                   "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+constexpr std::size_t kMaxSeries = 12;
+
+bool is_number(const json& v) { return v.is_number(); }
+
+std::string cell_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) {
+    char buf[40];
+    std::snprintf(buf, sizeof(buf), "%.6g", v.get<double>());
+    return buf;
+  }
+  return v.dump();
+}
+
+/// Whether a row passes the hint's `where` (values compared as text: CSV numbers read back as
+/// numbers, hints may hold either).
+bool row_matches(const std::vector<std::string>& cols, const std::vector<json>& row,
+                 const json& where) {
+  for (auto it = where.begin(); it != where.end(); ++it) {
+    const auto c = std::find(cols.begin(), cols.end(), it.key());
+    if (c == cols.end()) return false;
+    const auto& v = row[static_cast<std::size_t>(c - cols.begin())];
+    const auto& want = it.value();
+    bool any = false;
+    if (want.is_array()) {
+      for (const auto& w : want) any = any || cell_text(w) == cell_text(v);
+    } else {
+      any = cell_text(want) == cell_text(v);
+    }
+    if (!any) return false;
+  }
+  return true;
+}
+
+int column_of(const std::vector<std::string>& cols, const std::string& name) {
+  const auto it = std::find(cols.begin(), cols.end(), name);
+  return it == cols.end() ? -1 : static_cast<int>(it - cols.begin());
+}
+
+std::string fmt(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.1f", v);
+  return buf;
+}
+
+struct Series {
+  std::string label;
+  bool model = false;  // drawn dashed, no markers
+  std::vector<std::pair<double, double>> points;
+};
+
+std::string unit_text(const std::string& u) { return u.empty() ? "" : " (" + u + ")"; }
+
+std::string table_html(const CurveData& c) {
+  std::ostringstream o;
+  o << "<div class='scroll'><table class='data'><tr>";
+  for (const auto& h : c.columns) o << "<th>" << escape(h) << "</th>";
+  o << "</tr>";
+  for (const auto& r : c.rows) {
+    if (!row_matches(c.columns, r, c.hints.where)) continue;
+    o << "<tr>";
+    for (const auto& v : r) o << "<td>" << escape(cell_text(v)) << "</td>";
+    o << "</tr>";
+  }
+  o << "</table></div>";
+  return o.str();
+}
+
+std::string matrix_html(const CurveData& c) {
+  const auto& h = c.hints;
+  const int xc = column_of(c.columns, h.x), yc = column_of(c.columns, h.y);
+  const int rc = h.series.empty() ? -1 : column_of(c.columns, h.series.front());
+  if (xc < 0 || yc < 0 || rc < 0) return table_html(c);
+  std::vector<std::string> xs, rs;
+  std::map<std::pair<std::string, std::string>, double> cell;
+  double lo = 1e300, hi = -1e300;
+  for (const auto& r : c.rows) {
+    if (!row_matches(c.columns, r, h.where) || !is_number(r[yc])) continue;
+    const auto x = cell_text(r[xc]), row = cell_text(r[rc]);
+    if (std::find(xs.begin(), xs.end(), x) == xs.end()) xs.push_back(x);
+    if (std::find(rs.begin(), rs.end(), row) == rs.end()) rs.push_back(row);
+    const double v = r[yc].get<double>();
+    cell[{row, x}] = v;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  std::ostringstream o;
+  o << "<div class='scroll'><table class='data matrix' data-series='" << cell.size() << "'><tr><th>"
+    << escape(h.series.front()) << " \\ " << escape(h.x) << "</th>";
+  for (const auto& x : xs) o << "<th>" << escape(x) << "</th>";
+  o << "</tr>";
+  for (const auto& row : rs) {
+    o << "<tr><th>" << escape(row) << "</th>";
+    for (const auto& x : xs) {
+      const auto it = cell.find({row, x});
+      if (it == cell.end()) {
+        o << "<td>-</td>";
+        continue;
+      }
+      const double t = hi > lo ? (it->second - lo) / (hi - lo) : 1;
+      const int light = static_cast<int>(95 - 45 * t);
+      o << "<td style='background:hsl(210,70%," << light << "%)' title='" << escape(row) << " / "
+        << escape(x) << ": " << escape(cell_text(json(it->second))) << unit_text(h.y_unit) << "'>"
+        << escape(cell_text(json(it->second))) << "</td>";
+    }
+    o << "</tr>";
+  }
+  o << "</table></div>";
+  return o.str();
+}
+
+}  // namespace
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<json>> parse_csv(const std::string& text,
+                                         std::vector<std::string>& header) {
+  std::vector<std::vector<std::string>> lines;
+  std::vector<std::string> cur;
+  std::string cell;
+  bool quoted = false, was_quoted = false;
+  std::vector<bool> quoted_cells;
+  std::vector<std::vector<bool>> quoted_lines;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        cell += ch;
+      }
+    } else if (ch == '"') {
+      quoted = was_quoted = true;
+    } else if (ch == ',' || ch == '\n') {
+      cur.push_back(cell);
+      quoted_cells.push_back(was_quoted);
+      cell.clear();
+      was_quoted = false;
+      if (ch == '\n') {
+        lines.push_back(cur);
+        quoted_lines.push_back(quoted_cells);
+        cur.clear();
+        quoted_cells.clear();
+      }
+    } else {
+      cell += ch;
+    }
+  }
+  if (!cell.empty() || !cur.empty()) {
+    cur.push_back(cell);
+    quoted_cells.push_back(was_quoted);
+    lines.push_back(cur);
+    quoted_lines.push_back(quoted_cells);
+  }
+  std::vector<std::vector<json>> rows;
+  if (lines.empty()) return rows;
+  header = lines.front();
+  for (std::size_t l = 1; l < lines.size(); ++l) {
+    std::vector<json> row;
+    for (std::size_t k = 0; k < lines[l].size(); ++k) {
+      const auto& s = lines[l][k];
+      char* end = nullptr;
+      const double v = std::strtod(s.c_str(), &end);
+      if (!quoted_lines[l][k] && !s.empty() && end && *end == '\0')
+        row.emplace_back(v);
+      else
+        row.emplace_back(s);
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+CurveHints infer_hints(const std::vector<std::string>& columns,
+                       const std::vector<std::vector<json>>& rows) {
+  CurveHints h;
+  h.kind = "table";
+  int y = -1;
+  for (std::size_t i = 0; i < columns.size() && y < 0; ++i)
+    if (columns[i].find("median") != std::string::npos) y = static_cast<int>(i);
+  if (y < 0 || rows.empty()) return h;
+  int x = -1;
+  for (int i = y - 1; i >= 0 && x < 0; --i) {
+    std::set<double> values;
+    bool numeric = true;
+    for (const auto& r : rows) {
+      if (static_cast<std::size_t>(i) >= r.size() || !r[i].is_number()) {
+        numeric = false;
+        break;
+      }
+      values.insert(r[i].get<double>());
+    }
+    if (numeric && values.size() >= 3) x = i;
+  }
+  if (x < 0) return h;
+  h.kind = "line";
+  h.x = columns[x];
+  h.y = columns[y];
+  for (int i = 0; i < y; ++i)
+    if (i != x) h.series.push_back(columns[i]);
+  double lo = 1e300, hi = 0;
+  for (const auto& r : rows) {
+    lo = std::min(lo, r[x].get<double>());
+    hi = std::max(hi, r[x].get<double>());
+  }
+  h.log_x = lo > 0 && hi / lo >= 32;
+  if (h.x.find("bytes") != std::string::npos) {
+    h.x_unit = "bytes";
+    h.mark_findings = true;  // capacities and plateaus found in bytes
+  }
+  if (h.y.find("gb_s") != std::string::npos) h.y_unit = "GB/s";
+  if (h.y.find("cycles") != std::string::npos) h.y_unit = "cycles";
+  h.title = h.y + " against " + h.x + " (hints inferred)";
+  return h;
+}
+
+std::vector<double> nice_ticks(double lo, double hi, bool log, bool bytes) {
+  std::vector<double> t;
+  if (!(hi > lo)) return {lo};
+  if (log) {
+    const double base = (bytes || std::log10(hi / lo) < 3) ? 2.0 : 10.0;
+    const double e0 = std::floor(std::log(lo) / std::log(base) + 1e-9);
+    const double e1 = std::ceil(std::log(hi) / std::log(base) - 1e-9);
+    // At most ~10 labelled ticks: every k-th power.
+    const int k = std::max(1, static_cast<int>(std::ceil((e1 - e0 + 1) / 10.0)));
+    double e = e0;
+    for (; e <= e1; e += k) t.push_back(std::pow(base, e));
+    if (t.back() < hi * (1 - 1e-9)) t.push_back(std::pow(base, e));
+    return t;
+  }
+  const double raw = (hi - lo) / 5;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * mag >= raw) {
+      step = m * mag;
+      break;
+    }
+  const double first = std::floor(lo / step) * step;
+  for (int i = 0; first + i * step < hi + step * 0.999; ++i) {
+    const double v = first + i * step;
+    t.push_back(std::fabs(v) < step * 1e-9 ? 0 : v);
+  }
+  return t;
+}
+
+std::string tick_label(double v, bool bytes) {
+  char buf[40];
+  if (bytes) {
+    static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (std::fabs(v) >= 1024 && u < 4) {
+      v /= 1024;
+      ++u;
+    }
+    std::snprintf(buf, sizeof(buf), "%g %s", v, kUnits[u]);
+    return buf;
+  }
+  if (std::fabs(v) >= 1e6 || (std::fabs(v) < 1e-3 && v != 0))
+    std::snprintf(buf, sizeof(buf), "%.3g", v);
+  else
+    std::snprintf(buf, sizeof(buf), "%.4g", v);
+  return buf;
+}
+
+std::string draw_curve(const std::string& experiment_id, const CurveData& c, const json& findings) {
+  const auto& h = c.hints;
+  const std::string title = h.title.empty() ? experiment_id + ": " + c.name : h.title;
+  std::ostringstream o;
+  o << "<figure class='curve' data-curve='" << escape(experiment_id + "." + c.name) << "'>";
+  o << "<figcaption>" << escape(title) << "</figcaption>";
+  if (h.kind == "table" || (h.kind != "matrix" && (h.x.empty() || h.y.empty()))) {
+    o << "<details><summary>" << c.rows.size() << " rows</summary>" << table_html(c)
+      << "</details></figure>";
+    return o.str();
+  }
+  if (h.kind == "matrix") {
+    o << matrix_html(c) << "</figure>";
+    return o.str();
+  }
+  const int xc = column_of(c.columns, h.x), yc = column_of(c.columns, h.y);
+  if (xc < 0 || yc < 0) {
+    o << "<p class='warn'>columns " << escape(h.x) << " / " << escape(h.y)
+      << " not in the curve</p>" << table_html(c) << "</figure>";
+    return o.str();
+  }
+  // Series: one per distinct value of the series columns, plus the model columns.
+  std::vector<Series> series;
+  std::map<std::string, std::size_t> index;
+  std::map<std::pair<std::size_t, double>, double> reduced;
+  auto add = [&](const std::string& label, bool model, double x, double y) {
+    auto it = index.find(label);
+    if (it == index.end()) {
+      it = index.emplace(label, series.size()).first;
+      series.push_back({label, model, {}});
+    }
+    if (h.log_x && x <= 0) return;
+    if (h.log_y && y <= 0) return;
+    if (!h.reduce.empty()) {
+      auto key = std::make_pair(it->second, x);
+      auto r = reduced.find(key);
+      if (r == reduced.end())
+        reduced[key] = y;
+      else
+        r->second = h.reduce == "min" ? std::min(r->second, y) : std::max(r->second, y);
+      return;
+    }
+    series[it->second].points.emplace_back(x, y);
+  };
+  for (const auto& r : c.rows) {
+    if (!row_matches(c.columns, r, h.where) || !r[xc].is_number()) continue;
+    std::string label;
+    for (const auto& s : h.series) {
+      const int sc = column_of(c.columns, s);
+      if (sc >= 0) label += (label.empty() ? "" : " / ") + cell_text(r[sc]);
+    }
+    if (r[yc].is_number())
+      add(label.empty() ? h.y : label, false, r[xc].get<double>(), r[yc].get<double>());
+    for (const auto& m : h.model) {
+      const int mc = column_of(c.columns, m);
+      if (mc >= 0 && r[mc].is_number())
+        add((label.empty() ? "" : label + ": ") + m, true, r[xc].get<double>(),
+            r[mc].get<double>());
+    }
+  }
+  for (const auto& [key, y] : reduced) series[key.first].points.emplace_back(key.second, y);
+  for (auto& s : series) std::sort(s.points.begin(), s.points.end());
+  series.erase(std::remove_if(series.begin(), series.end(),
+                              [](const Series& s) { return s.points.empty(); }),
+               series.end());
+  if (series.empty() || series.size() > kMaxSeries) {
+    o << "<p class='warn'>" << (series.empty() ? "no drawable points" : "too many series")
+      << "</p><details><summary>" << c.rows.size() << " rows</summary>" << table_html(c)
+      << "</details></figure>";
+    return o.str();
+  }
+  double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+  for (const auto& s : series)
+    for (auto [x, y] : s.points) {
+      x0 = std::min(x0, x);
+      x1 = std::max(x1, x);
+      y0 = std::min(y0, y);
+      y1 = std::max(y1, y);
+    }
+  if (!h.log_y && y0 > 0) y0 = 0;  // bars of magnitude read from zero
+  if (x1 <= x0) {
+    x0 -= 1;
+    x1 += 1;
+  }
+  if (y1 <= y0) y1 = y0 + (y0 == 0 ? 1 : std::fabs(y0));
+  const bool xb = h.x_unit == "bytes", yb = h.y_unit == "bytes";
+  const auto xt = nice_ticks(x0, x1, h.log_x, xb), yt = nice_ticks(y0, y1, h.log_y, yb);
+  const double ax0 = std::min(x0, xt.front()), ax1 = std::max(x1, xt.back());
+  const double ay0 = std::min(y0, yt.front()), ay1 = std::max(y1, yt.back());
+  const double W = 760, H = 360, L = 78, R = 20, T = 14, B = 46;
+  auto tx = [&](double v) { return h.log_x ? std::log(v) : v; };
+  auto ty = [&](double v) { return h.log_y ? std::log(v) : v; };
+  auto px = [&](double x) { return L + (tx(x) - tx(ax0)) / (tx(ax1) - tx(ax0)) * (W - L - R); };
+  auto py = [&](double y) { return H - B - (ty(y) - ty(ay0)) / (ty(ay1) - ty(ay0)) * (H - T - B); };
+  o << "<svg class='chart' xmlns='http://www.w3.org/2000/svg' viewBox='0 0 " << W << " " << H
+    << "' width='" << W << "' height='" << H << "' font-family='sans-serif' font-size='11'>";
+  o << "<rect x='" << L << "' y='" << T << "' width='" << W - L - R << "' height='" << H - T - B
+    << "' fill='none' stroke='#ccc'/>";
+  for (double v : xt) {
+    const double x = px(v);
+    o << "<line x1='" << fmt(x) << "' y1='" << T << "' x2='" << fmt(x) << "' y2='" << H - B
+      << "' stroke='#eee'/><text class='tick' x='" << fmt(x) << "' y='" << H - B + 14
+      << "' text-anchor='middle'>" << escape(tick_label(v, xb)) << "</text>";
+  }
+  for (double v : yt) {
+    const double y = py(v);
+    o << "<line x1='" << L << "' y1='" << fmt(y) << "' x2='" << W - R << "' y2='" << fmt(y)
+      << "' stroke='#eee'/><text class='tick' x='" << L - 6 << "' y='" << fmt(y + 4)
+      << "' text-anchor='end'>" << escape(tick_label(v, yb)) << "</text>";
+  }
+  o << "<text x='" << (L + W - R) / 2 << "' y='" << H - 10 << "' text-anchor='middle'>"
+    << escape(h.x + unit_text(h.x_unit) + (h.log_x ? ", log scale" : "")) << "</text>";
+  o << "<text x='12' y='" << (T + H - B) / 2 << "' transform='rotate(-90 12 " << (T + H - B) / 2
+    << ")' text-anchor='middle'>"
+    << escape(h.y + unit_text(h.y_unit) + (h.log_y ? ", log scale" : "")) << "</text>";
+  // Found plateaus (shaded) and knees or capacities (dashed) in the x unit.
+  if (h.mark_findings && !h.x_unit.empty()) {
+    int m = 0;
+    for (const auto& f : findings) {
+      const auto in = [&](double v) { return v >= ax0 && v <= ax1 && (!h.log_x || v > 0); };
+      if (f.contains("working_set_bytes_range") && h.x_unit == "bytes") {
+        const auto& rg = f["working_set_bytes_range"];
+        if (rg.is_array() && rg.size() == 2 && in(rg[0].get<double>()) && in(rg[1].get<double>()))
+          o << "<rect class='mark' x='" << fmt(px(rg[0].get<double>())) << "' y='" << T
+            << "' width='" << fmt(px(rg[1].get<double>()) - px(rg[0].get<double>())) << "' height='"
+            << H - T - B << "' fill='#2ca02c' fill-opacity='0.08'><title>"
+            << escape(f.value("name", "")) << " plateau</title></rect>";
+      }
+      if (f.value("unit", "") != h.x_unit || !f.contains("value")) continue;
+      const double v = f["value"].get<double>();
+      if (!in(v)) continue;
+      const double x = px(v);
+      o << "<line class='mark' x1='" << fmt(x) << "' y1='" << T << "' x2='" << fmt(x) << "' y2='"
+        << H - B << "' stroke='#555' stroke-dasharray='4 3'><title>" << escape(f.value("name", ""))
+        << ": " << escape(tick_label(v, xb)) << "</title></line>";
+      o << "<text class='marklabel' x='" << fmt(x + 3) << "' y='" << T + 12 + 12 * (m++ % 6)
+        << "' fill='#555' font-size='10'>" << escape(f.value("name", "")) << "</text>";
+    }
+  }
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const char* color = kColors[k % (sizeof(kColors) / sizeof(kColors[0]))];
+    const auto& s = series[k];
+    if (h.kind != "points" || s.model) {
+      o << "<polyline class='series' data-label='" << escape(s.label) << "' fill='none' stroke='"
+        << color << "' stroke-width='1.6'" << (s.model ? " stroke-dasharray='6 4'" : "")
+        << " points='";
+      for (auto [x, y] : s.points) o << fmt(px(x)) << "," << fmt(py(y)) << " ";
+      o << "'/>";
+    }
+    if (s.model) continue;
+    o << "<g class='points' fill='" << color << "'>";
+    for (auto [x, y] : s.points)
+      o << "<circle cx='" << fmt(px(x)) << "' cy='" << fmt(py(y)) << "' r='2.6'><title>"
+        << escape(s.label) << ": " << escape(h.x) << " " << escape(tick_label(x, xb)) << ", "
+        << escape(h.y) << " " << escape(tick_label(y, yb)) << (yb ? "" : " " + escape(h.y_unit))
+        << "</title></circle>";
+    o << "</g>";
+  }
+  o << "</svg><div class='legend'>";
+  for (std::size_t k = 0; k < series.size(); ++k)
+    o << "<span><i style='background:" << kColors[k % (sizeof(kColors) / sizeof(kColors[0]))]
+      << (series[k].model ? ";height:2px" : "") << "'></i>" << escape(series[k].label) << "</span>";
+  o << "</div></figure>";
+  return o.str();
+}
+
+}  // namespace gpuprobe::report

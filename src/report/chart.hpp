@@ -1,0 +1,43 @@
+#pragma once
+// Curves drawn from their hints: an SVG line/point chart, an HTML table or a heat matrix. The
+// drawing reads column names from the hints, never an experiment's id or samples.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/experiment.hpp"
+
+namespace gpuprobe::report {
+
+/// A curve as the report reads it back: columns, rows (numbers or strings) and hints.
+struct CurveData {
+  std::string name;
+  std::vector<std::string> columns;
+  std::vector<std::vector<nlohmann::json>> rows;
+  CurveHints hints;
+};
+
+/// Rows of a CSV written by to_csv (numbers parsed as numbers, quoted cells unquoted).
+std::vector<std::vector<nlohmann::json>> parse_csv(const std::string& text,
+                                                   std::vector<std::string>& header);
+
+/// Hints for a curve recorded without them: y = the first median column, x = the last numeric
+/// column before it with several values, series = the other columns before it; a table when
+/// no such pair exists.
+CurveHints infer_hints(const std::vector<std::string>& columns,
+                       const std::vector<std::vector<nlohmann::json>>& rows);
+
+/// Round tick values covering [lo, hi]: 1-2-5 steps on a linear axis, powers of 2 (bytes or a
+/// span under 3 decades) or of 10 on a log axis.
+std::vector<double> nice_ticks(double lo, double hi, bool log, bool bytes);
+/// A tick label: bytes as B/KiB/MiB/GiB, other numbers with at most 4 significant digits.
+std::string tick_label(double v, bool bytes);
+
+/// The curve drawn as its hints ask; `findings` are the experiment's (for mark_findings).
+std::string draw_curve(const std::string& experiment_id, const CurveData& c,
+                       const nlohmann::json& findings);
+
+/// HTML-escapes text.
+std::string escape(const std::string& s);
+
+}  // namespace gpuprobe::report
