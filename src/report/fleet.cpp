@@ -58,9 +58,10 @@ std::optional<Spread> finding_spread(const json& f) {
   }
   if (f.contains("confidence") && f["confidence"].is_number() && f.contains("value") &&
       f["value"].is_number()) {
-    const double c = f["confidence"].get<double>();
+    // A stated confidence of 1 is a clamped one (core/confidence.hpp), not a zero spread: it is
+    // read as 0.999, the finest a confidence states (a standard error of ~0.6 % of the value).
+    const double c = std::min(f["confidence"].get<double>(), 0.999);
     const double v = std::fabs(f["value"].get<double>());
-    if (c >= 1.0) return Spread{0.0, "confidence 1 (no spread)"};
     if (c > 0.0 && v > 0.0)
       return Spread{0.02 * v / (std::sqrt(2.0) * erf_inverse(c)),
                     "confidence read as a 2 % precision (standard error of the median)"};

@@ -1,6 +1,7 @@
 // bandwidth.sweep: read bandwidth against working set in the L1 and L2 regimes; plateaus and
 // capacities from the latency sweep's change-point analysis.
 #include "core/confidence.hpp"
+#include "core/finding_names.hpp"
 #include "probes/bandwidth/sweep_rig.hpp"
 
 namespace gpuprobe::probes::bwrig {
@@ -9,6 +10,9 @@ namespace {
 class BandwidthSweep : public RigExperiment {
  public:
   std::string id() const override { return "bandwidth.sweep"; }
+  std::vector<std::string> produces() const override {
+    return {finding::kL1ReadBandwidth, finding::kL2ReadBandwidth, finding::kDramReadBandwidthSweep};
+  }
   std::string description() const override {
     return "read bandwidth against working set, log-spaced 16 KiB per SM .. 4 x L2 and refined at "
            "the knees, in two regimes: each SM reading its own slice (ld.global.ca, B/clk/SM) "

@@ -215,7 +215,9 @@ class WaysExperiment : public Experiment {
                  "each test) and the set-index function: which address bits move a line to "
                  "another set and which pairs cancel (an XOR hash)";
   }
-  json axes() const override { return {{"level", analysis::cache::to_string(level_)}}; }
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(string_axis("level", {analysis::cache::to_string(level_)}, "cache level probed"))};
+  }
   std::vector<std::string> depends_on() const override { return {"latency.sweep"}; }
   void run(Context& ctx, ExperimentResult& r) const override {
     const std::uint64_t span = span_for(ctx.device, level_);
@@ -297,7 +299,11 @@ class LineSizeExperiment : public Experiment {
            "member of a minimal conflict set by the address delta = 16..512 B further; the "
            "smallest delta that ends the conflict left the member's line";
   }
-  json axes() const override { return {{"level", {"l1", "l2"}}, {"delta_bytes", {16, 512}}}; }
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(string_axis("level", {"l1", "l2"}, "cache level probed")),
+            fixed(int_axis("delta_bytes", {16, 512}, "B",
+                           "smallest and largest move of a conflict-set member"))};
+  }
   void run(Context& ctx, ExperimentResult& r) const override {
     json all = json::object();
     for (Level level : {Level::kL1, Level::kL2}) {
@@ -365,7 +371,10 @@ class ReplacementExperiment : public Experiment {
            "insert one new line, time each member in its own sequence; compared with each "
            "policy's prediction, identical sequences repeated to expose randomness";
   }
-  json axes() const override { return {{"level", {"l1", "l2"}}, {"tests", 6}}; }
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(string_axis("level", {"l1", "l2"}, "cache level probed")),
+            fixed(int_axis("tests", {6}, "sequences", "policy-distinguishing sequences per level"))};
+  }
   void run(Context& ctx, ExperimentResult& r) const override {
     json all = json::object();
     for (Level level : {Level::kL1, Level::kL2}) {
@@ -425,8 +434,11 @@ class TlbExperiment : public Experiment {
            "cache latency subtracted); every step up is a level (entries by bisection); the page "
            "size from strides 4 KiB..2 MiB at twice the first level's entries";
   }
-  json axes() const override {
-    return {{"largest_page_bytes", 2 * kMiB}, {"max_pages", kTlbMaxPages}, {"smallest_page_bytes", 4096}};
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(int_axis("page_stride_bytes", {4096, static_cast<std::int64_t>(2 * kMiB)}, "B",
+                           "smallest and largest page-sized stride")),
+            fixed(int_axis("max_pages", {static_cast<std::int64_t>(kTlbMaxPages)}, "pages",
+                           "most pages one walk touches"))};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();

@@ -43,10 +43,13 @@ class ColdCapacity : public Experiment {
     return "L1 and L2 capacity after a flush: a fresh chain chased twice in one launch (the "
            "first pass fills the cold cache, the second is timed); bisection on the working set";
   }
-  json axes() const override {
-    return {{"levels", "l1 (ld.global.ca, carveout 0), l2 (ld.global.cg)"},
-            {"bisections", kBisections},
-            {"timed_steps", kTimedSteps}};
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(string_axis("level", {"l1", "l2"},
+                              "l1: ld.global.ca at carveout 0; l2: ld.global.cg")),
+            fixed(int_axis("bisections", {static_cast<std::int64_t>(kBisections)}, "steps",
+                           "log-space bisections of the working set")),
+            fixed(int_axis("timed_steps", {static_cast<std::int64_t>(kTimedSteps)}, "loads",
+                           "timed loads per probe"))};
   }
 
   void run(Context& ctx, ExperimentResult& r) const override {

@@ -23,6 +23,7 @@
 #include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/finding_names.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/cuda_device.hpp"
@@ -69,17 +70,24 @@ analysis::FarHitInput input_from(const json& samples) {
 class L2FarHit : public Experiment {
  public:
   std::string id() const override { return "cache.l2.far_hit"; }
+  std::vector<std::string> produces() const override {
+    return {finding::kL2FarHitLatency, "l2.replication", "l2.replica_capacity*"};
+  }
   std::string description() const override {
     return "pure L2 far-hit latency (first read of a line the far partition holds and the near "
            "one does not, after a reference SM on the other side placed it; on the chase's "
            "scale), replication of far-homed lines into the near partition after a read, and "
            "how many copies fit";
   }
-  json axes() const override {
-    return {{"lines", "4 pages x 64 random lines (ld.global.cg)"},
-            {"rounds", kRounds},
-            {"reference", "the first of up to 16 SMs whose placement gives two latency classes"},
-            {"capacity_steps", "256, 512, ... far-homed lines, up to the sequence limit"}};
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(int_axis("lines", {256}, "lines", "4 pages x 64 random lines (ld.global.cg)")),
+            fixed(int_axis("rounds", {static_cast<std::int64_t>(kRounds)}, "rounds",
+                           "flush, place, time rounds")),
+            fixed(string_axis("reference", {"first_two_class_sm"},
+                              "the first of up to 16 SMs whose placement gives two latency "
+                              "classes")),
+            fixed(string_axis("capacity_steps", {"doubling"},
+                              "256, 512, ... far-homed lines, up to the sequence limit"))};
   }
   std::vector<std::string> depends_on() const override { return {"cache.l2.partition"}; }
 
@@ -165,7 +173,11 @@ class L2FarHit : public Experiment {
       if (!sides::is_warm_line(o) && analysis::predict_side(fit, o) == 1) far_lines.push_back(o);
     std::mt19937_64 rng(ctx.options.seed + 1);
     std::shuffle(far_lines.begin(), far_lines.end(), rng);
-    const std::size_t room = (seq->max_sequence_length() - warm.size()) / 3;
+    // The copy-capacity steps stay within the sequence length they were calibrated with on the
+    // H200 (19370 accesses); longer sequences are refilled between timed loads.
+    constexpr std::size_t kCalibratedSequence = 19370;
+    const std::size_t room =
+        (std::min(seq->max_sequence_length(), kCalibratedSequence) - warm.size()) / 3;
     const std::size_t max_lines = std::min(room, far_lines.size());
     json steps = json::array();
     for (std::size_t k = kFirstCapacityStep;; k = std::min(2 * k, max_lines)) {

@@ -93,8 +93,10 @@ class LinkPeer : public Experiment {
            "ways, cudaMemcpyPeer beside them, peer-memory chase latency, NVML topology "
            "(whole node; waived on one GPU or without peer access)";
   }
-  json axes() const override {
-    return {{"bytes", kDefaultPeerBytes}, {"metric", kBandwidthMetrics}};
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(int_axis("bytes", {static_cast<std::int64_t>(kDefaultPeerBytes)}, "B",
+                           "bytes per transfer")),
+            fixed(string_axis("metric", kBandwidthMetrics, "copy paths measured per pair"))};
   }
   bool whole_node() const override { return true; }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
