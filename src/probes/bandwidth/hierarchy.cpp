@@ -256,6 +256,7 @@ class BandwidthHierarchy : public RigExperiment {
         note = "bandwidth.read streaming: " + f->at("value").dump() + " GB/s";
       measured_row("dram", m.at("dram"), "dram.latency", note);
     }
+    c.hints = table_hints("bandwidth and latency per level");
     r.curves.push_back(c);
     for (const char* level : {"l1", "l2"})
       if (m.contains(std::string(level) + "_variants"))
@@ -442,6 +443,7 @@ class BandwidthHierarchy : public RigExperiment {
                         json(ok),
                         json(row.value("error", std::string("")))});
     }
+    c.hints = table_hints(level + " kernel variants");
     return c;
   }
 

@@ -105,6 +105,7 @@ class LayoutExperiment : public BandwidthExperiment {
                         md.at("request_efficiency"), md.at("dram_efficiency_32b"), peak,
                         s.at("percent_of_peak_median")});
     }
+    c.hints = table_hints("array-of-structs against struct-of-arrays");
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {
@@ -245,6 +246,7 @@ class TransposeExperiment : public BandwidthExperiment {
                         md.at("request_efficiency"), md.at("shared_load_ways"), peak,
                         s.at("percent_of_peak_median")});
     }
+    c.hints = table_hints("transpose kernels");
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {

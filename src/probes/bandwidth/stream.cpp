@@ -9,6 +9,7 @@
 
 #include "core/confidence.hpp"
 #include "core/error.hpp"
+#include "counters/counters.hpp"
 #include "measure/search.hpp"
 #include "probes/bandwidth/bandwidth_common.hpp"
 #include "probes/bandwidth/stream_select.hpp"
@@ -91,6 +92,21 @@ class StreamRig {
 
   Bench& bench() { return bench_; }
   std::uint64_t elements() const { return n_; }
+  std::uint64_t array_size() const { return array_; }
+  /// DRAM bytes `c` means to read and to write per launch.
+  std::pair<double, double> bytes_per_launch(const Config& c) const {
+    return {static_cast<double>(bytes_.read_bytes) * c.v.passes,
+            static_cast<double>(bytes_.write_bytes) * c.v.passes};
+  }
+  /// Launches `c` once and waits (the --counters probe; the same launch was timed and verified).
+  std::function<void()> launcher(const Config& c) {
+    const bw::Launch l = launch_of(c);
+    const std::uint32_t bits = next_write_bits();
+    return [this, c, l, bits] {
+      launch_kernel(c, l, bits, nullptr);
+      bench_.sync();
+    };
+  }
   std::uint32_t seed_src() const { return seed_src_; }
 
   /// `c` with its resident blocks per SM clamped to what the kernel's occupancy allows.
@@ -456,6 +472,7 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
   std::uint32_t seed_data = 0;
   std::map<std::string, std::size_t> winners;
   std::vector<Config> configs;
+  json counter_record;
   {
     StreamRig rig(ctx, kind_, id(), 0);
     elements = rig.elements();
@@ -499,16 +516,39 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     p.min_repetitions = std::max(p.min_repetitions, p.max_repetitions);
     fresh.bench().set_protocol(p);
     std::map<std::size_t, json> done;
+    std::map<std::size_t, bool> confirmed;
     for (const auto& [finding, row] : winners) {
       if (!done.count(row)) {
         const measure::Confirmation c{
             row, rows[row].at("gb_s").at("median").get<double>(),
             measure::run_guarded([&] { return fresh.measure(configs[row]); })};
         done[row] = measure::to_json(c);
+        confirmed[row] = c.ok();
       }
       json j = done[row];
       j["finding"] = finding;
       confirmations.push_back(j);
+    }
+    // --counters reads the confirmed winner of the headline finding on the confirmation's
+    // buffers: the bytes it means to move against what DRAM moved; 2 % of the array either way.
+    const auto best = winners.find("dram." + analysis::to_string(kind_) + "_bandwidth");
+    if (counters::requested(ctx) && best != winners.end() && confirmed[best->second]) {
+      const Config& c = configs[best->second];
+      const std::string key = key_of(c);
+      const auto bytes = fresh.bytes_per_launch(c);
+      const double slack = 0.02 * static_cast<double>(fresh.array_size());
+      auto check = [&](const char* what, const char* metric, double intended) {
+        return counters::Expectation{
+            what,     metric, "",    "bytes",
+            intended, slack,  false, "bytes the kernel reads / writes per launch"};
+      };
+      counter_record = counters::collect(
+          ctx,
+          {{{key,
+             {{"kernel", key}},
+             fresh.launcher(c),
+             {check("DRAM bytes read per launch", "dram__bytes_read.sum", bytes.first),
+              check("DRAM bytes written per launch", "dram__bytes_write.sum", bytes.second)}}}});
     }
   }
 
@@ -538,15 +578,22 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
       "starts from the best passed row so far; failed rows are kept with their reason";
   r.parameters["seed_data"] = seed_data;
   r.samples = {{"variants", rows}, {"references", references}, {"confirmations", confirmations}};
+  if (!counter_record.is_null()) r.samples["counters"] = counter_record;
   r.statistics = {{"variants_measured", rows.size()}, {"search", search_summary}};
   if (search_summary.at("error").get<std::size_t>() > 0)
     r.reason = std::to_string(search_summary.at("error").get<std::size_t>()) + " of " +
                std::to_string(rows.size()) +
                " search rows failed: " + search_summary.at("errors").dump();
-  r.curves.push_back(stream_variants_curve(rows, dram_peak_gb_s(info)));
+  Curve c = stream_variants_curve(rows, dram_peak_gb_s(info));
+  c.hints = chart_hints(id() + ": bandwidth against access width (best kernel per width)",
+                        "width_bytes", "bytes", "gb_s_median", "GB/s", true)
+                .best("max")
+                .points();
+  r.curves.push_back(c);
 }
 
 void StreamExperiment::analyze(ExperimentResult& r) const {
+  counters::cross_check(r);
   analyze_stream(r, "dram." + analysis::to_string(kind_) + "_bandwidth",
                  kind_ == StreamKind::kCopy ? ".cudamemcpy_reference" : ".cudamemset_reference");
 }

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "counters/counters.hpp"
 #include "probes/bandwidth/bandwidth_common.hpp"
 
 namespace gpuprobe::probes::bwhost {
@@ -100,13 +101,41 @@ class StrideExperiment : public BandwidthExperiment {
     r.parameters["kernels"] = "copy: dst[j*s] = src[j*s]; read: XOR of src[j*s]; j < span/s, float";
     r.parameters["convention"] = kUsefulConvention;
     r.samples = {{"rows", rows}};
-    Curve c{
-        "table",
-        {"variant", "stride_elements", "useful_gb_s_median", "useful_gb_s_min", "useful_gb_s_p5",
-         "useful_gb_s_p95", "n", "sectors_per_request", "request_efficiency", "dram_efficiency_32b",
-         "dram_efficiency_64b", "copy_dram_efficiency_rmw_32b", "copy_dram_efficiency_rmw_64b",
-         "moved_gb_s_dram_model", "peak_gb_s", "percent_of_peak_moved_dram_model"},
-        {}};
+    if (counters::requested(ctx)) {  // sectors per load request against the sector model
+      counters::Declaration d;
+      for (const auto& row : rows) {
+        if (row.at("variant") != "read") continue;
+        const int s = row.at("stride_elements");
+        const std::uint64_t m = n / static_cast<std::uint64_t>(s);
+        bw::Launch shape = l;  // the row's launch shape (persistent or covering grid)
+        shape.blocks = row.at("blocks").get<unsigned>();
+        d.probes.push_back(
+            {"read, stride " + std::to_string(s),
+             {{"stride_elements", s}},
+             [&bench, &src, shape, s, m] {
+               bw::launch_strided_read(shape, src.as<float>(), 0, s, m, nullptr);
+               bench.sync();
+             },
+             {{"global load sectors per request", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+               "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "sectors/request",
+               row.at("model").at("sectors_per_request").get<double>(), 0.05, true,
+               "sector model: 32-byte sectors a warp's 32 strided 4-byte loads touch"}}});
+      }
+      r.samples["counters"] = counters::collect(ctx, d);
+    }
+    Curve c{"table",
+            {"variant", "stride_elements", "useful_gb_s_median", "useful_gb_s_min",
+             "useful_gb_s_p5", "useful_gb_s_p95", "n", "sectors_per_request", "request_efficiency",
+             "dram_efficiency_32b", "dram_efficiency_64b", "copy_dram_efficiency_rmw_32b",
+             "copy_dram_efficiency_rmw_64b", "moved_gb_s_dram_model", "peak_gb_s",
+             "percent_of_peak_moved_dram_model", "model_useful_gb_s"},
+            {}};
+    // The sector model's line: stride 1's useful GB/s scaled by the DRAM efficiency it predicts.
+    std::map<std::string, double> at_stride1;
+    for (const auto& row : rows)
+      if (row.at("stride_elements") == 1)
+        at_stride1[row.at("variant")] = row.at("useful_gb_s").at("median").get<double>() /
+                                        row.at("model").at("dram_efficiency_32b").get<double>();
     for (const auto& row : rows) {
       const auto& s = row.at("useful_gb_s");
       const auto& m = row.at("model");
@@ -115,13 +144,18 @@ class StrideExperiment : public BandwidthExperiment {
                         s.at("p5"), s.at("p95"), s.at("n"), m.at("sectors_per_request"),
                         m.at("request_efficiency"), m.at("dram_efficiency_32b"),
                         m.at("dram_efficiency_64b"), m.at("copy_dram_efficiency_rmw_32b"),
-                        m.at("copy_dram_efficiency_rmw_64b"), moved, peak,
-                        percent_of(moved, peak)});
+                        m.at("copy_dram_efficiency_rmw_64b"), moved, peak, percent_of(moved, peak),
+                        at_stride1[row.at("variant")] * m.at("dram_efficiency_32b").get<double>()});
     }
+    c.hints = chart_hints("bandwidth.stride: useful GB/s against stride, with the sector model",
+                          "stride_elements", "elements", "useful_gb_s_median", "GB/s", true)
+                  .by({"variant"})
+                  .with_model({"model_useful_gb_s"});
     r.curves.push_back(c);
     r.statistics = {{"rows_measured", rows.size()}};
   }
   void analyze(ExperimentResult& r) const override {
+    counters::cross_check(r);
     const double peak = r.parameters.value("peak_gb_s", 0.0);
     std::map<std::string, double> base;
     for (const auto& row : r.samples.at("rows"))
@@ -283,6 +317,25 @@ class OffsetExperiment : public BandwidthExperiment {
         "copy_dst_misaligned: dst[off + j] = src[j]; read: XOR of src[off + j]; j < n - 64, float";
     r.parameters["convention"] = kUsefulConvention;
     r.samples = {{"rows", rows}};
+    if (counters::requested(ctx)) {  // sectors per load request against the sector model
+      counters::Declaration d;
+      for (const auto& row : rows) {
+        if (row.at("variant") != "read") continue;
+        const std::uint64_t off = row.at("src_offset_elements");
+        d.probes.push_back(
+            {"read, offset " + std::to_string(off),
+             {{"offset_elements", off}},
+             [&bench, &src, l, off, m] {
+               bw::launch_strided_read(l, src.as<float>(), off, 1, m, nullptr);
+               bench.sync();
+             },
+             {{"global load sectors per request", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+               "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "sectors/request",
+               row.at("read_model").at("sectors_per_request").get<double>(), 0.05, true,
+               "sector model: 32-byte sectors a warp's 32 consecutive 4-byte loads touch"}}});
+      }
+      r.samples["counters"] = counters::collect(ctx, d);
+    }
     Curve c{"table",
             {"variant", "offset_elements", "useful_gb_s_median", "useful_gb_s_min",
              "useful_gb_s_p5", "useful_gb_s_p95", "n", "read_sectors_per_request",
@@ -300,10 +353,14 @@ class OffsetExperiment : public BandwidthExperiment {
                         wm.is_null() ? json(0) : wm.at("lines_per_request"),
                         row.at("request_efficiency"), peak, s.at("percent_of_peak_median")});
     }
+    c.hints = chart_hints("bandwidth.offset: useful GB/s against start offset", "offset_elements",
+                          "elements", "useful_gb_s_median", "GB/s")
+                  .by({"variant"});
     r.curves.push_back(c);
     r.statistics = {{"rows_measured", rows.size()}};
   }
   void analyze(ExperimentResult& r) const override {
+    counters::cross_check(r);
     const double peak = r.parameters.value("peak_gb_s", 0.0);
     std::map<std::string, std::vector<const json*>> by;
     for (const auto& row : r.samples.at("rows")) by[row.at("variant")].push_back(&row);

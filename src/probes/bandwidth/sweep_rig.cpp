@@ -323,6 +323,13 @@ Curve curve_table(const std::string& name, const std::vector<json>& pts, bool pe
                       p.at("measurement").value("n", 0.0), p.at("sm_clock_mhz_measured"),
                       p.at("timed_passes_per_launch")});
   }
+  c.hints = per_sm ? chart_hints("every SM reads its own slice: bandwidth per SM against slice",
+                                 "working_set_bytes_per_sm", "bytes", "bytes_per_clk_per_sm_median",
+                                 "B/clk/SM", true)
+                         .marked()
+                   : chart_hints("all SMs read one region: bandwidth against working set",
+                                 "working_set_bytes", "bytes", "gb_s_median", "GB/s", true)
+                         .marked();
   return c;
 }
 

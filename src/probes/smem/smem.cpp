@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/finding_names.hpp"
 #include "core/stats.hpp"
+#include "counters/counters.hpp"
 #include "measure/block_timing.hpp"
 #include "measure/gpu.hpp"
 #include "probes/smem/smem_kernels.hpp"
@@ -139,6 +140,10 @@ Curve bank_curve(const json& rows) {
                       r.value("measured_ways", 0.0), r.value("agrees", false) ? 1 : 0,
                       r.value("warp_stream_cycles", 0.0), r.value("warp_stream_ratio", 0.0),
                       r.value("warp_chain_cycles", 0.0), r.value("warp_chain_extra_cycles", 0.0)});
+  c.hints = chart_hints("measured N-way bank conflict against the bank model", "stride", "words",
+                        "measured_ways", "ways", true)
+                .by({"word_bytes"})
+                .with_model({"model_ways"});
   return c;
 }
 
@@ -243,8 +248,36 @@ class SmemBankConflicts : public CudaRuntimeExperiment {
                     {"gpu", to_json(gpu)}};
     r.samples = {{"cases", cases}};
     r.curves.push_back(bank_curve(bank_rows(cases)));
+    if (counters::requested(ctx)) {  // shared-load wavefronts against the bank model
+      counters::Declaration d;
+      const auto& mode = kBankModes[1];  // one warp: every wavefront is this pattern's
+      for (int w : words)
+        for (int s : strides) {
+          kn::SmemLaunch l;
+          l.word_bytes = w;
+          l.chains = mode.chains;
+          l.stride_bytes = static_cast<std::uint32_t>(s * w);
+          l.chain_offset_bytes = kBankChainOffset;
+          l.threads_per_block = mode.threads;
+          l.iterations = mode.iterations;
+          d.probes.push_back(
+              {std::to_string(w) + " B words, stride " + std::to_string(s),
+               {{"word_bytes", w}, {"stride", s}, {"mode", mode.name}},
+               [l, &records] {
+                 kn::launch_smem_chase(l, records.get(), nullptr);
+                 synchronize();
+               },
+               {{"shared-load wavefronts per instruction",
+                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                 "smsp__inst_executed_op_shared_ld.sum", "wavefronts",
+                 static_cast<double>(analysis::strided_access(s, w).wavefronts), 0.1, true,
+                 "bank model: 32 banks x 4 B, phases by word size, same word broadcast"}}});
+        }
+      r.samples["counters"] = counters::collect(ctx, d);
+    }
   }
   void analyze(ExperimentResult& r) const override {
+    counters::cross_check(r);
     const json rows = bank_rows(r.samples.at("cases"));
     int total = 0, agree = 0, stream_total = 0, stream_agree = 0;
     double worst_dev = 0;
@@ -412,6 +445,9 @@ class SmemBandwidth : public CudaRuntimeExperiment {
                         p.at("slowest_sm_bytes_per_clk_median"), p.at("bytes_per_s_median"),
                         p.at("sm_clock_mhz_measured")});
     }
+    c.hints = chart_hints("shared-memory bandwidth against word size", "word_bytes", "bytes",
+                          "bytes_per_clk_per_sm_median", "B/clk/SM")
+                  .points();
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {
