@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "device/sequence.hpp"
+#include "core/sequence.hpp"
 
 namespace gpuprobe::analysis::cache {
 

@@ -163,8 +163,19 @@ int report_command(const std::string& path, std::string dir, std::ostream& out) 
   if (dir.empty()) dir = fs::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
   report::check_writable(dir);
-  // The page is made before anything is created, so a result it cannot draw leaves nothing.
-  const std::string html = from_file(path, [&] { return report::html_report(recorded, fs::path(path).parent_path().string()); });
+  // The samples the page draws are checked by the analysis that reads them (a wrong-typed field
+  // is the file's fault, one line, exit 2), and the page is made before anything is created, so
+  // a result it cannot draw leaves nothing.
+  const auto& experiments = recorded.at("experiments");
+  for (std::size_t i = 0; i < experiments.size(); ++i) {
+    const auto& e = experiments[i];
+    const std::string where = path + ": experiments[" + std::to_string(i) + "] (" +
+                              e.at("id").get<std::string>() + ")";
+    from_file(where, [&] { return replay_analysis(e); });
+  }
+  const std::string html = from_file(path, [&] {
+    return report::html_report(recorded, fs::path(path).parent_path().string());
+  });
   fs::create_directories(dir);
   const auto target = fs::path(dir) / "report.html";
   write_or_fail(target.string(), html);

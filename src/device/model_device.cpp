@@ -927,8 +927,14 @@ ModelConfig builtin_model_config(const std::string& name) {
 std::unique_ptr<Device> make_model_device(const std::string& name) {
   // A path to a model file (e.g. written by `gpuprobe export-model`) instead of a built-in name.
   if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) {
-    return std::make_unique<ModelDevice>(
-        model_config_from_json(json_input::load_file(name, "model file")));
+    const nlohmann::json j = json_input::load_file(name, "model file");
+    try {
+      return std::make_unique<ModelDevice>(model_config_from_json(j));
+    } catch (const nlohmann::json::exception& e) {
+      // An optional field of the wrong type (read with a default) lands here: the file's fault.
+      throw UsageError("model file '" + name + "': a field has the wrong type (" +
+                       std::string(e.what()) + ")");
+    }
   }
   return std::make_unique<ModelDevice>(builtin_model_config(name));
 }

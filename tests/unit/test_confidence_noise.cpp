@@ -9,7 +9,7 @@
 
 #include "core/confidence.hpp"
 #include "core/stats.hpp"
-#include "probes/checks.hpp"
+#include "measure/checks.hpp"
 
 namespace gpuprobe {
 namespace {

@@ -18,7 +18,7 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "measure/gpu.hpp"
-#include "probes/checks.hpp"
+#include "measure/checks.hpp"
 #include "probes/hopper/hopper_kernels.hpp"
 
 namespace gpuprobe::probes {

@@ -24,7 +24,7 @@
 #include "core/stats.hpp"
 #include "device/device_buffer.hpp"
 #include "measure/gpu.hpp"
-#include "probes/checks.hpp"
+#include "measure/checks.hpp"
 #include "probes/hopper/hopper.hpp"
 #include "probes/hopper/pipeline_kernels.hpp"
 

@@ -23,7 +23,7 @@
 #include "device/device_buffer.hpp"
 #include "measure/gpu.hpp"
 #include "measure/l2_flush.hpp"
-#include "probes/checks.hpp"
+#include "measure/checks.hpp"
 #include "probes/hopper/tma_kernels.hpp"
 
 namespace gpuprobe::probes {

@@ -13,7 +13,7 @@
 #include "core/finding_names.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
-#include "probes/checks.hpp"
+#include "measure/checks.hpp"
 #include "counters/counters.hpp"
 
 namespace gpuprobe::probes {

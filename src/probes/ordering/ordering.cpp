@@ -14,7 +14,7 @@
 #include "core/stats.hpp"
 #include "measure/block_timing.hpp"
 #include "measure/gpu.hpp"
-#include "probes/checks.hpp"
+#include "measure/checks.hpp"
 #include "probes/ordering/ordering_kernels.hpp"
 
 namespace gpuprobe::probes {
