@@ -103,7 +103,7 @@ sets, same session (`results/h200/crosscheck.txt`):
 What the H200 shows: the L1 is invalidated at every kernel launch (the chase warms it inside
 the timed launch); `.cg`/`.cv` bypass the L1 and the first level they see is the L2; L2 hits from
 one SM cost ~{v('l2.hit_latency', 0)} cycles up to ~{f['l2.near_capacity']['value'] / 2**20:.1f} MiB (the near
-partition, {f['l2.near_capacity']['value'] / r['device']['l2_bytes'] * 100:.0f}% of the {r['device']['l2_bytes'] / 2**20:.0f} MiB the driver reports), then a mixed region (near hits, far hits and DRAM misses) of median ~{v('l2.mixed_latency', 0) if 'l2.mixed_latency' in f else v('l2.far_hit_latency', 0)} cycles up to
+partition, {f['l2.near_capacity']['value'] / r['device']['l2_bytes'] * 100:.0f}% of the {r['device']['l2_bytes'] / 2**20:.0f} MiB the driver reports), then a mixed region (near hits, far hits and DRAM misses) of median ~{v('l2.mixed_latency', 0)} cycles up to
 ~{f['l2.capacity']['value'] / 2**20:.1f} MiB, then DRAM at ~{v('dram.latency', 0)} cycles; the usable L1 at the
 default (= maximum-L1) carveout is {f['l1.capacity']['value'] / 1024:.2f} KiB. Not every H200 is the same:
 sweeps from other machines are in `tests/data/h200_latency_sweep_run*.json` and in the history of
