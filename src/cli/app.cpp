@@ -332,6 +332,12 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out,
       ->required()
       ->check(CLI::Range(2, 100));
   repeat_cmd->add_option("ids", repeat_ids, "experiment ids or globs (default: all)");
+  std::vector<std::string> table_paths;
+  auto* repeat_table_cmd = app.add_subcommand(
+      "repeat-table",
+      "the table of `repeat` from recorded results (two or more result.json of the same "
+      "experiments); writes <out>/repeat.json when --out is given");
+  repeat_table_cmd->add_option("results", table_paths, "result.json files")->required();
   (void)info;
   FleetCommands fleet;
   add_fleet_commands(app, characterize, fleet);
@@ -404,6 +410,22 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out,
       return 0;
     }
     if (analyze->parsed()) return analyze_command(analyze_path, out);
+    if (repeat_table_cmd->parsed()) {
+      if (table_paths.size() < 2)
+        throw UsageError("repeat-table needs two or more result.json files; got " +
+                         std::to_string(table_paths.size()));
+      std::vector<json> results;
+      for (const auto& p : table_paths) results.push_back(json_input::load_result(p));
+      const json t = repeatability::table(results);
+      if (!cli.options.out_dir.empty()) {
+        report::check_writable(cli.options.out_dir);
+        std::filesystem::create_directories(cli.options.out_dir);
+        report::write_file_atomically(std::filesystem::path(cli.options.out_dir) / "repeat.json",
+                                      t.dump(2) + "\n");
+      }
+      out << repeatability::format(t);
+      return 0;
+    }
     if (report_cmd->parsed()) return report_command(report_path, cli.options.out_dir, out);
     if (compare_cmd->parsed())
       return compare_command(compare_paths.at(0), compare_paths.at(1), out);

@@ -1,5 +1,7 @@
 #include "core/noise.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -23,7 +25,9 @@ double erfinv(double y) {
 
 double implied_standard_error(double value, double c) {
   if (!(c > 0) || !std::isfinite(value)) return std::numeric_limits<double>::infinity();
-  if (c >= 1) return 0;
+  // A stated confidence of 1 is clamped (core/confidence.hpp), not an exact value: it is read as
+  // 0.999, the finest a confidence states (a standard error of ~0.6 % of the value).
+  c = std::min(c, 0.999);
   return confidence::kDefaultTolerance * std::fabs(value) / (std::sqrt(2.0) * erfinv(c));
 }
 

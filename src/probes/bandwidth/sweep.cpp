@@ -11,7 +11,8 @@ class BandwidthSweep : public RigExperiment {
  public:
   std::string id() const override { return "bandwidth.sweep"; }
   std::vector<std::string> produces() const override {
-    return {finding::kL1ReadBandwidth, finding::kL2ReadBandwidth, finding::kDramReadBandwidthSweep};
+    return {finding::kL1ReadBandwidth, finding::kL2ReadBandwidth, finding::kDramReadBandwidthSweep,
+            "bandwidth.*"};
   }
   std::string description() const override {
     return "read bandwidth against working set, log-spaced 16 KiB per SM .. 4 x L2 and refined at "
