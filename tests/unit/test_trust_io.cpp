@@ -98,9 +98,11 @@ TEST(TrustNoise, HumanUnits) {
 }
 
 TEST(TrustNoise, ConfidenceStatesASpreadThatJudgesDifferences) {
-  // Confidence 1 states no spread: any difference is beyond it.
-  EXPECT_EQ(noise::implied_standard_error(100, 1.0), 0.0);
-  EXPECT_TRUE(noise::judge(100, 1.0, 100.5, 1.0).beyond);
+  // Confidence 1 is a clamped 0.999: a standard error of ~0.6 % of the value, so 0.5 % is
+  // within and 5 % is beyond.
+  EXPECT_NEAR(noise::implied_standard_error(100, 1.0), 0.608, 0.01);
+  EXPECT_FALSE(noise::judge(100, 1.0, 100.5, 1.0).beyond);
+  EXPECT_TRUE(noise::judge(100, 1.0, 105, 1.0).beyond);
   // Confidence 0 states nothing: no difference is beyond it.
   EXPECT_FALSE(noise::judge(100, 0.0, 200, 0.0).beyond);
   // Lower confidence, wider stated spread: the same step moves from beyond to within.
