@@ -4,6 +4,14 @@
 
 namespace gpuprobe::measure {
 
+CudaStream::CudaStream() {
+  GP_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+}
+
+CudaStream::~CudaStream() {
+  if (s_) cudaStreamDestroy(s_);
+}
+
 CudaEvent::CudaEvent() { GP_CUDA_CHECK(cudaEventCreate(&e_)); }
 
 CudaEvent::~CudaEvent() {

@@ -6,6 +6,19 @@
 namespace gpuprobe::measure {
 
 /// A CUDA event with timing, destroyed with its owner.
+/// A non-blocking CUDA stream of the current device.
+class CudaStream {
+ public:
+  CudaStream();
+  ~CudaStream();
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
 class CudaEvent {
  public:
   CudaEvent();

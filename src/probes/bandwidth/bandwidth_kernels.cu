@@ -12,19 +12,6 @@
 
 namespace gpuprobe::probes::bw {
 
-// ---------------------------------------------------------------------------------------------
-// RAII owners
-
-Stream::Stream() { GP_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-Stream::~Stream() {
-  if (s_) cudaStreamDestroy(s_);
-}
-
-Event::Event() { GP_CUDA_CHECK(cudaEventCreate(&e_)); }
-Event::~Event() {
-  if (e_) cudaEventDestroy(e_);
-}
-
 std::string to_string(LoadFlavor f) {
   switch (f) {
     case LoadFlavor::kPlain:

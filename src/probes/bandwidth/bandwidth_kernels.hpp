@@ -23,32 +23,6 @@ namespace gpuprobe::probes::bw {
 
 using DeviceArray = device::DeviceBuffer;
 
-/// A non-blocking CUDA stream; move-only.
-class Stream {
- public:
-  Stream();
-  ~Stream();
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
-
-/// A CUDA event (with timing).
-class Event {
- public:
-  Event();
-  ~Event();
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return e_; }
-
- private:
-  cudaEvent_t e_ = nullptr;
-};
-
 // ---------------------------------------------------------------------------------------------
 // Data: random, non-zero floats in [1, 2) from a hash of the index, the same on host and device.
 

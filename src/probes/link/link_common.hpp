@@ -13,43 +13,15 @@
 #include <vector>
 
 #include "core/cuda_check.hpp"
+#include "measure/cuda_event.hpp"
 
 namespace gpuprobe::probes::link {
 
-class Stream {
- public:
-  Stream() { GP_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  ~Stream() {
-    if (s_) cudaStreamDestroy(s_);
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
-
-class Event {
- public:
-  Event() { GP_CUDA_CHECK(cudaEventCreate(&e_)); }
-  ~Event() {
-    if (e_) cudaEventDestroy(e_);
-  }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return e_; }
-
- private:
-  cudaEvent_t e_ = nullptr;
-};
+using Stream = measure::CudaStream;
+using Event = measure::CudaEvent;
 
 /// Seconds between two recorded (and completed) events.
-inline double elapsed_s(const Event& a, const Event& b) {
-  float ms = 0;
-  GP_CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
-  return static_cast<double>(ms) * 1e-3;
-}
+inline double elapsed_s(const Event& a, const Event& b) { return measure::elapsed_ns(a, b) * 1e-9; }
 
 /// Page-locked host memory, mapped into every device's address space (portable, mapped).
 class PinnedBuffer {
