@@ -26,6 +26,7 @@
 #include "core/experiment.hpp"
 #include "core/units.hpp"
 #include "probes/bandwidth/bandwidth.hpp"
+#include "measure/cuda_event.hpp"
 #include "probes/bandwidth/bandwidth_kernels.hpp"
 
 namespace gpuprobe::probes::bwhost {
@@ -223,7 +224,7 @@ class Bench {
     GP_CUDA_CHECK(cudaSetDevice(d.ordinal));
     return d;
   }
-  void record(const bw::Event& e) { GP_CUDA_CHECK(cudaEventRecord(e.get(), stream())); }
+  void record(const measure::CudaEvent& e) { GP_CUDA_CHECK(cudaEventRecord(e.get(), stream())); }
   double elapsed_ms() {
     GP_CUDA_CHECK(cudaEventSynchronize(stop_.get()));
     float ms = 0;
@@ -261,8 +262,8 @@ class Bench {
 
   const device::DeviceInfo& info_;
   ProtocolOptions protocol_;
-  bw::Stream stream_;
-  bw::Event start_, stop_;
+  measure::CudaStream stream_;
+  measure::CudaEvent start_, stop_;
   DeviceArray counters_;
   DeviceArray xor_word_;
 };

@@ -365,7 +365,7 @@ class Rig {
   }
 
   device::DeviceInfo info_;  // first: selecting the device precedes the stream and events
-  bw::Stream stream_;
+  measure::CudaStream stream_;
   ProtocolOptions protocol_;
   std::uint32_t seed_;
   std::uint32_t nsmid_;
