@@ -16,6 +16,7 @@
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/device_buffer.hpp"
+#include "measure/cuda_event.hpp"
 #include "probes/bandwidth/bandwidth.hpp"
 #include "probes/bandwidth/bandwidth_kernels.hpp"
 #include "probes/bandwidth/bandwidth_sweep.hpp"
