@@ -603,8 +603,4 @@ std::vector<CurvePoint> adaptive_sweep(const MeasureFn& measure, const SweepOpti
   return sorted_points();
 }
 
-double plateau_level_confidence(const Plateau& p) {
-  return confidence::precision_from_mad(p.last - p.first + 1, p.noise, p.level);
-}
-
 }  // namespace gpuprobe::analysis

@@ -40,10 +40,6 @@ struct Plateau {
   double confidence = 0;
 };
 
-/// Confidence of a plateau's level: core/confidence.hpp's precision of the median of its points
-/// (their count and MAD, `noise`).
-double plateau_level_confidence(const Plateau& p);
-
 /// The boundary between plateau `below` and the next one: the curve leaves the lower plateau
 /// somewhere in (x_last_on, x_first_off].
 struct Transition {

@@ -49,11 +49,11 @@ inline std::vector<double> samples_of_summary(const nlohmann::json& summary) {
   return v;
 }
 
-/// confidence::precision of a summary's median.
+/// confidence::precision of a summary's median (from its n and MAD: core/confidence's
+/// precision_of_summary; the name the probes use).
 inline double summary_precision(const nlohmann::json& summary,
                                 double tolerance = confidence::kDefaultTolerance) {
-  return confidence::precision(samples_of_summary(summary), summary.at("median").get<double>(),
-                               tolerance);
+  return confidence::precision_of_summary(summary, tolerance);
 }
 
 /// confidence::separation of two summaries' medians.

@@ -8,26 +8,13 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/noise.hpp"
 #include "core/stats.hpp"
 
 namespace gpuprobe::report {
 namespace {
 
 using nlohmann::json;
-
-/// erf^-1 by Newton steps on erf (x in (0, 1)); enough for turning a confidence into a z.
-double erf_inverse(double y) {
-  double x = 0.5;
-  for (int i = 0; i < 60; ++i) {
-    const double f = std::erf(x) - y;
-    const double d = 2.0 / std::sqrt(M_PI) * std::exp(-x * x);
-    const double step = f / d;
-    x -= step;
-    if (x < 0) x = 1e-12;
-    if (std::fabs(step) < 1e-14) break;
-  }
-  return x;
-}
 
 bool same(double a, double b) {
   return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
@@ -58,12 +45,12 @@ std::optional<Spread> finding_spread(const json& f) {
   }
   if (f.contains("confidence") && f["confidence"].is_number() && f.contains("value") &&
       f["value"].is_number()) {
-    // A stated confidence of 1 is a clamped one (core/confidence.hpp), not a zero spread: it is
-    // read as 0.999, the finest a confidence states (a standard error of ~0.6 % of the value).
-    const double c = std::min(f["confidence"].get<double>(), 0.999);
-    const double v = std::fabs(f["value"].get<double>());
-    if (c > 0.0 && v > 0.0)
-      return Spread{0.02 * v / (std::sqrt(2.0) * erf_inverse(c)),
+    // The standard error a confidence states (noise::implied_standard_error, as compare and
+    // repeat read it).
+    const double c = f["confidence"].get<double>();
+    const double v = f["value"].get<double>();
+    if (c > 0.0 && v != 0.0)
+      return Spread{noise::implied_standard_error(v, c),
                     "confidence read as a 2 % precision (standard error of the median)"};
   }
   return std::nullopt;
