@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/json_input.hpp"
 #include "probes/link/link.hpp"
 #include "report/fleet.hpp"
 #include "report/writer.hpp"
@@ -34,15 +35,14 @@ std::string stamp() {
   return buf;
 }
 
+/// A result file: parsed by json_input (one line for a missing, unreadable or non-JSON file) and,
+/// when it is of the schema this build writes, checked field by field like every other loader;
+/// results of another schema are left to the fleet report, which names the mismatch.
 json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw UsageError("cannot read '" + path + "'; give result.json files written by gpuprobe");
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw UsageError("'" + path + "' is not valid JSON (" + std::string(e.what()) + ")");
-  }
+  json r = json_input::load_file(path, "result.json written by gpuprobe");
+  if (r.is_object() && r.value("schema_version", json()) == json(1))
+    json_input::check_result_shape(r, path);
+  return r;
 }
 
 void write_text(const fs::path& path, const std::string& text) {
