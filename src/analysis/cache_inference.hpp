@@ -31,6 +31,7 @@ struct Probe {
   int sm = 0;                      ///< the SM every sequence runs on
   std::uint64_t seed = 1;
   std::size_t max_sequence = 0;  ///< the sequencer's max_sequence_length (0 = unlimited)
+  std::size_t max_sweep = 0;     ///< the sequencer's max_sweep_length (0 = no sweeps)
   /// Carve-out given to every sequence that states none (-1 = the driver's default); the L1
   /// inferences use 0 (the largest L1) so that their answer names the L1 they measured.
   int carveout_percent = -1;
@@ -69,9 +70,26 @@ struct ConflictSet {
   std::size_t checks = 0, checks_passed = 0;  ///< the minimality checks (each removal + all)
   std::uint64_t candidates_tried = 0;
   std::string note;
+  std::string method = "sequences";  ///< "sequences" or "eviction_sweeps"
+  std::uint64_t target = 0;          ///< eviction_sweeps: the line the set evicts (a member)
+  std::uint64_t eviction_tests = 0;  ///< eviction_sweeps: tests run (each a flush + 3 launches)
+  nlohmann::json steps = nlohmann::json::array();  ///< eviction_sweeps: the reduction's trace
 };
 ConflictSet find_conflict_set(Probe& p, Level level, const Calibration& cal,
                               std::uint64_t max_candidates, std::uint64_t alignment = 1024);
+
+/// An L2 conflict set for a cache whose sets outnumber what one sequence can reach (tens of
+/// thousands of sets behind a hashed index, as on the H200): eviction tests over a candidate
+/// pool `pool_lines` random lines at `alignment`, far larger than the cache, swept in bulk by
+/// the probe's SM (device/sequence.hpp `sweep`). One test: flush, place the target, sweep a
+/// subset twice, re-read the target; evicted = slower than the threshold (two agreeing tests of
+/// three decide). The shortest evicting prefix of the pool is found by doubling and bisection
+/// (its last line is congruent with the target), then reduced by group elimination (32 groups,
+/// every group whose removal still evicts goes) to a set that stops evicting when any one line
+/// is removed: those lines and the target are ways + 1 lines of one set. Needs
+/// p.max_sweep >= pool_lines; `found` false with a note otherwise.
+ConflictSet find_conflict_set_by_eviction(Probe& p, const Calibration& cal,
+                                          std::uint64_t pool_lines, std::uint64_t alignment);
 
 /// Line size: the smallest delta (16..512 B) for which replacing a conflict-set member by the
 /// address delta further ends the conflict (the moved access left the member's line).

@@ -11,7 +11,13 @@
 //   offsets[i-1]), which adds 0 when the data is right), so the loads are serialised and every
 //   loaded value is checked: `verified` is true only when every value equals its offset.
 // - `place` runs first, on `place_sm`, in the same launch sequence (used to put lines into the
-//   L2 partition of another SM); then `sequence` runs on `sm`. Both use `op`.
+//   L2 partition of another SM); then `sweep` (when not empty); then `sequence` runs on `sm`.
+//   All use `op`.
+// - `sweep` is a bulk, untimed, unordered pass: many threads of the sequence's SM (`sm` >= 0)
+//   load every listed line, `sweep_rounds` times over, every value checked. It is how an
+//   eviction test reaches a candidate pool far larger than one dependent sequence could hold
+//   (an L2 with tens of thousands of sets and a hashed index: device::Sequencer::max_sweep_length
+//   says how many lines; 0 = the device has no sweep).
 // - The L1 is invalidated at every kernel launch on the real GPU, so an experiment that needs
 //   lines in the L1 puts its fill accesses at the start of `sequence` (untimed) rather than in a
 //   separate call.
@@ -52,6 +58,8 @@ struct AccessSequence {
   int place_sm = -1;
   bool flush_l2 = false;      ///< evict the whole L2 (and the L1) before `place`/`sequence`
   int carveout_percent = -1;  ///< preferred shared-memory carveout; -1 = driver default
+  std::vector<std::uint64_t> sweep;  ///< lines loaded in bulk on `sm` after place (see above)
+  int sweep_rounds = 1;              ///< passes over `sweep` (1..16)
 };
 
 struct SequenceTiming {
@@ -74,6 +82,9 @@ class Sequencer {
   virtual SequenceTiming run_sequence(ProbeBuffer& buffer, const AccessSequence& s) = 0;
   /// The most accesses (place + sequence) one call may hold.
   virtual std::size_t max_sequence_length() const = 0;
+  /// The most lines one call's `sweep` may hold; 0 = this device runs no sweeps (a sequence
+  /// with a non-empty sweep is then a UsageError).
+  virtual std::size_t max_sweep_length() const { return 0; }
 };
 
 /// The device's sequencer, or nullptr when the device has none.

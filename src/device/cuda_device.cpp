@@ -254,9 +254,68 @@ class CudaDevice : public Device, public Sequencer {
     return kernels::kSequenceMaxAccesses;
   }
 
+  std::size_t max_sweep_length() const override { return kernels::kSweepMaxLines; }
+
   SequenceTiming run_sequence(ProbeBuffer& buffer_base, const AccessSequence& s) override {
     auto& buffer = dynamic_cast<CudaProbeBuffer&>(buffer_base);
     validate(buffer, s);
+    if (s.sweep.empty()) return run_launch(buffer, s);
+    // Three launches in order: [flush +] place, the sweep, then the sequence (no flush, no
+    // place). A sweep whose blocks never reached the SM restarts the whole test with more.
+    AccessSequence first = s;
+    first.sequence.clear();
+    first.timed_from = 0;
+    first.sweep.clear();
+    AccessSequence last = s;
+    last.place.clear();
+    last.flush_l2 = false;
+    last.sweep.clear();
+    for (int attempt = 0; attempt < kSequenceAttempts; ++attempt) {
+      if (!first.place.empty()) {
+        run_launch(buffer, first);
+      } else if (s.flush_l2) {
+        ensure_flush_buffer();
+        kernels::launch_flush(flush_.as<std::uint64_t>(), flush_.bytes(), info_.sm_count, stream_);
+      }
+      if (run_sweep(buffer, s, attempt)) return run_launch(buffer, last);
+    }
+    throw VerificationError("sweep: no block reached SM " + std::to_string(s.sm) + " in " +
+                            std::to_string(kSequenceAttempts) + " launches");
+  }
+
+ private:
+  /// One sweep launch; false when no block started on the SM (the caller repeats the test).
+  bool run_sweep(const CudaProbeBuffer& buffer, const AccessSequence& s, int attempt) {
+    const auto n = static_cast<std::uint32_t>(s.sweep.size());
+    if (sweep_offsets_.size() < n) sweep_offsets_ = DeviceArray<std::uint64_t>(n);
+    if (sweep_status_.size() == 0) sweep_status_ = DeviceArray<kernels::SweepStatus>(1);
+    GP_CUDA_CHECK(cudaMemcpyAsync(sweep_offsets_.get(), s.sweep.data(), n * sizeof(std::uint64_t),
+                                  cudaMemcpyHostToDevice, stream_));
+    GP_CUDA_CHECK(cudaMemsetAsync(sweep_status_.get(), 0, sizeof(kernels::SweepStatus), stream_));
+    kernels::SweepParams p;
+    p.base = reinterpret_cast<std::uint64_t>(buffer.base());
+    p.offsets = sweep_offsets_.get();
+    p.n = n;
+    p.rounds = static_cast<std::uint32_t>(s.sweep_rounds);
+    p.sm = s.sm;
+    p.status = sweep_status_.get();
+    kernels::launch_sweep(s.op, p, static_cast<unsigned>((4 << attempt) * info_.sm_count),
+                          stream_);
+    kernels::SweepStatus st{};
+    GP_CUDA_CHECK(cudaMemcpyAsync(&st, p.status, sizeof st, cudaMemcpyDeviceToHost, stream_));
+    GP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (st.blocks == 0) return false;
+    if (st.bad != 0)
+      throw VerificationError("sweep: " + std::to_string(st.bad) +
+                              " loads returned a value other than their offset");
+    const std::uint64_t expected = static_cast<std::uint64_t>(n) * p.rounds;
+    if (st.done != expected)
+      throw VerificationError("sweep: " + std::to_string(st.done) + " loads ran, " +
+                              std::to_string(expected) + " were asked for");
+    return true;
+  }
+
+  SequenceTiming run_launch(CudaProbeBuffer& buffer, const AccessSequence& s) {
     const auto n_place = static_cast<std::uint32_t>(s.place.size());
     const auto n_seq = static_cast<std::uint32_t>(s.sequence.size());
     std::vector<std::uint64_t> offsets(s.place);
@@ -324,6 +383,7 @@ class CudaDevice : public Device, public Sequencer {
     return t;
   }
 
+ public:
   nlohmann::json environment() const override { return env::capture_cuda_environment(ordinal_); }
 
   nlohmann::json chase_kernel_info() const override {
@@ -366,7 +426,17 @@ class CudaDevice : public Device, public Sequencer {
       if (sm < -1 || sm >= info_.sm_count)
         throw UsageError("SM " + std::to_string(sm) + " does not exist (0.." +
                          std::to_string(info_.sm_count - 1) + ", or -1 for any)");
-    for (const auto* list : {&s.place, &s.sequence})
+    if (!s.sweep.empty()) {
+      if (s.sweep.size() > max_sweep_length())
+        throw UsageError("sweep of " + std::to_string(s.sweep.size()) + " lines exceeds the " +
+                         std::to_string(max_sweep_length()) + " one call may hold");
+      if (s.sm < 0)
+        throw UsageError("a sweep runs on the sequence's SM: give sm >= 0 (0.." +
+                         std::to_string(info_.sm_count - 1) + ")");
+      if (s.sweep_rounds < 1 || s.sweep_rounds > 16)
+        throw UsageError("sweep_rounds " + std::to_string(s.sweep_rounds) + ": allowed 1..16");
+    }
+    for (const auto* list : {&s.place, &s.sequence, &s.sweep})
       for (std::uint64_t o : *list)
         if (o % 8 != 0 || o + 8 > buffer.bytes())
           throw UsageError("offset " + describe_offset(o) +
@@ -382,6 +452,8 @@ class CudaDevice : public Device, public Sequencer {
   DeviceArray<std::uint64_t> seq_offsets_;
   DeviceArray<std::uint32_t> seq_cycles_;
   DeviceArray<kernels::SequenceStatus> seq_status_;
+  DeviceArray<std::uint64_t> sweep_offsets_;
+  DeviceArray<kernels::SweepStatus> sweep_status_;
 };
 
 }  // namespace

@@ -557,6 +557,16 @@ SequenceTiming ModelDevice::run_sequence(ProbeBuffer& buffer, const AccessSequen
   };
   check_offsets(s.sequence);
   check_offsets(s.place);
+  check_offsets(s.sweep);
+  if (!s.sweep.empty()) {
+    if (s.sweep.size() > max_sweep_length())
+      throw UsageError("run_sequence: a sweep of " + std::to_string(s.sweep.size()) +
+                       " lines; at most " + std::to_string(max_sweep_length()));
+    if (s.sm < 0) throw UsageError("run_sequence: a sweep runs on the sequence's SM; give sm >= 0");
+    if (s.sweep_rounds < 1 || s.sweep_rounds > 16)
+      throw UsageError("run_sequence: sweep_rounds " + std::to_string(s.sweep_rounds) +
+                       "; allowed 1..16");
+  }
   const std::uint64_t capacity = l1_capacity_bytes(config_, s.carveout_percent);
   if (!seq_ || capacity != seq_->l1_capacity) {
     const bool keep = seq_ != nullptr;
@@ -574,6 +584,10 @@ SequenceTiming ModelDevice::run_sequence(ProbeBuffer& buffer, const AccessSequen
     seq_->invalidate_l1();
     for (auto o : s.place) seq_->access(b->base() + o, place_sm, use_l1);
   }
+  // The sweep's threads load in parallel on the real GPU; the model takes them in list order,
+  // one round after the other (the L1 is the sweep launch's own and is invalidated after it).
+  for (int r = 0; r < (s.sweep.empty() ? 0 : s.sweep_rounds); ++r)
+    for (auto o : s.sweep) seq_->access(b->base() + o, sm, false);
   seq_->invalidate_l1();
   SequenceTiming t;
   t.cycles.reserve(s.sequence.size() - s.timed_from);

@@ -245,6 +245,7 @@ class ModelDevice : public Device, public Sequencer {
   /// Of the order of the CUDA sequencer's (its offsets live in shared memory), so that the
   /// experiments take the same paths on the model as on the GPU.
   std::size_t max_sequence_length() const override { return std::size_t{1} << 15; }
+  std::size_t max_sweep_length() const override { return std::size_t{1} << 22; }
 
   const ModelConfig& config() const { return config_; }
   /// The node the last chase() ended on.

@@ -131,6 +131,49 @@ __global__ void sequence_kernel(SequenceParams p) {
   atomicOr(&st->flags, static_cast<std::uint32_t>(kSeqRan));
 }
 
+// The sweep: independent loads (four per thread per claim, issued before any is used), every
+// value compared with its offset. Round-major indices, so a line's next round is claimed only
+// after every line's previous one was.
+template <LoadOp kOp>
+__global__ void __launch_bounds__(kSweepThreads) sweep_kernel(SweepParams p) {
+  __shared__ std::uint32_t claim;
+  __shared__ int mine;
+  SweepStatus* st = p.status;
+  if (threadIdx.x == 0) {
+    mine = ptx::sm_id() == static_cast<std::uint32_t>(p.sm);
+    if (mine) atomicAdd(&st->blocks, 1u);
+  }
+  __syncthreads();
+  if (!mine) return;
+  const std::uint64_t total = static_cast<std::uint64_t>(p.n) * p.rounds;
+  std::uint32_t done = 0, bad = 0;
+#pragma unroll 1
+  for (;;) {
+    if (threadIdx.x == 0) claim = atomicAdd(&st->next, kSweepChunk);
+    __syncthreads();
+    const std::uint64_t c0 = claim;
+    __syncthreads();
+    if (c0 >= total) break;
+    std::uint64_t off[4], v[4];
+    bool live[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const std::uint64_t i = c0 + threadIdx.x + static_cast<std::uint64_t>(k) * kSweepThreads;
+      live[k] = i < total;
+      off[k] = live[k] ? load_offset(p.offsets + i % p.n) : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[k] = live[k] ? ptx::load_u64<kOp>(p.base + off[k]) : 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      done += live[k] ? 1u : 0u;
+      bad += live[k] && v[k] != off[k] ? 1u : 0u;
+    }
+  }
+  if (done) atomicAdd(&st->done, done);
+  if (bad) atomicAdd(&st->bad, bad);
+}
+
 __global__ void fill_offsets_kernel(std::uint64_t* base, std::uint64_t words) {
   const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
@@ -160,7 +203,20 @@ void launch_sequence_op(const SequenceParams& p, unsigned blocks, int carveout_p
   GP_CUDA_CHECK_LAUNCH();
 }
 
+template <LoadOp kOp>
+void launch_sweep_op(const SweepParams& p, unsigned blocks, cudaStream_t stream) {
+  sweep_kernel<kOp><<<blocks, kSweepThreads, 0, stream>>>(p);
+  GP_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
+
+void launch_sweep(LoadOp op, const SweepParams& p, unsigned blocks, cudaStream_t stream) {
+  const bool launched =
+      dispatch<LoadOp::kDefault, LoadOp::kCa, LoadOp::kCg, LoadOp::kCv, LoadOp::kNc>(
+          op, [&](auto kop) { launch_sweep_op<decltype(kop)::value>(p, blocks, stream); });
+  if (!launched) throw std::invalid_argument("sweep: unknown load operator");
+}
 
 void launch_fill_offsets(std::uint64_t* base, std::uint64_t bytes, cudaStream_t stream) {
   fill_offsets_kernel<<<1024, 256, 0, stream>>>(base, bytes / 8);

@@ -49,6 +49,29 @@ struct SequenceParams {
   std::uint64_t timeout_cycles = 0;
 };
 
+/// Lines one sweep launch may hold, and the sweep's work unit (one block's loads per claim).
+inline constexpr std::uint32_t kSweepMaxLines = 1u << 22;
+inline constexpr std::uint32_t kSweepThreads = 256;
+inline constexpr std::uint32_t kSweepChunk = 4 * kSweepThreads;
+
+/// Zero before a launch; written by the sweep kernel.
+struct SweepStatus {
+  std::uint32_t next;        ///< work counter: the next (round-major) index to claim
+  std::uint32_t blocks;      ///< blocks that ran on the chosen SM
+  std::uint32_t done;        ///< loads performed
+  std::uint32_t bad;         ///< loads whose value differed from its offset
+  std::uint32_t pad[4];
+};
+
+struct SweepParams {
+  std::uint64_t base = 0;                  ///< probe buffer start
+  const std::uint64_t* offsets = nullptr;  ///< n line offsets
+  std::uint32_t n = 0;
+  std::uint32_t rounds = 1;
+  std::int32_t sm = 0;  ///< only blocks on this SM load; the others leave at once
+  SweepStatus* status = nullptr;
+};
+
 /// Fills `bytes` of `base` so that every 8-byte word holds its own byte offset.
 void launch_fill_offsets(std::uint64_t* base, std::uint64_t bytes, cudaStream_t stream);
 /// Counts the words of `base` that do not hold their own offset into *bad (zeroed before).
@@ -59,5 +82,10 @@ void launch_check_offsets(const std::uint64_t* base, std::uint64_t bytes, unsign
 /// place_sm is -1). Throws std::invalid_argument for an unknown operator.
 void launch_sequence(LoadOp op, const SequenceParams& p, unsigned blocks, int carveout_percent,
                      cudaStream_t stream);
+
+/// One sweep launch: `blocks` blocks of kSweepThreads threads; the blocks that start on p.sm
+/// claim chunks of the round-major index space until it is used up, loading every line with
+/// `op` and counting wrong values. Throws std::invalid_argument for an unknown operator.
+void launch_sweep(LoadOp op, const SweepParams& p, unsigned blocks, cudaStream_t stream);
 
 }  // namespace gpuprobe::device::kernels

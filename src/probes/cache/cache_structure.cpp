@@ -58,6 +58,7 @@ std::optional<Session> open_session(Context& ctx, std::uint64_t bytes, std::uint
   // A margin below the sequencer's stated maximum: the CUDA sequencer refused launches of
   // exactly max_sequence_length() accesses on the H200 (cudaFuncSetAttribute: invalid argument).
   s.probe.max_sequence = seq->max_sequence_length() - seq->max_sequence_length() / 16;
+  s.probe.max_sweep = seq->max_sweep_length();
   // The L1 is read only by sequences that the sequencer stages whole (device/sequence.hpp).
   if (carveout_percent == 0)
     s.probe.max_sequence = std::min(s.probe.max_sequence, device::kSequenceStagedAccesses);
@@ -129,12 +130,42 @@ struct LevelRun {
   std::size_t checks = 0, checks_passed = 0;  ///< over all pools
 };
 json conflict_set_json(const analysis::cache::ConflictSet& cs, std::uint64_t seed) {
-  return {{"found", cs.found},         {"lines", cs.lines},
-          {"ways", cs.ways},           {"checks", cs.checks},
-          {"checks_passed", cs.checks_passed}, {"candidates_tried", cs.candidates_tried},
-          {"note", cs.note},           {"seed", seed}};
+  json j = {{"found", cs.found},         {"lines", cs.lines},
+            {"ways", cs.ways},           {"checks", cs.checks},
+            {"checks_passed", cs.checks_passed}, {"candidates_tried", cs.candidates_tried},
+            {"note", cs.note},           {"seed", seed},
+            {"method", cs.method}};
+  if (cs.method == "eviction_sweeps") {
+    j["target"] = cs.target;
+    j["eviction_tests"] = cs.eviction_tests;
+    j["steps"] = cs.steps;
+  }
+  return j;
 }
-LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec) {
+
+/// Candidate pool of the L2 eviction search: four times the L2's lines at 128 B, so that even
+/// with only one partition's half of them landing beside the target every set receives its
+/// ways twice over.
+std::uint64_t sweep_pool_lines(const Context& ctx) { return 4 * ctx.device.info().l2_bytes / 128; }
+/// Eviction candidates sit at 1 KiB: any line size up to 1 KiB leaves them distinct lines.
+constexpr std::uint64_t kSweepAlignment = 1024;
+
+/// The conflict set of one pool: random lines by sequences first (cheap, enough for an L2
+/// of a few thousand sets); for an L2 whose hashed sets outnumber what a sequence can reach,
+/// eviction tests over a swept pool (analysis/cache_inference.hpp).
+analysis::cache::ConflictSet pool_conflict_set(analysis::cache::Probe& p, Level level,
+                                               const analysis::cache::Calibration& cal,
+                                               std::uint64_t align, std::uint64_t pool_lines) {
+  auto cs = analysis::cache::find_conflict_set(p, level, cal, 1u << 20, align);
+  if (cs.found || level != Level::kL2 || p.max_sweep == 0 || pool_lines == 0) return cs;
+  auto ev = analysis::cache::find_conflict_set_by_eviction(p, cal, pool_lines, kSweepAlignment);
+  ev.note = "sequences: " + cs.note + (ev.note.empty() ? "" : "; eviction sweeps: " + ev.note);
+  ev.candidates_tried += cs.candidates_tried;
+  return ev;
+}
+
+LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec,
+                      std::uint64_t pool_lines) {
   LevelRun r;
   r.cal = analysis::cache::calibrate(p, level);
   rec["calibration"] = calibration_json(r.cal);
@@ -148,15 +179,28 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec) {
   rec["candidate_alignment_bytes"] = align;
   rec["pool_bytes"] = p.buffer_bytes;
   const std::uint64_t seed0 = p.seed;
+  std::uint64_t set_seed = seed0;
   json pools = json::array();
   std::vector<std::uint32_t> ways;
   const int n_pools = pools_for(level);
-  for (int k = 0; k < n_pools; ++k) {
+  // An eviction target that gives no set (some do on the H200: their eviction is not a
+  // conflict within one set) is recorded and replaced by another, at most twice.
+  int attempts = n_pools;
+  for (int k = 0; k < attempts && static_cast<int>(ways.size()) < n_pools; ++k) {
     p.seed = seed0 + static_cast<std::uint64_t>(k) * 1000003u;
-    auto cs = analysis::cache::find_conflict_set(p, level, r.cal, 1u << 20, align);
+    auto cs = pool_conflict_set(p, level, r.cal, align, pool_lines);
     pools.push_back(conflict_set_json(cs, p.seed));
-    if (k == 0) r.set = cs;
-    if (!cs.found) break;  // a pool without a set: the level's answer is "not found"
+    if (k == 0 || (cs.found && r.sets.empty())) {
+      r.set = cs;
+      set_seed = p.seed;
+    }
+    if (!cs.found) {
+      if (cs.method == "eviction_sweeps" && attempts < n_pools + 2) {
+        ++attempts;
+        continue;
+      }
+      break;  // a pool without a set: the level's answer is "not found"
+    }
     r.sets.push_back(cs);
     ways.push_back(cs.ways);
     r.checks += cs.checks;
@@ -165,7 +209,7 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec) {
   p.seed = seed0;
   r.agreed = static_cast<int>(ways.size()) == n_pools &&
              std::all_of(ways.begin(), ways.end(), [&](auto w) { return w == ways.front(); });
-  rec["conflict_set"] = conflict_set_json(r.set, seed0);
+  rec["conflict_set"] = conflict_set_json(r.set, set_seed);
   rec["pools"] = pools;
   rec["pools_agree"] = r.agreed;
   if (r.set.found && !r.agreed)
@@ -194,11 +238,19 @@ Finding ways_finding(const std::string& name, const json& rec) {
       {confidence::agreement(rec.at("all_pools_checks_passed").get<std::size_t>(),
                              rec.at("all_pools_checks").get<std::size_t>()),
        calibration_separation(rec.at("calibration"))});
+  const bool swept = cs.value("method", "") == "eviction_sweeps";
+  json evidence = {{"lines", cs.at("lines")}, {"pools", rec.at("pools").size()}};
+  if (swept) evidence["eviction_tests"] = cs.value("eviction_tests", 0);
   return {name, cs.at("ways").get<double>(), "ways", conf,
-          "a minimal conflict set (grown from random lines until their timed re-reads miss, cut to "
-          "the shortest conflicting prefix, pruned by group elimination) holds ways + 1 lines; "
-          "every one-line removal ends the conflict; independent candidate pools agree",
-          {{"lines", cs.at("lines")}, {"pools", rec.at("pools").size()}}};
+          swept ? "a minimal eviction set: a target line placed, a candidate pool four times the "
+                  "L2 swept from the same SM, the target re-read; the shortest evicting prefix "
+                  "of the pool reduced by group elimination to the lines without which the "
+                  "target survives (ways of them); independent pools and targets agree"
+                : "a minimal conflict set (grown from random lines until their timed re-reads "
+                  "miss, cut to the shortest conflicting prefix, pruned by group elimination) "
+                  "holds ways + 1 lines; every one-line removal ends the conflict; independent "
+                  "candidate pools agree",
+          evidence};
 }
 
 // ------------------------------------------------------------------------------------------
@@ -224,7 +276,7 @@ class WaysExperiment : public Experiment {
     auto s = open_session(ctx, span, span, carveout_for(level_));
     if (!s) return waive(r, kNoSequencer);
     json rec;
-    auto lr = conflict_run(s->probe, level_, rec);
+    auto lr = conflict_run(s->probe, level_, rec, sweep_pool_lines(ctx));
     if (lr.agreed) {
       auto line = analysis::cache::infer_line_size(s->probe, level_, lr.cal, lr.set);
       std::uint64_t capacity = 0;
@@ -311,7 +363,7 @@ class LineSizeExperiment : public Experiment {
       auto s = open_session(ctx, span, span, carveout_for(level));
       if (!s) return waive(r, kNoSequencer);
       json rec;
-      auto lr = conflict_run(s->probe, level, rec);
+      auto lr = conflict_run(s->probe, level, rec, sweep_pool_lines(ctx));
       if (lr.agreed) {
         // One answer per pool's conflict set; the line size counts when they all agree.
         json per_pool = json::array();
@@ -382,7 +434,7 @@ class ReplacementExperiment : public Experiment {
       auto s = open_session(ctx, span, span, carveout_for(level));
       if (!s) return waive(r, kNoSequencer);
       json rec;
-      auto lr = conflict_run(s->probe, level, rec);
+      auto lr = conflict_run(s->probe, level, rec, sweep_pool_lines(ctx));
       if (lr.agreed) {
         const auto pol = analysis::cache::infer_policy(s->probe, level, lr.cal, lr.set);
         rec["policy"] = {{"class", pol.policy},

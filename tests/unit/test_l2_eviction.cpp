@@ -1,0 +1,179 @@
+// The L2 conflict set by eviction sweeps (analysis/cache_inference.hpp) on modelled L2s whose
+// hashed sets outnumber what one access sequence can reach, as on the H200: a property test
+// over random hierarchies (fixed seed) recovers ways, line size and policy class, and targeted
+// checks show what the search does when its pool is too small or the device has no sweep.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include "analysis/cache_inference.hpp"
+#include "device/model_device.hpp"
+
+namespace gpuprobe {
+namespace {
+
+using analysis::cache::Level;
+using device::ModelConfig;
+using device::Replacement;
+
+constexpr std::uint64_t kKiB = 1024, kMiB = 1024 * kKiB, kGiB = 1024 * kMiB;
+
+struct Large {
+  ModelConfig config;
+  std::uint64_t pool_lines = 0, buffer_bytes = 0;
+};
+
+/// An L2 of 2^s sets per partition (s = 9..11) behind a random GF(2) hash of address bits up
+/// to bit 29, 64- or 128-B lines, 4..24 ways, any policy, 1 or 2 partitions (replication on or
+/// off), no TLB.
+Large random_large(std::mt19937_64& rng, int index) {
+  const auto pick = [&](std::initializer_list<std::uint32_t> v) {
+    return *(v.begin() + static_cast<std::ptrdiff_t>(rng() % v.size()));
+  };
+  Large d;
+  ModelConfig& c = d.config;
+  c.name = "large-" + std::to_string(index);
+  c.cc_major = 9;
+  c.sm_count = 4;
+  c.global_mem_bytes = 64 * kGiB;
+  c.l1.line_bytes = 128;
+  c.l1.ways = 4;
+  c.l1.capacity_bytes = 0;
+  c.l1_shared_unified_bytes = 64 * kKiB;
+  c.l1.hit_latency_cycles = 30;
+  const Replacement policies[] = {Replacement::kLru, Replacement::kFifo, Replacement::kTreePlru,
+                                  Replacement::kRandom};
+  c.l2.policy = policies[rng() % 4];
+  c.l2.line_bytes = pick({64, 128});
+  c.l2.ways = c.l2.policy == Replacement::kTreePlru ? pick({4, 8, 16})
+                                                     : pick({4, 6, 8, 12, 16, 20, 24});
+  c.l2.sector_bytes = 32;
+  const int s = 9 + static_cast<int>(rng() % 3);
+  const int line_bits = __builtin_ctz(c.l2.line_bytes);
+  for (int i = 0; i < s; ++i) {
+    std::uint64_t mask = std::uint64_t{1} << (line_bits + i);
+    for (int b = line_bits + s; b < 30; ++b)
+      if (rng() % 3 == 0) mask |= std::uint64_t{1} << b;
+    c.l2.set_hash_masks.push_back(mask);
+  }
+  const int partitions = 1 + static_cast<int>(rng() % 2);
+  const std::uint64_t partition_bytes =
+      (std::uint64_t{1} << s) * c.l2.ways * c.l2.line_bytes;
+  c.l2.capacity_bytes = partition_bytes * static_cast<std::uint64_t>(partitions);
+  c.l2_partitions = partitions;
+  c.l2.hit_latency_cycles = 250;
+  c.l2_far_hit_latency_cycles = 420;
+  c.dram_latency_cycles = 700;
+  if (partitions == 2) {
+    c.l2_partitioned = true;
+    c.l2_near = c.l2;
+    c.l2_near.capacity_bytes = partition_bytes;
+    std::uint64_t mask = 0;
+    while (mask == 0)
+      for (int b = line_bits; b < 24; ++b)
+        if (rng() % 3 == 0) mask |= std::uint64_t{1} << b;
+    c.l2_partition_masks = {mask};
+    c.l2_replication = rng() % 2;
+  }
+  c.tlb = {};
+  c.noise_relative_sigma = 0.003;
+  c.seed = 5000 + static_cast<std::uint64_t>(index);
+  // What the experiment sizes from the device: four times the L2's lines at 128 B.
+  d.pool_lines = 4 * c.l2.capacity_bytes / 128;
+  d.buffer_bytes = 1;
+  while (d.buffer_bytes < 2 * d.pool_lines * kKiB) d.buffer_bytes *= 2;
+  return d;
+}
+
+analysis::cache::Probe probe_on(device::ModelDevice& dev, device::ProbeBuffer& buf,
+                                std::uint64_t span, std::uint64_t seed) {
+  analysis::cache::Probe p;
+  p.run = [&dev, &buf](const device::AccessSequence& s) { return dev.run_sequence(buf, s); };
+  p.buffer_bytes = span;
+  p.seed = seed;
+  p.max_sequence = dev.max_sequence_length();
+  p.max_sweep = dev.max_sweep_length();
+  return p;
+}
+
+TEST(L2Eviction, RecoversWaysLinePolicyOfLargeHashedL2s) {
+  using namespace analysis::cache;
+  std::mt19937_64 rng(20261202);
+  const int kHierarchies = 40;
+  int deterministic = 0, recovered = 0, random_policy = 0, random_honest = 0;
+  std::uint64_t most_tests = 0;
+  for (int i = 0; i < kHierarchies; ++i) {
+    const Large d = random_large(rng, i);
+    const auto& c = d.config;
+    device::ModelDevice dev(c);
+    auto buf = dev.alloc_probe_buffer(d.buffer_bytes);
+    Probe p = probe_on(dev, *buf, d.buffer_bytes, 300 + static_cast<std::uint64_t>(i));
+    const auto cal = calibrate(p, Level::kL2);
+    ASSERT_TRUE(cal.ok) << c.name;
+    const auto set = find_conflict_set_by_eviction(p, cal, d.pool_lines, 1024);
+    const auto line = infer_line_size(p, Level::kL2, cal, set);
+    const auto pol = infer_policy(p, Level::kL2, cal, set);
+    const bool ok = set.found && set.minimal_verified && set.ways == c.l2.ways &&
+                    line.line_bytes == c.l2.line_bytes &&
+                    pol.policy == device::to_string(c.l2.policy);
+    if (c.l2.policy == Replacement::kRandom) {
+      // No eviction set is minimal under random replacement; what the search must not do is
+      // name a deterministic class for it.
+      ++random_policy;
+      random_honest += pol.policy != "lru" && pol.policy != "fifo" && pol.policy != "tree_plru";
+    } else {
+      ++deterministic;
+      recovered += ok;
+      most_tests = std::max<std::uint64_t>(most_tests, set.eviction_tests);
+    }
+    if (!ok)
+      std::printf("%s (%s, %u-way, %u B, %d partition(s)%s): found %d minimal %d ways %u line %u "
+                  "policy %s, %llu tests\n",
+                  c.name.c_str(), device::to_string(c.l2.policy).c_str(), c.l2.ways,
+                  c.l2.line_bytes, c.l2_partitions, c.l2_replication ? ", replication" : "",
+                  set.found, set.minimal_verified, set.ways, line.line_bytes, pol.policy.c_str(),
+                  static_cast<unsigned long long>(set.eviction_tests));
+  }
+  std::printf("recovered %d of %d deterministic (at most %llu tests); random policy not named "
+              "deterministic: %d of %d\n",
+              recovered, deterministic, static_cast<unsigned long long>(most_tests),
+              random_honest, random_policy);
+  EXPECT_GE(recovered * 100, deterministic * 95);
+  EXPECT_EQ(random_honest, random_policy);
+}
+
+TEST(L2Eviction, APoolSmallerThanTheCacheFindsNothing) {
+  using namespace analysis::cache;
+  std::mt19937_64 rng(7);
+  Large d = random_large(rng, 1);
+  d.config.l2.policy = Replacement::kLru;
+  device::ModelDevice dev(d.config);
+  auto buf = dev.alloc_probe_buffer(d.buffer_bytes);
+  Probe p = probe_on(dev, *buf, d.buffer_bytes, 11);
+  const auto cal = calibrate(p, Level::kL2);
+  // A tenth of the cache's lines cannot hold ways lines of every set.
+  const auto set = find_conflict_set_by_eviction(p, cal, d.config.l2.capacity_bytes /
+                                                            d.config.l2.line_bytes / 10, 1024);
+  EXPECT_FALSE(set.found);
+  EXPECT_NE(set.note.find("does not evict"), std::string::npos) << set.note;
+}
+
+TEST(L2Eviction, ADeviceWithoutSweepsSaysSo) {
+  using namespace analysis::cache;
+  std::mt19937_64 rng(9);
+  const Large d = random_large(rng, 2);
+  device::ModelDevice dev(d.config);
+  auto buf = dev.alloc_probe_buffer(d.buffer_bytes);
+  Probe p = probe_on(dev, *buf, d.buffer_bytes, 12);
+  p.max_sweep = 0;
+  const auto cal = calibrate(p, Level::kL2);
+  const auto set = find_conflict_set_by_eviction(p, cal, d.pool_lines, 1024);
+  EXPECT_FALSE(set.found);
+  EXPECT_EQ(set.note, "the device runs no sweeps");
+}
+
+}  // namespace
+}  // namespace gpuprobe
