@@ -29,6 +29,16 @@ std::vector<int> with_baseline(std::vector<int> v, int baseline) {
   return v;
 }
 
+std::vector<int> axis_or_option(const AxisValues& axes, const std::string& axis,
+                                const std::vector<int>& option) {
+  return axes.overridden(axis) || option.empty() ? axes.int32s(axis) : option;
+}
+
+Axis array_bytes_axis(const std::string& what) {
+  return fixed(int_axis("array_bytes", {}, "B",
+                        what + ": 16 x L2 unless --array-size sets it, rounded down to 4 KiB"));
+}
+
 std::uint32_t derive_seed(std::uint64_t seed, std::uint32_t salt) {
   return bw::mix32(static_cast<std::uint32_t>(seed) ^
                    bw::mix32(static_cast<std::uint32_t>(seed >> 32) + salt));

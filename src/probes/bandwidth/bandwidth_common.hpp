@@ -80,6 +80,13 @@ std::uint32_t derive_seed(std::uint64_t seed, std::uint32_t salt);
 /// Transpose matrix dimension: the largest multiple of 32 whose n x n floats fit in one array.
 std::uint64_t transpose_n(std::uint64_t array);
 json common_parameters(const device::DeviceInfo& d, const RunOptions& o);
+/// The values of int axis `axis` for this run: --axis <id>.<axis> when given, else the older
+/// option (`option`, e.g. --strides) when set, else the axis defaults.
+std::vector<int> axis_or_option(const AxisValues& axes, const std::string& axis,
+                                const std::vector<int>& option);
+/// The bytes per array, declared by every experiment of this file's family: fixed, since the
+/// experiment chooses it at run time (16 x L2, or --array-size). `what` says which array.
+Axis array_bytes_axis(const std::string& what);
 
 // ---------------------------------------------------------------------------------------------
 // Timing and verification

@@ -24,8 +24,10 @@ class LayoutExperiment : public BandwidthExperiment {
     return "array of structs {float x, y, z} vs struct of three arrays: read all three fields, "
            "write one float per element; useful GB/s beside the sector model";
   }
-  json axes() const override {
-    return {{"layout", {"aos", "soa"}}, {"array_bytes", "16 x L2 (AoS)"}};
+  std::vector<Axis> typed_axes() const override {
+    return {string_axis("layout", {"aos", "soa"},
+                        "aos: one array of {x, y, z}; soa: three arrays x, y, z"),
+            array_bytes_axis("the array of structs (each SoA array is a third of it)")};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     Bench bench(ctx);
@@ -44,7 +46,9 @@ class LayoutExperiment : public BandwidthExperiment {
     const auto l = bench.launch(pattern_bps());
     const double useful = static_cast<double>(n) * 16.0;
     json rows = json::array();
+    const auto axes = axis_values(o);
     for (const std::string layout : {"aos", "soa"}) {
+      if (!axes.contains("layout", layout)) continue;
       auto launch = [&] {
         if (layout == "aos")
           bw::launch_layout_aos(l, aos.as<float>(), out.as<float>(), n);
@@ -158,9 +162,14 @@ class TransposeExperiment : public BandwidthExperiment {
     return "float matrix transpose: naive, 32x32 shared tile, tile with a 33-float pitch, and a "
            "plain copy of the same bytes; beside the sector and bank model";
   }
-  json axes() const override {
-    return {{"kernel", {"copy", "naive", "tiled", "tiled_padded"}},
-            {"matrix", "n x n floats, the largest multiple of 32 that fits in 16 x L2"}};
+  std::vector<Axis> typed_axes() const override {
+    return {string_axis("kernel", {"copy", "naive", "tiled", "tiled_padded"},
+                        "copy: a plain copy of the same bytes; naive: rows read, columns written straight to global memory; "
+                        "tiled: a 32 x 32 shared tile; tiled_padded: the tile with a 33-float "
+                        "pitch"),
+            fixed(int_axis("matrix_n", {}, "floats",
+                           "n x n floats, the largest multiple of 32 that fits in one array")),
+            array_bytes_axis("each of the two matrices' arrays")};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     Bench bench(ctx);
@@ -178,9 +187,11 @@ class TransposeExperiment : public BandwidthExperiment {
     const auto l = bench.launch(pattern_bps());
     const double useful = static_cast<double>(n) * 8.0;
     json rows = json::array();
+    const auto axes = axis_values(o);
     for (int k = -1; k < 3; ++k) {
       const std::string name =
           k < 0 ? "copy" : analysis::to_string(static_cast<analysis::TransposeKind>(k));
+      if (!axes.contains("kernel", name)) continue;
       auto launch = [&] {
         if (k < 0)
           bw::launch_strided_copy(l, in.as<float>(), out.as<float>(), 0, 0, 1, n);

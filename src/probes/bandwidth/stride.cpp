@@ -25,11 +25,17 @@ class StrideExperiment : public BandwidthExperiment {
     return "strided float access (strides 1..32): strided copy and strided read, useful GB/s "
            "beside the sectors per warp request the sector model predicts";
   }
-  json axes() const override {
-    return {{"stride_elements", kDefaultStrides},
-            {"variant", {"copy", "read"}},
-            {"element_bytes", 4},
-            {"span_bytes", "16 x L2 (--array-size)"}};
+  std::vector<Axis> typed_axes() const override {
+    return {int_axis("stride_elements",
+                     std::vector<std::int64_t>(kDefaultStrides.begin(), kDefaultStrides.end()),
+                     "elements",
+                     "thread j accesses element j * stride; stride 1 (the baseline of the "
+                     "efficiencies) is always measured; --strides sets it too",
+                     1, kMaxStride),
+            string_axis("variant", {"copy", "read"},
+                        "copy: dst[j*s] = src[j*s]; read: XOR of src[j*s]"),
+            fixed(int_axis("element_bytes", {4}, "B", "float elements")),
+            array_bytes_axis("the span each stride walks")};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     Bench bench(ctx);
@@ -38,8 +44,9 @@ class StrideExperiment : public BandwidthExperiment {
     const std::uint64_t array = array_bytes(info, o);
     const std::uint64_t n = array / 4;
     const double peak = dram_peak_gb_s(info);
+    const auto axes = axis_values(o);
     const std::vector<int> strides =
-        with_baseline(o.strides.empty() ? kDefaultStrides : o.strides, 1);
+        with_baseline(axis_or_option(axes, "stride_elements", o.strides), 1);
     const std::uint32_t seed_src = derive_seed(o.seed, 21), seed_poison = derive_seed(o.seed, 22);
     DeviceArray src(array), dst(array);
     bench.fill(src.as<float>(), n, seed_src);
@@ -48,6 +55,7 @@ class StrideExperiment : public BandwidthExperiment {
     const auto l = bench.launch(pattern_bps());
     json rows = json::array();
     for (const std::string variant : {"copy", "read"}) {
+      if (!axes.contains("variant", variant)) continue;
       const bool copy = variant == "copy";
       for (int s : strides) {
         const std::uint64_t m = n / static_cast<std::uint64_t>(s);
@@ -240,12 +248,22 @@ class OffsetExperiment : public BandwidthExperiment {
            "copies misaligned on one side only and a misaligned read: useful GB/s beside the "
            "sectors and lines per warp request the model predicts";
   }
-  json axes() const override {
-    return {
-        {"offset_elements", "0..32 (copy); 0, 1, 4, 8, 12, 16, 24, 31, 32 (diagnostic variants)"},
-        {"variant", {"copy", "copy_src_misaligned", "copy_dst_misaligned", "read"}},
-        {"element_bytes", 4},
-        {"array_bytes", "16 x L2"}};
+  std::vector<Axis> typed_axes() const override {
+    std::vector<std::int64_t> offsets;
+    for (int k = 0; k <= kDefaultMaxOffset; ++k) offsets.push_back(k);
+    return {int_axis("offset_elements", offsets, "elements",
+                     "start offset of the copy variant from a 256-B aligned base; 0 (the "
+                     "baseline) is always measured; --offsets sets it and diagnostic_offset_elements",
+                     0, kMaxOffset),
+            int_axis("diagnostic_offset_elements", {0, 1, 4, 8, 12, 16, 24, 31, 32}, "elements",
+                     "start offset of the other variants (misaligned on one side, read); 0 is "
+                     "always measured",
+                     0, kMaxOffset),
+            string_axis("variant", {"copy", "copy_src_misaligned", "copy_dst_misaligned", "read"},
+                        "copy: both sides at the offset; copy_src_misaligned / "
+                        "copy_dst_misaligned: one side only; read: XOR of src[off + j]"),
+            fixed(int_axis("element_bytes", {4}, "B", "float elements")),
+            array_bytes_axis("each of the two arrays")};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     Bench bench(ctx);
@@ -255,13 +273,11 @@ class OffsetExperiment : public BandwidthExperiment {
     const std::uint64_t n = array / 4;
     const std::uint64_t m = n - kMaxOffset;  // the same element count at every offset
     const double peak = dram_peak_gb_s(info);
-    std::vector<int> offsets = o.offsets, diagnostic = o.offsets;
-    if (offsets.empty()) {
-      for (int k = 0; k <= kDefaultMaxOffset; ++k) offsets.push_back(k);
-      diagnostic = {0, 1, 4, 8, 12, 16, 24, 31, 32};
-    }
-    offsets = with_baseline(offsets, 0);
-    diagnostic = with_baseline(diagnostic, 0);
+    const auto axes = axis_values(o);
+    const std::vector<int> offsets =
+        with_baseline(axis_or_option(axes, "offset_elements", o.offsets), 0);
+    const std::vector<int> diagnostic =
+        with_baseline(axis_or_option(axes, "diagnostic_offset_elements", o.offsets), 0);
     const std::uint32_t seed_src = derive_seed(o.seed, 31), seed_poison = derive_seed(o.seed, 32);
     DeviceArray src(array), dst(array);
     bench.fill(src.as<float>(), n, seed_src);
@@ -271,6 +287,7 @@ class OffsetExperiment : public BandwidthExperiment {
     const std::vector<std::string> variants = {"copy", "copy_src_misaligned", "copy_dst_misaligned",
                                                "read"};
     for (const auto& variant : variants) {
+      if (!axes.contains("variant", variant)) continue;
       const bool copy = variant != "read";
       for (int off : variant == "copy" ? offsets : diagnostic) {
         const std::uint64_t src_lo = variant == "copy_dst_misaligned" ? 0 : off;
