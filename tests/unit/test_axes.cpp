@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "cli_runner.hpp"
 #include "core/axis.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
@@ -154,13 +155,9 @@ TEST(Axes, BandwidthAxesOverrideTheOlderOptions) {
 }
 
 int gp(std::vector<std::string> args, std::string* out_text = nullptr) {
-  args.insert(args.begin(), "gpuprobe");
-  std::vector<const char*> argv;
-  for (auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
-  if (out_text) *out_text = out.str() + err.str();
-  return code;
+  const auto o = test_cli::gp(std::move(args));
+  if (out_text) *out_text = o.out + o.err;
+  return o.code;
 }
 
 TEST(Axes, CliRefusesABadOverrideAndListsAxes) {
