@@ -9,6 +9,35 @@
 #include "probes/bandwidth/bandwidth_common.hpp"
 
 namespace gpuprobe::probes::bwhost {
+
+Curve layout_table(const json& rows, double peak) {
+  return pattern_table(rows, {"layout"},
+                          {"load_sectors_per_warp", "store_sectors_per_warp",
+                           "request_efficiency", "dram_efficiency_32b", "peak_gb_s",
+                           "percent_of_peak"},
+                          [&](const json& row) -> std::vector<json> {
+                            const auto& md = row.at("model");
+                            return {md.at("load_sectors_per_warp"),
+                                    md.at("store_sectors_per_warp"), md.at("request_efficiency"),
+                                    md.at("dram_efficiency_32b"), peak,
+                                    row.at("useful_gb_s").at("percent_of_peak_median")};
+                          });
+}
+
+Curve transpose_table(const json& rows, double peak) {
+  return pattern_table(rows, {"kernel"},
+                          {"read_sectors_per_warp", "write_sectors_per_warp",
+                           "request_efficiency", "shared_load_ways", "peak_gb_s",
+                           "percent_of_peak"},
+                          [&](const json& row) -> std::vector<json> {
+                            const auto& md = row.at("model");
+                            return {md.at("read_sectors_per_warp"),
+                                    md.at("write_sectors_per_warp"), md.at("request_efficiency"),
+                                    md.at("shared_load_ways"), peak,
+                                    row.at("useful_gb_s").at("percent_of_peak_median")};
+                          });
+}
+
 namespace {
 
 using units::kKiB;
@@ -96,19 +125,7 @@ class LayoutExperiment : public BandwidthExperiment {
     r.parameters["useful_bytes_per_element"] = 16;
     r.parameters["convention"] = kUsefulConvention;
     r.samples = {{"rows", rows}};
-    Curve c{"table",
-            {"layout", "useful_gb_s_median", "useful_gb_s_min", "useful_gb_s_p5", "useful_gb_s_p95",
-             "n", "load_sectors_per_warp", "store_sectors_per_warp", "request_efficiency",
-             "dram_efficiency_32b", "peak_gb_s", "percent_of_peak"},
-            {}};
-    for (const auto& row : rows) {
-      const auto& s = row.at("useful_gb_s");
-      const auto& md = row.at("model");
-      c.rows.push_back({row.at("layout"), s.at("median"), s.at("min"), s.at("p5"), s.at("p95"),
-                        s.at("n"), md.at("load_sectors_per_warp"), md.at("store_sectors_per_warp"),
-                        md.at("request_efficiency"), md.at("dram_efficiency_32b"), peak,
-                        s.at("percent_of_peak_median")});
-    }
+    Curve c = layout_table(rows, peak);
     c.hints = table_hints("array-of-structs against struct-of-arrays");
     r.curves.push_back(c);
   }
@@ -244,19 +261,7 @@ class TransposeExperiment : public BandwidthExperiment {
     r.parameters["convention"] =
         "useful bytes = n x n x 4 read + n x n x 4 written. " + kUsefulConvention;
     r.samples = {{"rows", rows}};
-    Curve c{"table",
-            {"kernel", "useful_gb_s_median", "useful_gb_s_min", "useful_gb_s_p5", "useful_gb_s_p95",
-             "n", "read_sectors_per_warp", "write_sectors_per_warp", "request_efficiency",
-             "shared_load_ways", "peak_gb_s", "percent_of_peak"},
-            {}};
-    for (const auto& row : rows) {
-      const auto& s = row.at("useful_gb_s");
-      const auto& md = row.at("model");
-      c.rows.push_back({row.at("kernel"), s.at("median"), s.at("min"), s.at("p5"), s.at("p95"),
-                        s.at("n"), md.at("read_sectors_per_warp"), md.at("write_sectors_per_warp"),
-                        md.at("request_efficiency"), md.at("shared_load_ways"), peak,
-                        s.at("percent_of_peak_median")});
-    }
+    Curve c = transpose_table(rows, peak);
     c.hints = table_hints("transpose kernels");
     r.curves.push_back(c);
   }

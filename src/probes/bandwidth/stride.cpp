@@ -10,10 +10,63 @@
 #include "probes/bandwidth/bandwidth_common.hpp"
 
 namespace gpuprobe::probes::bwhost {
+
+Curve stride_table(const json& rows, double peak) {
+  // The sector model's line: stride 1's useful GB/s scaled by the DRAM efficiency it predicts.
+  std::map<std::string, double> at_stride1;
+  for (const auto& row : rows)
+    if (row.at("stride_elements") == 1)
+      at_stride1[row.at("variant")] = row.at("useful_gb_s").at("median").get<double>() /
+                                      row.at("model").at("dram_efficiency_32b").get<double>();
+  return pattern_table(
+      rows, {"variant", "stride_elements"},
+      {"sectors_per_request", "request_efficiency", "dram_efficiency_32b", "dram_efficiency_64b",
+       "copy_dram_efficiency_rmw_32b", "copy_dram_efficiency_rmw_64b", "moved_gb_s_dram_model",
+       "peak_gb_s", "percent_of_peak_moved_dram_model", "model_useful_gb_s"},
+      [&](const json& row) -> std::vector<json> {
+        const auto& m = row.at("model");
+        const double moved = row.at("useful_gb_s").at("median").get<double>() /
+                             m.at("dram_efficiency_32b").get<double>();
+        return {m.at("sectors_per_request"), m.at("request_efficiency"),
+                m.at("dram_efficiency_32b"), m.at("dram_efficiency_64b"),
+                m.at("copy_dram_efficiency_rmw_32b"), m.at("copy_dram_efficiency_rmw_64b"),
+                moved, peak, percent_of(moved, peak),
+                at_stride1[row.at("variant")] * m.at("dram_efficiency_32b").get<double>()};
+      });
+}
+
+Curve offset_table(const json& rows, double peak) {
+  return pattern_table(
+      rows, {"variant", "offset_elements"},
+      {"read_sectors_per_request", "read_lines_per_request", "write_sectors_per_request",
+       "write_lines_per_request", "request_efficiency", "peak_gb_s", "percent_of_peak"},
+      [&](const json& row) -> std::vector<json> {
+        const auto& rm = row.at("read_model");
+        const auto& wm = row.at("write_model");
+        return {rm.at("sectors_per_request"), rm.at("lines_per_request"),
+                wm.is_null() ? json(0) : wm.at("sectors_per_request"),
+                wm.is_null() ? json(0) : wm.at("lines_per_request"), row.at("request_efficiency"),
+                peak, row.at("useful_gb_s").at("percent_of_peak_median")};
+      });
+}
+
 namespace {
 
 using units::kKiB;
 using units::kMiB;
+
+/// --counters on a read row: global load sectors per warp request against the sector model's
+/// prediction for a warp's 32 `access` (strided, consecutive) 4-byte loads.
+counters::Expectation load_sectors_check(double predicted, const std::string& access) {
+  return {"global load sectors per request",
+          "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+          "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+          "sectors/request",
+          predicted,
+          0.05,
+          true,
+          "sector model: 32-byte sectors a warp's 32 " + access + " 4-byte loads touch"};
+}
 
 // ---------------------------------------------------------------------------------------------
 // bandwidth.stride
@@ -124,37 +177,12 @@ class StrideExperiment : public BandwidthExperiment {
                bw::launch_strided_read(shape, src.as<float>(), 0, s, m, nullptr);
                bench.sync();
              },
-             {{"global load sectors per request", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-               "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "sectors/request",
-               row.at("model").at("sectors_per_request").get<double>(), 0.05, true,
-               "sector model: 32-byte sectors a warp's 32 strided 4-byte loads touch"}}});
+             {load_sectors_check(row.at("model").at("sectors_per_request").get<double>(),
+                                 "strided")}});
       }
       r.samples["counters"] = counters::collect(ctx, d);
     }
-    Curve c{"table",
-            {"variant", "stride_elements", "useful_gb_s_median", "useful_gb_s_min",
-             "useful_gb_s_p5", "useful_gb_s_p95", "n", "sectors_per_request", "request_efficiency",
-             "dram_efficiency_32b", "dram_efficiency_64b", "copy_dram_efficiency_rmw_32b",
-             "copy_dram_efficiency_rmw_64b", "moved_gb_s_dram_model", "peak_gb_s",
-             "percent_of_peak_moved_dram_model", "model_useful_gb_s"},
-            {}};
-    // The sector model's line: stride 1's useful GB/s scaled by the DRAM efficiency it predicts.
-    std::map<std::string, double> at_stride1;
-    for (const auto& row : rows)
-      if (row.at("stride_elements") == 1)
-        at_stride1[row.at("variant")] = row.at("useful_gb_s").at("median").get<double>() /
-                                        row.at("model").at("dram_efficiency_32b").get<double>();
-    for (const auto& row : rows) {
-      const auto& s = row.at("useful_gb_s");
-      const auto& m = row.at("model");
-      const double moved = s.at("median").get<double>() / m.at("dram_efficiency_32b").get<double>();
-      c.rows.push_back({row.at("variant"), row.at("stride_elements"), s.at("median"), s.at("min"),
-                        s.at("p5"), s.at("p95"), s.at("n"), m.at("sectors_per_request"),
-                        m.at("request_efficiency"), m.at("dram_efficiency_32b"),
-                        m.at("dram_efficiency_64b"), m.at("copy_dram_efficiency_rmw_32b"),
-                        m.at("copy_dram_efficiency_rmw_64b"), moved, peak, percent_of(moved, peak),
-                        at_stride1[row.at("variant")] * m.at("dram_efficiency_32b").get<double>()});
-    }
+    Curve c = stride_table(rows, peak);
     c.hints = chart_hints("bandwidth.stride: useful GB/s against stride, with the sector model",
                           "stride_elements", "elements", "useful_gb_s_median", "GB/s", true)
                   .by({"variant"})
@@ -346,30 +374,12 @@ class OffsetExperiment : public BandwidthExperiment {
                bw::launch_strided_read(l, src.as<float>(), off, 1, m, nullptr);
                bench.sync();
              },
-             {{"global load sectors per request", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-               "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "sectors/request",
-               row.at("read_model").at("sectors_per_request").get<double>(), 0.05, true,
-               "sector model: 32-byte sectors a warp's 32 consecutive 4-byte loads touch"}}});
+             {load_sectors_check(row.at("read_model").at("sectors_per_request").get<double>(),
+                                 "consecutive")}});
       }
       r.samples["counters"] = counters::collect(ctx, d);
     }
-    Curve c{"table",
-            {"variant", "offset_elements", "useful_gb_s_median", "useful_gb_s_min",
-             "useful_gb_s_p5", "useful_gb_s_p95", "n", "read_sectors_per_request",
-             "read_lines_per_request", "write_sectors_per_request", "write_lines_per_request",
-             "request_efficiency", "peak_gb_s", "percent_of_peak"},
-            {}};
-    for (const auto& row : rows) {
-      const auto& s = row.at("useful_gb_s");
-      const auto& rm = row.at("read_model");
-      const auto& wm = row.at("write_model");
-      c.rows.push_back({row.at("variant"), row.at("offset_elements"), s.at("median"), s.at("min"),
-                        s.at("p5"), s.at("p95"), s.at("n"), rm.at("sectors_per_request"),
-                        rm.at("lines_per_request"),
-                        wm.is_null() ? json(0) : wm.at("sectors_per_request"),
-                        wm.is_null() ? json(0) : wm.at("lines_per_request"),
-                        row.at("request_efficiency"), peak, s.at("percent_of_peak_median")});
-    }
+    Curve c = offset_table(rows, peak);
     c.hints = chart_hints("bandwidth.offset: useful GB/s against start offset", "offset_elements",
                           "elements", "useful_gb_s_median", "GB/s")
                   .by({"variant"});
