@@ -15,11 +15,10 @@ class BandwidthHierarchy : public RigExperiment {
   std::string id() const override { return "bandwidth.hierarchy"; }
   std::string description() const override {
     return "one table: register file, shared memory, L1, L2 and DRAM read bandwidth beside each "
-           "level's latency from earlier findings (latency.*, smem.bandwidth). Seed 003's table "
-           "came from a 4 KB sequential chain and one 64 MB run, so its numbers mean little; "
-           "here L1, L2, DRAM and register bandwidth are measured at full occupancy at one "
-           "working set well inside each level (repeated, verified), the rest is taken from the "
-           "experiments that measure it properly, and a missing one is left empty with a note";
+           "level's latency from earlier findings (latency.*, smem.bandwidth): L1, L2, DRAM and "
+           "register bandwidth measured at full occupancy at one working set well inside each "
+           "level (repeated, verified), shared-memory bandwidth and the latencies taken from the "
+           "experiments that measure them, a missing one left empty with a note";
   }
   std::vector<Axis> typed_axes() const override {
     return {fixed(string_axis("level", {"register", "shared", "l1", "l2", "dram"},

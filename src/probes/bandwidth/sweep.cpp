@@ -18,8 +18,8 @@ class BandwidthSweep : public RigExperiment {
     return "read bandwidth against working set, log-spaced 16 KiB per SM .. 4 x L2 and refined at "
            "the knees, in two regimes: each SM reading its own slice (ld.global.ca, B/clk/SM) "
            "and all SMs reading one region (ld.global.cg, GB/s); plateaus (L1, L2, DRAM) and "
-           "capacities from the latency sweep's change-point analysis. Unlike seed 003 (one 4 KB "
-           "chain, one 64 MB run) every point is repeated to a spread target and verified";
+           "capacities from the latency sweep's change-point analysis; every point is repeated "
+           "to a spread target and verified";
   }
   std::vector<Axis> typed_axes() const override {
     return {fixed(int_axis("l1_regime_working_set_bytes_per_sm", {}, "B",
