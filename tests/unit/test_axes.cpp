@@ -138,10 +138,9 @@ TEST(Axes, BandwidthAxesOverrideTheOlderOptions) {
   EXPECT_EQ(axis_or_option(stride->axis_values(o), "stride_elements", o.strides),
             (std::vector<int>{2, 64}));
   EXPECT_FALSE(stride->axis_values(o).contains("variant", "write"));
-  for (const char* bad :
-       {"bandwidth.stride.stride_elements=65", "bandwidth.stride.variant=write",
-        "bandwidth.offset.offset_elements=-1", "bandwidth.read.width_bytes=12",
-        "bandwidth.transpose.kernel=tiled2", "bandwidth.read.unroll=2"})
+  for (const char* bad : {"bandwidth.stride.stride_elements=65", "bandwidth.stride.variant=write",
+                          "bandwidth.offset.offset_elements=-1", "bandwidth.read.width_bytes=12",
+                          "bandwidth.transpose.kernel=tiled2", "bandwidth.read.unroll=2"})
     EXPECT_THROW(check_axis_overrides(Registry::builtin(), overrides({bad})), UsageError) << bad;
   const Experiment* offset = Registry::builtin().find("bandwidth.offset");
   ASSERT_NE(offset, nullptr);

@@ -57,8 +57,8 @@ void expect_matches(const Curve& c, const std::string& id) {
 }
 
 TEST(BandwidthTables, RebuildTheRecordedCsv) {
-  for (const char* id : {"bandwidth.stride", "bandwidth.offset", "bandwidth.layout",
-                         "bandwidth.transpose"}) {
+  for (const char* id :
+       {"bandwidth.stride", "bandwidth.offset", "bandwidth.layout", "bandwidth.transpose"}) {
     const json& e = recorded(id);
     const json& rows = e.at("samples").at("rows");
     const double peak = e.at("parameters").at("peak_gb_s").get<double>();

@@ -17,10 +17,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using test_cli::expect_one_line_error;
 using test_cli::gp;
 using test_cli::Outcome;
 using test_cli::temp_dir;
-using test_cli::expect_one_line_error;
 
 TEST(Cli, ListShowsTheLatencyExperiments) {
   const auto o = gp({"list"});
@@ -42,11 +42,11 @@ TEST(Cli, UnknownExperimentSuggestsClosest) {
 TEST(Cli, BadSizes) {
   const auto dir = temp_dir("sizes");
   expect_one_line_error(gp({"--device", "model:tiny", "--out", dir.string(), "--max-size", "abc",
-                         "run", "latency.sweep"}),
-                     "--max-size");
-  expect_one_line_error(gp({"--device", "model:tiny", "--out", dir.string(), "--min-size", "-5", "run",
-                         "latency.sweep"}),
-                     "--min-size");
+                            "run", "latency.sweep"}),
+                        "--max-size");
+  expect_one_line_error(gp({"--device", "model:tiny", "--out", dir.string(), "--min-size", "-5",
+                            "run", "latency.sweep"}),
+                        "--min-size");
   EXPECT_FALSE(fs::exists(dir));
 }
 
@@ -65,7 +65,7 @@ TEST(Cli, ReportAndAnalyzeNeedAResult) {
 
 TEST(Cli, UnwritableOutput) {
   expect_one_line_error(gp({"--device", "model:tiny", "--out", "/proc/gpuprobe/x", "characterize"}),
-                     "cannot be created");
+                        "cannot be created");
 }
 
 TEST(Cli, UnknownModelAndDevice) {

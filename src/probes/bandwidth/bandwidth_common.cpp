@@ -174,8 +174,8 @@ Curve pattern_table(const json& rows, const std::vector<std::string>& keys,
                     const std::vector<std::string>& columns,
                     const std::function<std::vector<json>(const json& row)>& cells) {
   Curve c{"table", keys, {}};
-  for (const char* k : {"useful_gb_s_median", "useful_gb_s_min", "useful_gb_s_p5",
-                        "useful_gb_s_p95", "n"})
+  for (const char* k :
+       {"useful_gb_s_median", "useful_gb_s_min", "useful_gb_s_p5", "useful_gb_s_p95", "n"})
     c.columns.push_back(k);
   c.columns.insert(c.columns.end(), columns.begin(), columns.end());
   for (const auto& row : rows) {

@@ -12,30 +12,32 @@ namespace gpuprobe::probes::bwhost {
 
 Curve layout_table(const json& rows, double peak) {
   return pattern_table(rows, {"layout"},
-                          {"load_sectors_per_warp", "store_sectors_per_warp",
-                           "request_efficiency", "dram_efficiency_32b", "peak_gb_s",
-                           "percent_of_peak"},
-                          [&](const json& row) -> std::vector<json> {
-                            const auto& md = row.at("model");
-                            return {md.at("load_sectors_per_warp"),
-                                    md.at("store_sectors_per_warp"), md.at("request_efficiency"),
-                                    md.at("dram_efficiency_32b"), peak,
-                                    row.at("useful_gb_s").at("percent_of_peak_median")};
-                          });
+                       {"load_sectors_per_warp", "store_sectors_per_warp", "request_efficiency",
+                        "dram_efficiency_32b", "peak_gb_s", "percent_of_peak"},
+                       [&](const json& row) -> std::vector<json> {
+                         const auto& md = row.at("model");
+                         return {md.at("load_sectors_per_warp"),
+                                 md.at("store_sectors_per_warp"),
+                                 md.at("request_efficiency"),
+                                 md.at("dram_efficiency_32b"),
+                                 peak,
+                                 row.at("useful_gb_s").at("percent_of_peak_median")};
+                       });
 }
 
 Curve transpose_table(const json& rows, double peak) {
   return pattern_table(rows, {"kernel"},
-                          {"read_sectors_per_warp", "write_sectors_per_warp",
-                           "request_efficiency", "shared_load_ways", "peak_gb_s",
-                           "percent_of_peak"},
-                          [&](const json& row) -> std::vector<json> {
-                            const auto& md = row.at("model");
-                            return {md.at("read_sectors_per_warp"),
-                                    md.at("write_sectors_per_warp"), md.at("request_efficiency"),
-                                    md.at("shared_load_ways"), peak,
-                                    row.at("useful_gb_s").at("percent_of_peak_median")};
-                          });
+                       {"read_sectors_per_warp", "write_sectors_per_warp", "request_efficiency",
+                        "shared_load_ways", "peak_gb_s", "percent_of_peak"},
+                       [&](const json& row) -> std::vector<json> {
+                         const auto& md = row.at("model");
+                         return {md.at("read_sectors_per_warp"),
+                                 md.at("write_sectors_per_warp"),
+                                 md.at("request_efficiency"),
+                                 md.at("shared_load_ways"),
+                                 peak,
+                                 row.at("useful_gb_s").at("percent_of_peak_median")};
+                       });
 }
 
 namespace {
@@ -181,7 +183,8 @@ class TransposeExperiment : public BandwidthExperiment {
   }
   std::vector<Axis> typed_axes() const override {
     return {string_axis("kernel", {"copy", "naive", "tiled", "tiled_padded"},
-                        "copy: a plain copy of the same bytes; naive: rows read, columns written straight to global memory; "
+                        "copy: a plain copy of the same bytes; naive: rows read, columns written "
+                        "straight to global memory; "
                         "tiled: a 32 x 32 shared tile; tiled_padded: the tile with a 33-float "
                         "pitch"),
             fixed(int_axis("matrix_n", {}, "floats",

@@ -434,11 +434,10 @@ class StreamExperiment : public BandwidthExperiment {
     return "";
   }
   std::vector<Axis> typed_axes() const override {
-    Axis width = int_axis("width_bytes",
-                          std::vector<std::int64_t>(kDefaultWidths.begin(), kDefaultWidths.end()),
-                          "B",
-                          "bytes per access of one thread; the search runs at the widest, the "
-                          "others follow its best kernel; --word-sizes sets it too");
+    Axis width = int_axis(
+        "width_bytes", std::vector<std::int64_t>(kDefaultWidths.begin(), kDefaultWidths.end()), "B",
+        "bytes per access of one thread; the search runs at the widest, the "
+        "others follow its best kernel; --word-sizes sets it too");
     width.allowed = {4, 8, 16};
     std::vector<Axis> axes = {width};
     std::vector<std::string> loads, stores;
@@ -457,8 +456,8 @@ class StreamExperiment : public BandwidthExperiment {
     axes.push_back(fixed(int_axis("blocks_per_sm", {1, 2, 4, kMaxBlocksPerSm}, "blocks",
                                   "blocks of 256 threads per SM the search tries (the largest "
                                   "one the occupancy allows, at most 8)")));
-    axes.push_back(array_bytes_axis(kind_ == StreamKind::kCopy ? "each of the two arrays"
-                                                               : "the array"));
+    axes.push_back(
+        array_bytes_axis(kind_ == StreamKind::kCopy ? "each of the two arrays" : "the array"));
     return axes;
   }
   void run(Context& ctx, ExperimentResult& r) const override;

@@ -27,10 +27,15 @@ Curve stride_table(const json& rows, double peak) {
         const auto& m = row.at("model");
         const double moved = row.at("useful_gb_s").at("median").get<double>() /
                              m.at("dram_efficiency_32b").get<double>();
-        return {m.at("sectors_per_request"), m.at("request_efficiency"),
-                m.at("dram_efficiency_32b"), m.at("dram_efficiency_64b"),
-                m.at("copy_dram_efficiency_rmw_32b"), m.at("copy_dram_efficiency_rmw_64b"),
-                moved, peak, percent_of(moved, peak),
+        return {m.at("sectors_per_request"),
+                m.at("request_efficiency"),
+                m.at("dram_efficiency_32b"),
+                m.at("dram_efficiency_64b"),
+                m.at("copy_dram_efficiency_rmw_32b"),
+                m.at("copy_dram_efficiency_rmw_64b"),
+                moved,
+                peak,
+                percent_of(moved, peak),
                 at_stride1[row.at("variant")] * m.at("dram_efficiency_32b").get<double>()};
       });
 }
@@ -43,10 +48,13 @@ Curve offset_table(const json& rows, double peak) {
       [&](const json& row) -> std::vector<json> {
         const auto& rm = row.at("read_model");
         const auto& wm = row.at("write_model");
-        return {rm.at("sectors_per_request"), rm.at("lines_per_request"),
+        return {rm.at("sectors_per_request"),
+                rm.at("lines_per_request"),
                 wm.is_null() ? json(0) : wm.at("sectors_per_request"),
-                wm.is_null() ? json(0) : wm.at("lines_per_request"), row.at("request_efficiency"),
-                peak, row.at("useful_gb_s").at("percent_of_peak_median")};
+                wm.is_null() ? json(0) : wm.at("lines_per_request"),
+                row.at("request_efficiency"),
+                peak,
+                row.at("useful_gb_s").at("percent_of_peak_median")};
       });
 }
 
@@ -279,19 +287,20 @@ class OffsetExperiment : public BandwidthExperiment {
   std::vector<Axis> typed_axes() const override {
     std::vector<std::int64_t> offsets;
     for (int k = 0; k <= kDefaultMaxOffset; ++k) offsets.push_back(k);
-    return {int_axis("offset_elements", offsets, "elements",
-                     "start offset of the copy variant from a 256-B aligned base; 0 (the "
-                     "baseline) is always measured; --offsets sets it and diagnostic_offset_elements",
-                     0, kMaxOffset),
-            int_axis("diagnostic_offset_elements", {0, 1, 4, 8, 12, 16, 24, 31, 32}, "elements",
-                     "start offset of the other variants (misaligned on one side, read); 0 is "
-                     "always measured",
-                     0, kMaxOffset),
-            string_axis("variant", {"copy", "copy_src_misaligned", "copy_dst_misaligned", "read"},
-                        "copy: both sides at the offset; copy_src_misaligned / "
-                        "copy_dst_misaligned: one side only; read: XOR of src[off + j]"),
-            fixed(int_axis("element_bytes", {4}, "B", "float elements")),
-            array_bytes_axis("each of the two arrays")};
+    return {
+        int_axis("offset_elements", offsets, "elements",
+                 "start offset of the copy variant from a 256-B aligned base; 0 (the "
+                 "baseline) is always measured; --offsets sets it and diagnostic_offset_elements",
+                 0, kMaxOffset),
+        int_axis("diagnostic_offset_elements", {0, 1, 4, 8, 12, 16, 24, 31, 32}, "elements",
+                 "start offset of the other variants (misaligned on one side, read); 0 is "
+                 "always measured",
+                 0, kMaxOffset),
+        string_axis("variant", {"copy", "copy_src_misaligned", "copy_dst_misaligned", "read"},
+                    "copy: both sides at the offset; copy_src_misaligned / "
+                    "copy_dst_misaligned: one side only; read: XOR of src[off + j]"),
+        fixed(int_axis("element_bytes", {4}, "B", "float elements")),
+        array_bytes_axis("each of the two arrays")};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     Bench bench(ctx);
