@@ -127,6 +127,11 @@ void validate(const ModelConfig& config);
 /// Every parameter, snake_case keys with units in the names (e.g. "l2_capacity_bytes").
 nlohmann::json to_json(const ModelConfig& config);
 
+namespace detail {
+/// Throws UsageError unless the cache geometry is consistent (CacheSim and validate()).
+void check_cache(const std::string& what, const CacheConfig& c);
+}  // namespace detail
+
 /// A set-associative cache with true LRU replacement, on flat arrays: O(ways) per access for
 /// ways <= kMaxScanWays (the ways of a set are kept in MRU-to-LRU order), O(1) expected with a
 /// hash table and per-set LRU lists above that (e.g. large fully associative caches).

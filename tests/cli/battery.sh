@@ -129,6 +129,17 @@ for opt in "--strides 0" "--strides -1" "--strides 65" "--strides x" "--offsets 
   expect_usage $opt --device model:tiny --out "$OUT" run latency.shared
 done
 expect_usage --loads '' --device model:tiny --out "$OUT" run latency.shared
+# --axis on the bandwidth family: values out of range, of the wrong type or not allowed, axes the
+# experiment chooses itself, unknown axes (checked before anything runs, whatever is selected)
+for ax in bandwidth.stride.stride_elements=0 bandwidth.stride.stride_elements=65 \
+          bandwidth.stride.stride_elements=x bandwidth.stride.stride_elements= \
+          bandwidth.stride.variant=write bandwidth.offset.offset_elements=65 \
+          bandwidth.offset.diagnostic_offset_elements=-1 bandwidth.read.width_bytes=3 \
+          bandwidth.copy.width_bytes=32 bandwidth.layout.layout=aosoa \
+          bandwidth.transpose.kernel=tiled2 bandwidth.read.unroll=2 bandwidth.sweep.load_bytes=16 \
+          bandwidth.hierarchy.level=l1 bandwidth.stride.strides=2 bandwidth.strid.stride_elements=2; do
+  expect_usage --axis "$ax" --device model:tiny --out "$OUT" run latency.shared
+done
 expect_usage --out '' --device model:tiny run latency.shared
 expect_usage --device model:tiny --out /proc/gpuprobe/x run latency.shared
 expect_usage --device model:tiny --out "$D/good.json" run latency.shared
@@ -149,4 +160,4 @@ for m in m_neg_line m_cc m_no_name m_string m_huge m_float m_sigma m_array m_u32
 done
 
 echo "$count bad inputs, $fail broke the contract (exit 2, one line on stderr, nothing written)"
-[[ $count -ge 116 && $fail -eq 0 ]]
+[[ $count -ge 192 && $fail -eq 0 ]]

@@ -8,9 +8,11 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "cli_runner.hpp"
 #include "core/axis.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
+#include "probes/bandwidth/bandwidth_common.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -79,11 +81,10 @@ TEST(Axes, JsonAndListLine) {
   EXPECT_NE(describe(sample_axes()[3]).find("[fixed]"), std::string::npos);
 }
 
-// Every experiment outside the bandwidth family declares typed axes, its JSON axes come from
-// them, and its defaults resolve (a declaration whose defaults break its own rules fails here).
+// Every experiment declares typed axes, its JSON axes come from them, and its defaults resolve
+// (a declaration whose defaults break its own rules fails here).
 TEST(Axes, BuiltinExperimentsDeclareTypedAxes) {
   for (const auto& e : Registry::builtin().all()) {
-    if (e->id().rfind("bandwidth.", 0) == 0) continue;
     const auto axes = e->typed_axes();
     EXPECT_FALSE(axes.empty()) << e->id();
     EXPECT_EQ(e->axes().size(), axes.size()) << e->id();
@@ -120,14 +121,42 @@ TEST(Axes, CheckAgainstTheRegistry) {
       UsageError);
 }
 
+// The bandwidth family: --axis takes precedence over the older option (--strides, --offsets,
+// --word-sizes), which takes precedence over the declared defaults; bad values are refused.
+TEST(Axes, BandwidthAxesOverrideTheOlderOptions) {
+  const Experiment* stride = Registry::builtin().find("bandwidth.stride");
+  ASSERT_NE(stride, nullptr);
+  RunOptions o;
+  using probes::bwhost::axis_or_option;
+  EXPECT_EQ(axis_or_option(stride->axis_values(o), "stride_elements", o.strides),
+            (std::vector<int>{1, 2, 3, 4, 8, 16, 32}));
+  o.strides = {5, 7};
+  EXPECT_EQ(axis_or_option(stride->axis_values(o), "stride_elements", o.strides),
+            (std::vector<int>{5, 7}));
+  o.axis_overrides = overrides({"bandwidth.stride.stride_elements=2,64"});
+  EXPECT_NO_THROW(check_axis_overrides(Registry::builtin(), o.axis_overrides));
+  EXPECT_EQ(axis_or_option(stride->axis_values(o), "stride_elements", o.strides),
+            (std::vector<int>{2, 64}));
+  EXPECT_FALSE(stride->axis_values(o).contains("variant", "write"));
+  for (const char* bad : {"bandwidth.stride.stride_elements=65", "bandwidth.stride.variant=write",
+                          "bandwidth.offset.offset_elements=-1", "bandwidth.read.width_bytes=12",
+                          "bandwidth.transpose.kernel=tiled2", "bandwidth.read.unroll=2"})
+    EXPECT_THROW(check_axis_overrides(Registry::builtin(), overrides({bad})), UsageError) << bad;
+  const Experiment* offset = Registry::builtin().find("bandwidth.offset");
+  ASSERT_NE(offset, nullptr);
+  RunOptions p;
+  p.axis_overrides = overrides({"bandwidth.offset.variant=read"});
+  const auto v = offset->axis_values(p);
+  EXPECT_TRUE(v.contains("variant", "read"));
+  EXPECT_FALSE(v.contains("variant", "copy"));
+  EXPECT_EQ(axis_or_option(v, "diagnostic_offset_elements", p.offsets),
+            (std::vector<int>{0, 1, 4, 8, 12, 16, 24, 31, 32}));
+}
+
 int gp(std::vector<std::string> args, std::string* out_text = nullptr) {
-  args.insert(args.begin(), "gpuprobe");
-  std::vector<const char*> argv;
-  for (auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
-  if (out_text) *out_text = out.str() + err.str();
-  return code;
+  const auto o = test_cli::gp(std::move(args));
+  if (out_text) *out_text = o.out + o.err;
+  return o.code;
 }
 
 TEST(Axes, CliRefusesABadOverrideAndListsAxes) {

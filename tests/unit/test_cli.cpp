@@ -10,37 +10,17 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "cli_runner.hpp"
 
 namespace gpuprobe {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-Outcome gp(std::vector<std::string> args) {
-  args.insert(args.begin(), "gpuprobe");
-  std::vector<const char*> argv;
-  for (auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
-
-void expect_usage_error(const Outcome& o, const std::string& needle) {
-  EXPECT_EQ(o.code, 2) << o.err;
-  EXPECT_NE(o.err.find(needle), std::string::npos) << o.err;
-  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "not one line: " << o.err;
-}
-
-fs::path temp_dir(const std::string& name) {
-  auto p = fs::temp_directory_path() / ("gpuprobe_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p;
-}
+using test_cli::expect_one_line_error;
+using test_cli::gp;
+using test_cli::Outcome;
+using test_cli::temp_dir;
 
 TEST(Cli, ListShowsTheLatencyExperiments) {
   const auto o = gp({"list"});
@@ -50,23 +30,23 @@ TEST(Cli, ListShowsTheLatencyExperiments) {
 }
 
 TEST(Cli, UnknownSubcommandAndFlag) {
-  expect_usage_error(gp({"frobnicate"}), "frobnicate");
-  expect_usage_error(gp({"list", "--bogus"}), "--bogus");
+  expect_one_line_error(gp({"frobnicate"}), "frobnicate");
+  expect_one_line_error(gp({"list", "--bogus"}), "--bogus");
 }
 
 TEST(Cli, UnknownExperimentSuggestsClosest) {
   const auto o = gp({"--device", "model:tiny", "run", "latency.swep"});
-  expect_usage_error(o, "latency.sweep");
+  expect_one_line_error(o, "latency.sweep");
 }
 
 TEST(Cli, BadSizes) {
   const auto dir = temp_dir("sizes");
-  expect_usage_error(gp({"--device", "model:tiny", "--out", dir.string(), "--max-size", "abc",
-                         "run", "latency.sweep"}),
-                     "--max-size");
-  expect_usage_error(gp({"--device", "model:tiny", "--out", dir.string(), "--min-size", "-5", "run",
-                         "latency.sweep"}),
-                     "--min-size");
+  expect_one_line_error(gp({"--device", "model:tiny", "--out", dir.string(), "--max-size", "abc",
+                            "run", "latency.sweep"}),
+                        "--max-size");
+  expect_one_line_error(gp({"--device", "model:tiny", "--out", dir.string(), "--min-size", "-5",
+                            "run", "latency.sweep"}),
+                        "--min-size");
   EXPECT_FALSE(fs::exists(dir));
 }
 
@@ -74,28 +54,28 @@ TEST(Cli, WorkingSetLargerThanFreeMemoryWritesNothing) {
   const auto dir = temp_dir("toolarge");
   const auto o = gp({"--device", "model:tiny", "--out", dir.string(), "--max-size", "64G", "run",
                      "latency.sweep"});
-  expect_usage_error(o, "does not fit");
+  expect_one_line_error(o, "does not fit");
   EXPECT_FALSE(fs::exists(dir));
 }
 
 TEST(Cli, ReportAndAnalyzeNeedAResult) {
-  expect_usage_error(gp({"report", "/nonexistent/result.json"}), "cannot read");
-  expect_usage_error(gp({"analyze", "/nonexistent/result.json"}), "cannot read");
+  expect_one_line_error(gp({"report", "/nonexistent/result.json"}), "cannot read");
+  expect_one_line_error(gp({"analyze", "/nonexistent/result.json"}), "cannot read");
 }
 
 TEST(Cli, UnwritableOutput) {
-  expect_usage_error(gp({"--device", "model:tiny", "--out", "/proc/gpuprobe/x", "characterize"}),
-                     "cannot be created");
+  expect_one_line_error(gp({"--device", "model:tiny", "--out", "/proc/gpuprobe/x", "characterize"}),
+                        "cannot be created");
 }
 
 TEST(Cli, UnknownModelAndDevice) {
-  expect_usage_error(gp({"--device", "model:nope", "characterize"}), "available");
-  expect_usage_error(gp({"--device", "gpu7", "characterize"}), "model:");
+  expect_one_line_error(gp({"--device", "model:nope", "characterize"}), "available");
+  expect_one_line_error(gp({"--device", "gpu7", "characterize"}), "model:");
 }
 
 TEST(Cli, ExperimentThatDoesNotApplyIsRefusedWithItsReason) {
   const auto dir = temp_dir("waived");
-  expect_usage_error(
+  expect_one_line_error(
       gp({"--device", "model:a100", "--out", dir.string(), "run", "hopper.wgmma.throughput"}),
       "needs sm_90a");
   EXPECT_FALSE(fs::exists(dir));
@@ -104,7 +84,7 @@ TEST(Cli, ExperimentThatDoesNotApplyIsRefusedWithItsReason) {
 TEST(Cli, NoCudaDeviceSuggestsModel) {
   int count = 0;
   if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) GTEST_SKIP() << "a GPU is present";
-  expect_usage_error(gp({"characterize", "--out", temp_dir("nogpu").string()}), "model:");
+  expect_one_line_error(gp({"characterize", "--out", temp_dir("nogpu").string()}), "model:");
 }
 
 TEST(Cli, ModelCharacterizeWritesCompleteResult) {
@@ -158,7 +138,7 @@ TEST(Cli, ModelCharacterizeWritesCompleteResult) {
   EXPECT_NE(same.out.find("l2.capacity"), std::string::npos);
   EXPECT_NE(same.out.find("+0.00%"), std::string::npos);
   EXPECT_EQ(same.out.find("%+"), std::string::npos);
-  expect_usage_error(gp({"compare", (dir / "result.json").string()}), "required");
+  expect_one_line_error(gp({"compare", (dir / "result.json").string()}), "required");
   fs::remove_all(dir);
 }
 

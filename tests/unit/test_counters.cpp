@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "cli_runner.hpp"
 #include "core/progress.hpp"
 #include "counters/counters.hpp"
 #include "counters/profiler_error.hpp"
@@ -177,15 +178,13 @@ TEST(CountersCli, FlagRecordsTheWaiverBesideTheTimingsAndOnlyWhenAsked) {
   namespace fs = std::filesystem;
   const auto dir = fs::temp_directory_path() / ("gpuprobe_counters_" + std::to_string(::getpid()));
   auto run = [&](bool counters) {
-    std::vector<std::string> args = {"gpuprobe", "--device",   "model:tiny", "--quiet",
-                                     "--out",    dir.string(), "run",        "latency.chase"};
+    std::vector<std::string> args = {"--device",   "model:tiny", "--quiet",      "--out",
+                                     dir.string(), "run",        "latency.chase"};
     if (counters) args.push_back("--counters");
-    std::vector<const char*> argv;
-    for (auto& a : args) argv.push_back(a.c_str());
-    std::ostringstream out, err;
-    EXPECT_EQ(cli::run(static_cast<int>(argv.size()), argv.data(), out, err), 0) << err.str();
+    const auto o = test_cli::gp(args);
+    EXPECT_EQ(o.code, 0) << o.err;
     std::ifstream in(dir / "result.json");
-    return std::make_pair(json::parse(in), out.str());
+    return std::make_pair(json::parse(in), o.out);
   };
   const auto [with, text] = run(true);
   const auto& chase = with["experiments"][0];

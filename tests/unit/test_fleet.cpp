@@ -10,6 +10,7 @@
 
 #include "cli/app.hpp"
 #include "cli/fleet.hpp"
+#include "cli_runner.hpp"
 #include "core/error.hpp"
 #include "report/fleet.hpp"
 
@@ -128,25 +129,9 @@ TEST(FleetCli, RankDevices) {
   EXPECT_THROW(cli::rank_device("model:a,model:b", true, 0, 3, 0), UsageError);
 }
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-Outcome gp(std::vector<std::string> args) {
-  args.insert(args.begin(), "gpuprobe");
-  std::vector<const char*> argv;
-  for (auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
-
-fs::path temp_dir(const std::string& name) {
-  auto p =
-      fs::temp_directory_path() / ("gpuprobe_fleet_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p;
-}
+using test_cli::gp;
+using test_cli::Outcome;
+using test_cli::temp_dir;
 
 TEST(FleetCli, MergeOfModelRunsFlagsTheSlowModel) {
   const auto dir = temp_dir("merge");

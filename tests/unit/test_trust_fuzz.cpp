@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "cli_runner.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -19,19 +20,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Outcome {
-  int code;
-  std::string err;
-};
-
-Outcome gp(std::vector<std::string> args) {
-  args.insert(args.begin(), "gpuprobe");
-  std::vector<const char*> argv;
-  for (auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, err.str()};
-}
+using test_cli::gp;
+using test_cli::Outcome;
 
 /// Every location in a document, as a JSON pointer.
 void pointers(const json& j, const json::json_pointer& at, std::vector<json::json_pointer>& all) {

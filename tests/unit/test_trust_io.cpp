@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "cli_runner.hpp"
 #include "cli/result_commands.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
@@ -26,31 +27,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-Outcome gp(std::vector<std::string> args) {
-  args.insert(args.begin(), "gpuprobe");
-  std::vector<const char*> argv;
-  for (auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
-
-fs::path temp_dir(const std::string& name) {
-  auto p = fs::temp_directory_path() / ("gpuprobe_trust_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p;
-}
-
-void expect_one_line_error(const Outcome& o, const std::string& needle) {
-  EXPECT_EQ(o.code, 2) << o.err;
-  EXPECT_NE(o.err.find(needle), std::string::npos) << o.err;
-  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "not one line: " << o.err;
-}
+using test_cli::gp;
+using test_cli::Outcome;
+using test_cli::temp_dir;
+using test_cli::expect_one_line_error;
 
 // ---- stopping rule ---------------------------------------------------------------------------
 

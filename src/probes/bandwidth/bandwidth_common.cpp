@@ -29,6 +29,16 @@ std::vector<int> with_baseline(std::vector<int> v, int baseline) {
   return v;
 }
 
+std::vector<int> axis_or_option(const AxisValues& axes, const std::string& axis,
+                                const std::vector<int>& option) {
+  return axes.overridden(axis) || option.empty() ? axes.int32s(axis) : option;
+}
+
+Axis array_bytes_axis(const std::string& what) {
+  return fixed(int_axis("array_bytes", {}, "B",
+                        what + ": 16 x L2 unless --array-size sets it, rounded down to 4 KiB"));
+}
+
 std::uint32_t derive_seed(std::uint64_t seed, std::uint32_t salt) {
   return bw::mix32(static_cast<std::uint32_t>(seed) ^
                    bw::mix32(static_cast<std::uint32_t>(seed >> 32) + salt));
@@ -159,6 +169,25 @@ const std::string kUsefulConvention =
     "useful / (32-B sectors per warp request x 32) (L1 <-> L2) and its DRAM efficiency = useful / "
     "distinct 32-B (or 64-B) pieces over the whole stream (L2 <-> DRAM, sectors shared by "
     "neighbouring requests counted once)";
+
+Curve pattern_table(const json& rows, const std::vector<std::string>& keys,
+                    const std::vector<std::string>& columns,
+                    const std::function<std::vector<json>(const json& row)>& cells) {
+  Curve c{"table", keys, {}};
+  for (const char* k :
+       {"useful_gb_s_median", "useful_gb_s_min", "useful_gb_s_p5", "useful_gb_s_p95", "n"})
+    c.columns.push_back(k);
+  c.columns.insert(c.columns.end(), columns.begin(), columns.end());
+  for (const auto& row : rows) {
+    std::vector<json> r;
+    for (const auto& k : keys) r.push_back(row.at(k));
+    const auto& s = row.at("useful_gb_s");
+    for (const char* k : {"median", "min", "p5", "p95", "n"}) r.push_back(s.at(k));
+    for (auto& v : cells(row)) r.push_back(std::move(v));
+    c.rows.push_back(std::move(r));
+  }
+  return c;
+}
 
 Finding efficiency_finding(const std::string& name, double measured, double predicted_request,
                            double predicted_dram, const json& stats, const std::string& method) {

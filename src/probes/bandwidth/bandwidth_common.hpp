@@ -80,6 +80,13 @@ std::uint32_t derive_seed(std::uint64_t seed, std::uint32_t salt);
 /// Transpose matrix dimension: the largest multiple of 32 whose n x n floats fit in one array.
 std::uint64_t transpose_n(std::uint64_t array);
 json common_parameters(const device::DeviceInfo& d, const RunOptions& o);
+/// The values of int axis `axis` for this run: --axis <id>.<axis> when given, else the older
+/// option (`option`, e.g. --strides) when set, else the axis defaults.
+std::vector<int> axis_or_option(const AxisValues& axes, const std::string& axis,
+                                const std::vector<int>& option);
+/// The bytes per array, declared by every experiment of this file's family: fixed, since the
+/// experiment chooses it at run time (16 x L2, or --array-size). `what` says which array.
+Axis array_bytes_axis(const std::string& what);
 
 // ---------------------------------------------------------------------------------------------
 // Timing and verification
@@ -328,8 +335,20 @@ int pattern_bps();
 /// One pattern measurement: useful bytes per launch, the timing, and what the model predicts.
 json pattern_row(const Timed& t, double useful_bytes, double peak);
 extern const std::string kUsefulConvention;
+/// The "table" curve of a pattern experiment: per sample row, the row's values of `keys`, its
+/// useful GB/s median, min, p5, p95 and n, then `cells(row)` under `columns`.
+Curve pattern_table(const json& rows, const std::vector<std::string>& keys,
+                    const std::vector<std::string>& columns,
+                    const std::function<std::vector<json>(const json& row)>& cells);
 Finding efficiency_finding(const std::string& name, double measured, double predicted_request,
                            double predicted_dram, const json& stats, const std::string& method);
+
+/// The table curves of the pattern experiments from their sample rows (pure; stride.cpp,
+/// layout.cpp).
+Curve stride_table(const json& rows, double peak);
+Curve offset_table(const json& rows, double peak);
+Curve layout_table(const json& rows, double peak);
+Curve transpose_table(const json& rows, double peak);
 
 // The experiments (stream.cpp, stride.cpp, layout.cpp).
 std::unique_ptr<Experiment> make_stream_experiment(StreamKind kind);

@@ -15,20 +15,22 @@ class BandwidthHierarchy : public RigExperiment {
   std::string id() const override { return "bandwidth.hierarchy"; }
   std::string description() const override {
     return "one table: register file, shared memory, L1, L2 and DRAM read bandwidth beside each "
-           "level's latency from earlier findings (latency.*, smem.bandwidth). Seed 003's table "
-           "came from a 4 KB sequential chain and one 64 MB run, so its numbers mean little; "
-           "here L1, L2, DRAM and register bandwidth are measured at full occupancy at one "
-           "working set well inside each level (repeated, verified), the rest is taken from the "
-           "experiments that measure it properly, and a missing one is left empty with a note";
+           "level's latency from earlier findings (latency.*, smem.bandwidth): L1, L2, DRAM and "
+           "register bandwidth measured at full occupancy at one working set well inside each "
+           "level (repeated, verified), shared-memory bandwidth and the latencies taken from the "
+           "experiments that measure them, a missing one left empty with a note";
   }
-  json axes() const override {
-    return {{"levels", {"register", "shared", "l1", "l2", "dram"}},
-            {"l1_working_set_bytes_per_sm",
-             "half the measured l1.capacity (fallback: half the unified L1)"},
-            {"l2_working_set_bytes", "min(16 MiB, L2 / 4)"},
-            {"dram_working_set_bytes", "16 x L2"},
-            {"l1_variants", variant_names(bws::kL1Variants)},
-            {"l2_variants", variant_names(bws::kL2Variants)}};
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(string_axis("level", {"register", "shared", "l1", "l2", "dram"},
+                              "the levels of the table")),
+            fixed(int_axis("l1_working_set_bytes_per_sm", {}, "B",
+                           "half the measured l1.capacity (fallback: half the unified L1)")),
+            fixed(int_axis("l2_working_set_bytes", {}, "B", "min(16 MiB, L2 / 4)")),
+            fixed(int_axis("dram_working_set_bytes", {}, "B", "16 x L2")),
+            fixed(string_axis("l1_variant", variant_names(bws::kL1Variants),
+                              "the L1 kernels searched; the fastest is confirmed")),
+            fixed(string_axis("l2_variant", variant_names(bws::kL2Variants),
+                              "the L2 kernels searched; the fastest is confirmed"))};
   }
   std::vector<std::string> depends_on() const override {
     return {"latency.sweep",   "latency.shared", "smem.bandwidth",
@@ -336,8 +338,8 @@ class BandwidthHierarchy : public RigExperiment {
 
  private:
   template <class V, std::size_t N>
-  static json variant_names(const V (&variants)[N]) {
-    json names = json::array();
+  static std::vector<std::string> variant_names(const V (&variants)[N]) {
+    std::vector<std::string> names;
     for (const auto& v : variants) names.push_back(v.name);
     return names;
   }

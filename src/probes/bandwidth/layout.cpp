@@ -9,6 +9,37 @@
 #include "probes/bandwidth/bandwidth_common.hpp"
 
 namespace gpuprobe::probes::bwhost {
+
+Curve layout_table(const json& rows, double peak) {
+  return pattern_table(rows, {"layout"},
+                       {"load_sectors_per_warp", "store_sectors_per_warp", "request_efficiency",
+                        "dram_efficiency_32b", "peak_gb_s", "percent_of_peak"},
+                       [&](const json& row) -> std::vector<json> {
+                         const auto& md = row.at("model");
+                         return {md.at("load_sectors_per_warp"),
+                                 md.at("store_sectors_per_warp"),
+                                 md.at("request_efficiency"),
+                                 md.at("dram_efficiency_32b"),
+                                 peak,
+                                 row.at("useful_gb_s").at("percent_of_peak_median")};
+                       });
+}
+
+Curve transpose_table(const json& rows, double peak) {
+  return pattern_table(rows, {"kernel"},
+                       {"read_sectors_per_warp", "write_sectors_per_warp", "request_efficiency",
+                        "shared_load_ways", "peak_gb_s", "percent_of_peak"},
+                       [&](const json& row) -> std::vector<json> {
+                         const auto& md = row.at("model");
+                         return {md.at("read_sectors_per_warp"),
+                                 md.at("write_sectors_per_warp"),
+                                 md.at("request_efficiency"),
+                                 md.at("shared_load_ways"),
+                                 peak,
+                                 row.at("useful_gb_s").at("percent_of_peak_median")};
+                       });
+}
+
 namespace {
 
 using units::kKiB;
@@ -24,8 +55,10 @@ class LayoutExperiment : public BandwidthExperiment {
     return "array of structs {float x, y, z} vs struct of three arrays: read all three fields, "
            "write one float per element; useful GB/s beside the sector model";
   }
-  json axes() const override {
-    return {{"layout", {"aos", "soa"}}, {"array_bytes", "16 x L2 (AoS)"}};
+  std::vector<Axis> typed_axes() const override {
+    return {string_axis("layout", {"aos", "soa"},
+                        "aos: one array of {x, y, z}; soa: three arrays x, y, z"),
+            array_bytes_axis("the array of structs (each SoA array is a third of it)")};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     Bench bench(ctx);
@@ -44,7 +77,9 @@ class LayoutExperiment : public BandwidthExperiment {
     const auto l = bench.launch(pattern_bps());
     const double useful = static_cast<double>(n) * 16.0;
     json rows = json::array();
+    const auto axes = axis_values(o);
     for (const std::string layout : {"aos", "soa"}) {
+      if (!axes.contains("layout", layout)) continue;
       auto launch = [&] {
         if (layout == "aos")
           bw::launch_layout_aos(l, aos.as<float>(), out.as<float>(), n);
@@ -92,19 +127,7 @@ class LayoutExperiment : public BandwidthExperiment {
     r.parameters["useful_bytes_per_element"] = 16;
     r.parameters["convention"] = kUsefulConvention;
     r.samples = {{"rows", rows}};
-    Curve c{"table",
-            {"layout", "useful_gb_s_median", "useful_gb_s_min", "useful_gb_s_p5", "useful_gb_s_p95",
-             "n", "load_sectors_per_warp", "store_sectors_per_warp", "request_efficiency",
-             "dram_efficiency_32b", "peak_gb_s", "percent_of_peak"},
-            {}};
-    for (const auto& row : rows) {
-      const auto& s = row.at("useful_gb_s");
-      const auto& md = row.at("model");
-      c.rows.push_back({row.at("layout"), s.at("median"), s.at("min"), s.at("p5"), s.at("p95"),
-                        s.at("n"), md.at("load_sectors_per_warp"), md.at("store_sectors_per_warp"),
-                        md.at("request_efficiency"), md.at("dram_efficiency_32b"), peak,
-                        s.at("percent_of_peak_median")});
-    }
+    Curve c = layout_table(rows, peak);
     c.hints = table_hints("array-of-structs against struct-of-arrays");
     r.curves.push_back(c);
   }
@@ -158,9 +181,15 @@ class TransposeExperiment : public BandwidthExperiment {
     return "float matrix transpose: naive, 32x32 shared tile, tile with a 33-float pitch, and a "
            "plain copy of the same bytes; beside the sector and bank model";
   }
-  json axes() const override {
-    return {{"kernel", {"copy", "naive", "tiled", "tiled_padded"}},
-            {"matrix", "n x n floats, the largest multiple of 32 that fits in 16 x L2"}};
+  std::vector<Axis> typed_axes() const override {
+    return {string_axis("kernel", {"copy", "naive", "tiled", "tiled_padded"},
+                        "copy: a plain copy of the same bytes; naive: rows read, columns written "
+                        "straight to global memory; "
+                        "tiled: a 32 x 32 shared tile; tiled_padded: the tile with a 33-float "
+                        "pitch"),
+            fixed(int_axis("matrix_n", {}, "floats",
+                           "n x n floats, the largest multiple of 32 that fits in one array")),
+            array_bytes_axis("each of the two matrices' arrays")};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     Bench bench(ctx);
@@ -178,9 +207,11 @@ class TransposeExperiment : public BandwidthExperiment {
     const auto l = bench.launch(pattern_bps());
     const double useful = static_cast<double>(n) * 8.0;
     json rows = json::array();
+    const auto axes = axis_values(o);
     for (int k = -1; k < 3; ++k) {
       const std::string name =
           k < 0 ? "copy" : analysis::to_string(static_cast<analysis::TransposeKind>(k));
+      if (!axes.contains("kernel", name)) continue;
       auto launch = [&] {
         if (k < 0)
           bw::launch_strided_copy(l, in.as<float>(), out.as<float>(), 0, 0, 1, n);
@@ -233,19 +264,7 @@ class TransposeExperiment : public BandwidthExperiment {
     r.parameters["convention"] =
         "useful bytes = n x n x 4 read + n x n x 4 written. " + kUsefulConvention;
     r.samples = {{"rows", rows}};
-    Curve c{"table",
-            {"kernel", "useful_gb_s_median", "useful_gb_s_min", "useful_gb_s_p5", "useful_gb_s_p95",
-             "n", "read_sectors_per_warp", "write_sectors_per_warp", "request_efficiency",
-             "shared_load_ways", "peak_gb_s", "percent_of_peak"},
-            {}};
-    for (const auto& row : rows) {
-      const auto& s = row.at("useful_gb_s");
-      const auto& md = row.at("model");
-      c.rows.push_back({row.at("kernel"), s.at("median"), s.at("min"), s.at("p5"), s.at("p95"),
-                        s.at("n"), md.at("read_sectors_per_warp"), md.at("write_sectors_per_warp"),
-                        md.at("request_efficiency"), md.at("shared_load_ways"), peak,
-                        s.at("percent_of_peak_median")});
-    }
+    Curve c = transpose_table(rows, peak);
     c.hints = table_hints("transpose kernels");
     r.curves.push_back(c);
   }

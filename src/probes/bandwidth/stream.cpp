@@ -53,8 +53,8 @@ json variant_json(const StreamVariant& v, StreamKind kind) {
   return j;
 }
 
-std::vector<int> widths_of(const RunOptions& o) {
-  std::vector<int> w = o.word_sizes.empty() ? kDefaultWidths : o.word_sizes;
+std::vector<int> widths_of(const AxisValues& axes, const RunOptions& o) {
+  std::vector<int> w = axis_or_option(axes, "width_bytes", o.word_sizes);
   std::sort(w.begin(), w.end());
   w.erase(std::unique(w.begin(), w.end()), w.end());
   return w;
@@ -433,19 +433,32 @@ class StreamExperiment : public BandwidthExperiment {
     }
     return "";
   }
-  json axes() const override {
-    return {{"width_bytes", kDefaultWidths},
-            {"load", kind_ == StreamKind::kWrite ? json::array()
-                                                 : json{"ld.global", "ld.global.nc", "ld.global.cs",
-                                                        "ld.global.nc.L1::no_allocate.L2::256B",
-                                                        "+ L2 evict_first policy"}},
-            {"store", kind_ == StreamKind::kRead
-                          ? json::array()
-                          : json{"st.global", "st.global.cs",
-                                 "st.global.L1::no_allocate + L2 evict_first policy"}},
-            {"unroll", {1, 2, 4, 8}},
-            {"blocks_per_sm", {1, 2, 4, "max (occupancy, <= 8)"}},
-            {"array_bytes", "16 x L2 (--array-size)"}};
+  std::vector<Axis> typed_axes() const override {
+    Axis width = int_axis(
+        "width_bytes", std::vector<std::int64_t>(kDefaultWidths.begin(), kDefaultWidths.end()), "B",
+        "bytes per access of one thread; the search runs at the widest, the "
+        "others follow its best kernel; --word-sizes sets it too");
+    width.allowed = {4, 8, 16};
+    std::vector<Axis> axes = {width};
+    std::vector<std::string> loads, stores;
+    for (const auto& [lf, sf] : flavors_of(kind_).pairs) {
+      if (std::find(loads.begin(), loads.end(), bw::to_string(lf)) == loads.end())
+        loads.push_back(bw::to_string(lf));
+      if (std::find(stores.begin(), stores.end(), bw::to_string(sf)) == stores.end())
+        stores.push_back(bw::to_string(sf));
+    }
+    if (kind_ != StreamKind::kWrite)
+      axes.push_back(fixed(string_axis("load", loads, "load operators the search tries")));
+    if (kind_ != StreamKind::kRead)
+      axes.push_back(fixed(string_axis("store", stores, "store operators the search tries")));
+    axes.push_back(fixed(int_axis("unroll", {1, 2, 4, 8}, "accesses",
+                                  "independent accesses in flight per thread the search tries")));
+    axes.push_back(fixed(int_axis("blocks_per_sm", {1, 2, 4, kMaxBlocksPerSm}, "blocks",
+                                  "blocks of 256 threads per SM the search tries (the largest "
+                                  "one the occupancy allows, at most 8)")));
+    axes.push_back(
+        array_bytes_axis(kind_ == StreamKind::kCopy ? "each of the two arrays" : "the array"));
+    return axes;
   }
   void run(Context& ctx, ExperimentResult& r) const override;
   void analyze(ExperimentResult& r) const override;
@@ -464,7 +477,7 @@ class StreamExperiment : public BandwidthExperiment {
 
 void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
   const auto& o = ctx.options;
-  const auto widths = widths_of(o);
+  const auto widths = widths_of(axis_values(o), o);
   const int search_width = widths.back();
   const Flavors flavors = flavors_of(kind_);
   json rows, references = json::array(), confirmations = json::array(), search_summary;

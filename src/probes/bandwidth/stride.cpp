@@ -10,10 +10,71 @@
 #include "probes/bandwidth/bandwidth_common.hpp"
 
 namespace gpuprobe::probes::bwhost {
+
+Curve stride_table(const json& rows, double peak) {
+  // The sector model's line: stride 1's useful GB/s scaled by the DRAM efficiency it predicts.
+  std::map<std::string, double> at_stride1;
+  for (const auto& row : rows)
+    if (row.at("stride_elements") == 1)
+      at_stride1[row.at("variant")] = row.at("useful_gb_s").at("median").get<double>() /
+                                      row.at("model").at("dram_efficiency_32b").get<double>();
+  return pattern_table(
+      rows, {"variant", "stride_elements"},
+      {"sectors_per_request", "request_efficiency", "dram_efficiency_32b", "dram_efficiency_64b",
+       "copy_dram_efficiency_rmw_32b", "copy_dram_efficiency_rmw_64b", "moved_gb_s_dram_model",
+       "peak_gb_s", "percent_of_peak_moved_dram_model", "model_useful_gb_s"},
+      [&](const json& row) -> std::vector<json> {
+        const auto& m = row.at("model");
+        const double moved = row.at("useful_gb_s").at("median").get<double>() /
+                             m.at("dram_efficiency_32b").get<double>();
+        return {m.at("sectors_per_request"),
+                m.at("request_efficiency"),
+                m.at("dram_efficiency_32b"),
+                m.at("dram_efficiency_64b"),
+                m.at("copy_dram_efficiency_rmw_32b"),
+                m.at("copy_dram_efficiency_rmw_64b"),
+                moved,
+                peak,
+                percent_of(moved, peak),
+                at_stride1[row.at("variant")] * m.at("dram_efficiency_32b").get<double>()};
+      });
+}
+
+Curve offset_table(const json& rows, double peak) {
+  return pattern_table(
+      rows, {"variant", "offset_elements"},
+      {"read_sectors_per_request", "read_lines_per_request", "write_sectors_per_request",
+       "write_lines_per_request", "request_efficiency", "peak_gb_s", "percent_of_peak"},
+      [&](const json& row) -> std::vector<json> {
+        const auto& rm = row.at("read_model");
+        const auto& wm = row.at("write_model");
+        return {rm.at("sectors_per_request"),
+                rm.at("lines_per_request"),
+                wm.is_null() ? json(0) : wm.at("sectors_per_request"),
+                wm.is_null() ? json(0) : wm.at("lines_per_request"),
+                row.at("request_efficiency"),
+                peak,
+                row.at("useful_gb_s").at("percent_of_peak_median")};
+      });
+}
+
 namespace {
 
 using units::kKiB;
 using units::kMiB;
+
+/// --counters on a read row: global load sectors per warp request against the sector model's
+/// prediction for a warp's 32 `access` (strided, consecutive) 4-byte loads.
+counters::Expectation load_sectors_check(double predicted, const std::string& access) {
+  return {"global load sectors per request",
+          "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+          "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+          "sectors/request",
+          predicted,
+          0.05,
+          true,
+          "sector model: 32-byte sectors a warp's 32 " + access + " 4-byte loads touch"};
+}
 
 // ---------------------------------------------------------------------------------------------
 // bandwidth.stride
@@ -25,11 +86,17 @@ class StrideExperiment : public BandwidthExperiment {
     return "strided float access (strides 1..32): strided copy and strided read, useful GB/s "
            "beside the sectors per warp request the sector model predicts";
   }
-  json axes() const override {
-    return {{"stride_elements", kDefaultStrides},
-            {"variant", {"copy", "read"}},
-            {"element_bytes", 4},
-            {"span_bytes", "16 x L2 (--array-size)"}};
+  std::vector<Axis> typed_axes() const override {
+    return {int_axis("stride_elements",
+                     std::vector<std::int64_t>(kDefaultStrides.begin(), kDefaultStrides.end()),
+                     "elements",
+                     "thread j accesses element j * stride; stride 1 (the baseline of the "
+                     "efficiencies) is always measured; --strides sets it too",
+                     1, kMaxStride),
+            string_axis("variant", {"copy", "read"},
+                        "copy: dst[j*s] = src[j*s]; read: XOR of src[j*s]"),
+            fixed(int_axis("element_bytes", {4}, "B", "float elements")),
+            array_bytes_axis("the span each stride walks")};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     Bench bench(ctx);
@@ -38,8 +105,9 @@ class StrideExperiment : public BandwidthExperiment {
     const std::uint64_t array = array_bytes(info, o);
     const std::uint64_t n = array / 4;
     const double peak = dram_peak_gb_s(info);
+    const auto axes = axis_values(o);
     const std::vector<int> strides =
-        with_baseline(o.strides.empty() ? kDefaultStrides : o.strides, 1);
+        with_baseline(axis_or_option(axes, "stride_elements", o.strides), 1);
     const std::uint32_t seed_src = derive_seed(o.seed, 21), seed_poison = derive_seed(o.seed, 22);
     DeviceArray src(array), dst(array);
     bench.fill(src.as<float>(), n, seed_src);
@@ -48,6 +116,7 @@ class StrideExperiment : public BandwidthExperiment {
     const auto l = bench.launch(pattern_bps());
     json rows = json::array();
     for (const std::string variant : {"copy", "read"}) {
+      if (!axes.contains("variant", variant)) continue;
       const bool copy = variant == "copy";
       for (int s : strides) {
         const std::uint64_t m = n / static_cast<std::uint64_t>(s);
@@ -116,37 +185,12 @@ class StrideExperiment : public BandwidthExperiment {
                bw::launch_strided_read(shape, src.as<float>(), 0, s, m, nullptr);
                bench.sync();
              },
-             {{"global load sectors per request", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-               "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "sectors/request",
-               row.at("model").at("sectors_per_request").get<double>(), 0.05, true,
-               "sector model: 32-byte sectors a warp's 32 strided 4-byte loads touch"}}});
+             {load_sectors_check(row.at("model").at("sectors_per_request").get<double>(),
+                                 "strided")}});
       }
       r.samples["counters"] = counters::collect(ctx, d);
     }
-    Curve c{"table",
-            {"variant", "stride_elements", "useful_gb_s_median", "useful_gb_s_min",
-             "useful_gb_s_p5", "useful_gb_s_p95", "n", "sectors_per_request", "request_efficiency",
-             "dram_efficiency_32b", "dram_efficiency_64b", "copy_dram_efficiency_rmw_32b",
-             "copy_dram_efficiency_rmw_64b", "moved_gb_s_dram_model", "peak_gb_s",
-             "percent_of_peak_moved_dram_model", "model_useful_gb_s"},
-            {}};
-    // The sector model's line: stride 1's useful GB/s scaled by the DRAM efficiency it predicts.
-    std::map<std::string, double> at_stride1;
-    for (const auto& row : rows)
-      if (row.at("stride_elements") == 1)
-        at_stride1[row.at("variant")] = row.at("useful_gb_s").at("median").get<double>() /
-                                        row.at("model").at("dram_efficiency_32b").get<double>();
-    for (const auto& row : rows) {
-      const auto& s = row.at("useful_gb_s");
-      const auto& m = row.at("model");
-      const double moved = s.at("median").get<double>() / m.at("dram_efficiency_32b").get<double>();
-      c.rows.push_back({row.at("variant"), row.at("stride_elements"), s.at("median"), s.at("min"),
-                        s.at("p5"), s.at("p95"), s.at("n"), m.at("sectors_per_request"),
-                        m.at("request_efficiency"), m.at("dram_efficiency_32b"),
-                        m.at("dram_efficiency_64b"), m.at("copy_dram_efficiency_rmw_32b"),
-                        m.at("copy_dram_efficiency_rmw_64b"), moved, peak, percent_of(moved, peak),
-                        at_stride1[row.at("variant")] * m.at("dram_efficiency_32b").get<double>()});
-    }
+    Curve c = stride_table(rows, peak);
     c.hints = chart_hints("bandwidth.stride: useful GB/s against stride, with the sector model",
                           "stride_elements", "elements", "useful_gb_s_median", "GB/s", true)
                   .by({"variant"})
@@ -240,12 +284,23 @@ class OffsetExperiment : public BandwidthExperiment {
            "copies misaligned on one side only and a misaligned read: useful GB/s beside the "
            "sectors and lines per warp request the model predicts";
   }
-  json axes() const override {
+  std::vector<Axis> typed_axes() const override {
+    std::vector<std::int64_t> offsets;
+    for (int k = 0; k <= kDefaultMaxOffset; ++k) offsets.push_back(k);
     return {
-        {"offset_elements", "0..32 (copy); 0, 1, 4, 8, 12, 16, 24, 31, 32 (diagnostic variants)"},
-        {"variant", {"copy", "copy_src_misaligned", "copy_dst_misaligned", "read"}},
-        {"element_bytes", 4},
-        {"array_bytes", "16 x L2"}};
+        int_axis("offset_elements", offsets, "elements",
+                 "start offset of the copy variant from a 256-B aligned base; 0 (the "
+                 "baseline) is always measured; --offsets sets it and diagnostic_offset_elements",
+                 0, kMaxOffset),
+        int_axis("diagnostic_offset_elements", {0, 1, 4, 8, 12, 16, 24, 31, 32}, "elements",
+                 "start offset of the other variants (misaligned on one side, read); 0 is "
+                 "always measured",
+                 0, kMaxOffset),
+        string_axis("variant", {"copy", "copy_src_misaligned", "copy_dst_misaligned", "read"},
+                    "copy: both sides at the offset; copy_src_misaligned / "
+                    "copy_dst_misaligned: one side only; read: XOR of src[off + j]"),
+        fixed(int_axis("element_bytes", {4}, "B", "float elements")),
+        array_bytes_axis("each of the two arrays")};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     Bench bench(ctx);
@@ -255,13 +310,11 @@ class OffsetExperiment : public BandwidthExperiment {
     const std::uint64_t n = array / 4;
     const std::uint64_t m = n - kMaxOffset;  // the same element count at every offset
     const double peak = dram_peak_gb_s(info);
-    std::vector<int> offsets = o.offsets, diagnostic = o.offsets;
-    if (offsets.empty()) {
-      for (int k = 0; k <= kDefaultMaxOffset; ++k) offsets.push_back(k);
-      diagnostic = {0, 1, 4, 8, 12, 16, 24, 31, 32};
-    }
-    offsets = with_baseline(offsets, 0);
-    diagnostic = with_baseline(diagnostic, 0);
+    const auto axes = axis_values(o);
+    const std::vector<int> offsets =
+        with_baseline(axis_or_option(axes, "offset_elements", o.offsets), 0);
+    const std::vector<int> diagnostic =
+        with_baseline(axis_or_option(axes, "diagnostic_offset_elements", o.offsets), 0);
     const std::uint32_t seed_src = derive_seed(o.seed, 31), seed_poison = derive_seed(o.seed, 32);
     DeviceArray src(array), dst(array);
     bench.fill(src.as<float>(), n, seed_src);
@@ -271,6 +324,7 @@ class OffsetExperiment : public BandwidthExperiment {
     const std::vector<std::string> variants = {"copy", "copy_src_misaligned", "copy_dst_misaligned",
                                                "read"};
     for (const auto& variant : variants) {
+      if (!axes.contains("variant", variant)) continue;
       const bool copy = variant != "read";
       for (int off : variant == "copy" ? offsets : diagnostic) {
         const std::uint64_t src_lo = variant == "copy_dst_misaligned" ? 0 : off;
@@ -329,30 +383,12 @@ class OffsetExperiment : public BandwidthExperiment {
                bw::launch_strided_read(l, src.as<float>(), off, 1, m, nullptr);
                bench.sync();
              },
-             {{"global load sectors per request", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-               "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "sectors/request",
-               row.at("read_model").at("sectors_per_request").get<double>(), 0.05, true,
-               "sector model: 32-byte sectors a warp's 32 consecutive 4-byte loads touch"}}});
+             {load_sectors_check(row.at("read_model").at("sectors_per_request").get<double>(),
+                                 "consecutive")}});
       }
       r.samples["counters"] = counters::collect(ctx, d);
     }
-    Curve c{"table",
-            {"variant", "offset_elements", "useful_gb_s_median", "useful_gb_s_min",
-             "useful_gb_s_p5", "useful_gb_s_p95", "n", "read_sectors_per_request",
-             "read_lines_per_request", "write_sectors_per_request", "write_lines_per_request",
-             "request_efficiency", "peak_gb_s", "percent_of_peak"},
-            {}};
-    for (const auto& row : rows) {
-      const auto& s = row.at("useful_gb_s");
-      const auto& rm = row.at("read_model");
-      const auto& wm = row.at("write_model");
-      c.rows.push_back({row.at("variant"), row.at("offset_elements"), s.at("median"), s.at("min"),
-                        s.at("p5"), s.at("p95"), s.at("n"), rm.at("sectors_per_request"),
-                        rm.at("lines_per_request"),
-                        wm.is_null() ? json(0) : wm.at("sectors_per_request"),
-                        wm.is_null() ? json(0) : wm.at("lines_per_request"),
-                        row.at("request_efficiency"), peak, s.at("percent_of_peak_median")});
-    }
+    Curve c = offset_table(rows, peak);
     c.hints = chart_hints("bandwidth.offset: useful GB/s against start offset", "offset_elements",
                           "elements", "useful_gb_s_median", "GB/s")
                   .by({"variant"});

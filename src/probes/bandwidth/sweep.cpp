@@ -18,13 +18,18 @@ class BandwidthSweep : public RigExperiment {
     return "read bandwidth against working set, log-spaced 16 KiB per SM .. 4 x L2 and refined at "
            "the knees, in two regimes: each SM reading its own slice (ld.global.ca, B/clk/SM) "
            "and all SMs reading one region (ld.global.cg, GB/s); plateaus (L1, L2, DRAM) and "
-           "capacities from the latency sweep's change-point analysis. Unlike seed 003 (one 4 KB "
-           "chain, one 64 MB run) every point is repeated to a spread target and verified";
+           "capacities from the latency sweep's change-point analysis; every point is repeated "
+           "to a spread target and verified";
   }
-  json axes() const override {
-    return {{"l1_regime_working_set_bytes_per_sm", "16 KiB .. 4 x L2 / SMs, 3 per octave + knees"},
-            {"l2_regime_working_set_bytes", "16 KiB x SMs .. 4 x L2, 3 per octave + knees"},
-            {"access", "16-B loads, 2048 threads per SM, ~1 ms timed per launch"}};
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(int_axis("l1_regime_working_set_bytes_per_sm", {}, "B",
+                           "each SM reads its own slice: 16 KiB .. 4 x L2 / SMs, 3 per octave, "
+                           "refined at the knees")),
+            fixed(int_axis("l2_regime_working_set_bytes", {}, "B",
+                           "all SMs read one region: 16 KiB x SMs .. 4 x L2, 3 per octave, "
+                           "refined at the knees")),
+            fixed(int_axis("load_bytes", {16}, "B",
+                           "16-B loads, 2048 threads per SM, ~1 ms timed per launch"))};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& d = ctx.device.info();
