@@ -721,11 +721,12 @@ PartitionInference infer_partitions(Probe& p, int sm_count, std::uint32_t line_b
 TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_pages,
                     std::uint64_t smallest_page) {
   TlbResult r;
-  max_pages = std::min(max_pages, p.buffer_bytes / largest_page);
-  if (p.max_sequence) max_pages = std::min<std::uint64_t>(max_pages, p.max_sequence / 5);
+  const std::uint64_t cap_cells =
+      p.max_sequence ? static_cast<std::uint64_t>(p.max_sequence / 5) : max_pages;
+  max_pages = std::min({max_pages, p.buffer_bytes / largest_page, cap_cells});
   r.max_pages_tried = max_pages;
   std::mt19937_64 rng(p.seed * 2654435761u);
-  // One line per `stride` cell at a random line-aligned offset inside it.
+  // One line per `stride` cell at a random 1 KiB-aligned offset inside it.
   const auto lines_for = [&](std::uint64_t n, std::uint64_t stride) {
     std::vector<std::uint64_t> v(n);
     const std::uint64_t slots = std::max<std::uint64_t>(stride / 1024, 1);
@@ -734,6 +735,7 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
   };
   // Excess latency of a cyclic walk over `lines` above each line's own cache latency (its
   // second read right after the first, when every TLB level holds its page).
+  double own_median = 0;
   const auto excess = [&](const std::vector<std::uint64_t>& lines) {
     AccessSequence base;
     base.op = LoadOp::kCg;
@@ -759,78 +761,109 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
     std::vector<double> ex;
     for (std::size_t k = 0; k < t.cycles.size(); ++k)
       ex.push_back(t.cycles[k] - own[order[k % order.size()]]);
-    return std::make_pair(ex, stats::median(own));
+    if (own_median == 0) own_median = stats::median(own);
+    return ex;
   };
-  std::vector<std::uint64_t> ns;
-  for (std::uint64_t n = 1; n <= max_pages; n *= 2) ns.push_back(n);
-  auto [first, own_median] = excess(lines_for(1, largest_page));
-  double plateau = stats::median(first);
-  std::vector<double> plateau_samples = first;
-  // A step must clear the plateau by more than its noise and by 2 % of the cache latency.
-  const auto threshold_of = [&](const std::vector<double>& samples) {
-    const double sd = 1.4826 * stats::summarize(samples).mad;
-    return std::max(6 * sd, 0.02 * own_median);
+  const auto walk = [&](std::uint64_t n, std::uint64_t stride) {
+    auto e = excess(lines_for(n, stride));
+    nlohmann::json row = {{"pages", n}, {"stride_bytes", stride}, {"excess_cycles", stats::median(e)}};
+    (stride == largest_page ? r.curve : r.wide_curve).push_back(row);
+    return e;
   };
-  double thr = threshold_of(first);
-  const auto over = [&](std::uint64_t n) {
-    auto e = excess(lines_for(n, largest_page)).first;
-    const double m = stats::median(e);
-    return std::make_pair(m > plateau + thr, e);
+  // A step: above 2 % of the cache latency and clear of both sides' noise.
+  const auto stepped = [&](const std::vector<double>& below, const std::vector<double>& e) {
+    const double d = stats::median(e) - stats::median(below);
+    return d > 0.02 * own_median &&
+           confidence::separation(confidence::separation_z(below, e)) >= 0.9;
   };
+  // The last cell count in [lo, hi) whose walk does not step above `below` (lo does not, hi
+  // does): where the rise first clears the criterion. A midpoint of the rise would move with
+  // whatever else the walks past the level add (cache misses of the walk's own lines).
+  const auto crossing = [&](std::uint64_t lo, std::uint64_t hi, std::uint64_t stride,
+                            const std::vector<double>& below) {
+    while (hi - lo > 1) {
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      (stepped(below, excess(lines_for(mid, stride))) ? hi : lo) = mid;
+    }
+    return lo;
+  };
+  std::vector<double> base = excess(lines_for(1, largest_page));
   std::uint64_t prev = 1;
-  for (std::size_t i = 1; i < ns.size(); ++i) {
-    auto [up, samples] = over(ns[i]);
-    r.curve.push_back(
-        {{"pages", ns[i]}, {"stride_bytes", largest_page}, {"excess_cycles", stats::median(samples)}});
-    if (!up) {
-      prev = ns[i];
+  for (std::uint64_t n = 2; n <= max_pages; n *= 2) {
+    auto e = walk(n, largest_page);
+    if (!stepped(base, e)) {
+      prev = n;
       continue;
     }
-    std::uint64_t lo = prev, hi = ns[i];
-    std::vector<double> above = samples;
-    while (hi - lo > 1) {
-      const std::uint64_t mid = (lo + hi) / 2;
-      auto [u, s] = over(mid);
-      if (u) {
-        hi = mid;
-        above = s;
-      } else {
-        lo = mid;
-      }
+    // The rise goes on while each doubling adds less than the step so far (a gradual rise of
+    // one level; a next level adds a step of its own at once).
+    const double plateau = stats::median(base);
+    std::vector<double> above = e;
+    std::uint64_t top = n;
+    for (std::uint64_t m = 2 * n; m <= std::min(4 * n, max_pages); m *= 2) {
+      auto e2 = walk(m, largest_page);
+      const double rise = stats::median(e2) - stats::median(above);
+      if (rise <= 0 || rise >= stats::median(above) - plateau) break;
+      above = e2;
+      top = m;
     }
     TlbLevelResult level;
-    level.entries = lo;
-    level.below = plateau_samples;
+    level.entries = crossing(prev, n, largest_page, base);
+    level.below = base;
     level.above = above;
     level.miss_penalty_cycles = stats::median(above) - plateau;
     r.levels.push_back(level);
-    plateau = stats::median(above);
-    plateau_samples = above;
-    thr = threshold_of(above);
-    prev = ns[i];
-  }
-  // The same walk at 8 x the largest page's stride over the whole buffer: a level whose entries
-  // cover more than one largest page (a coalesced or larger page) steps at fewer cells here.
-  const std::uint64_t wide = 8 * largest_page;
-  for (std::uint64_t n = 2; n <= p.buffer_bytes / wide && (!p.max_sequence || 5 * n <= p.max_sequence);
-       n *= 2) {
-    auto e = excess(lines_for(n, wide)).first;
-    r.wide_curve.push_back(
-        {{"pages", n}, {"stride_bytes", wide}, {"excess_cycles", stats::median(e)}});
+    base = above;
+    prev = top;
+    n = top;
   }
   if (r.levels.empty()) return r;
-  // Page size: 2 x entries lines at a stride s; they fit while they share pages (s < page).
-  const std::uint64_t n = std::min(2 * r.levels[0].entries, max_pages);
-  plateau = stats::median(first);
-  thr = threshold_of(first);
-  for (std::uint64_t s = smallest_page; s <= largest_page; s *= 2) {
-    auto e = excess(lines_for(n, s)).first;
-    const double m = stats::median(e);
-    r.page_curve.push_back({{"pages", n}, {"stride_bytes", s}, {"excess_cycles", m}});
-    if (m > plateau + thr) {
-      r.page_bytes = s;
+  // Coverage of a first-level entry: the crossing at growing strides.
+  const auto& l1 = r.levels.front();
+  const auto steps_at = [&](std::uint64_t n, std::uint64_t stride) {
+    return stepped(l1.below, excess(lines_for(n, stride)));
+  };
+  std::uint64_t prev_cells = l1.entries;
+  r.page_curve.push_back({{"stride_bytes", largest_page},
+                          {"crossing_cells", l1.entries},
+                          {"reach_bytes", l1.entries * largest_page}});
+  for (std::uint64_t stride = 2 * largest_page;; stride *= 2) {
+    const std::uint64_t cells_max = std::min(p.buffer_bytes / stride, cap_cells);
+    if (cells_max < 4 || cells_max < prev_cells) break;
+      // The crossing sits between prev_cells / 4 and prev_cells (it falls by half while the
+    // stride is below the coverage and stays once it is not).
+    std::uint64_t lo = std::max<std::uint64_t>(prev_cells / 4, 1);
+    if (steps_at(lo, stride)) lo = 1;
+    const std::uint64_t hi = std::min(cells_max, 2 * prev_cells + 2);
+    if (!steps_at(hi, stride)) break;  // no step within reach
+    const std::uint64_t cells = crossing(lo, hi, stride, l1.below);
+    r.page_curve.push_back(
+        {{"stride_bytes", stride}, {"crossing_cells", cells}, {"reach_bytes", cells * stride}});
+    r.coverage_at_least = stride / 2;
+    // Stays within a quarter: the previous stride already gave each cell its own entry.
+    if (4 * cells >= 3 * prev_cells) {
+      r.page_bytes = stride / 2;
+      r.coverage_at_least = 0;
+      // Counted where each cell has an entry of its own: below the coverage a random-order
+      // walk's cells share entries and its crossing overstates the entries.
+      r.levels.front().entries = prev_cells;
       break;
     }
+    prev_cells = cells;
+  }
+  if (r.page_bytes != largest_page) return r;
+  // Coverage at or below the largest page: halve the stride while 1.5 x the entries still sit
+  // past the crossing (each cell still needs its own entry); once they do not step, two
+  // cells share an entry and the coverage is twice that stride.
+  const auto n15 = (3 * l1.entries + 1) / 2;
+  for (std::uint64_t stride = largest_page / 2; stride >= smallest_page; stride /= 2) {
+    if (n15 > cap_cells) break;
+    const bool stays = steps_at(n15, stride);
+    r.page_curve.push_back({{"stride_bytes", stride},
+                            {"cells", n15},
+                            {"steps", stays}});
+    if (!stays) break;
+    r.page_bytes = stride;
   }
   return r;
 }

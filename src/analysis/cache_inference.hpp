@@ -161,9 +161,16 @@ struct PartitionInference {
 PartitionInference infer_partitions(Probe& p, int sm_count, std::uint32_t line_bytes,
                                     int lines = 48);
 
-/// TLB levels from one line per page (random in-page offsets, cache latency of each line
-/// subtracted), n pages for n = 1, 2, 4, ...: each step up is a level (entries refined by
-/// bisection, penalty = the step); page size from strides below the largest page tried.
+/// TLB levels from one line per cell of `largest_page` (random in-cell offsets, cache latency
+/// of each line subtracted), n cells for n = 1, 2, 4, ... walked cyclically. A level is a step
+/// up that clears 2 % of the cache latency and its own noise (separation >= 0.9); a rise that
+/// keeps climbing over the next doublings by less than the step itself (a set-associative TLB
+/// under random offsets rises gradually) belongs to the same level (its penalty). Entries: the
+/// last n whose walk does not step (bisection). Coverage (the bytes one first-level entry
+/// translates): the same crossing at strides of 2, 4, ... x largest_page; while the stride is
+/// below the coverage the crossing falls as the stride grows (the reach stays), from the
+/// coverage on it stays (the entries stay); below largest_page, 1.5 x the entries stop
+/// stepping once two cells share an entry.
 struct TlbLevelResult {
   std::uint64_t entries = 0;
   double miss_penalty_cycles = 0;
@@ -171,11 +178,16 @@ struct TlbLevelResult {
 };
 struct TlbResult {
   std::vector<TlbLevelResult> levels;
-  std::uint64_t page_bytes = 0;  ///< 0 = not determined
+  /// Bytes one first-level entry translates: the smallest stride from which the crossing's
+  /// cell count stays (within a quarter); 0 = not determined (it still falls at the largest
+  /// stride the buffer allows: coverage_at_least says how far that went).
+  std::uint64_t page_bytes = 0;
+  std::uint64_t coverage_at_least = 0;
   std::uint64_t max_pages_tried = 0;
   nlohmann::json curve = nlohmann::json::array();  ///< {pages, stride, excess_cycles}
+  /// {stride_bytes, crossing_cells, reach_bytes}: the first level's crossing at each stride.
   nlohmann::json page_curve = nlohmann::json::array();
-  nlohmann::json wide_curve = nlohmann::json::array();  ///< the walk at 8 x largest_page stride
+  nlohmann::json wide_curve = nlohmann::json::array();  ///< every walk at strides > largest
 };
 TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_pages,
                     std::uint64_t smallest_page = 4096);

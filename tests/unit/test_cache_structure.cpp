@@ -105,27 +105,45 @@ TEST(CacheStructure, L2PoolConcentratesOnOneInPageOffset) {
   EXPECT_EQ(ways->at("value").get<double>(), 16.0);
 }
 
-// A TLB of 2 MiB pages with 8 entries: the walk at 16 MiB strides steps after 8 cells too (one
-// entry per page, not per 16 MiB), and the wide curve records it.
-TEST(CacheStructure, TlbWideCurveStepsAtTheSameEntries) {
+// The bytes one TLB entry translates, from the midpoint of the step at growing strides: with
+// entries of 2 MiB the midpoint stays at 8 cells from 2 MiB on; with entries of 16 MiB (as the
+// H200's walks suggest: the step sits at the same span, not the same cell count, from 2 to
+// 16 MiB strides) it falls with every doubling up to 16 MiB, where the 8 entries are counted.
+analysis::cache::TlbResult tlb_of(std::uint64_t entries, std::uint64_t page) {
   device::ModelConfig c = device::builtin_model_config("tiny");
-  c.global_mem_bytes = 2ull * 1024 * kMiB;
-  c.tlb = {{8, 2 * kMiB, 0, 40}};
+  c.global_mem_bytes = 4ull * 1024 * kMiB;
+  c.tlb = {{entries, page, 0, 40}};
+  // An L2 that holds every walk's lines (one per cell), so that only the TLB steps.
+  c.l2_partitioned = false;
+  c.l2_partitions = 1;
+  c.l2 = {16 * 1024 * kKiB, 128, 16, 300};
   device::ModelDevice dev(c);
-  auto buf = dev.alloc_probe_buffer(64 * 2 * kMiB);
+  auto buf = dev.alloc_probe_buffer(1024 * 2 * kMiB);
   analysis::cache::Probe p;
   p.run = [&](const device::AccessSequence& s) { return dev.run_sequence(*buf, s); };
   p.buffer_bytes = buf->bytes();
-  const auto t = analysis::cache::infer_tlb(p, 2 * kMiB, 64);
+  return analysis::cache::infer_tlb(p, 2 * kMiB, 512);
+}
+
+TEST(CacheStructure, TlbCoverageOfPageSizedEntries) {
+  const auto t = tlb_of(8, 2 * kMiB);
   ASSERT_EQ(t.levels.size(), 1u);
   EXPECT_EQ(t.levels[0].entries, 8u);
-  ASSERT_FALSE(t.wide_curve.empty());
-  for (const auto& row : t.wide_curve) {
-    EXPECT_EQ(row.at("stride_bytes"), 16 * kMiB);
-    const double ex = row.at("excess_cycles").get<double>();
-    if (row.at("pages").get<std::uint64_t>() <= 8) EXPECT_LT(ex, 20) << row.dump();
-    else EXPECT_GT(ex, 20) << row.dump();
-  }
+  EXPECT_EQ(t.page_bytes, 2 * kMiB) << t.page_curve.dump();
+}
+
+TEST(CacheStructure, TlbCoverageOfEntriesLargerThanThePage) {
+  const auto t = tlb_of(8, 16 * kMiB);
+  ASSERT_EQ(t.levels.size(), 1u);
+  EXPECT_EQ(t.levels[0].entries, 8u);  // counted at 16 MiB strides
+  EXPECT_EQ(t.page_bytes, 16 * kMiB) << t.page_curve.dump();
+}
+
+TEST(CacheStructure, TlbCoverageOfEntriesSmallerThanTheStride) {
+  const auto t = tlb_of(8, 512 * kKiB);
+  ASSERT_EQ(t.levels.size(), 1u);
+  EXPECT_EQ(t.levels[0].entries, 8u);
+  EXPECT_EQ(t.page_bytes, 512 * kKiB) << t.page_curve.dump();
 }
 
 }  // namespace

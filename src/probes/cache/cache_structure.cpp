@@ -481,10 +481,11 @@ class TlbExperiment : public Experiment {
  public:
   std::string id() const override { return "latency.tlb"; }
   std::string description() const override {
-    return "TLB levels, reach, page size and miss penalty: one line per 2 MiB cell at a random "
+    return "TLB levels, entries, coverage and miss penalty: one line per 2 MiB cell at a random "
            "offset, n = 1, 2, 4 ... cells walked cyclically (ld.global.cg, each line's own "
-           "cache latency subtracted); every step up is a level (entries by bisection); the page "
-           "size from strides 4 KiB..2 MiB at twice the first level's entries";
+           "cache latency subtracted); every step up is a level, its entries the last n below "
+           "the step (bisection); the bytes one entry translates from where that crossing "
+           "stops moving as the stride grows (or shrinks) from 2 MiB";
   }
   std::vector<Axis> typed_axes() const override {
     return {fixed(int_axis("page_stride_bytes", {4096, static_cast<std::int64_t>(2 * kMiB)}, "B",
@@ -518,20 +519,24 @@ class TlbExperiment : public Experiment {
       double top = 0;
       for (const auto* part : {&t.curve, &t.wide_curve})
         for (const auto& c : *part) top = std::max(top, c["excess_cycles"].get<double>());
-      note = "no latency step above the threshold (6 robust sigmas of the 1-page walk or 2 % of "
-             "the cache latency) up to " + std::to_string(t.max_pages_tried) +
+      note = "no latency step (above 2 % of the cache latency and clear of the noise, "
+             "separation >= 0.9) up to " + std::to_string(t.max_pages_tried) +
              " pages; largest median excess " + std::to_string(top) + " cycles";
+    } else if (t.page_bytes == 0) {
+      note = "the first level's crossing still falls at the largest stride the buffer allows: "
+             "an entry covers at least " + std::to_string(t.coverage_at_least) +
+             " B; no coverage, reach or entries-at-coverage finding";
     }
     r.samples = {{"levels", levels},
                  {"page_bytes", t.page_bytes},
+                 {"coverage_at_least_bytes", t.coverage_at_least},
                  {"curve", t.curve},
                  {"page_curve", t.page_curve},
                  {"wide_curve", t.wide_curve},
                  {"note", note},
                  {"accesses", s->probe.accesses}};
     Curve cv{"walk", {"pages", "stride_bytes", "excess_cycles"}, {}};
-    for (const auto& c : t.curve) cv.rows.push_back({c["pages"], c["stride_bytes"], c["excess_cycles"]});
-    for (const auto* part : {&t.page_curve, &t.wide_curve})
+    for (const auto* part : {&t.curve, &t.wide_curve})
       for (const auto& c : *part)
         cv.rows.push_back({c["pages"], c["stride_bytes"], c["excess_cycles"]});
     r.curves.push_back(cv);
@@ -547,10 +552,14 @@ class TlbExperiment : public Experiment {
       all_conf = std::min(all_conf, sep);
       const std::string n = "tlb.l" + std::to_string(i + 1);
       const double entries = levels[i]["entries"].get<double>();
-      r.findings.push_back({n + ".entries", entries, "entries", sep,
-                            "largest number of pages walked cyclically without a latency step "
-                            "(bisection between powers of two)",
-                            {}});
+      // The first level is counted at its coverage stride; without a coverage its count at
+      // 2 MiB cells is a reach, not entries (cells share entries), and is not emitted.
+      if (i > 0 || page)
+        r.findings.push_back({n + ".entries", entries, "entries", sep,
+                              "last number of cells (one line each, at the entries' coverage "
+                              "for the first level) walked cyclically without a latency step "
+                              "(bisection)",
+                              {}});
       const double pen = levels[i]["miss_penalty_cycles"].get<double>();
       r.findings.push_back({n + ".miss_penalty", pen, "cycles",
                             confidence::combine({sep, confidence::precision(above, stats::median(above))}),
@@ -568,8 +577,10 @@ class TlbExperiment : public Experiment {
                             {}});
     if (page)
       r.findings.push_back({"tlb.page_size", static_cast<double>(page), "bytes", all_conf,
-                            "smallest stride at which twice the first level's entries stop "
-                            "sharing pages (the step appears)",
+                            "bytes one first-level entry translates: the stride from which the "
+                            "step's crossing (in cells) stays as the stride doubles (larger "
+                            "strides) or from which 1.5 x the entries stop sharing entries "
+                            "(smaller strides); an entry may cover several driver pages",
                             {{"page_curve", r.samples["page_curve"]}}});
   }
 };
