@@ -293,6 +293,20 @@ bool evicts(Probe& p, const Calibration& cal, std::uint64_t target,
   return yes == 2;
 }
 
+/// Trials of the repeatability check after a search (each one test, no vote).
+constexpr int kRepeatTrials = 8;
+
+void repeat_check(Probe& p, const Calibration& cal, std::uint64_t x,
+                  const std::vector<std::uint64_t>& set, const std::vector<std::uint64_t>& less,
+                  ConflictSet& out) {
+  out.repeat_trials = kRepeatTrials;
+  for (int t = 0; t < kRepeatTrials; ++t) {
+    out.evicted_with_set += evicted_once(p, cal, x, set) ? 1 : 0;
+    out.evicted_with_less += !less.empty() && evicted_once(p, cal, x, less) ? 1 : 0;
+  }
+  out.eviction_tests += 2 * kRepeatTrials;
+}
+
 std::vector<std::uint64_t> prefix_of(const std::vector<std::uint64_t>& v, std::size_t n) {
   return {v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size()))};
 }
@@ -357,6 +371,9 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
       out.note = "removing any one of " + std::to_string(g) + " groups of " +
                  std::to_string(e.size()) + " lines ends the target's eviction: it is not a "
                  "conflict within one set";
+      std::vector<std::uint64_t> less(e.begin() + static_cast<std::ptrdiff_t>(chunks[0].size()),
+                                      e.end());
+      repeat_check(p, cal, x, e, less, out);
       return;
     }
     e = std::move(next);
@@ -375,6 +392,7 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
     ++out.checks;
   }
   out.minimal_verified = out.checks_passed == out.checks;
+  repeat_check(p, cal, x, e, std::vector<std::uint64_t>(e.begin() + 1, e.end()), out);
   out.lines = e;
   out.lines.push_back(x);
   out.ways = static_cast<std::uint32_t>(e.size());

@@ -74,6 +74,18 @@ struct ConflictSet {
   std::uint64_t target = 0;          ///< eviction_sweeps: the line the set evicts (a member)
   std::uint64_t eviction_tests = 0;  ///< eviction_sweeps: tests run (each a flush + 3 launches)
   nlohmann::json steps = nlohmann::json::array();  ///< eviction_sweeps: the reduction's trace
+  /// eviction_sweeps: whether eviction by a fixed set of lines repeats. kRepeatTrials tests
+  /// with the final set (or, when no group could go, the shortest evicting prefix) and as many
+  /// with one line (one group) less. A deterministic policy gives all and none; anything in
+  /// between means the victim is not a function of the access order alone.
+  int repeat_trials = 0, evicted_with_set = 0, evicted_with_less = 0;
+  bool probabilistic() const {
+    return repeat_trials > 0 && ((evicted_with_set > 0 && evicted_with_set < repeat_trials) ||
+                                 (evicted_with_less > 0 && evicted_with_less < repeat_trials));
+  }
+  bool repeatable() const {
+    return repeat_trials > 0 && evicted_with_set == repeat_trials && evicted_with_less == 0;
+  }
 };
 ConflictSet find_conflict_set(Probe& p, Level level, const Calibration& cal,
                               std::uint64_t max_candidates, std::uint64_t alignment = 1024);

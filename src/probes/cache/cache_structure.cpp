@@ -139,6 +139,10 @@ json conflict_set_json(const analysis::cache::ConflictSet& cs, std::uint64_t see
     j["target"] = cs.target;
     j["eviction_tests"] = cs.eviction_tests;
     j["steps"] = cs.steps;
+    j["repeat"] = {{"trials", cs.repeat_trials},
+                   {"evicted_with_set", cs.evicted_with_set},
+                   {"evicted_with_one_less", cs.evicted_with_less},
+                   {"probabilistic", cs.probabilistic()}};
   }
   return j;
 }
@@ -159,6 +163,13 @@ analysis::cache::ConflictSet pool_conflict_set(analysis::cache::Probe& p, Level 
   auto cs = analysis::cache::find_conflict_set(p, level, cal, 1u << 20, align);
   if (cs.found || level != Level::kL2 || p.max_sweep == 0 || pool_lines == 0) return cs;
   auto ev = analysis::cache::find_conflict_set_by_eviction(p, cal, pool_lines, kSweepAlignment);
+  if (ev.found && !ev.repeatable()) {
+    ev.found = false;
+    ev.note += std::string(ev.note.empty() ? "" : "; ") + "eviction by the reduced set does not "
+               "repeat (" + std::to_string(ev.evicted_with_set) + " of " +
+               std::to_string(ev.repeat_trials) + " with it, " +
+               std::to_string(ev.evicted_with_less) + " with one line less)";
+  }
   ev.note = "sequences: " + cs.note + (ev.note.empty() ? "" : "; eviction sweeps: " + ev.note);
   ev.candidates_tried += cs.candidates_tried;
   return ev;
@@ -207,6 +218,14 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec,
     r.checks_passed += cs.checks_passed;
   }
   p.seed = seed0;
+  // Targets whose eviction did not repeat: the replacement class's evidence (cache.replacement).
+  int swept = 0, probabilistic = 0;
+  for (const auto& pj : pools)
+    if (pj.value("method", "") == "eviction_sweeps" && pj.contains("repeat")) {
+      ++swept;
+      probabilistic += pj["repeat"].value("probabilistic", false) ? 1 : 0;
+    }
+  if (swept > 0) rec["eviction_targets"] = {{"swept", swept}, {"probabilistic", probabilistic}};
   r.agreed = static_cast<int>(ways.size()) == n_pools &&
              std::all_of(ways.begin(), ways.end(), [&](auto w) { return w == ways.front(); });
   rec["conflict_set"] = conflict_set_json(r.set, set_seed);
@@ -452,6 +471,23 @@ class ReplacementExperiment : public Experiment {
     if (r.status != Status::kPassed) return;
     static const char* const kClasses[] = {"lru", "fifo", "tree_plru", "random", "none"};
     for (const char* lv : {"l1", "l2"}) {
+      if (r.samples.contains(lv) && !r.samples[lv].contains("policy") &&
+          r.samples[lv].contains("eviction_targets")) {
+        // No repeatable set, but targets whose eviction by fixed lines comes and goes: the
+        // victim is not a function of the access order (random, or a state no test controls).
+        const auto& et = r.samples[lv]["eviction_targets"];
+        const auto n = et.at("swept").get<std::size_t>(), k = et.at("probabilistic").get<std::size_t>();
+        if (k >= 2 && 2 * k > n)
+          r.findings.push_back(
+              {std::string("cache.") + lv + ".replacement", 3.0, "class",
+               confidence::combine({confidence::agreement(k, n),
+                                    calibration_separation(r.samples[lv].at("calibration"))}),
+               "value 3 (random): for most eviction targets, the same lines swept the same way "
+               "evict the target in some trials and not in others (8 trials each, with the set "
+               "and with one line or group less), which no LRU, FIFO or tree-PLRU set does",
+               {{"policy", "random"}, {"targets", n}, {"probabilistic_targets", k}}});
+        continue;
+      }
       if (!r.samples.contains(lv) || !r.samples[lv].contains("policy")) continue;
       const auto& pol = r.samples[lv]["policy"];
       const std::string cls = pol.at("class");
