@@ -262,7 +262,10 @@ constexpr int kEvictionSweepRounds = 2;
 constexpr std::size_t kEvictionGroups = 32;
 /// Tests one search may run: on the modelled L2s of the property test (up to 24 ways) a
 /// deterministic policy needed at most 1,680.
-constexpr std::uint64_t kEvictionTestBudget = 2500;
+constexpr std::uint64_t kEvictionTestBudget = 6000;
+/// Groups one elimination pass may use: more congruent lines than this are reported as a
+/// lower bound on the ways.
+constexpr std::size_t kMaxEvictionGroups = 1024;
 
 bool evicted_once(Probe& p, const Calibration& cal, std::uint64_t target,
                   const std::vector<std::uint64_t>& pool) {
@@ -363,18 +366,31 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
     for (std::size_t k = 0; k < g; ++k)
       if (keep[k]) next.insert(next.end(), chunks[k].begin(), chunks[k].end());
     step("groups", next.size(), true);
-    // With ways congruent lines among 32 groups, about 32 (1 - 1/32)^ways groups hold none (a
-    // third or more for up to 32 ways). A pass over many lines that frees under a twentieth
-    // means the target's eviction needs lines from everywhere, not from one set (seen on the
-    // H200 for some targets): this target gives no set.
-    if (g == kEvictionGroups && e.size() > 8 * g && 20 * (e.size() - next.size()) < e.size()) {
-      out.note = "removing any one of " + std::to_string(g) + " groups of " +
-                 std::to_string(e.size()) + " lines ends the target's eviction: it is not a "
-                 "conflict within one set";
-      std::vector<std::uint64_t> less(e.begin() + static_cast<std::ptrdiff_t>(chunks[0].size()),
-                                      e.end());
-      repeat_check(p, cal, x, e, less, out);
-      return;
+    // With ways congruent lines among g groups, about g (1 - 1/g)^ways groups hold none. A
+    // pass that frees under a twentieth of many lines is checked once for repeatability: a
+    // probabilistic eviction (a random policy) ends the search; a repeatable one means more
+    // congruent lines than groups (every group holds one), so the groups double, up to
+    // kMaxEvictionGroups, and the count of needed groups bounds the ways from below.
+    if (e.size() > 8 * g && 20 * (e.size() - next.size()) < e.size()) {
+      if (out.repeat_trials == 0) {
+        std::vector<std::uint64_t> less(e.begin() + static_cast<std::ptrdiff_t>(chunks[0].size()),
+                                        e.end());
+        repeat_check(p, cal, x, e, less, out);
+      }
+      if (!out.repeatable()) {
+        out.note = "removing any one of " + std::to_string(g) + " groups of " +
+                   std::to_string(e.size()) + " lines ends the target's eviction, and that "
+                   "eviction does not repeat: not a conflict within one set of a deterministic "
+                   "policy";
+        return;
+      }
+      out.ways_at_least = std::max<std::uint64_t>(out.ways_at_least, next.size() == e.size() ? g : 0);
+      if (2 * g > kMaxEvictionGroups) {
+        out.note = "every one of " + std::to_string(g) + " groups of " +
+                   std::to_string(e.size()) + " lines is needed to evict the target, "
+                   "repeatably: at least " + std::to_string(g) + " ways";
+        return;
+      }
     }
     e = std::move(next);
     if (!removed) {
@@ -392,6 +408,7 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
     ++out.checks;
   }
   out.minimal_verified = out.checks_passed == out.checks;
+  out.repeat_trials = out.evicted_with_set = out.evicted_with_less = 0;
   repeat_check(p, cal, x, e, std::vector<std::uint64_t>(e.begin() + 1, e.end()), out);
   out.lines = e;
   out.lines.push_back(x);
@@ -429,7 +446,10 @@ ConflictSet find_conflict_set_by_eviction(Probe& p, const Calibration& cal,
     out.lines.clear();
     out.ways = 0;
     out.note = "no minimal eviction set within " + std::to_string(kEvictionTestBudget) +
-               " tests (a replacement that evicts at random never gives one)";
+               " tests (a replacement that evicts at random never gives one)" +
+               (out.ways_at_least ? "; at least " + std::to_string(out.ways_at_least) +
+                                        " ways (every group needed, repeatably)"
+                                  : "");
   }
   return out;
 }

@@ -138,6 +138,7 @@ json conflict_set_json(const analysis::cache::ConflictSet& cs, std::uint64_t see
   if (cs.method == "eviction_sweeps") {
     j["target"] = cs.target;
     j["eviction_tests"] = cs.eviction_tests;
+    j["ways_at_least"] = cs.ways_at_least;
     j["steps"] = cs.steps;
     j["repeat"] = {{"trials", cs.repeat_trials},
                    {"evicted_with_set", cs.evicted_with_set},
@@ -274,17 +275,106 @@ Finding ways_finding(const std::string& name, const json& rec) {
 
 // ------------------------------------------------------------------------------------------
 
+/// The line size from every pool's conflict set; it counts when they all agree.
+json line_record(analysis::cache::Probe& p, Level level, const LevelRun& lr, json& rec) {
+  json per_pool = json::array();
+  std::size_t agreeing = 0, at_answer = 0;
+  for (const auto& set : lr.sets) {
+    const auto line = analysis::cache::infer_line_size(p, level, lr.cal, set);
+    per_pool.push_back({{"found", line.found},
+                        {"line_bytes", line.line_bytes},
+                        {"agreeing", line.agreeing},
+                        {"trials_at_answer", line.trials_at_answer},
+                        {"trials", line.trials}});
+    agreeing += line.agreeing;
+    at_answer += line.trials_at_answer;
+  }
+  bool same = !per_pool.empty();
+  for (const auto& l : per_pool)
+    same = same && l.at("found").get<bool>() &&
+           l.at("line_bytes") == per_pool.front().at("line_bytes");
+  if (!same) rec["line_note"] = "the pools' conflict sets give different line sizes";
+  return {{"found", same},
+          {"line_bytes", per_pool.empty() ? json(0) : per_pool.front().at("line_bytes")},
+          {"agreeing", agreeing},
+          {"trials_at_answer", at_answer},
+          {"pools", per_pool}};
+}
+
+void line_finding(const std::string& lv, const json& rec, std::vector<Finding>& out) {
+  if (!rec.contains("line")) return;
+  const auto& line = rec["line"];
+  if (!line.value("found", false)) return;
+  out.push_back(
+      {"cache." + lv + ".line_size", line.at("line_bytes").get<double>(), "bytes",
+       confidence::combine({confidence::agreement(line.at("agreeing").get<std::size_t>(),
+                                                  line.at("trials_at_answer").get<std::size_t>()),
+                            calibration_separation(rec.at("calibration"))}),
+       "smallest address delta that moves a conflict-set member out of its line (the conflict "
+       "ends); smaller deltas keep it (same line, whatever the sector); the conflict sets of "
+       "independent pools agree",
+       {{"pools", line.at("pools")}}});
+}
+
+json policy_record(analysis::cache::Probe& p, Level level, const LevelRun& lr) {
+  const auto pol = analysis::cache::infer_policy(p, level, lr.cal, lr.set);
+  return {{"class", pol.policy},
+          {"agreeing", pol.agreeing},
+          {"tests", pol.tests},
+          {"deterministic", pol.deterministic},
+          {"evidence", pol.evidence}};
+}
+
+void policy_finding(const std::string& lv, const json& rec, std::vector<Finding>& out) {
+  static const char* const kClasses[] = {"lru", "fifo", "tree_plru", "random", "none"};
+  if (!rec.contains("policy") && rec.contains("eviction_targets")) {
+    // No repeatable set, but targets whose eviction by fixed lines comes and goes: the victim
+    // is not a function of the access order (random, or a state no test controls).
+    const auto& et = rec["eviction_targets"];
+    const auto n = et.at("swept").get<std::size_t>(), k = et.at("probabilistic").get<std::size_t>();
+    if (k >= 2 && 2 * k > n)
+      out.push_back({"cache." + lv + ".replacement", 3.0, "class",
+                     confidence::combine({confidence::agreement(k, n),
+                                          calibration_separation(rec.at("calibration"))}),
+                     "value 3 (random): for most eviction targets, the same lines swept the same "
+                     "way evict the target in some trials and not in others (8 trials each, with "
+                     "the set and with one line or group less), which no LRU, FIFO or tree-PLRU "
+                     "set does",
+                     {{"policy", "random"}, {"targets", n}, {"probabilistic_targets", k}}});
+    return;
+  }
+  if (!rec.contains("policy")) return;
+  const auto& pol = rec["policy"];
+  const std::string cls = pol.at("class");
+  double code = -1;  // a tie between classes
+  for (int i = 0; i < 5; ++i)
+    if (cls == kClasses[i]) code = i;
+  double conf = confidence::agreement(pol.at("agreeing").get<std::size_t>(),
+                                      pol.at("tests").get<std::size_t>());
+  if (code < 0) conf = confidence::combine({conf, 0.5});  // two classes explain the evidence
+  out.push_back({"cache." + lv + ".replacement", code, "class",
+                 confidence::combine({conf, calibration_separation(rec.at("calibration"))}),
+                 "value: 0 lru, 1 fifo, 2 tree_plru, 3 random, 4 none of these, -1 tied (see "
+                 "policy); victims observed per sequence against each class's prediction",
+                 {{"policy", cls}, {"deterministic", pol.at("deterministic")}}});
+}
+
 class WaysExperiment : public Experiment {
  public:
   explicit WaysExperiment(Level level) : level_(level) {}
   std::string id() const override { return "cache." + analysis::cache::to_string(level_) + ".ways"; }
   std::string description() const override {
     return level_ == Level::kL1
-               ? "L1 associativity by conflict-set construction from measured collisions "
-                 "(ld.global.ca, random candidate lines), and the set-index bits"
-               : "L2 associativity by conflict-set construction (ld.global.cg, L2 flushed before "
-                 "each test) and the set-index function: which address bits move a line to "
-                 "another set and which pairs cancel (an XOR hash)";
+               ? "L1 structure from one minimal conflict set per candidate pool (ld.global.ca, "
+                 "random candidate lines, collisions measured): associativity, set-index bits, "
+                 "line size (the smallest move that leaves a member's line) and replacement "
+                 "class (victims of policy-distinguishing sequences)"
+               : "L2 structure (ld.global.cg, L2 flushed before each test): a minimal conflict "
+                 "set per target, by sequences or, for a hashed L2 too large for them, by "
+                 "eviction sweeps over a pool four times the L2; on it associativity, the "
+                 "set-index function (which address bits move a line to another set, which "
+                 "pairs cancel), line size and replacement class; targets whose eviction does "
+                 "not repeat name the policy random";
   }
   std::vector<Axis> typed_axes() const override {
     return {fixed(string_axis("level", {analysis::cache::to_string(level_)}, "cache level probed"))};
@@ -297,7 +387,12 @@ class WaysExperiment : public Experiment {
     json rec;
     auto lr = conflict_run(s->probe, level_, rec, sweep_pool_lines(ctx));
     if (lr.agreed) {
-      auto line = analysis::cache::infer_line_size(s->probe, level_, lr.cal, lr.set);
+      rec["line"] = line_record(s->probe, level_, lr, rec);
+      rec["policy"] = policy_record(s->probe, level_, lr);
+      struct {
+        bool found;
+        std::uint32_t line_bytes;
+      } line{rec["line"].value("found", false), rec["line"].value("line_bytes", 0u)};
       std::uint64_t capacity = 0;
       const char* cap_name = level_ == Level::kL1 ? "l1.capacity" : "l2.near_capacity";
       if (auto f = ctx.prior.get(cap_name)) capacity = static_cast<std::uint64_t>(f->value);
@@ -333,8 +428,10 @@ class WaysExperiment : public Experiment {
   void analyze(ExperimentResult& r) const override {
     if (r.status != Status::kPassed || !r.samples.contains("conflict_set")) return;
     const auto& rec = r.samples;
-    if (!rec["conflict_set"].value("found", false) || !rec.value("pools_agree", false)) return;
     const std::string lv = analysis::cache::to_string(level_);
+    line_finding(lv, rec, r.findings);
+    policy_finding(lv, rec, r.findings);
+    if (!rec["conflict_set"].value("found", false) || !rec.value("pools_agree", false)) return;
     r.findings.push_back(ways_finding("cache." + lv + ".ways", rec));
     if (rec.contains("set_index")) {
       const auto& si = rec.at("set_index");
@@ -362,151 +459,6 @@ class WaysExperiment : public Experiment {
   Level level_;
 };
 
-class LineSizeExperiment : public Experiment {
- public:
-  std::string id() const override { return "cache.line_size"; }
-  std::string description() const override {
-    return "L1 and L2 line size (the allocation unit, not the fetch granularity): replace a "
-           "member of a minimal conflict set by the address delta = 16..512 B further; the "
-           "smallest delta that ends the conflict left the member's line";
-  }
-  std::vector<Axis> typed_axes() const override {
-    return {fixed(string_axis("level", {"l1", "l2"}, "cache level probed")),
-            fixed(int_axis("delta_bytes", {16, 512}, "B",
-                           "smallest and largest move of a conflict-set member"))};
-  }
-  void run(Context& ctx, ExperimentResult& r) const override {
-    json all = json::object();
-    for (Level level : {Level::kL1, Level::kL2}) {
-      const std::uint64_t span = span_for(ctx.device, level);
-      auto s = open_session(ctx, span, span, carveout_for(level));
-      if (!s) return waive(r, kNoSequencer);
-      json rec;
-      auto lr = conflict_run(s->probe, level, rec, sweep_pool_lines(ctx));
-      if (lr.agreed) {
-        // One answer per pool's conflict set; the line size counts when they all agree.
-        json per_pool = json::array();
-        std::size_t agreeing = 0, at_answer = 0;
-        for (std::size_t k = 0; k < lr.sets.size(); ++k) {
-          const auto line = analysis::cache::infer_line_size(s->probe, level, lr.cal, lr.sets[k]);
-          per_pool.push_back({{"found", line.found},
-                              {"line_bytes", line.line_bytes},
-                              {"agreeing", line.agreeing},
-                              {"trials_at_answer", line.trials_at_answer},
-                              {"trials", line.trials}});
-          agreeing += line.agreeing;
-          at_answer += line.trials_at_answer;
-        }
-        bool same = !per_pool.empty();
-        for (const auto& l : per_pool)
-          same = same && l.at("found").get<bool>() &&
-                 l.at("line_bytes") == per_pool.front().at("line_bytes");
-        rec["line"] = {{"found", same},
-                       {"line_bytes", per_pool.front().at("line_bytes")},
-                       {"agreeing", agreeing},
-                       {"trials_at_answer", at_answer},
-                       {"pools", per_pool}};
-        if (!same) rec["note"] = "the pools' conflict sets give different line sizes";
-      }
-      rec["accesses"] = s->probe.accesses;
-      all[analysis::cache::to_string(level)] = rec;
-    }
-    r.samples = all;
-  }
-  void analyze(ExperimentResult& r) const override {
-    if (r.status != Status::kPassed) return;
-    for (const char* lv : {"l1", "l2"}) {
-      if (!r.samples.contains(lv) || !r.samples[lv].contains("line")) continue;
-      const auto& rec = r.samples[lv];
-      const auto& line = rec["line"];
-      if (!line.value("found", false)) continue;
-      r.findings.push_back(
-          {std::string("cache.") + lv + ".line_size", line.at("line_bytes").get<double>(), "bytes",
-           confidence::combine({confidence::agreement(line.at("agreeing").get<std::size_t>(),
-                                                      line.at("trials_at_answer").get<std::size_t>()),
-                                calibration_separation(rec.at("calibration"))}),
-           "smallest address delta that moves a conflict-set member out of its line (the "
-           "conflict ends); smaller deltas keep it (same line, whatever the sector); the "
-           "conflict sets of independent pools agree",
-           {{"pools", line.at("pools")}}});
-    }
-  }
-};
-
-class ReplacementExperiment : public Experiment {
- public:
-  std::string id() const override { return "cache.replacement"; }
-  std::string description() const override {
-    return "replacement policy class of the L1 and the L2 (LRU, FIFO, tree-PLRU, random or none "
-           "of these): over a minimal conflict set, fill in a random order, re-access at random, "
-           "insert one new line, time each member in its own sequence; compared with each "
-           "policy's prediction, identical sequences repeated to expose randomness";
-  }
-  std::vector<Axis> typed_axes() const override {
-    return {fixed(string_axis("level", {"l1", "l2"}, "cache level probed")),
-            fixed(int_axis("tests", {6}, "sequences", "policy-distinguishing sequences per level"))};
-  }
-  void run(Context& ctx, ExperimentResult& r) const override {
-    json all = json::object();
-    for (Level level : {Level::kL1, Level::kL2}) {
-      const std::uint64_t span = span_for(ctx.device, level);
-      auto s = open_session(ctx, span, span, carveout_for(level));
-      if (!s) return waive(r, kNoSequencer);
-      json rec;
-      auto lr = conflict_run(s->probe, level, rec, sweep_pool_lines(ctx));
-      if (lr.agreed) {
-        const auto pol = analysis::cache::infer_policy(s->probe, level, lr.cal, lr.set);
-        rec["policy"] = {{"class", pol.policy},
-                         {"agreeing", pol.agreeing},
-                         {"tests", pol.tests},
-                         {"deterministic", pol.deterministic},
-                         {"evidence", pol.evidence}};
-      }
-      rec["accesses"] = s->probe.accesses;
-      all[analysis::cache::to_string(level)] = rec;
-    }
-    r.samples = all;
-  }
-  void analyze(ExperimentResult& r) const override {
-    if (r.status != Status::kPassed) return;
-    static const char* const kClasses[] = {"lru", "fifo", "tree_plru", "random", "none"};
-    for (const char* lv : {"l1", "l2"}) {
-      if (r.samples.contains(lv) && !r.samples[lv].contains("policy") &&
-          r.samples[lv].contains("eviction_targets")) {
-        // No repeatable set, but targets whose eviction by fixed lines comes and goes: the
-        // victim is not a function of the access order (random, or a state no test controls).
-        const auto& et = r.samples[lv]["eviction_targets"];
-        const auto n = et.at("swept").get<std::size_t>(), k = et.at("probabilistic").get<std::size_t>();
-        if (k >= 2 && 2 * k > n)
-          r.findings.push_back(
-              {std::string("cache.") + lv + ".replacement", 3.0, "class",
-               confidence::combine({confidence::agreement(k, n),
-                                    calibration_separation(r.samples[lv].at("calibration"))}),
-               "value 3 (random): for most eviction targets, the same lines swept the same way "
-               "evict the target in some trials and not in others (8 trials each, with the set "
-               "and with one line or group less), which no LRU, FIFO or tree-PLRU set does",
-               {{"policy", "random"}, {"targets", n}, {"probabilistic_targets", k}}});
-        continue;
-      }
-      if (!r.samples.contains(lv) || !r.samples[lv].contains("policy")) continue;
-      const auto& pol = r.samples[lv]["policy"];
-      const std::string cls = pol.at("class");
-      double code = -1;  // a tie between classes
-      for (int i = 0; i < 5; ++i)
-        if (cls == kClasses[i]) code = i;
-      const bool tie = code < 0;
-      double conf = confidence::agreement(pol.at("agreeing").get<std::size_t>(),
-                                          pol.at("tests").get<std::size_t>());
-      if (tie) conf = confidence::combine({conf, 0.5});  // two classes explain the evidence
-      r.findings.push_back(
-          {std::string("cache.") + lv + ".replacement", code, "class",
-           confidence::combine({conf, calibration_separation(r.samples[lv].at("calibration"))}),
-           "value: 0 lru, 1 fifo, 2 tree_plru, 3 random, 4 none of these, -1 tied (see "
-           "policy); victims observed per sequence against each class's prediction",
-           {{"policy", cls}, {"deterministic", pol.at("deterministic")}}});
-    }
-  }
-};
 
 /// 32 GiB of 2 MiB pages: published Hopper measurements (Luo et al., "Benchmarking and
 /// Dissecting the Nvidia Hopper GPU Architecture", 2024) see TLB levels at spans of GiB, and the
@@ -626,8 +578,6 @@ class TlbExperiment : public Experiment {
 void register_cache_structure_experiments(Registry& registry) {
   registry.add(std::make_unique<WaysExperiment>(Level::kL1));
   registry.add(std::make_unique<WaysExperiment>(Level::kL2));
-  registry.add(std::make_unique<LineSizeExperiment>());
-  registry.add(std::make_unique<ReplacementExperiment>());
   registry.add(std::make_unique<TlbExperiment>());
 }
 
