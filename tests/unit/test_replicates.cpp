@@ -1,0 +1,145 @@
+// Replicates (issue 9, "Run to run"): a quantity measured as independent replicates gets its
+// confidence from the spread between them, so one that drifts between replicates is reported
+// as less certain than one that does not, and the figures that moved between the committed
+// H200 runs would, measured as replicates, state a spread that brackets their movement.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/confidence.hpp"
+#include "core/noise.hpp"
+#include "core/protocol.hpp"
+#include "measure/replicates.hpp"
+
+namespace gpuprobe {
+namespace {
+
+std::vector<double> tight(double centre, std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> d(0.0, 0.0005 * centre);  // 0.05 % within-run noise
+  std::vector<double> v;
+  for (std::size_t i = 0; i < n; ++i) v.push_back(centre + d(rng));
+  return v;
+}
+
+TEST(Replicates, DriftingReplicatesGetLowerConfidence) {
+  // Same within-replicate noise; one quantity's replicate medians drift by 3 %.
+  const std::vector<std::vector<double>> stable{tight(100, 15, 1), tight(100, 15, 2),
+                                                tight(100, 15, 3)};
+  const std::vector<std::vector<double>> drifting{tight(100, 15, 1), tight(103, 15, 2),
+                                                  tight(97, 15, 3)};
+  const auto s = confidence::summarize_replicate_samples(stable);
+  const auto d = confidence::summarize_replicate_samples(drifting);
+  EXPECT_GT(s.precision, 0.99);
+  EXPECT_LT(d.precision, 0.7);
+  EXPECT_LT(d.precision, s.precision);
+  EXPECT_GT(d.between_standard_error, d.within_standard_error);
+  EXPECT_NEAR(d.value, 100, 0.1);
+  // The within-run formula on the same samples pooled does not see the drift as such.
+  std::vector<double> pooled;
+  for (const auto& r : drifting) pooled.insert(pooled.end(), r.begin(), r.end());
+  EXPECT_GT(confidence::precision(pooled, 100), 0.9);
+}
+
+TEST(Replicates, ConfidenceFallsAsTheDriftGrows) {
+  double last = 1.1;
+  for (double drift : {0.0, 0.005, 0.01, 0.02, 0.04, 0.08}) {
+    const auto r = confidence::summarize_replicate_samples(
+        {tight(100 * (1 - drift), 9, 4), tight(100, 9, 5), tight(100 * (1 + drift), 9, 6)});
+    EXPECT_LT(r.precision, last) << drift;
+    last = r.precision;
+  }
+  EXPECT_LT(last, 0.3);
+}
+
+TEST(Replicates, TwoAgreeingReplicatesDoNotHideTheThird) {
+  // l2.partition.line_fraction over the three committed runs: a MAD of three values is the
+  // smaller distance to the median, 0 here, which would state certainty.
+  const auto r = confidence::summarize_replicates({0.48046875, 0.5078125, 0.5078125}, {0, 0, 0});
+  EXPECT_GT(r.standard_error, 0.0);
+  EXPECT_LT(r.precision, 0.9);
+}
+
+TEST(Replicates, OneReplicateIsTheWithinRunPrecision) {
+  const auto v = tight(50, 11, 7);
+  EXPECT_DOUBLE_EQ(confidence::summarize_replicate_samples({v}).precision,
+                   confidence::precision(v, confidence::summarize_replicate_samples({v}).value));
+  EXPECT_EQ(confidence::summarize_replicates({}, {}).precision, 0.0);
+  EXPECT_EQ(confidence::summarize_replicates({0, 0, 0}, {0, 0, 0}).precision, 0.0);
+  EXPECT_EQ(confidence::summarize_replicates({2, 2, 2}, {0, 0, 0}).precision, 1.0);
+}
+
+TEST(Replicates, WithinNoiseIsAFloor) {
+  // Replicates that happen to agree exactly still carry their own sampling noise.
+  const auto r = confidence::summarize_replicates({10, 10, 10}, {0.2, 0.2, 0.2});
+  EXPECT_NEAR(r.standard_error, 0.2 / std::sqrt(3.0), 1e-12);
+  EXPECT_LT(r.precision, 0.99);
+}
+
+TEST(Replicates, StudentT) {
+  for (double t : {0.1, 0.5, 1.0, 2.0, 5.0}) {
+    EXPECT_NEAR(confidence::student_t_two_sided(t, 1), 2 / std::acos(-1.0) * std::atan(t), 1e-12);
+    EXPECT_NEAR(confidence::student_t_two_sided(t, 2), t / std::sqrt(2 + t * t), 1e-12);
+    // Heavier tails with fewer degrees of freedom; the normal law in the limit.
+    EXPECT_LT(confidence::student_t_two_sided(t, 2), confidence::student_t_two_sided(t, 3));
+    EXPECT_LT(confidence::student_t_two_sided(t, 3), confidence::student_t_two_sided(t, 4));
+    EXPECT_NEAR(confidence::student_t_two_sided(t, 200), std::erf(t / std::sqrt(2.0)), 2e-3);
+  }
+  // Known quantiles: t_{0.975, 3} = 3.182, t_{0.975, 4} = 2.776, t_{0.95, 5} = 2.015.
+  EXPECT_NEAR(confidence::student_t_two_sided(3.182, 3), 0.95, 1e-3);
+  EXPECT_NEAR(confidence::student_t_two_sided(2.776, 4), 0.95, 1e-3);
+  EXPECT_NEAR(confidence::student_t_two_sided(2.015, 5), 0.90, 1e-3);
+  EXPECT_EQ(confidence::student_t_two_sided(0.0, 3), 0.0);
+}
+
+TEST(Replicates, PerReplicateProtocolSharesTheRepetitions) {
+  ProtocolOptions p;
+  p.max_repetitions = 15;
+  p.budget_s = 3.0;
+  const auto q = measure::per_replicate(p, 3);
+  EXPECT_EQ(q.max_repetitions, 5);
+  EXPECT_GE(q.min_repetitions, kMinRepetitions > p.min_repetitions ? 0 : p.min_repetitions);
+  EXPECT_DOUBLE_EQ(q.budget_s, 1.0);
+  p.max_repetitions = 4;
+  EXPECT_EQ(measure::per_replicate(p, 3).max_repetitions, kMinRepetitions);
+  std::vector<int> seen;
+  const auto out = measure::replicate(3, [&](int j) {
+    seen.push_back(j);
+    return j * 10;
+  });
+  EXPECT_EQ(out, (std::vector<int>{0, 10, 20}));
+  EXPECT_EQ(seen, (std::vector<int>{0, 1, 2}));
+}
+
+TEST(Replicates, CommittedRepeatMovementIsBracketedWhenMeasuredAsReplicates) {
+  // The committed H200 repeat (3 back-to-back characterize runs, judged by `repeat-table`):
+  // findings whose run values moved beyond each run's stated confidence. Had each run stated
+  // the confidence that three replicates with that movement give, no pair would be beyond.
+  std::ifstream in(std::string(GPUPROBE_SOURCE_DIR) + "/results/h200/repeat/rejudged/repeat.json");
+  ASSERT_TRUE(in.good());
+  const auto table = nlohmann::json::parse(in);
+  std::size_t beyond = 0, rejudged = 0;
+  for (const auto& f : table.at("findings")) {
+    if (!f.at("beyond_stated_spread").get<bool>()) continue;
+    ++beyond;
+    std::vector<double> values;
+    for (const auto& v : f.at("values"))
+      if (v.is_number()) values.push_back(v.get<double>());
+    if (values.size() < 3) continue;
+    const auto r = confidence::summarize_replicates(values, std::vector<double>(values.size(), 0));
+    for (std::size_t a = 0; a < values.size(); ++a)
+      for (std::size_t b = a + 1; b < values.size(); ++b)
+        EXPECT_FALSE(noise::judge(values[a], r.precision, values[b], r.precision).beyond)
+            << f.at("name") << " confidence " << r.precision;
+    ++rejudged;
+  }
+  EXPECT_EQ(beyond, table.at("beyond").get<std::size_t>());
+  EXPECT_GE(rejudged, 31u);
+}
+
+}  // namespace
+}  // namespace gpuprobe
