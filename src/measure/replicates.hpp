@@ -6,6 +6,7 @@
 // up its own buffers) and runs the usual protocol with a share of the repetitions, so that k
 // replicates cost about as many timed repetitions as one measurement did.
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "core/protocol.hpp"
@@ -36,6 +37,19 @@ auto replicate(int k, F&& one) -> std::vector<decltype(one(0))> {
   out.reserve(static_cast<std::size_t>(std::max(0, k)));
   for (int j = 0; j < k; ++j) out.push_back(one(j));
   return out;
+}
+
+/// Like replicate(), with resources: `make(j)` returns a std::unique_ptr to replicate j's own
+/// buffers, all made before the first replicate runs and kept until the last has run, so that
+/// each replicate's allocations are really fresh memory (an allocator hands the block just
+/// freed straight back: buffers freed between replicates would put every replicate on the
+/// same pages, and placement is one of the things that moves between runs). Then
+/// `one(j, resources_j)` measures replicate j.
+template <typename Make, typename One>
+auto replicate_fresh(int k, Make&& make, One&& one) {
+  std::vector<decltype(make(0))> held;
+  for (int j = 0; j < k; ++j) held.push_back(make(j));
+  return replicate(k, [&](int j) { return one(j, *held[static_cast<std::size_t>(j)]); });
 }
 
 }  // namespace gpuprobe::measure

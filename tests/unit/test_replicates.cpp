@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -113,6 +114,31 @@ TEST(Replicates, PerReplicateProtocolSharesTheRepetitions) {
   });
   EXPECT_EQ(out, (std::vector<int>{0, 10, 20}));
   EXPECT_EQ(seen, (std::vector<int>{0, 1, 2}));
+}
+
+TEST(Replicates, FreshResourcesAreAllHeldWhileTheReplicatesRun) {
+  // An allocator hands a freed block straight back: replicate j's buffers must not be freed
+  // before replicate j + 1 allocates, or every replicate measures the same memory.
+  struct Counted {
+    explicit Counted(int& live) : live_(live) { ++live_; }
+    ~Counted() { --live_; }
+    int& live_;
+  };
+  int live = 0;
+  std::vector<int> live_when_run;
+  std::vector<const Counted*> used;
+  measure::replicate_fresh(
+      3, [&](int) { return std::make_unique<Counted>(live); },
+      [&](int, Counted& c) {
+        live_when_run.push_back(live);
+        used.push_back(&c);
+        return 0;
+      });
+  EXPECT_EQ(live_when_run, (std::vector<int>{3, 3, 3}));
+  EXPECT_EQ(live, 0);
+  ASSERT_EQ(used.size(), 3u);
+  EXPECT_NE(used[0], used[1]);
+  EXPECT_NE(used[1], used[2]);
 }
 
 TEST(Replicates, CommittedRepeatMovementIsBracketedWhenMeasuredAsReplicates) {

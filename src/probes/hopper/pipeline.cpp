@@ -389,7 +389,10 @@ class HopperPipeline : public Experiment {
          "released it (remote mbarrier arrivals); grid = 2 x the clusters that fit at once"},
         {"sm_count", sm_count}};
     // One configuration, measured under the protocol; a point that failed carries its error.
-    const ProtocolOptions* protocol = &ctx.options.protocol;
+    // Every point shares the protocol's repetitions with its replicates (the overlap's points
+    // are measured twice more below; the sweep is their first replicate).
+    const ProtocolOptions per_rep = gpuprobe::measure::per_replicate(ctx.options.protocol);
+    const ProtocolOptions& protocol = per_rep;
     json points = json::array();
     std::map<std::tuple<int, int, int, int>, std::vector<float>> images;
     auto measure = [&](int bm, int stages, pk::Mode mode, int cluster, bool relaxed,
@@ -429,7 +432,7 @@ class HopperPipeline : public Experiment {
           mhz.push_back(last_mhz);
           return ns;
         };
-        const auto m = repeat_until_stable(once, *protocol);
+        const auto m = repeat_until_stable(once, protocol);
         const double ns = m.summary.median;
         const double flop = 2.0 * bm * pk::kN * pk::kKStep;
         pt["verified"] = true;
@@ -503,10 +506,8 @@ class HopperPipeline : public Experiment {
     // measured again as further independent replicates (fresh launches, the sweep's share of
     // repetitions each: measure::per_replicate), and the overlap's confidence comes from the
     // spread of the replicates' overlaps (overlap_summaries).
-    const ProtocolOptions per_rep = gpuprobe::measure::per_replicate(ctx.options.protocol);
     json overlap_replicates = json::array();
     gpuprobe::measure::replicate(gpuprobe::measure::kReplicates - 1, [&](int) {
-      protocol = &per_rep;
       json pass = json::array();
       for (int bm : {128, 64}) {
         pass.push_back(measure(bm, 1, pk::Mode::kMathOnly, 1, true));
@@ -520,7 +521,6 @@ class HopperPipeline : public Experiment {
       overlap_replicates.push_back(pass);
       return 0;
     });
-    protocol = &ctx.options.protocol;
     for (const auto& p : points) verified += p.at("verified").get<bool>() ? 1 : 0;
     r.samples = {{"points", points},
                  {"arrive_check", arrive_points},

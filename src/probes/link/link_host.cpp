@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -80,40 +81,67 @@ class LinkHost : public Experiment {
     const auto sizes = host_sizes(ctx.options);
     const CopyLaunch shape{g.sm_count * 4, 256, 4};
     // Every (setup, size) is measured as kReplicates independent replicates, each with its own
-    // fresh device, pinned and pageable buffers, stream and events: pageable copies depend on
+    // device, pinned and pageable buffers, stream and events (all held at once, so that each
+    // replicate's memory is really fresh): pageable copies depend on
     // the OS's pages and the driver's staging, which one replicate's repetitions cannot see
     // (issue 9, "Run to run"). The repetitions are shared among the replicates.
     const ProtocolOptions protocol = measure::per_replicate(ctx.options.protocol);
     json points = json::array();
-    measure::replicate(measure::kReplicates, [&](int replicate) {
-      measure_replicate(replicate, sizes, shape, protocol, points);
-      return 0;
-    });
+    measure::replicate_fresh(
+        measure::kReplicates,
+        [&](int) { return std::make_unique<Buffers>(sizes.back()); },
+        [&](int replicate, Buffers& b) {
+          measure_replicate(replicate, sizes, shape, protocol, b, points);
+          return 0;
+        });
 
-    Stream stream;
-    // SM load latency of pinned host memory: one thread, dependent ld.global.cv.
-    PinnedBuffer chase_mem(static_cast<std::size_t>(kChaseNodes) * kChaseStride);
-    const auto base = reinterpret_cast<std::uint64_t>(chase_mem.device());
-    const auto order = cycle_order(kChaseNodes, ctx.options.seed);
-    const auto image = chase_image(order, base, kChaseStride);
-    std::memcpy(chase_mem.host(), image.data(), image.size() * 8);
-    device::DeviceArray<ChaseOut> out(1);
-    std::vector<double> cycles;
-    auto chase_once = [&](int rep) {
-      const std::size_t k0 = static_cast<std::size_t>(rep + 64) * 257 % kChaseNodes;
-      const auto* first = reinterpret_cast<const std::uint64_t*>(
-          base + static_cast<std::uint64_t>(order[k0]) * kChaseStride);
-      launch_remote_chase(first, 0, kChaseSteps, out.get(), stream.get());
-      GP_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-      const ChaseOut o = out.download().at(0);
-      const std::uint64_t expected =
-          base + static_cast<std::uint64_t>(order[(k0 + kChaseSteps) % kChaseNodes]) * kChaseStride;
-      if (o.final_node != expected)
-        throw VerificationError("link.host chase over pinned host memory ended on the wrong node");
-      if (rep >= 0) cycles.push_back(static_cast<double>(o.cycles) / kChaseSteps);
-      return static_cast<double>(o.ns) / kChaseSteps;
+    // SM load latency of pinned host memory: one thread, dependent ld.global.cv; also as
+    // replicates, each over its own pinned chain (another seed), all held at once.
+    struct Chase {
+      explicit Chase(std::uint64_t seed)
+          : mem(static_cast<std::size_t>(kChaseNodes) * kChaseStride),
+            base(reinterpret_cast<std::uint64_t>(mem.device())),
+            order(cycle_order(kChaseNodes, seed)) {
+        const auto image = chase_image(order, base, kChaseStride);
+        std::memcpy(mem.host(), image.data(), image.size() * 8);
+      }
+      PinnedBuffer mem;
+      std::uint64_t base;
+      std::vector<std::uint32_t> order;
+      device::DeviceArray<ChaseOut> out{1};
     };
-    const auto chase = repeat_until_stable(chase_once, ctx.options.protocol);
+    Stream stream;
+    json chase_replicates = json::array();
+    std::vector<double> chase_ns, chase_cycles;
+    measure::replicate_fresh(
+        measure::kReplicates,
+        [&](int j) {
+          return std::make_unique<Chase>(ctx.options.seed + static_cast<std::uint64_t>(j));
+        },
+        [&](int, Chase& c) {
+          std::vector<double> cycles;
+          auto chase_once = [&](int rep) {
+            const std::size_t k0 = static_cast<std::size_t>(rep + 64) * 257 % kChaseNodes;
+            const auto* first = reinterpret_cast<const std::uint64_t*>(
+                c.base + static_cast<std::uint64_t>(c.order[k0]) * kChaseStride);
+            launch_remote_chase(first, 0, kChaseSteps, c.out.get(), stream.get());
+            GP_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+            const ChaseOut o = c.out.download().at(0);
+            const std::uint64_t expected =
+                c.base + static_cast<std::uint64_t>(c.order[(k0 + kChaseSteps) % kChaseNodes]) *
+                             kChaseStride;
+            if (o.final_node != expected)
+              throw VerificationError(
+                  "link.host chase over pinned host memory ended on the wrong node");
+            if (rep >= 0) cycles.push_back(static_cast<double>(o.cycles) / kChaseSteps);
+            return static_cast<double>(o.ns) / kChaseSteps;
+          };
+          const auto m = repeat_until_stable(chase_once, protocol);
+          chase_replicates.push_back({{"ns_per_load", m.values}, {"cycles_per_load", cycles}});
+          chase_ns.insert(chase_ns.end(), m.values.begin(), m.values.end());
+          chase_cycles.insert(chase_cycles.end(), cycles.begin(), cycles.end());
+          return 0;
+        });
 
     r.parameters = {{"bytes", sizes},
                     {"sm_copy",
@@ -139,24 +167,39 @@ class LinkHost : public Experiment {
         "destination poisoned (0xff) before every copy, then checked word by word against the "
         "source pattern (device: check kernel; host: memcmp); the chase's final node checked";
     r.samples = {{"points", points},
-                 {"host_chase", {{"ns_per_load", chase.values}, {"cycles_per_load", cycles}}}};
+                 {"host_chase",
+                  {{"ns_per_load", chase_ns},
+                   {"cycles_per_load", chase_cycles},
+                   {"replicates", chase_replicates}}}};
   }
 
   void analyze(ExperimentResult& r) const override { analyze_link_host(r); }
 
  private:
   /// One replicate of every (setup, size), appended to `points`: fresh buffers throughout.
-  static void measure_replicate(int replicate, const std::vector<std::uint64_t>& sizes,
-                                const CopyLaunch& shape, const ProtocolOptions& protocol,
-                                json& points) {
-    const std::size_t max_bytes = sizes.back();
-    const std::size_t max_words = max_bytes / 4;
-    device::DeviceArray<std::uint32_t> dev(max_words);
-    PinnedBuffer pinned(max_bytes);
-    std::vector<std::uint32_t> pageable(max_words);
-    device::DeviceArray<unsigned long long> bad(1);
+  /// One replicate's own buffers, stream and events.
+  struct Buffers {
+    explicit Buffers(std::size_t max_bytes)
+        : dev(max_bytes / 4), pinned(max_bytes), pageable(max_bytes / 4), bad(1) {}
+    device::DeviceArray<std::uint32_t> dev;
+    PinnedBuffer pinned;
+    std::vector<std::uint32_t> pageable;
+    device::DeviceArray<unsigned long long> bad;
     Stream stream;
     Event start, stop;
+  };
+
+  static void measure_replicate(int replicate, const std::vector<std::uint64_t>& sizes,
+                                const CopyLaunch& shape, const ProtocolOptions& protocol,
+                                Buffers& b, json& points) {
+    const std::size_t max_words = sizes.back() / 4;
+    auto& dev = b.dev;
+    auto& pinned = b.pinned;
+    auto& pageable = b.pageable;
+    auto& bad = b.bad;
+    auto& stream = b.stream;
+    auto& start = b.start;
+    auto& stop = b.stop;
 
     // The sources: the host pattern (for h2d) in both host memories; the expected image of a
     // device -> host copy kept beside them for memcmp.
@@ -408,20 +451,28 @@ void analyze_link_host(ExperimentResult& r) {
     r.findings.push_back(f);
   }
   if (r.samples.contains("host_chase")) {
-    const auto ns = r.samples["host_chase"].value("ns_per_load", std::vector<double>{});
-    const auto cyc = r.samples["host_chase"].value("cycles_per_load", std::vector<double>{});
+    const auto& hc = r.samples["host_chase"];
+    const auto ns = hc.value("ns_per_load", std::vector<double>{});
+    const auto cyc = hc.value("cycles_per_load", std::vector<double>{});
+    // Results written before replicates existed hold one chase.
+    std::vector<std::vector<double>> reps;
+    if (hc.contains("replicates"))
+      for (const auto& x : hc.at("replicates"))
+        reps.push_back(x.at("ns_per_load").get<std::vector<double>>());
+    if (reps.empty()) reps.push_back(ns);
     if (!ns.empty()) {
-      const double med = stats::median(ns);
-      r.findings.push_back(
-          {"link.host.pinned.sm_load_latency",
-           med,
-           "ns",
-           confidence::precision(ns, med),
-           "one thread's dependent ld.global.cv chain through pinned host memory (nodes 4 KiB "
-           "apart): %globaltimer ns per load, median over repetitions",
-           {{"cycles", stats::median_or_zero(cyc)},
-            {"spread", 1.4826 * stats::summarize(ns).mad},
-            {"standard_error", confidence::median_standard_error(ns)}}});
+      const auto rs = confidence::summarize_replicate_samples(reps);
+      Finding f{"link.host.pinned.sm_load_latency",
+                rs.value,
+                "ns",
+                rs.precision,
+                "one thread's dependent ld.global.cv chain through pinned host memory (nodes 4 "
+                "KiB apart): %globaltimer ns per load, median over replicates (each its own "
+                "pinned chain) of the median over repetitions",
+                confidence::to_json(rs)};
+      f.extra["cycles"] = stats::median_or_zero(cyc);
+      f.extra["spread"] = 1.4826 * stats::summarize(ns).mad;
+      r.findings.push_back(f);
     }
   }
   json st = json::object();

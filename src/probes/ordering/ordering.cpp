@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -244,6 +245,18 @@ class OrderingAtomic : public OrderingExperiment {
     // fresh counters and launches; the repetitions are shared among them. One replicate's
     // repetitions agree within 0.1 %, but three runs moved 4 % (issue 9, "Run to run").
     const ProtocolOptions per_rep = measure::per_replicate(ctx.options.protocol);
+    // Every replicate's counters are allocated up front and held to the end: a block freed and
+    // allocated again comes back at the same place, and placement is what moves between runs.
+    struct Counters {
+      Counters(std::uint64_t threads, int blocks)
+          : counters(threads), sums(threads), recs(static_cast<std::size_t>(blocks)) {}
+      ok::DeviceBuffer<std::uint32_t> counters;
+      ok::DeviceBuffer<unsigned long long> sums;
+      ok::DeviceBuffer<ok::TimeRecord> recs;
+    };
+    std::vector<std::unique_ptr<Counters>> held;
+    for (int j = 0; j < measure::kReplicates; ++j)
+      held.push_back(std::make_unique<Counters>(total_threads, blocks));
     for (auto mode : {ok::AtomicMode::kIndependent, ok::AtomicMode::kContendedBlock,
                       ok::AtomicMode::kContendedGrid}) {
       const std::uint32_t steps = throughput_steps(mode);
@@ -255,10 +268,10 @@ class OrderingAtomic : public OrderingExperiment {
         for (auto o : ok::kAllOrders) {
           std::vector<double> clocks, per_clk, pooled;
           json replicates = json::array();
-          measure::replicate(measure::kReplicates, [&](int) {
-          ok::DeviceBuffer<std::uint32_t> counters(total_threads);
-          ok::DeviceBuffer<unsigned long long> sums(total_threads);
-          ok::DeviceBuffer<ok::TimeRecord> recs(static_cast<std::size_t>(blocks));
+          measure::replicate(measure::kReplicates, [&](int j) {
+          auto& counters = held[static_cast<std::size_t>(j)]->counters;
+          auto& sums = held[static_cast<std::size_t>(j)]->sums;
+          auto& recs = held[static_cast<std::size_t>(j)]->recs;
           auto once = [&](int rep) {
             counters.zero();
             ok::launch_atomic_throughput(s, o, mode, blocks, threads, steps, counters.get(), sums.get(), recs.get());
