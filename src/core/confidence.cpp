@@ -102,8 +102,8 @@ ReplicateSummary summarize_replicates(const std::vector<double>& medians,
   double sq = 0.0;
   for (double se : standard_errors) sq += se * se;
   if (!standard_errors.empty())
-    r.within_standard_error = std::sqrt(sq / static_cast<double>(standard_errors.size())) /
-                              std::sqrt(k);
+    r.within_standard_error =
+        std::sqrt(sq / static_cast<double>(standard_errors.size())) / std::sqrt(k);
   if (medians.size() >= 3) {
     double mean = 0.0;
     for (double m : medians) mean += m / k;

@@ -64,10 +64,10 @@ double student_t_two_sided(double t, int dof);
 
 /// A quantity measured as independent replicates (see the header comment, "replicates").
 struct ReplicateSummary {
-  double value = 0;                  ///< median of the replicate medians
-  double standard_error = 0;         ///< max(between, within)
-  double between_standard_error = 0; ///< from the spread of the replicate medians (k >= 3)
-  double within_standard_error = 0;  ///< from the noise inside each replicate
+  double value = 0;                   ///< median of the replicate medians
+  double standard_error = 0;          ///< max(between, within)
+  double between_standard_error = 0;  ///< from the spread of the replicate medians (k >= 3)
+  double within_standard_error = 0;   ///< from the noise inside each replicate
   double precision = 0;
   std::size_t replicates = 0;
   std::vector<double> medians;

@@ -12,9 +12,11 @@
 #include <vector>
 
 #include "core/confidence.hpp"
+#include "core/experiment.hpp"
 #include "core/noise.hpp"
 #include "core/protocol.hpp"
 #include "measure/replicates.hpp"
+#include "probes/link/link.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -139,6 +141,89 @@ TEST(Replicates, FreshResourcesAreAllHeldWhileTheReplicatesRun) {
   ASSERT_EQ(used.size(), 3u);
   EXPECT_NE(used[0], used[1]);
   EXPECT_NE(used[1], used[2]);
+}
+
+const Finding* find_finding(const ExperimentResult& r, const std::string& name) {
+  for (const auto& f : r.findings)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+/// link.host samples: pageable h2d cudaMemcpy, 16 B and 64 MiB in three replicates whose
+/// 64 MiB medians are 1 ms x (1 - d), 1 ms, 1 ms x (1 + d); one intermediate size in the
+/// first replicate only (as the run measures it).
+ExperimentResult link_host_with_drift(double d) {
+  auto row = [](int rep, std::uint64_t bytes, double s) {
+    return nlohmann::json{{"replicate", rep},
+                          {"direction", "h2d"},
+                          {"memory", "pageable"},
+                          {"method", "cuda_memcpy"},
+                          {"bytes", bytes},
+                          {"status", "passed"},
+                          {"seconds", {s, s * 1.001, s * 0.999, s * 1.0005, s * 0.9995}}};
+  };
+  ExperimentResult r;
+  nlohmann::json points = nlohmann::json::array();
+  const std::uint64_t big = 64ull << 20;
+  for (int rep = 0; rep < 3; ++rep) {
+    points.push_back(row(rep, 16, 10e-6));
+    if (rep == 0) points.push_back(row(rep, 1 << 20, 0.1e-3));
+    points.push_back(row(rep, big, 1e-3 * (1 + d * (rep - 1))));
+  }
+  r.samples = {{"points", points}};
+  return r;
+}
+
+TEST(Replicates, LinkHostBandwidthFromReplicates) {
+  auto steady = link_host_with_drift(0.0);
+  auto drifting = link_host_with_drift(0.3);  // pageable copies moved 30-60 % between runs
+  probes::analyze_link_host(steady);
+  probes::analyze_link_host(drifting);
+  const auto* s = find_finding(steady, "link.host.h2d.pageable.cuda_memcpy.bandwidth");
+  const auto* d = find_finding(drifting, "link.host.h2d.pageable.cuda_memcpy.bandwidth");
+  ASSERT_NE(s, nullptr);
+  ASSERT_NE(d, nullptr);
+  EXPECT_NEAR(s->value, (64ull << 20) / 1e-3 / 1e9, 1e-6);
+  EXPECT_NEAR(d->value, (64ull << 20) / 1e-3 / 1e9, 1e-6);  // the middle replicate's
+  EXPECT_EQ(d->extra.at("replicates").get<int>(), 3);
+  EXPECT_GT(s->confidence, 0.99);
+  EXPECT_LT(d->confidence, 0.2);
+  // The latency (16 B, all replicates) and the curve (every replicate's rows) are unaffected.
+  const auto* lat = find_finding(drifting, "link.host.h2d.pageable.cuda_memcpy.latency");
+  ASSERT_NE(lat, nullptr);
+  EXPECT_NEAR(lat->value, 10.0, 1e-9);
+  EXPECT_GT(lat->confidence, 0.99);
+  EXPECT_EQ(drifting.curves.at(0).rows.size(), 7u);
+}
+
+TEST(Replicates, OrderingThroughputFromReplicateSummaries) {
+  const auto* exp = Registry::builtin().find("ordering.atomic");
+  ASSERT_NE(exp, nullptr);
+  auto summary = [](double median) {
+    return nlohmann::json{{"n", 5}, {"median", median}, {"mad", median * 1e-4}};
+  };
+  auto result = [&](std::vector<double> medians) {
+    ExperimentResult r;
+    nlohmann::json reps = nlohmann::json::array();
+    for (double m : medians) reps.push_back(summary(m));
+    r.samples = {{"latency", nlohmann::json::array()},
+                 {"throughput",
+                  {{{"mode", "independent"},
+                    {"scope", "device"},
+                    {"order", "relaxed"},
+                    {"ops_per_s", summary(medians[1])},
+                    {"ops_per_s_replicates", reps},
+                    {"ops_per_clk_gpu_median", 240.0},
+                    {"sm_clock_mhz_measured", 1975.0}}}}};
+    exp->analyze(r);
+    return r.findings.at(0);
+  };
+  const auto steady = result({4.8e11, 4.8e11, 4.8e11});
+  const auto drifting = result({4.7e11, 4.8e11, 4.9e11});
+  EXPECT_EQ(steady.name, "ordering.atomic.throughput.independent.device.relaxed");
+  EXPECT_DOUBLE_EQ(drifting.value, 4.8e11);
+  EXPECT_GT(steady.confidence, 0.99);
+  EXPECT_LT(drifting.confidence, 0.8);
 }
 
 TEST(Replicates, CommittedRepeatMovementIsBracketedWhenMeasuredAsReplicates) {

@@ -11,8 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -258,9 +258,9 @@ class L2Partition : public Experiment {
     // allocation: the fraction over one run's lines moved 5 % between runs while the per-cell
     // agreement stayed at 1 (issue 9, "Run to run"). The pages are the independent units: each
     // page's fraction is a replicate, and the spread between pages gives the precision.
-    const std::uint64_t page =
-        a.hash_found && a.page_bytes > 0 ? a.page_bytes
-                                         : r.parameters.value("page_bytes", std::uint64_t{0});
+    const std::uint64_t page = a.hash_found && a.page_bytes > 0
+                                   ? a.page_bytes
+                                   : r.parameters.value("page_bytes", std::uint64_t{0});
     std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> per_page;  // lines, in 0
     for (std::size_t j = 0; j < in.offsets.size() && j < a.line_partition.size(); ++j) {
       auto& c = per_page[page > 0 ? in.offsets[j] / page : 0];
@@ -279,7 +279,9 @@ class L2Partition : public Experiment {
     json page_extra = confidence::to_json(pages);
     page_extra["page_bytes"] = page;
     r.findings.push_back(Finding{
-        "l2.partition.line_fraction", a.partition0_fraction, "fraction",
+        "l2.partition.line_fraction",
+        a.partition0_fraction,
+        "fraction",
         confidence::combine({conf, page_precision}),
         "fraction of the probed lines in the partition near to group 0; confidence: agreement "
         "of the cells x precision from the spread of the per-page fractions (pages as "

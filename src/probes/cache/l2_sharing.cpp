@@ -375,8 +375,8 @@ class L2Sharing : public Experiment {
     gpuprobe::measure::replicate(gpuprobe::measure::kReplicates, [&](int replicate) {
       for (std::size_t c = 0; c < chosen.size(); ++c) {
         const int best = chosen_rows[c];
-        json row = measure(rows[best].at("working_set_bytes").get<std::uint64_t>(),
-                           chosen[c].first, chosen[c].second);
+        json row = measure(rows[best].at("working_set_bytes").get<std::uint64_t>(), chosen[c].first,
+                           chosen[c].second);
         row["of"] = "rows";
         row["index"] = best;
         row["replicate"] = replicate;

@@ -14,9 +14,9 @@
 #include "core/finding_names.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
+#include "counters/counters.hpp"
 #include "measure/checks.hpp"
 #include "measure/replicates.hpp"
-#include "counters/counters.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -196,7 +196,8 @@ std::optional<std::size_t> near_partition_knee(const analysis::LevelAnalysis& le
 /// Whether a point at `cycles` is on plateau `p`: the level finder's own band.
 bool on_plateau(double cycles, const analysis::Plateau& p) {
   const analysis::SegmentOptions seg;
-  return std::fabs(cycles - p.level) <= std::max(seg.rel_tolerance * p.level, seg.noise_k * p.noise);
+  return std::fabs(cycles - p.level) <=
+         std::max(seg.rel_tolerance * p.level, seg.noise_k * p.noise);
 }
 /// A replicate's knee from its bisection points: the largest working set on the plateau below
 /// the smallest one off it, with that bracket. Nothing when the points do not straddle it.
@@ -719,7 +720,8 @@ void analyze_sweep(ExperimentResult& r) {
     // replicates' (confidence::summarize_replicates; each knee's own error: its bisection
     // bracket as a uniform interval, width / sqrt(12)). The separation factor is kept.
     if (r.samples.contains("near_knee_replicates") && !r.samples["near_knee_replicates"].empty()) {
-      std::vector<double> knees{tn.estimate}, ses{(tn.x_first_off - tn.x_last_on) / std::sqrt(12.0)};
+      std::vector<double> knees{tn.estimate},
+          ses{(tn.x_first_off - tn.x_last_on) / std::sqrt(12.0)};
       std::size_t missing = 0;
       for (const auto& k : r.samples["near_knee_replicates"]) {
         const auto kn = replicate_knee(k.at("points"), levels.plateaus[tn.below]);

@@ -88,8 +88,7 @@ class LinkHost : public Experiment {
     const ProtocolOptions protocol = measure::per_replicate(ctx.options.protocol);
     json points = json::array();
     measure::replicate_fresh(
-        measure::kReplicates,
-        [&](int) { return std::make_unique<Buffers>(sizes.back()); },
+        measure::kReplicates, [&](int) { return std::make_unique<Buffers>(sizes.back()); },
         [&](int replicate, Buffers& b) {
           measure_replicate(replicate, sizes, shape, protocol, b, points);
           return 0;
@@ -232,6 +231,9 @@ class LinkHost : public Experiment {
       // A kernel reaches pinned memory through its mapped device address.
       void* host_for_kernel = s.memory == "pinned" ? pinned.device() : nullptr;
       for (const auto bytes : sizes) {
+        // The findings come from the largest size (bandwidth) and the smallest (latency): the
+        // sizes between are the curve, measured in the first replicate only (cost).
+        if (replicate > 0 && bytes != sizes.front() && bytes != sizes.back()) continue;
         const std::size_t words = bytes / 4;
         auto once = [&](int) {
           // Poison the destination (untimed) so that only this copy can make it right.
@@ -306,7 +308,6 @@ class LinkHost : public Experiment {
         points.push_back(row);
       }
     }
-
   }
 };
 

@@ -15,9 +15,9 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "measure/block_timing.hpp"
+#include "measure/checks.hpp"
 #include "measure/gpu.hpp"
 #include "measure/replicates.hpp"
-#include "measure/checks.hpp"
 #include "probes/ordering/ordering_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -269,26 +269,28 @@ class OrderingAtomic : public OrderingExperiment {
           std::vector<double> clocks, per_clk, pooled;
           json replicates = json::array();
           measure::replicate(measure::kReplicates, [&](int j) {
-          auto& counters = held[static_cast<std::size_t>(j)]->counters;
-          auto& sums = held[static_cast<std::size_t>(j)]->sums;
-          auto& recs = held[static_cast<std::size_t>(j)]->recs;
-          auto once = [&](int rep) {
-            counters.zero();
-            ok::launch_atomic_throughput(s, o, mode, blocks, threads, steps, counters.get(), sums.get(), recs.get());
-            synchronize();
-            verify_throughput(mode, s, o, blocks, threads, steps, counters.download(), sums.download());
-            const auto span = span_of(recs.download());
-            if (span.ns <= 0) throw VerificationError("ordering.atomic: no %globaltimer span");
-            if (rep >= 0) {
-              clocks.push_back(span.clock_mhz);
-              if (span.clock_mhz > 0) per_clk.push_back(ops / (span.ns * span.clock_mhz * 1e-3));
-            }
-            return ops / span.ns * 1e9;
-          };
-          const auto m = repeat_until_stable(once, per_rep);
-          pooled.insert(pooled.end(), m.values.begin(), m.values.end());
-          replicates.push_back(to_json(m));
-          return 0;
+            auto& counters = held[static_cast<std::size_t>(j)]->counters;
+            auto& sums = held[static_cast<std::size_t>(j)]->sums;
+            auto& recs = held[static_cast<std::size_t>(j)]->recs;
+            auto once = [&](int rep) {
+              counters.zero();
+              ok::launch_atomic_throughput(s, o, mode, blocks, threads, steps, counters.get(),
+                                           sums.get(), recs.get());
+              synchronize();
+              verify_throughput(mode, s, o, blocks, threads, steps, counters.download(),
+                                sums.download());
+              const auto span = span_of(recs.download());
+              if (span.ns <= 0) throw VerificationError("ordering.atomic: no %globaltimer span");
+              if (rep >= 0) {
+                clocks.push_back(span.clock_mhz);
+                if (span.clock_mhz > 0) per_clk.push_back(ops / (span.ns * span.clock_mhz * 1e-3));
+              }
+              return ops / span.ns * 1e9;
+            };
+            const auto m = repeat_until_stable(once, per_rep);
+            pooled.insert(pooled.end(), m.values.begin(), m.values.end());
+            replicates.push_back(to_json(m));
+            return 0;
           });
           throughput.push_back({{"mode", ok::mode_name(mode)},
                                 {"scope", ok::scope_name(s)},
@@ -351,19 +353,21 @@ class OrderingAtomic : public OrderingExperiment {
                             ? t.at("ops_per_s_replicates").get<std::vector<json>>()
                             : std::vector<json>{t.at("ops_per_s")};
       const auto rs = confidence::summarize_replicate_summaries(reps);
-      Finding f{"ordering.atomic.throughput." + t.at("mode").get<std::string>() + "." +
-                    t.at("scope").get<std::string>() + "." + t.at("order").get<std::string>(),
-                rs.replicates == 1 ? t.at("ops_per_s").at("median").get<double>() : rs.value,
-                "ops/s", rs.precision,
-                std::string("fetch_add(1) by every thread of a full-occupancy grid; ops / "
-                            "%globaltimer span; median over independent replicates (fresh "
-                            "counters) of the median over repetitions") +
-                    (t.at("mode") == "independent"
-                         ? ""
-                         : "; ops are lane operations: nvcc combines a warp's fetch_adds to one address "
-                           "(sm_90a SASS: VOTE.ANY + SHFL.UP scan + one ATOM per warp), so the memory "
-                           "system sees about 1/32 as many atomics"),
-                json::object()};
+      Finding f{
+          "ordering.atomic.throughput." + t.at("mode").get<std::string>() + "." +
+              t.at("scope").get<std::string>() + "." + t.at("order").get<std::string>(),
+          rs.replicates == 1 ? t.at("ops_per_s").at("median").get<double>() : rs.value,
+          "ops/s",
+          rs.precision,
+          std::string("fetch_add(1) by every thread of a full-occupancy grid; ops / "
+                      "%globaltimer span; median over independent replicates (fresh "
+                      "counters) of the median over repetitions") +
+              (t.at("mode") == "independent"
+                   ? ""
+                   : "; ops are lane operations: nvcc combines a warp's fetch_adds to one address "
+                     "(sm_90a SASS: VOTE.ANY + SHFL.UP scan + one ATOM per warp), so the memory "
+                     "system sees about 1/32 as many atomics"),
+          json::object()};
       const double per_clk = t.at("ops_per_clk_gpu_median").get<double>();
       f.extra["ops_per_clk_gpu"] = per_clk;
       if (per_clk > 0) f.extra["cycles_per_op_gpu"] = 1.0 / per_clk;
