@@ -15,6 +15,7 @@
 #include "core/experiment.hpp"
 #include "core/noise.hpp"
 #include "core/protocol.hpp"
+#include "device/model_device.hpp"
 #include "measure/replicates.hpp"
 #include "probes/link/link.hpp"
 
@@ -224,6 +225,43 @@ TEST(Replicates, OrderingThroughputFromReplicateSummaries) {
   EXPECT_DOUBLE_EQ(drifting.value, 4.8e11);
   EXPECT_GT(steady.confidence, 0.99);
   EXPECT_LT(drifting.confidence, 0.8);
+}
+
+TEST(Replicates, NearPartitionKneeFromReplicateChains) {
+  // The modelled H200 (near partition 30 MiB): the sweep's knee and two replicates' knees on
+  // other chains agree, so the knee keeps a high confidence; replicates whose knees sit 10 %
+  // lower (a point below the knee read off the plateau) take it away.
+  auto dev = device::make_model_device("h200");
+  RunOptions options;
+  FindingBoard board;
+  Context ctx{*dev, options, board};
+  const auto* e = Registry::builtin().find("latency.sweep");
+  ASSERT_NE(e, nullptr);
+  ExperimentResult r;
+  e->validate(*dev, options);
+  e->run(ctx, r);
+  ASSERT_EQ(r.samples.at("near_knee_replicates").size(), 2u);
+  auto near = [](ExperimentResult x, const Registry& reg) {
+    x.findings.clear();
+    reg.find("latency.sweep")->analyze(x);
+    for (const auto& f : x.findings)
+      if (f.name == "l2.near_capacity") return f;
+    return Finding{};
+  };
+  const Finding agreeing = near(r, Registry::builtin());
+  ASSERT_EQ(agreeing.name, "l2.near_capacity");
+  EXPECT_EQ(agreeing.extra.at("replicates").at("replicates").get<int>(), 3);
+  EXPECT_GT(agreeing.confidence, 0.5);
+  // Each replicate gains a point at 0.9 x the knee that reads far above the plateau.
+  ExperimentResult moved = r;
+  for (auto& k : moved.samples["near_knee_replicates"]) {
+    nlohmann::json p = k.at("points").at(0);
+    p["working_set_bytes"] = 0.9 * agreeing.value;
+    p["cycles_per_load"]["median"] = 10 * p["cycles_per_load"]["median"].get<double>();
+    k["points"].push_back(p);
+  }
+  const Finding disagreeing = near(moved, Registry::builtin());
+  EXPECT_LT(disagreeing.confidence, 0.5 * agreeing.confidence);
 }
 
 TEST(Replicates, CommittedRepeatMovementIsBracketedWhenMeasuredAsReplicates) {
