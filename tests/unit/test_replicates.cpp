@@ -186,7 +186,8 @@ TEST(Replicates, LinkHostBandwidthFromReplicates) {
   ASSERT_NE(d, nullptr);
   EXPECT_NEAR(s->value, (64ull << 20) / 1e-3 / 1e9, 1e-6);
   EXPECT_NEAR(d->value, (64ull << 20) / 1e-3 / 1e9, 1e-6);  // the middle replicate's
-  EXPECT_EQ(d->extra.at("replicates").get<int>(), 3);
+  EXPECT_EQ(d->extra.at("replicates").at("replicates").get<int>(), 3);
+  EXPECT_GT(d->extra.at("standard_error").get<double>(), 0.0);
   EXPECT_GT(s->confidence, 0.99);
   EXPECT_LT(d->confidence, 0.2);
   // The latency (16 B, all replicates) and the curve (every replicate's rows) are unaffected.

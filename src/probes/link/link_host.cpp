@@ -313,6 +313,14 @@ class LinkHost : public Experiment {
 
 }  // namespace
 
+namespace {
+/// A finding's extras from its replicates: the standard error at the top (as before
+/// replicates), the replicates' summary under "replicates".
+json replicates_extra(const confidence::ReplicateSummary& rs) {
+  return {{"standard_error", rs.standard_error}, {"replicates", confidence::to_json(rs)}};
+}
+}  // namespace
+
 void analyze_link_host(ExperimentResult& r) {
   const json& points = r.samples.at("points");
   r.findings.clear();
@@ -380,7 +388,7 @@ void analyze_link_host(ExperimentResult& r) {
                   " independent replicates (fresh buffers) of the median over repetitions of "
                   "bytes / time of one verified copy of " +
                   units::format_bytes(v.bytes),
-              confidence::to_json(rs)};
+              replicates_extra(rs)};
     f.extra["bytes"] = v.bytes;
     f.extra["spread"] = 1.4826 * sum.mad;
     f.extra["p5_gb_s"] = sum.p5;
@@ -401,7 +409,7 @@ void analyze_link_host(ExperimentResult& r) {
                   " independent replicates of the median over repetitions of the time of one "
                   "verified copy of " +
                   units::format_bytes(v.bytes) + " (launch or call included)",
-              confidence::to_json(rs)};
+              replicates_extra(rs)};
     f.extra["bytes"] = v.bytes;
     f.extra["spread"] = 1.4826 * stats::summarize(pooled).mad;
     r.findings.push_back(f);
@@ -445,7 +453,7 @@ void analyze_link_host(ExperimentResult& r) {
               "largest-size bandwidth of the faster of copy engine (cudaMemcpyAsync) and SM "
               "kernel over pinned memory / that of cudaMemcpy, formed within each replicate; "
               "median over replicates",
-              confidence::to_json(rs)};
+              replicates_extra(rs)};
     f.extra["best_method"] = best;
     f.extra["best_gb_s"] = bandwidth[best].value;
     f.extra["cuda_memcpy_gb_s"] = bandwidth[ref].value;
@@ -470,7 +478,7 @@ void analyze_link_host(ExperimentResult& r) {
                 "one thread's dependent ld.global.cv chain through pinned host memory (nodes 4 "
                 "KiB apart): %globaltimer ns per load, median over replicates (each its own "
                 "pinned chain) of the median over repetitions",
-                confidence::to_json(rs)};
+                replicates_extra(rs)};
       f.extra["cycles"] = stats::median_or_zero(cyc);
       f.extra["spread"] = 1.4826 * stats::summarize(ns).mad;
       r.findings.push_back(f);
