@@ -63,4 +63,103 @@ double combine(std::initializer_list<double> factors) {
   return std::clamp(c, 0.0, 1.0);
 }
 
+double student_t_two_sided(double t, int dof) {
+  if (!(t > 0.0) || dof < 1) return 0.0;
+  if (!std::isfinite(t)) return 1.0;
+  const double nu = dof;
+  const double theta = std::atan(t / std::sqrt(nu));
+  const double c = std::cos(theta), s = std::sin(theta);
+  double a = 0.0;
+  if (dof % 2 == 1) {
+    // theta + sin(theta) (cos + 2/3 cos^3 + 2*4/(3*5) cos^5 + ... up to cos^(nu-2)).
+    double term = c, sum = 0.0;
+    for (int j = 1; j <= dof - 2; j += 2) {
+      sum += term;
+      term *= c * c * (j + 1) / (j + 2);
+    }
+    a = 2.0 / std::acos(-1.0) * (theta + s * sum);
+  } else {
+    // sin(theta) (1 + 1/2 cos^2 + 1*3/(2*4) cos^4 + ... up to cos^(nu-2)).
+    double term = 1.0, sum = 0.0;
+    for (int j = 0; j <= dof - 2; j += 2) {
+      sum += term;
+      term *= c * c * (j + 1) / (j + 2);
+    }
+    a = s * sum;
+  }
+  return std::clamp(a, 0.0, 1.0);
+}
+
+ReplicateSummary summarize_replicates(const std::vector<double>& medians,
+                                      const std::vector<double>& standard_errors,
+                                      double tolerance) {
+  ReplicateSummary r;
+  r.replicates = medians.size();
+  r.medians = medians;
+  if (medians.empty()) return r;
+  const double k = static_cast<double>(medians.size());
+  r.value = stats::median(medians);
+  double sq = 0.0;
+  for (double se : standard_errors) sq += se * se;
+  if (!standard_errors.empty())
+    r.within_standard_error =
+        std::sqrt(sq / static_cast<double>(standard_errors.size())) / std::sqrt(k);
+  if (medians.size() >= 3) {
+    double mean = 0.0;
+    for (double m : medians) mean += m / k;
+    double var = 0.0;
+    for (double m : medians) var += (m - mean) * (m - mean) / (k - 1);
+    // 1.2533: the median's standard error over the mean's, as in median_standard_error.
+    r.between_standard_error = 1.2533 * std::sqrt(var) / std::sqrt(k);
+  }
+  r.standard_error = std::max(r.between_standard_error, r.within_standard_error);
+  r.precision = precision_at(r, r.value, tolerance);
+  return r;
+}
+
+double precision_at(const ReplicateSummary& s, double value, double tolerance) {
+  if (s.replicates == 0 || value == 0.0 || !std::isfinite(value)) return 0.0;
+  if (s.standard_error <= 0.0) return 1.0;
+  const double t = tolerance * std::fabs(value) / s.standard_error;
+  return s.replicates >= 3 ? student_t_two_sided(t, static_cast<int>(s.replicates) - 1)
+                           : std::clamp(std::erf(t / std::sqrt(2.0)), 0.0, 1.0);
+}
+
+ReplicateSummary summarize_replicate_samples(const std::vector<std::vector<double>>& replicates,
+                                             double tolerance) {
+  std::vector<double> medians, ses;
+  for (const auto& r : replicates) {
+    if (r.empty()) continue;
+    medians.push_back(stats::median(r));
+    ses.push_back(median_standard_error(r));
+  }
+  ReplicateSummary s = summarize_replicates(medians, ses, tolerance);
+  if (replicates.size() == 1) s.precision = precision(replicates.front(), s.value, tolerance);
+  return s;
+}
+
+ReplicateSummary summarize_replicate_summaries(const std::vector<nlohmann::json>& summaries,
+                                               double tolerance) {
+  std::vector<double> medians, ses;
+  for (const auto& j : summaries) {
+    if (!j.contains("n") || !j.contains("mad") || !j.contains("median")) continue;
+    const auto n = j.at("n").get<std::size_t>();
+    medians.push_back(j.at("median").get<double>());
+    ses.push_back(n < 2 ? 0.0
+                        : 1.2533 * 1.4826 * j.at("mad").get<double>() /
+                              std::sqrt(static_cast<double>(n)));
+  }
+  ReplicateSummary s = summarize_replicates(medians, ses, tolerance);
+  if (summaries.size() == 1) s.precision = precision_of_summary(summaries.front(), tolerance);
+  return s;
+}
+
+nlohmann::json to_json(const ReplicateSummary& s) {
+  return {{"replicates", s.replicates},
+          {"replicate_medians", s.medians},
+          {"standard_error", s.standard_error},
+          {"between_standard_error", s.between_standard_error},
+          {"within_standard_error", s.within_standard_error}};
+}
+
 }  // namespace gpuprobe::confidence

@@ -14,6 +14,18 @@
 //   agreement(k, n)  for a categorical conclusion (a policy class, a line size, a hash) from n
 //       independent trials of which k agree: the lower end of the 90 % Wilson interval of k / n.
 //       0.9 means: at least nine in ten trials would agree, with 90 % certainty.
+//   replicates (a quantity measured as k >= 3 independent replicates, each with its own fresh
+//       buffers, launches and warm-up; measure/replicates.hpp): the value is the median of the
+//       replicate medians and its standard error is the larger of
+//         between = 1.2533 * sd(replicate medians) / sqrt(k)   (what moves between replicates)
+//         within  = rms(each replicate's median_standard_error) / sqrt(k)
+//       and precision = P(|T_{k-1}| < tolerance * |value| / se), Student's t with k - 1 degrees
+//       of freedom (a spread estimated from k values is itself uncertain). The same question as
+//       precision() -- would a fresh measurement land within the tolerance? -- answered from
+//       the spread between independent repetitions, not only the noise inside one: a quantity
+//       that drifts between replicates (fresh allocations, fresh launches, the OS's page cache,
+//       clocks) gets an honestly lower confidence. Fewer than 3 replicates: the within term and
+//       the normal law (precision() of one replicate's samples when k == 1).
 //
 // A finding without evidence is not emitted at all (the experiment's summary says why).
 #include <cstddef>
@@ -45,5 +57,38 @@ double separation_z(const std::vector<double>& a, const std::vector<double>& b);
 double agreement(std::size_t agreeing, std::size_t trials);
 /// The product of factors, clamped to [0, 1].
 double combine(std::initializer_list<double> factors);
+
+/// P(|T| < t) for Student's t with `dof` >= 1 degrees of freedom (closed forms, Abramowitz &
+/// Stegun 26.7.3-4); 0 for t <= 0.
+double student_t_two_sided(double t, int dof);
+
+/// A quantity measured as independent replicates (see the header comment, "replicates").
+struct ReplicateSummary {
+  double value = 0;                   ///< median of the replicate medians
+  double standard_error = 0;          ///< max(between, within)
+  double between_standard_error = 0;  ///< from the spread of the replicate medians (k >= 3)
+  double within_standard_error = 0;   ///< from the noise inside each replicate
+  double precision = 0;
+  std::size_t replicates = 0;
+  std::vector<double> medians;
+};
+/// From each replicate's median and the standard error of that median.
+ReplicateSummary summarize_replicates(const std::vector<double>& medians,
+                                      const std::vector<double>& standard_errors,
+                                      double tolerance = kDefaultTolerance);
+/// From each replicate's samples (k == 1: exactly precision() of the samples).
+ReplicateSummary summarize_replicate_samples(const std::vector<std::vector<double>>& replicates,
+                                             double tolerance = kDefaultTolerance);
+/// From each replicate's summary as stats::to_json writes it ("n", "mad", "median"); k == 1:
+/// exactly precision_of_summary().
+ReplicateSummary summarize_replicate_summaries(const std::vector<nlohmann::json>& summaries,
+                                               double tolerance = kDefaultTolerance);
+/// The precision of `s` had it reported `value` instead of s.value (same standard error and
+/// degrees of freedom): for a figure computed from all the data while its replicates give the
+/// spread.
+double precision_at(const ReplicateSummary& s, double value, double tolerance = kDefaultTolerance);
+/// {"replicates", "replicate_medians", "standard_error", "between_standard_error",
+///  "within_standard_error"} for a finding's extra fields.
+nlohmann::json to_json(const ReplicateSummary& s);
 
 }  // namespace gpuprobe::confidence

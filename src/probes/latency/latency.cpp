@@ -8,13 +8,15 @@
 #include <sstream>
 
 #include "analysis/levels.hpp"
+#include "core/confidence.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
 #include "core/finding_names.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
-#include "measure/checks.hpp"
 #include "counters/counters.hpp"
+#include "measure/checks.hpp"
+#include "measure/replicates.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -82,9 +84,10 @@ json to_json(const ChasePoint& p) {
           {"smid", p.smid}};
 }
 
-ChasePoint measure_chase(Context& ctx, LoadOp op, std::uint64_t working_set, int carveout) {
+ChasePoint measure_chase(Context& ctx, LoadOp op, std::uint64_t working_set, int carveout,
+                         std::optional<std::uint64_t> seed = std::nullopt) {
   auto& dev = ctx.device;
-  device::ChainSpec spec{working_set, ctx.options.node_stride, ctx.options.seed};
+  device::ChainSpec spec{working_set, ctx.options.node_stride, seed.value_or(ctx.options.seed)};
   auto chain = dev.make_chain(spec);
   ChasePoint point;
   point.working_set = chain->nodes() * spec.node_stride_bytes;
@@ -168,6 +171,49 @@ std::vector<analysis::CurvePoint> curve_from_points(const json& points) {
                      p.at("cycles_per_load").at("median").get<double>(),
                      p.at("cycles_per_load").at("mad").get<double>()});
   return curve;
+}
+
+/// How analyze_sweep names knees: the first an L1 knee when it lies far below the reported L2
+/// (the L2 size only as a prior), others L2 knees when within a factor of 8 of it.
+bool is_l1_knee(std::size_t i, const analysis::Transition& t, bool l1_possible, double l2) {
+  return i == 0 && l1_possible && t.estimate < 4.0 * kMiB && (l2 <= 0 || t.estimate < l2 / 16);
+}
+bool is_l2_knee(const analysis::Transition& t, double l2) {
+  return l2 <= 0 || (t.estimate >= l2 / 8 && t.estimate <= 2 * l2);
+}
+/// The L2 near-partition knee: the first of two or more L2 knees.
+std::optional<std::size_t> near_partition_knee(const analysis::LevelAnalysis& levels,
+                                               bool l1_possible, double l2) {
+  std::vector<std::size_t> l2_knees;
+  for (std::size_t i = 0; i < levels.transitions.size(); ++i) {
+    const auto& t = levels.transitions[i];
+    if (is_l1_knee(i, t, l1_possible, l2)) continue;
+    if (is_l2_knee(t, l2)) l2_knees.push_back(i);
+  }
+  if (l2_knees.size() < 2) return std::nullopt;
+  return l2_knees.front();
+}
+/// Whether a point at `cycles` is on plateau `p`: the level finder's own band.
+bool on_plateau(double cycles, const analysis::Plateau& p) {
+  const analysis::SegmentOptions seg;
+  return std::fabs(cycles - p.level) <=
+         std::max(seg.rel_tolerance * p.level, seg.noise_k * p.noise);
+}
+/// A replicate's knee from its bisection points: the largest working set on the plateau below
+/// the smallest one off it, with that bracket. Nothing when the points do not straddle it.
+std::optional<std::pair<double, double>> replicate_knee(const json& points,
+                                                        const analysis::Plateau& p) {
+  std::vector<std::pair<double, bool>> v;
+  for (const auto& q : points)
+    v.emplace_back(q.at("working_set_bytes").get<double>(),
+                   on_plateau(q.at("cycles_per_load").at("median").get<double>(), p));
+  std::sort(v.begin(), v.end());
+  for (std::size_t i = 1; i < v.size(); ++i)
+    if (!v[i].second) {
+      if (!v[i - 1].second) return std::nullopt;
+      return std::make_pair(v[i - 1].first, v[i].first);
+    }
+  return std::nullopt;
 }
 
 Curve curve_table(const std::string& name, const json& points, const json& parameters) {
@@ -290,8 +336,41 @@ class LatencySweep : public Experiment {
                                   std::to_string(o.seed)},
                     {"node_type", "64-bit address of the next node"},
                     {"buffer_alignment_bytes", 256}};
+    // The near-partition knee moved 25.2 .. 28.0 MiB between runs (issue 9, "Run to run"): it
+    // depends on where a fresh chain's lines land. So it is located again in further
+    // independent replicates, each with its own chain (another seed, a fresh allocation per
+    // point), by bisection between the near plateau and the next one with the finder's own
+    // on-plateau band; analyze_sweep takes the knee's confidence from the spread of the knees.
+    json knees = json::array();
+    const auto levels = analysis::find_levels(curve_from_points(points));
+    if (const auto near = near_partition_knee(levels, device::caches_in_l1(op),
+                                              static_cast<double>(ctx.device.info().l2_bytes))) {
+      const auto& tn = levels.transitions[*near];
+      const auto& plateau = levels.plateaus[tn.below];
+      const double align = sweep.align;
+      auto aligned = [&](double x) { return std::max(align, std::floor(x / align) * align); };
+      gpuprobe::measure::replicate(gpuprobe::measure::kReplicates - 1, [&](int j) {
+        const std::uint64_t seed = o.seed + 1 + static_cast<std::uint64_t>(j);
+        json pts = json::array();
+        auto on = [&](double x) {
+          const auto p = measure_chase(ctx, op, static_cast<std::uint64_t>(x), -1, seed);
+          pts.push_back(to_json(p));
+          return on_plateau(p.cycles.summary.median, plateau);
+        };
+        double a = aligned(std::max(plateau.x_min, tn.x_last_on / 1.25));
+        double b = aligned(levels.plateaus[tn.below + 1].x_min);
+        if (b > a && on(a) && !on(b))
+          while (b / a > 1 + sweep.resolution) {
+            const double m = aligned(std::sqrt(a * b));
+            if (m <= a || m >= b) break;
+            (on(m) ? a : b) = m;
+          }
+        knees.push_back({{"seed", seed}, {"points", pts}});
+        return 0;
+      });
+    }
     r.parameters.update(clock_for_ns(clocks, ctx.device));
-    r.samples = {{"points", points}};
+    r.samples = {{"points", points}, {"near_knee_replicates", knees}};
     r.statistics = {{"points_measured", points.size()}};
     r.curves.push_back(curve_table("curve", points, r.parameters));
   }
@@ -596,7 +675,7 @@ void analyze_sweep(ExperimentResult& r) {
     const auto& t = levels.transitions[i];
     // Naming uses the reported L2 size only as a prior: an L1 knee lies far below it, the L2
     // knees within a factor of 8 of it.
-    if (i == 0 && l1_possible && t.estimate < 4.0 * kMiB && (l2 <= 0 || t.estimate < l2 / 16)) {
+    if (is_l1_knee(i, t, l1_possible, l2)) {
       const auto& p = levels.plateaus[t.below];
       r.findings.push_back(latency_finding("l1.hit_latency", p.level, plateau_confidence(p),
                                            "median of the first plateau; " + method, P));
@@ -612,7 +691,7 @@ void analyze_sweep(ExperimentResult& r) {
       next_plateau = t.below + 1;
       continue;
     }
-    if (l2 <= 0 || (t.estimate >= l2 / 8 && t.estimate <= 2 * l2)) l2_transitions.push_back(i);
+    if (is_l2_knee(t, l2)) l2_transitions.push_back(i);
   }
   if (next_plateau < levels.plateaus.size()) {
     const auto& p = levels.plateaus[next_plateau];
@@ -636,6 +715,40 @@ void analyze_sweep(ExperimentResult& r) {
     const auto& tn = levels.transitions[l2_transitions.front()];
     const auto& tc = levels.transitions[l2_transitions.back()];
     capacity("l2.near_capacity", tn, "L2 near-partition");
+    // Replicated knees (run's near_knee_replicates): the knee's figure is the median of this
+    // sweep's knee and the replicates', and the bracket's precision gives way to the
+    // replicates' (confidence::summarize_replicates; each knee's own error: its bisection
+    // bracket as a uniform interval, width / sqrt(12)). The separation factor is kept.
+    if (r.samples.contains("near_knee_replicates") && !r.samples["near_knee_replicates"].empty()) {
+      std::vector<double> knees{tn.estimate},
+          ses{(tn.x_first_off - tn.x_last_on) / std::sqrt(12.0)};
+      std::size_t missing = 0;
+      for (const auto& k : r.samples["near_knee_replicates"]) {
+        const auto kn = replicate_knee(k.at("points"), levels.plateaus[tn.below]);
+        if (!kn) {
+          ++missing;
+          continue;
+        }
+        knees.push_back(kn->first);
+        ses.push_back((kn->second - kn->first) / std::sqrt(12.0));
+      }
+      const auto rs = confidence::summarize_replicates(knees, ses);
+      const double bracket = std::log(tn.x_first_off / tn.x_last_on);
+      const double bracket_precision =
+          bracket > 0 ? std::min(1.0, std::log1p(confidence::kDefaultTolerance) / bracket) : 1.0;
+      Finding& f = r.findings.back();
+      f.value = rs.value;
+      // A replicate whose bisection did not straddle the knee is evidence against it: it counts
+      // as a replicate that disagrees (agreement of the replicates that found a knee).
+      f.confidence = confidence::combine(
+          {bracket_precision > 0 ? tn.confidence / bracket_precision : 0.0, rs.precision,
+           missing ? confidence::agreement(knees.size(), knees.size() + missing) : 1.0});
+      f.extra["replicates"] = confidence::to_json(rs);
+      f.extra["replicates_without_knee"] = missing;
+      f.method += "; median of this sweep's knee and " +
+                  std::to_string(r.samples["near_knee_replicates"].size()) +
+                  " replicates' (fresh chains, bisection), confidence from their spread";
+    }
     const auto& far = levels.plateaus[tc.below];
     // Not a far-partition hit latency: that region mixes near hits, far hits and DRAM misses
     // (issue 10; cache.l2.far_hit measures the far hit itself).

@@ -6,15 +6,18 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "measure/block_timing.hpp"
-#include "measure/gpu.hpp"
 #include "measure/checks.hpp"
+#include "measure/gpu.hpp"
+#include "measure/replicates.hpp"
 #include "probes/ordering/ordering_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -237,10 +240,23 @@ class OrderingAtomic : public OrderingExperiment {
     const int per_sm = std::max(1, gpu.max_threads_per_sm / threads);
     const int blocks = per_sm * gpu.sm_count;
     const std::uint64_t total_threads = static_cast<std::uint64_t>(blocks) * threads;
-    ok::DeviceBuffer<std::uint32_t> counters(total_threads);
-    ok::DeviceBuffer<unsigned long long> sums(total_threads);
-    ok::DeviceBuffer<ok::TimeRecord> recs(static_cast<std::size_t>(blocks));
     json throughput = json::array();
+    // Each (mode, scope, order) is measured as kReplicates independent replicates, each with
+    // fresh counters and launches; the repetitions are shared among them. One replicate's
+    // repetitions agree within 0.1 %, but three runs moved 4 % (issue 9, "Run to run").
+    const ProtocolOptions per_rep = measure::per_replicate(ctx.options.protocol);
+    // Every replicate's counters are allocated up front and held to the end: a block freed and
+    // allocated again comes back at the same place, and placement is what moves between runs.
+    struct Counters {
+      Counters(std::uint64_t threads, int blocks)
+          : counters(threads), sums(threads), recs(static_cast<std::size_t>(blocks)) {}
+      ok::DeviceBuffer<std::uint32_t> counters;
+      ok::DeviceBuffer<unsigned long long> sums;
+      ok::DeviceBuffer<ok::TimeRecord> recs;
+    };
+    std::vector<std::unique_ptr<Counters>> held;
+    for (int j = 0; j < measure::kReplicates; ++j)
+      held.push_back(std::make_unique<Counters>(total_threads, blocks));
     for (auto mode : {ok::AtomicMode::kIndependent, ok::AtomicMode::kContendedBlock,
                       ok::AtomicMode::kContendedGrid}) {
       const std::uint32_t steps = throughput_steps(mode);
@@ -250,27 +266,39 @@ class OrderingAtomic : public OrderingExperiment {
         // counter updated at block scope is a race by the memory model, not a measurement.
         if (s == ok::AtomicScope::kBlock && mode == ok::AtomicMode::kContendedGrid) continue;
         for (auto o : ok::kAllOrders) {
-          std::vector<double> clocks, per_clk;
-          auto once = [&](int rep) {
-            counters.zero();
-            ok::launch_atomic_throughput(s, o, mode, blocks, threads, steps, counters.get(), sums.get(), recs.get());
-            synchronize();
-            verify_throughput(mode, s, o, blocks, threads, steps, counters.download(), sums.download());
-            const auto span = span_of(recs.download());
-            if (span.ns <= 0) throw VerificationError("ordering.atomic: no %globaltimer span");
-            if (rep >= 0) {
-              clocks.push_back(span.clock_mhz);
-              if (span.clock_mhz > 0) per_clk.push_back(ops / (span.ns * span.clock_mhz * 1e-3));
-            }
-            return ops / span.ns * 1e9;
-          };
-          const auto m = repeat_until_stable(once, ctx.options.protocol);
+          std::vector<double> clocks, per_clk, pooled;
+          json replicates = json::array();
+          measure::replicate(measure::kReplicates, [&](int j) {
+            auto& counters = held[static_cast<std::size_t>(j)]->counters;
+            auto& sums = held[static_cast<std::size_t>(j)]->sums;
+            auto& recs = held[static_cast<std::size_t>(j)]->recs;
+            auto once = [&](int rep) {
+              counters.zero();
+              ok::launch_atomic_throughput(s, o, mode, blocks, threads, steps, counters.get(),
+                                           sums.get(), recs.get());
+              synchronize();
+              verify_throughput(mode, s, o, blocks, threads, steps, counters.download(),
+                                sums.download());
+              const auto span = span_of(recs.download());
+              if (span.ns <= 0) throw VerificationError("ordering.atomic: no %globaltimer span");
+              if (rep >= 0) {
+                clocks.push_back(span.clock_mhz);
+                if (span.clock_mhz > 0) per_clk.push_back(ops / (span.ns * span.clock_mhz * 1e-3));
+              }
+              return ops / span.ns * 1e9;
+            };
+            const auto m = repeat_until_stable(once, per_rep);
+            pooled.insert(pooled.end(), m.values.begin(), m.values.end());
+            replicates.push_back(to_json(m));
+            return 0;
+          });
           throughput.push_back({{"mode", ok::mode_name(mode)},
                                 {"scope", ok::scope_name(s)},
                                 {"order", ok::order_name(o)},
                                 {"steps_per_thread", steps},
                                 {"ops_per_launch", ops},
-                                {"ops_per_s", to_json(m)},
+                                {"ops_per_s", stats::to_json(stats::summarize(pooled))},
+                                {"ops_per_s_replicates", replicates},
                                 {"ops_per_clk_gpu_median", median_or_zero(per_clk)},
                                 {"sm_clock_mhz_measured", median_or_zero(clocks)}});
         }
@@ -320,21 +348,31 @@ class OrderingAtomic : public OrderingExperiment {
       r.findings.push_back(f);
     }
     for (const auto& t : r.samples.at("throughput")) {
-      const double ops_s = t.at("ops_per_s").at("median").get<double>();
-      Finding f{"ordering.atomic.throughput." + t.at("mode").get<std::string>() + "." +
-                    t.at("scope").get<std::string>() + "." + t.at("order").get<std::string>(),
-                ops_s, "ops/s", summary_precision(t.at("ops_per_s")),
-                std::string("fetch_add(1) by every thread of a full-occupancy grid; ops / %globaltimer span") +
-                    (t.at("mode") == "independent"
-                         ? ""
-                         : "; ops are lane operations: nvcc combines a warp's fetch_adds to one address "
-                           "(sm_90a SASS: VOTE.ANY + SHFL.UP scan + one ATOM per warp), so the memory "
-                           "system sees about 1/32 as many atomics"),
-                json::object()};
+      // Results written before replicates existed hold one summary.
+      const auto reps = t.contains("ops_per_s_replicates")
+                            ? t.at("ops_per_s_replicates").get<std::vector<json>>()
+                            : std::vector<json>{t.at("ops_per_s")};
+      const auto rs = confidence::summarize_replicate_summaries(reps);
+      Finding f{
+          "ordering.atomic.throughput." + t.at("mode").get<std::string>() + "." +
+              t.at("scope").get<std::string>() + "." + t.at("order").get<std::string>(),
+          rs.replicates == 1 ? t.at("ops_per_s").at("median").get<double>() : rs.value,
+          "ops/s",
+          rs.precision,
+          std::string("fetch_add(1) by every thread of a full-occupancy grid; ops / "
+                      "%globaltimer span; median over independent replicates (fresh "
+                      "counters) of the median over repetitions") +
+              (t.at("mode") == "independent"
+                   ? ""
+                   : "; ops are lane operations: nvcc combines a warp's fetch_adds to one address "
+                     "(sm_90a SASS: VOTE.ANY + SHFL.UP scan + one ATOM per warp), so the memory "
+                     "system sees about 1/32 as many atomics"),
+          json::object()};
       const double per_clk = t.at("ops_per_clk_gpu_median").get<double>();
       f.extra["ops_per_clk_gpu"] = per_clk;
       if (per_clk > 0) f.extra["cycles_per_op_gpu"] = 1.0 / per_clk;
       f.extra["sm_clock_mhz"] = t.at("sm_clock_mhz_measured");
+      f.extra["replicates"] = confidence::to_json(rs);
       r.findings.push_back(f);
     }
   }
