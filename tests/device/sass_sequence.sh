@@ -41,4 +41,20 @@ check_kernel 1 ca ".E.64.STRONG.SM"
 check_kernel 2 cg ".E.64.STRONG.GPU"
 check_kernel 3 cv ".E.64.STRONG.SYS"
 check_kernel 4 nc ".E.64.CONSTANT"
+# The eviction sweep (sweep_kernel) with .cg: every global load in it is LDG.E.64.STRONG.GPU
+# (the offsets it reads and the lines it sweeps, four of each per claim, issued before use), so
+# the sweep fills the L2 only and never the L1.
+sweep=$(body_matching "sweep_kernelILNS0_6LoadOpE2E")
+if [[ -z "$sweep" ]]; then
+  echo "FAIL sweep cg: sweep kernel not found"; fail=1
+else
+  loads=$(grep -oE 'LDG(\.[A-Z0-9_]+)* ' <<<"$sweep" | sort | uniq -c | tr -s ' ')
+  n_gpu=$(grep -cE 'LDG\.E\.64\.STRONG\.GPU ' <<<"$sweep" || true)
+  n_all=$(grep -cE 'LDG(\.[A-Z0-9_]+)* ' <<<"$sweep" || true)
+  if [[ "$n_all" -ne "$n_gpu" || "$n_gpu" -lt 8 ]]; then
+    echo "FAIL sweep cg: want >= 8 loads, all LDG.E.64.STRONG.GPU; got:$loads"; fail=1
+  else
+    echo "ok   sweep cg: $n_gpu loads, all LDG.E.64.STRONG.GPU"
+  fi
+fi
 exit $fail
