@@ -265,7 +265,7 @@ constexpr std::size_t kEvictionGroups = 32;
 constexpr std::uint64_t kEvictionTestBudget = 6000;
 /// Groups one elimination pass may use: more congruent lines than this are reported as a
 /// lower bound on the ways.
-constexpr std::size_t kMaxEvictionGroups = 1024;
+constexpr std::size_t kMaxEvictionGroups = 256;
 
 bool evicted_once(Probe& p, const Calibration& cal, std::uint64_t target,
                   const std::vector<std::uint64_t>& pool) {
@@ -384,16 +384,20 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
                    "policy";
         return;
       }
-      out.ways_at_least = std::max<std::uint64_t>(out.ways_at_least, next.size() == e.size() ? g : 0);
+      if (next.size() == e.size()) out.ways_at_least = std::max<std::uint64_t>(out.ways_at_least, g);
       if (2 * g > kMaxEvictionGroups) {
         out.note = "every one of " + std::to_string(g) + " groups of " +
                    std::to_string(e.size()) + " lines is needed to evict the target, "
-                   "repeatably: at least " + std::to_string(g) + " ways";
+                   "repeatably: at least " + std::to_string(out.ways_at_least) + " ways";
         return;
       }
+      e = std::move(next);
+      groups = 2 * g;  // a pass that freed almost nothing is not repeated at the same size
+      continue;
     }
     e = std::move(next);
     if (!removed) {
+      out.ways_at_least = std::max<std::uint64_t>(out.ways_at_least, g);
       if (g >= e.size()) break;
       groups = std::min(e.size(), 2 * g);
     }

@@ -168,6 +168,33 @@ TEST(L2Eviction, APoolSmallerThanTheCacheFindsNothing) {
   EXPECT_NE(set.note.find("does not evict"), std::string::npos) << set.note;
 }
 
+// A 512-way set (every 1 KiB-aligned candidate falls into the target's set): the groups double
+// while every one is needed, each such pass raising the lower bound, until single lines are
+// the groups and the whole prefix is the minimal set.
+TEST(L2Eviction, AVeryWideSetIsFoundThroughDoublingGroups) {
+  using namespace analysis::cache;
+  std::mt19937_64 rng(5);
+  Large d = random_large(rng, 3);
+  auto& c = d.config;
+  c.l2.policy = Replacement::kLru;
+  c.l2.line_bytes = 128;
+  c.l2.ways = 512;
+  c.l2.set_hash_masks.clear();
+  c.l2_partitioned = false;
+  c.l2_partitions = 1;
+  c.l2_partition_masks.clear();
+  c.l2.capacity_bytes = 4 * 512 * 128;
+  device::ModelDevice dev(c);
+  auto buf = dev.alloc_probe_buffer(64 * kMiB);
+  Probe p = probe_on(dev, *buf, 64 * kMiB, 13);
+  const auto cal = calibrate(p, Level::kL2);
+  const auto set = find_conflict_set_by_eviction(p, cal, 8192, 1024);
+  EXPECT_TRUE(set.found) << set.note;
+  EXPECT_TRUE(set.repeatable());
+  EXPECT_EQ(set.ways, 512u);
+  EXPECT_EQ(set.ways_at_least, 512u);
+}
+
 TEST(L2Eviction, ADeviceWithoutSweepsSaysSo) {
   using namespace analysis::cache;
   std::mt19937_64 rng(9);

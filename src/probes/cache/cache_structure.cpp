@@ -207,7 +207,7 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec,
       set_seed = p.seed;
     }
     if (!cs.found) {
-      if (cs.method == "eviction_sweeps" && attempts < n_pools + 2) {
+      if (cs.method == "eviction_sweeps" && attempts < n_pools + 1) {
         ++attempts;
         continue;
       }
@@ -220,13 +220,23 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec,
   }
   p.seed = seed0;
   // Targets whose eviction did not repeat: the replacement class's evidence (cache.replacement).
-  int swept = 0, probabilistic = 0;
+  int swept = 0, probabilistic = 0, bounded = 0;
+  std::uint64_t bound = 0;
   for (const auto& pj : pools)
     if (pj.value("method", "") == "eviction_sweeps" && pj.contains("repeat")) {
       ++swept;
       probabilistic += pj["repeat"].value("probabilistic", false) ? 1 : 0;
+      const auto b = pj.value("ways_at_least", std::uint64_t{0});
+      if (b > 0 && !pj.value("found", false)) {
+        bound = bounded == 0 ? b : std::min(bound, b);
+        ++bounded;
+      }
     }
-  if (swept > 0) rec["eviction_targets"] = {{"swept", swept}, {"probabilistic", probabilistic}};
+  if (swept > 0)
+    rec["eviction_targets"] = {{"swept", swept},
+                               {"probabilistic", probabilistic},
+                               {"bounded", bounded},
+                               {"ways_at_least", bound}};
   r.agreed = static_cast<int>(ways.size()) == n_pools &&
              std::all_of(ways.begin(), ways.end(), [&](auto w) { return w == ways.front(); });
   rec["conflict_set"] = conflict_set_json(r.set, set_seed);
@@ -431,6 +441,22 @@ class WaysExperiment : public Experiment {
     const std::string lv = analysis::cache::to_string(level_);
     line_finding(lv, rec, r.findings);
     policy_finding(lv, rec, r.findings);
+    if (!rec.value("pools_agree", false) && rec.contains("eviction_targets")) {
+      // No set, but targets whose repeatable eviction needs every one of g disjoint groups of
+      // the shortest evicting prefix: each group holds a line the target competes with.
+      const auto& et = rec["eviction_targets"];
+      const auto n = et.at("swept").get<std::size_t>(), k = et.at("bounded").get<std::size_t>();
+      if (k >= 2)
+        r.findings.push_back(
+            {"cache." + lv + ".ways_lower_bound", et.at("ways_at_least").get<double>(), "ways",
+             confidence::combine({confidence::agreement(k, n),
+                                  calibration_separation(rec.at("calibration"))}),
+             "the fewest, over the targets whose eviction repeats (8 of 8 with the shortest "
+             "evicting prefix, 0 of 8 with one group less), of disjoint groups of that prefix "
+             "that are each needed to evict the target: the target competes with at least that "
+             "many lines (a set of at least that many ways, or no sets at all)",
+             {{"targets", n}, {"bounded_targets", k}}});
+    }
     if (!rec["conflict_set"].value("found", false) || !rec.value("pools_agree", false)) return;
     r.findings.push_back(ways_finding("cache." + lv + ".ways", rec));
     if (rec.contains("set_index")) {
