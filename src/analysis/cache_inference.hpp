@@ -79,6 +79,9 @@ struct ConflictSet {
   /// with one line (one group) less. A deterministic policy gives all and none; anything in
   /// between means the victim is not a function of the access order alone.
   int repeat_trials = 0, evicted_with_set = 0, evicted_with_less = 0;
+  /// Median re-read latency of the target in the trials with the set: where an evicted target
+  /// is served from (a far partition's home copy, or DRAM).
+  double reread_cycles = 0;
   /// eviction_sweeps: needed groups of a repeatable pass that could free none (each holds a
   /// congruent line): a lower bound on the ways when the search stops before a set.
   std::uint64_t ways_at_least = 0;

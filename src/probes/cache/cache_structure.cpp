@@ -143,6 +143,7 @@ json conflict_set_json(const analysis::cache::ConflictSet& cs, std::uint64_t see
     j["repeat"] = {{"trials", cs.repeat_trials},
                    {"evicted_with_set", cs.evicted_with_set},
                    {"evicted_with_one_less", cs.evicted_with_less},
+                   {"reread_cycles_median", cs.reread_cycles},
                    {"probabilistic", cs.probabilistic()}};
   }
   return j;
