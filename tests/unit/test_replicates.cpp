@@ -266,10 +266,11 @@ TEST(Replicates, NearPartitionKneeFromReplicateChains) {
 }
 
 TEST(Replicates, CommittedRepeatMovementIsBracketedWhenMeasuredAsReplicates) {
-  // The committed H200 repeat (3 back-to-back characterize runs, judged by `repeat-table`):
+  // The H200 repeat at 748cc2e (3 back-to-back characterize runs before replicates existed,
+  // judged by `repeat-table`; kept as test data when results/h200 was re-run):
   // findings whose run values moved beyond each run's stated confidence. Had each run stated
   // the confidence that three replicates with that movement give, no pair would be beyond.
-  std::ifstream in(std::string(GPUPROBE_SOURCE_DIR) + "/results/h200/repeat/rejudged/repeat.json");
+  std::ifstream in(std::string(GPUPROBE_SOURCE_DIR) + "/tests/data/h200_repeat_748cc2e_rejudged.json");
   ASSERT_TRUE(in.good());
   const auto table = nlohmann::json::parse(in);
   std::size_t beyond = 0, rejudged = 0;
