@@ -6,7 +6,9 @@
 //   precision(samples, value, tolerance)  how sure we are that a fresh measurement would give a
 //       value within +-tolerance (relative; 2 % by default) of the reported one: with
 //       se = 1.2533 * 1.4826 * MAD / sqrt(n) (the robust standard error of a median),
-//       precision = erf(tolerance * |value| / (sqrt(2) * se)). 0.5: even odds of landing within
+//       precision = erf(tolerance * |value| / (sqrt(2) * se)), where se is never below
+//       1 / sqrt(12) when every sample is a whole number (cycles, counts: the median is known
+//       only to within half a unit). 0.5: even odds of landing within
 //       the tolerance; 0.9: nine in ten. Fewer than 3 samples or a zero value: 0.
 //   separation(z)  for a level, a knee or a step between two alternatives: z = |a - b| /
 //       sqrt(se_a^2 + se_b^2); separation = erf(z / (2 * sqrt(2))) (0.5 at z = 1.35, 0.9 at

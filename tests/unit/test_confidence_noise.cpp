@@ -77,5 +77,18 @@ TEST(ConfidenceNoise, SummaryPrecisionIsThePrecisionOfTheSamples) {
   }
 }
 
+TEST(Confidence, IdenticalWholeNumbersDoNotClaimAFractionOfAUnit) {
+  // Five identical cycle counts locate an 8-cycle step only to within half a cycle: within 2 %
+  // (0.16 cycles) is not certain; the same spread-free samples of a non-integral quantity are.
+  const std::vector<double> cycles(5, 8.0), ratio(5, 8.5);
+  EXPECT_LT(confidence::precision(cycles, 8.0), 0.5);
+  EXPECT_GT(confidence::precision(cycles, 8.0), 0.3);
+  EXPECT_DOUBLE_EQ(confidence::precision(ratio, 8.5), 1.0);
+  // A 300-cycle latency is still precise to 2 % with whole-cycle samples.
+  EXPECT_GT(confidence::precision(std::vector<double>(5, 300.0), 300.0), 0.999);
+  // Two whole-number medians one cycle apart are no longer infinitely separated.
+  EXPECT_LT(confidence::separation_z(cycles, std::vector<double>(5, 9.0)), 3.0);
+}
+
 }  // namespace
 }  // namespace gpuprobe

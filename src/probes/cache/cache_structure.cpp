@@ -5,12 +5,14 @@
 #include "probes/cache/cache_structure.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
 #include "analysis/cache_inference.hpp"
 #include "core/confidence.hpp"
 #include "core/error.hpp"
+#include "core/finding_names.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/sequence.hpp"
@@ -177,8 +179,16 @@ analysis::cache::ConflictSet pool_conflict_set(analysis::cache::Probe& p, Level 
   return ev;
 }
 
+/// Where an evicted target was re-read from: the nearer of the measured far-hit latency
+/// (its home copy in the other partition survived: the evicted copy was a near replica) and the
+/// miss latency (DRAM: the target was homed beside the SM). Empty without a far-hit latency.
+std::string served_after_eviction(double reread, double far_hit, double miss) {
+  if (far_hit <= 0 || reread <= 0) return "";
+  return std::fabs(reread - far_hit) < std::fabs(reread - miss) ? "far_partition" : "dram";
+}
+
 LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec,
-                      std::uint64_t pool_lines) {
+                      std::uint64_t pool_lines, double far_hit_cycles = 0) {
   LevelRun r;
   r.cal = analysis::cache::calibrate(p, level);
   rec["calibration"] = calibration_json(r.cal);
@@ -193,6 +203,7 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec,
   rec["pool_bytes"] = p.buffer_bytes;
   const std::uint64_t seed0 = p.seed;
   std::uint64_t set_seed = seed0;
+  std::string served_first;
   json pools = json::array();
   std::vector<std::uint32_t> ways;
   const int n_pools = pools_for(level);
@@ -203,6 +214,21 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec,
     p.seed = seed0 + static_cast<std::uint64_t>(k) * 1000003u;
     auto cs = pool_conflict_set(p, level, r.cal, align, pool_lines);
     pools.push_back(conflict_set_json(cs, p.seed));
+    const std::string served =
+        cs.repeat_trials > 0 && cs.evicted_with_set > 0
+            ? served_after_eviction(cs.reread_cycles, far_hit_cycles, r.cal.miss_cycles)
+            : "";
+    if (!served.empty()) pools.back()["served_after_eviction"] = served;
+    // Sets count together only when their targets were served alike (a near replica of a far
+    // line, or a line homed beside the SM): on the H200 the two are evicted differently.
+    if (cs.found && !served.empty() && !served_first.empty() && served != served_first) {
+      cs.found = false;
+      pools.back()["found"] = false;
+      pools.back()["note"] = cs.note + (cs.note.empty() ? "" : "; ") +
+                             "its target was served from " + served + " after eviction, the "
+                             "first set's from " + served_first;
+    }
+    if (cs.found && served_first.empty()) served_first = served;
     if (k == 0 || (cs.found && r.sets.empty())) {
       r.set = cs;
       set_seed = p.seed;
@@ -233,6 +259,7 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec,
         ++bounded;
       }
     }
+  if (!served_first.empty()) rec["set_target_served_after_eviction"] = served_first;
   if (swept > 0)
     rec["eviction_targets"] = {{"swept", swept},
                                {"probabilistic", probabilistic},
@@ -271,7 +298,12 @@ Finding ways_finding(const std::string& name, const json& rec) {
        calibration_separation(rec.at("calibration"))});
   const bool swept = cs.value("method", "") == "eviction_sweeps";
   json evidence = {{"lines", cs.at("lines")}, {"pools", rec.at("pools").size()}};
-  if (swept) evidence["eviction_tests"] = cs.value("eviction_tests", 0);
+  if (swept) {
+    evidence["eviction_tests"] = cs.value("eviction_tests", 0);
+    // Which copy the sets evict: a far line's near replica, or a line homed beside the SM.
+    evidence["target_served_after_eviction"] =
+        rec.value("set_target_served_after_eviction", std::string("unknown"));
+  }
   return {name, cs.at("ways").get<double>(), "ways", conf,
           swept ? "a minimal eviction set: a target line placed, a candidate pool four times the "
                   "L2 swept from the same SM, the target re-read; the shortest evicting prefix "
@@ -390,13 +422,18 @@ class WaysExperiment : public Experiment {
   std::vector<Axis> typed_axes() const override {
     return {fixed(string_axis("level", {analysis::cache::to_string(level_)}, "cache level probed"))};
   }
-  std::vector<std::string> depends_on() const override { return {"latency.sweep"}; }
+  std::vector<std::string> depends_on() const override {
+    if (level_ == Level::kL1) return {"latency.sweep"};
+    return {"latency.sweep", "cache.l2.far_hit"};
+  }
   void run(Context& ctx, ExperimentResult& r) const override {
     const std::uint64_t span = span_for(ctx.device, level_);
     auto s = open_session(ctx, span, span, carveout_for(level_));
     if (!s) return waive(r, kNoSequencer);
     json rec;
-    auto lr = conflict_run(s->probe, level_, rec, sweep_pool_lines(ctx));
+    double far_hit = 0;
+    if (auto f = ctx.prior.get(finding::kL2FarHitLatency)) far_hit = f->value;
+    auto lr = conflict_run(s->probe, level_, rec, sweep_pool_lines(ctx), far_hit);
     if (lr.agreed) {
       rec["line"] = line_record(s->probe, level_, lr, rec);
       rec["policy"] = policy_record(s->probe, level_, lr);
