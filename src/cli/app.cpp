@@ -318,6 +318,13 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out,
       ->add_option("--format", export_format,
                    "json (a model file) or accelsim (GPGPU-Sim / Accel-Sim -gpgpu_cache lines)")
       ->check(CLI::IsMember({"json", "accelsim"}));
+  std::string replay_path;
+  auto* replay_cmd = app.add_subcommand(
+      "replay",
+      "export the model a recorded result measured and replay the result's latency.sweep on it: "
+      "measured against replayed latency at every working set, the worst error per region "
+      "(into --out, default <result's dir>/replay)");
+  replay_cmd->add_option("result", replay_path, "a result.json written by gpuprobe")->required();
   std::string report_path;
   auto* report_cmd = app.add_subcommand(
       "report", "write report.html for a recorded result.json (into --out, default beside it)");
@@ -427,6 +434,12 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out,
       return 0;
     }
     if (report_cmd->parsed()) return report_command(report_path, cli.options.out_dir, out);
+    if (replay_cmd->parsed()) {
+      std::string dir = cli.options.out_dir;
+      if (dir.empty())
+        dir = (std::filesystem::path(replay_path).parent_path() / "replay").string();
+      return replay_command(replay_path, dir, out);
+    }
     if (compare_cmd->parsed())
       return compare_command(compare_paths.at(0), compare_paths.at(1), out);
     if (export_cmd->parsed()) return export_model_command(export_in, export_out, export_format, out);

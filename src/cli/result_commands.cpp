@@ -1,5 +1,6 @@
 #include "cli/result_commands.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -11,7 +12,12 @@
 #include "core/experiment.hpp"
 #include "core/json_input.hpp"
 #include "core/noise.hpp"
+#include "build_info.hpp"
+#include "core/confidence.hpp"
+#include "core/units.hpp"
+#include "device/model_device.hpp"
 #include "device/model_export.hpp"
+#include "probes/latency/latency.hpp"
 #include "report/writer.hpp"
 
 namespace gpuprobe::cli {
@@ -198,6 +204,132 @@ int export_model_command(const std::string& path, const std::string& model_path,
     throw UsageError("model file '" + model_path + "' is a directory; give a file name");
   write_or_fail(model_path, model);
   out << "model: " << model_path << " (use --device model:" << model_path << ")\n";
+  return 0;
+}
+
+namespace {
+
+/// Which measured level a working set falls in, from the result's own capacities.
+std::string region_of(double ws, const std::map<std::string, double>& f) {
+  const auto cap = [&](const char* n) { return f.count(n) ? f.at(n) : 0.0; };
+  if (ws <= cap("l1.capacity")) return "l1";
+  if (ws <= cap("l2.near_capacity")) return "l2_near";
+  if (ws <= cap("l2.capacity")) return "l2_mixed";
+  return "dram";
+}
+
+}  // namespace
+
+int replay_command(const std::string& path, const std::string& dir, std::ostream& out) {
+  const json recorded = json_input::load_result(path);
+  report::check_writable(dir);
+  const json model = from_file(path, [&] { return device::model_from_result(recorded); });
+  const json* sweep = nullptr;
+  for (const auto& e : recorded.at("experiments"))
+    if (e.at("id") == "latency.sweep" && e.value("status", "") == "passed") sweep = &e;
+  if (sweep == nullptr)
+    throw UsageError(path + ": no passed latency.sweep to replay; run it first");
+  std::map<std::string, double> measured_findings;
+  for (const auto& e : recorded.at("experiments"))
+    for (const auto& f : e.value("findings", json::array()))
+      measured_findings[f.at("name").get<std::string>()] = f.at("value").get<double>();
+
+  device::ModelDevice dev(device::model_config_from_json(model));
+  RunOptions options;
+  FindingBoard board;
+  Context ctx{dev, options, board};
+  Curve curve{"latency",
+              {"working_set_bytes", "measured_cycles", "replayed_cycles", "error_percent",
+               "region"},
+              {},
+              chart_hints("latency against working set: measured on the GPU (solid) and "
+                          "replayed on the model exported from the same result (dashed)",
+                          "working_set_bytes", "bytes", "measured_cycles", "cycles", true)
+                  .with_model({"replayed_cycles"})};
+  Curve errors{"error",
+               {"working_set_bytes", "error_percent", "region"},
+               {},
+               chart_hints("replay error: (replayed - measured) / measured", "working_set_bytes",
+                           "bytes", "error_percent", "%", true)};
+  json points = json::array();
+  struct Worst {
+    double error = -1, ws = 0;
+    std::string region;
+    json summary;
+  };
+  std::map<std::string, Worst> worst;  // per region, and "all"
+  std::size_t within = 0;
+  from_file(path, [&] {
+    for (const auto& pt : sweep->at("samples").at("points")) {
+      const double ws = pt.at("working_set_bytes").get<double>();
+      const double m = pt.at("cycles_per_load").at("median").get<double>();
+      const auto op = device::parse_load_op(pt.value("load", std::string("ca")));
+      const double r = probes::sweep_point_cycles(ctx, op, static_cast<std::uint64_t>(ws));
+      const double err = 100.0 * (r - m) / m;
+      const std::string region = region_of(ws, measured_findings);
+      curve.rows.push_back({ws, m, r, err, region});
+      errors.rows.push_back({ws, err, region});
+      points.push_back({{"working_set_bytes", ws},
+                        {"measured_cycles", m},
+                        {"replayed_cycles", r},
+                        {"error_percent", err},
+                        {"region", region}});
+      within += std::fabs(err) <= 3.0 ? 1 : 0;
+      for (const std::string& key : {region, std::string("all")}) {
+        auto& w = worst[key];
+        if (std::fabs(err) > w.error)
+          w = {std::fabs(err), ws, region, pt.at("cycles_per_load")};
+      }
+    }
+    return 0;
+  });
+  if (points.empty()) throw UsageError(path + ": latency.sweep holds no points to replay");
+
+  ExperimentResult er;
+  er.id = "model.replay";
+  er.parameters = {{"source", path},
+                   {"source_git_sha", recorded.at("tool").value("git_sha", std::string(""))},
+                   {"source_started_utc", recorded.value("started_utc", std::string(""))},
+                   {"model", model}};
+  er.samples = {{"points", points}};
+  er.curves = {curve, errors};
+  // The confidence of a replay error is the measured point's own precision: the model's side
+  // is computed (its noise is the model's), the GPU's side is what could move.
+  for (const auto& [key, w] : worst) {
+    const std::string name =
+        key == "all" ? "replay.worst_error_percent" : "replay." + key + ".worst_error_percent";
+    er.findings.push_back(
+        {name, w.error, "%", confidence::precision_of_summary(w.summary),
+         "largest |replayed - measured| / measured over latency.sweep's points" +
+             std::string(key == "all" ? "" : " in the " + key + " region") +
+             ", the model exported from the same result (export-model) measured at the same "
+             "working sets as latency.sweep measures them",
+         {{"working_set_bytes", w.ws}, {"region", w.region}}});
+  }
+  er.findings.push_back(
+      {"replay.points_within_3_percent", static_cast<double>(within) / points.size(), "fraction",
+       confidence::agreement(within, points.size()),
+       "fraction of latency.sweep's points whose replay lies within 3 % of the measurement",
+       {{"points", points.size()}}});
+
+  json header = {{"schema_version", 1},
+                 {"tool",
+                  {{"name", "gpuprobe"},
+                   {"version", build::kVersion},
+                   {"git_sha", build::kGitSha},
+                   {"argv", json::array({"gpuprobe", "replay", path})}}},
+                 {"command", "replay"},
+                 {"started_utc", units::utc_now()},
+                 {"device", recorded.at("device")},
+                 {"environment", {{"replay_of", path}, {"model", model}}}};
+  report::ResultWriter writer(dir, header);
+  writer.add(er);
+  writer.finish(json::object());
+  out << "replay of " << path << ": worst error " << worst["all"].error << " % at "
+      << units::format_bytes(static_cast<std::uint64_t>(worst["all"].ws)) << " ("
+      << worst["all"].region << "); " << within << " of " << points.size()
+      << " points within 3 %\nresults: " << dir << "/result.json, report: " << dir
+      << "/report.html\n";
   return 0;
 }
 

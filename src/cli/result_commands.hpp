@@ -21,6 +21,11 @@ int export_model_command(const std::string& path, const std::string& model_path,
                          const std::string& format,
                          std::ostream& out);
 
+/// Exports the model a recorded result measured, measures it at every working set of the
+/// result's latency.sweep, and writes the comparison (curves, worst error per region) as a
+/// result with its report into `dir`.
+int replay_command(const std::string& path, const std::string& dir, std::ostream& out);
+
 /// The comparison table of two loaded results (what compare_command prints).
 std::string compare_table(const nlohmann::json& a, const nlohmann::json& b);
 

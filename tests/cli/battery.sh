@@ -100,6 +100,7 @@ expect_usage compare "$D/good.json"
 expect_usage analyze
 expect_usage report
 expect_usage export-model
+expect_usage replay
 expect_usage --min-reps 0 --device model:tiny --out "$OUT" run latency.shared
 expect_usage --min-reps abc --device model:tiny --out "$OUT" run latency.shared
 expect_usage --max-reps 2000 --device model:tiny --out "$OUT" run latency.shared
@@ -152,8 +153,10 @@ for r in $results; do
   [[ $r == points_string ]] || expect_usage compare "$f" "$D/good.json"
   expect_usage report "$f" --out "$OUT"
   expect_usage export-model "$f" "$OUT/model.json"
+  expect_usage replay "$f" --out "$OUT/replay"
 done
 expect_usage export-model "$D/good.json" "$OUT/model.json"  # no latency findings to export
+expect_usage replay "$D/good.json" --out "$OUT/replay"     # nothing to export or replay
 # --- model files ----------------------------------------------------------------------------------
 for m in m_neg_line m_cc m_no_name m_string m_huge m_float m_sigma m_array m_u32 notjson deep empty; do
   expect_usage --device "model:$D/$m.json" --out "$OUT" run latency.shared

@@ -5,6 +5,7 @@
 #include "probes/cache/cache_structure.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -212,8 +213,11 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec,
   int attempts = n_pools;
   for (int k = 0; k < attempts && static_cast<int>(ways.size()) < n_pools; ++k) {
     p.seed = seed0 + static_cast<std::uint64_t>(k) * 1000003u;
+    const auto t0 = std::chrono::steady_clock::now();
     auto cs = pool_conflict_set(p, level, r.cal, align, pool_lines);
     pools.push_back(conflict_set_json(cs, p.seed));
+    pools.back()["search_s"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::string served =
         cs.repeat_trials > 0 && cs.evicted_with_set > 0
             ? served_after_eviction(cs.reread_cycles, far_hit_cycles, r.cal.miss_cycles)
