@@ -52,6 +52,57 @@ else:
     l2p = "not in this result"
 
 
+def cls(n):
+    return ["LRU", "FIFO", "tree-PLRU", "random", "none of these"][int(f[n]["value"])] if n in f else "not found"
+
+
+def structure_text():
+    out = []
+    if "cache.l1.ways" in f:
+        out.append(f"- L1: {v('cache.l1.ways', 0)}-way, {v('cache.l1.sets', 0)} sets, {v('cache.l1.line_size', 0)}-B lines, "
+                   f"replacement {cls('cache.l1.replacement')} (confidences {f['cache.l1.ways']['confidence']:.2f}, "
+                   f"{f['cache.l1.sets']['confidence']:.2f}, {f['cache.l1.line_size']['confidence']:.2f}, "
+                   f"{f['cache.l1.replacement']['confidence']:.2f}).")
+    ways = [e for e in r["experiments"] if e["id"] == "cache.l2.ways"]
+    if ways:
+        rec = ways[0]["samples"]
+        targets = [p for p in rec.get("pools", []) if p.get("method") == "eviction_sweeps"]
+        parts = []
+        for p in targets:
+            rp = p.get("repeat", {})
+            what = (f"a minimal {p['ways']}-line set" if p["found"] else
+                    f"every one of the groups needed (at least {p['ways_at_least']} competing lines)" if p.get("ways_at_least") and not rp.get("probabilistic") else
+                    "no repeatable set" if rp.get("probabilistic") else "no set")
+            parts.append(f"{what}, evicted {rp.get('evicted_with_set', 0)} of {rp.get('trials', 0)} times with it and "
+                         f"{rp.get('evicted_with_one_less', 0)} with one line or group less, re-read after eviction at "
+                         f"{rp.get('reread_cycles_median', 0):.1f} cycles ({p.get('served_after_eviction', 'unclassified')})")
+        found = [k for k in ("cache.l2.ways", "cache.l2.line_size", "cache.l2.replacement", "cache.l2.ways_lower_bound") if k in f]
+        out.append(f"- L2 by eviction sweeps ({len(targets)} targets, {sum(p.get('eviction_tests', 0) for p in targets)} tests, "
+                   f"{wall['cache.l2.ways']:.1f} s): " + "; ".join(parts) + ". Findings: " +
+                   (", ".join(f"`{k}` = {f[k]['value']:g} ({f[k]['confidence']:.2f})" for k in found) if found else
+                    "none (two targets of one kind must agree)") + ".")
+    if "tlb.l1.entries" in f:
+        out.append(f"- TLB: {int(f['tlb.levels']['value'])} level(s) up to {f['tlb.levels'].get('method', '').split('up to ')[-1]}; "
+                   f"first level {v('tlb.l1.entries', 0)} entries of {f['tlb.page_size']['value'] / 2**20:g} MiB each "
+                   f"(reach {f['tlb.l1.reach']['value'] / 2**20:g} MiB), miss penalty {v('tlb.l1.miss_penalty', 0)} cycles "
+                   f"(confidence {f['tlb.l1.miss_penalty']['confidence']:.2f}).")
+    rp_path = res / "replay" / "result.json"
+    if rp_path.exists():
+        rp = json.loads(rp_path.read_text())
+        g = {x["name"]: x for x in rp["experiments"][0]["findings"]}
+        regions = [k.split(".")[1] for k in g if k.count(".") == 2 and k.startswith("replay.")]
+        out.append(f"- Replay (`gpuprobe replay results/h200/result.json`, [report](results/h200/replay/report.html)): "
+                   f"the model exported from this result, measured at the sweep's {g['replay.points_within_3_percent']['points']} working sets, "
+                   f"is within 3 % at {g['replay.points_within_3_percent']['value'] * 100:.0f}% of them; worst error "
+                   f"{g['replay.worst_error_percent']['value']:.1f}% at {g['replay.worst_error_percent']['working_set_bytes'] / 2**20:.2f} MiB "
+                   f"({g['replay.worst_error_percent']['region']}); per region: " +
+                   ", ".join(f"{k} {g['replay.' + k + '.worst_error_percent']['value']:.1f}%" for k in sorted(regions)) + ".")
+    return "\n".join(out)
+
+
+structure = structure_text()
+
+
 def during(eid):
     e = [x for x in r["experiments"] if x["id"] == eid][0]
     d = e["clocks"].get("during", {})
@@ -108,6 +159,10 @@ partition, {f['l2.near_capacity']['value'] / r['device']['l2_bytes'] * 100:.0f}%
 default (= maximum-L1) carveout is {f['l1.capacity']['value'] / 1024:.2f} KiB. Not every H200 is the same:
 sweeps from other machines are in `tests/data/h200_latency_sweep_run*.json` and in the history of
 `results/h200`; `gpuprobe compare` sets two results side by side.
+
+### Cache structure, TLB and the replay (`cache.l1.ways`, `cache.l2.ways`, `latency.tlb`, `gpuprobe replay`)
+
+{structure}
 
 ### The other families, against the issues' targets
 
