@@ -836,9 +836,16 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
     }
     return lo;
   };
+  // The plateau before any level: the walks over 1 and 2 cells pooled (one walk's median alone
+  // can sit a few cycles off, enough to hide a 10-cycle step: one of three H200 runs found no
+  // level that the other two found).
   std::vector<double> base = excess(lines_for(1, largest_page));
-  std::uint64_t prev = 1;
-  for (std::uint64_t n = 2; n <= max_pages; n *= 2) {
+  {
+    const auto two = walk(2, largest_page);
+    base.insert(base.end(), two.begin(), two.end());
+  }
+  std::uint64_t prev = 2;
+  for (std::uint64_t n = 4; n <= max_pages; n *= 2) {
     auto e = walk(n, largest_page);
     if (!stepped(base, e)) {
       prev = n;

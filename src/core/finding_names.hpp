@@ -36,6 +36,19 @@ inline constexpr const char* kL2FarHitLatency = "l2.far_hit_latency";
 inline constexpr const char* kCacheL1FetchGranularity = "cache.l1.fetch_granularity";
 inline constexpr const char* kCacheL2FillGranularity = "cache.l2.fill_granularity";
 
+// cache.l1.ways
+inline constexpr const char* kCacheL1Ways = "cache.l1.ways";
+inline constexpr const char* kCacheL1Sets = "cache.l1.sets";
+inline constexpr const char* kCacheL1LineSize = "cache.l1.line_size";
+inline constexpr const char* kCacheL1Replacement = "cache.l1.replacement";
+
+// latency.tlb
+inline constexpr const char* kTlbLevels = "tlb.levels";
+inline constexpr const char* kTlbPageSize = "tlb.page_size";
+inline constexpr const char* kTlbL1Entries = "tlb.l1.entries";
+inline constexpr const char* kTlbL1MissPenalty = "tlb.l1.miss_penalty";
+inline constexpr const char* kTlbL1Reach = "tlb.l1.reach";
+
 // smem.bank_conflicts
 inline constexpr const char* kSmemBankModelAgreement = "smem.bank_model_agreement";
 
@@ -131,6 +144,15 @@ inline constexpr Produced kShared[] = {
     {kL2FarHitLatency, "cache.l2.far_hit"},
     {kCacheL1FetchGranularity, "cache.fetch_granularity"},
     {kCacheL2FillGranularity, "cache.fetch_granularity"},
+    {kCacheL1Ways, "cache.l1.ways"},
+    {kCacheL1Sets, "cache.l1.ways"},
+    {kCacheL1LineSize, "cache.l1.ways"},
+    {kCacheL1Replacement, "cache.l1.ways"},
+    {kTlbLevels, "latency.tlb"},
+    {kTlbPageSize, "latency.tlb"},
+    {kTlbL1Entries, "latency.tlb"},
+    {kTlbL1MissPenalty, "latency.tlb"},
+    {kTlbL1Reach, "latency.tlb"},
     {kSmemBankModelAgreement, "smem.bank_conflicts"},
     {kSmemBandwidth, "smem.bandwidth"},
     {kComputeFfmaLatency, "compute.latency"},
