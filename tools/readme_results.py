@@ -75,7 +75,10 @@ def structure_text():
                     "no repeatable set" if rp.get("probabilistic") else "no set")
             parts.append(f"{what}, evicted {rp.get('evicted_with_set', 0)} of {rp.get('trials', 0)} times with it and "
                          f"{rp.get('evicted_with_one_less', 0)} with one line or group less, re-read after eviction at "
-                         f"{rp.get('reread_cycles_median', 0):.1f} cycles ({p.get('served_after_eviction', 'unclassified')})")
+                         f"{rp.get('reread_cycles_median', 0):.1f} cycles (median of the 8; "
+                         + (f"served from {p['served_after_eviction']} against far hit {rec['served_references']['far_hit_cycles']:.1f} / DRAM {rec['served_references']['dram_cycles']:.1f})"
+                            if 2 * rp.get('evicted_with_set', 0) > rp.get('trials', 0) and p.get('served_after_eviction') and 'served_references' in rec
+                            else "mostly not evicted)" if 2 * rp.get('evicted_with_set', 0) <= rp.get('trials', 0) else "unclassified)"))
         found = [k for k in ("cache.l2.ways", "cache.l2.line_size", "cache.l2.replacement", "cache.l2.ways_lower_bound") if k in f]
         out.append(f"- L2 by eviction sweeps ({len(targets)} targets, {sum(p.get('eviction_tests', 0) for p in targets)} tests, "
                    f"{wall['cache.l2.ways']:.1f} s): " + "; ".join(parts) + ". Findings: " +
