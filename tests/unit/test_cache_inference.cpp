@@ -12,6 +12,7 @@
 #include "analysis/cache_inference.hpp"
 #include "core/error.hpp"
 #include "device/model_device.hpp"
+#include "model_probe.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -20,7 +21,10 @@ using analysis::cache::Level;
 using device::ModelConfig;
 using device::Replacement;
 
-constexpr std::uint64_t kKiB = 1024, kMiB = 1024 * kKiB, kGiB = 1024 * kMiB;
+using test::kGiB;
+using test::kKiB;
+using test::kMiB;
+using test::probe_on;
 
 std::uint64_t pow2_at_least(std::uint64_t v) {
   std::uint64_t p = 1;
@@ -135,15 +139,6 @@ struct Recovered {
            l2_policy && partitions && tlb;
   }
 };
-
-analysis::cache::Probe probe_on(device::ModelDevice& dev, device::ProbeBuffer& buf,
-                                std::uint64_t span, std::uint64_t seed) {
-  analysis::cache::Probe p;
-  p.run = [&dev, &buf](const device::AccessSequence& s) { return dev.run_sequence(buf, s); };
-  p.buffer_bytes = span;
-  p.seed = seed;
-  return p;
-}
 
 Recovered recover(const Drawn& d, std::uint64_t seed) {
   using namespace analysis::cache;

@@ -11,6 +11,7 @@
 
 #include "analysis/cache_inference.hpp"
 #include "device/model_device.hpp"
+#include "model_probe.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -19,7 +20,10 @@ using analysis::cache::Level;
 using device::ModelConfig;
 using device::Replacement;
 
-constexpr std::uint64_t kKiB = 1024, kMiB = 1024 * kKiB, kGiB = 1024 * kMiB;
+using test::kGiB;
+using test::kKiB;
+using test::kMiB;
+using test::probe_on;
 
 struct Large {
   ModelConfig config;
@@ -86,17 +90,6 @@ Large random_large(std::mt19937_64& rng, int index) {
   d.buffer_bytes = 1;
   while (d.buffer_bytes < 2 * d.pool_lines * kKiB) d.buffer_bytes *= 2;
   return d;
-}
-
-analysis::cache::Probe probe_on(device::ModelDevice& dev, device::ProbeBuffer& buf,
-                                std::uint64_t span, std::uint64_t seed) {
-  analysis::cache::Probe p;
-  p.run = [&dev, &buf](const device::AccessSequence& s) { return dev.run_sequence(buf, s); };
-  p.buffer_bytes = span;
-  p.seed = seed;
-  p.max_sequence = dev.max_sequence_length();
-  p.max_sweep = dev.max_sweep_length();
-  return p;
 }
 
 TEST(L2Eviction, RecoversWaysLinePolicyOfLargeHashedL2s) {

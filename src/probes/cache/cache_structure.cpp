@@ -337,6 +337,12 @@ Finding ways_finding(const std::string& name, const json& rec) {
 
 // ------------------------------------------------------------------------------------------
 
+/// A conclusion that k of n eviction targets support, read through the level's calibration.
+double targets_confidence(std::size_t k, std::size_t n, const json& rec) {
+  return confidence::combine(
+      {confidence::agreement(k, n), calibration_separation(rec.at("calibration"))});
+}
+
 /// The line size from every pool's conflict set; it counts when they all agree.
 json line_record(analysis::cache::Probe& p, Level level, const LevelRun& lr, json& rec) {
   json per_pool = json::array();
@@ -396,8 +402,7 @@ void policy_finding(const std::string& lv, const json& rec, std::vector<Finding>
     const auto n = et.at("swept").get<std::size_t>(), k = et.at("probabilistic").get<std::size_t>();
     if (k >= 2 && 2 * k > n)
       out.push_back({"cache." + lv + ".replacement", 3.0, "class",
-                     confidence::combine({confidence::agreement(k, n),
-                                          calibration_separation(rec.at("calibration"))}),
+                     targets_confidence(k, n, rec),
                      "value 3 (random): for most eviction targets, the same lines swept the same "
                      "way evict the target in some trials and not in others (8 trials each, with "
                      "the set and with one line or group less), which no LRU, FIFO or tree-PLRU "
@@ -507,8 +512,7 @@ class WaysExperiment : public Experiment {
       if (k >= 2)
         r.findings.push_back(
             {"cache." + lv + ".ways_lower_bound", et.at("ways_at_least").get<double>(), "ways",
-             confidence::combine({confidence::agreement(k, n),
-                                  calibration_separation(rec.at("calibration"))}),
+             targets_confidence(k, n, rec),
              "the fewest, over the targets whose eviction repeats (8 of 8 with the shortest "
              "evicting prefix, 0 of 8 with one group less), of disjoint groups of that prefix "
              "that are each needed to evict the target: the target competes with at least that "

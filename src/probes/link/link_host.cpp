@@ -319,6 +319,12 @@ namespace {
 json replicates_extra(const confidence::ReplicateSummary& rs) {
   return {{"standard_error", rs.standard_error}, {"replicates", confidence::to_json(rs)}};
 }
+/// Every replicate's samples in one summary (the spread a reader sees beside the value).
+stats::Summary pooled_summary(const std::vector<std::vector<double>>& replicates) {
+  std::vector<double> pooled;
+  for (const auto& x : replicates) pooled.insert(pooled.end(), x.begin(), x.end());
+  return stats::summarize(pooled);
+}
 }  // namespace
 
 void analyze_link_host(ExperimentResult& r) {
@@ -377,9 +383,7 @@ void analyze_link_host(ExperimentResult& r) {
     const auto all = replicates_of(v);
     const auto rs = confidence::summarize_replicate_samples(all);
     bandwidth[key] = rs;
-    std::vector<double> pooled;
-    for (const auto& x : all) pooled.insert(pooled.end(), x.begin(), x.end());
-    const auto sum = stats::summarize(pooled);
+    const auto sum = pooled_summary(all);
     Finding f{"link.host." + key + ".bandwidth",
               rs.value,
               "GB/s",
@@ -399,8 +403,6 @@ void analyze_link_host(ExperimentResult& r) {
     if (v.bytes == largest[key].bytes) continue;  // one size only: no latency point
     const auto all = replicates_of(v);
     const auto rs = confidence::summarize_replicate_samples(all);
-    std::vector<double> pooled;
-    for (const auto& x : all) pooled.insert(pooled.end(), x.begin(), x.end());
     Finding f{"link.host." + key + ".latency",
               rs.value,
               "us",
@@ -411,7 +413,7 @@ void analyze_link_host(ExperimentResult& r) {
                   units::format_bytes(v.bytes) + " (launch or call included)",
               replicates_extra(rs)};
     f.extra["bytes"] = v.bytes;
-    f.extra["spread"] = 1.4826 * stats::summarize(pooled).mad;
+    f.extra["spread"] = 1.4826 * pooled_summary(all).mad;
     r.findings.push_back(f);
   }
   // gpuprobe's best pinned path against the driver's cudaMemcpy, each direction: the ratio is
