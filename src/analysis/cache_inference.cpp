@@ -267,35 +267,36 @@ constexpr std::uint64_t kEvictionTestBudget = 6000;
 /// lower bound on the ways.
 constexpr std::size_t kMaxEvictionGroups = 64;
 
-double reread_cycles(Probe& p, std::uint64_t target, const std::vector<std::uint64_t>& pool) {
+/// One eviction test as a sequence: flush, place the target, sweep `pool`, re-read the target.
+/// Built once per decision, run as often as the decision needs.
+AccessSequence eviction_test(const Probe& p, std::uint64_t target,
+                             const std::vector<std::uint64_t>& pool) {
   AccessSequence s = base_sequence(p, Level::kL2);
   s.place = {target};
   s.place_sm = p.sm;
   s.sweep = pool;
   s.sweep_rounds = kEvictionSweepRounds;
   s.sequence = {target};
-  return p.call(s).cycles.at(0);
+  return s;
 }
 
-bool evicted_once(Probe& p, const Calibration& cal, std::uint64_t target,
-                  const std::vector<std::uint64_t>& pool) {
-  return reread_cycles(p, target, pool) > cal.threshold;
-}
+double reread_cycles(Probe& p, const AccessSequence& test) { return p.call(test).cycles.at(0); }
 
-/// Two agreeing tests of three: a single stray slow re-read (about 1 in 150 accesses on the
-/// H200) never decides alone.
 /// Thrown when an eviction search used up its tests (a policy that evicts at random makes the
 /// reduction wander); the caller reports "not found".
 struct BudgetSpent {};
 
+/// Two agreeing tests of three: a single stray slow re-read (about 1 in 150 accesses on the
+/// H200) never decides alone.
 bool evicts(Probe& p, const Calibration& cal, std::uint64_t target,
             const std::vector<std::uint64_t>& pool, std::uint64_t& tests) {
   if (pool.empty()) return false;
   if (tests >= kEvictionTestBudget) throw BudgetSpent{};
+  const AccessSequence test = eviction_test(p, target, pool);
   int yes = 0, no = 0;
   while (yes < 2 && no < 2) {
     ++tests;
-    ++(evicted_once(p, cal, target, pool) ? yes : no);
+    ++(reread_cycles(p, test) > cal.threshold ? yes : no);
   }
   return yes == 2;
 }
@@ -307,11 +308,12 @@ void repeat_check(Probe& p, const Calibration& cal, std::uint64_t x,
                   const std::vector<std::uint64_t>& set, const std::vector<std::uint64_t>& less,
                   ConflictSet& out) {
   out.repeat_trials = kRepeatTrials;
+  const AccessSequence with = eviction_test(p, x, set), without = eviction_test(p, x, less);
   std::vector<double> with_set;
   for (int t = 0; t < kRepeatTrials; ++t) {
-    with_set.push_back(reread_cycles(p, x, set));
+    with_set.push_back(reread_cycles(p, with));
     out.evicted_with_set += with_set.back() > cal.threshold ? 1 : 0;
-    out.evicted_with_less += !less.empty() && evicted_once(p, cal, x, less) ? 1 : 0;
+    out.evicted_with_less += !less.empty() && reread_cycles(p, without) > cal.threshold ? 1 : 0;
   }
   out.reread_cycles = stats::median(with_set);
   out.eviction_tests += 2 * kRepeatTrials;
@@ -816,7 +818,7 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
   const auto walk = [&](std::uint64_t n, std::uint64_t stride) {
     auto e = excess(lines_for(n, stride));
     nlohmann::json row = {{"pages", n}, {"stride_bytes", stride}, {"excess_cycles", stats::median(e)}};
-    (stride == largest_page ? r.curve : r.wide_curve).push_back(row);
+    r.curve.push_back(row);
     return e;
   };
   // A step: above 2 % of the cache latency and clear of both sides' noise.

@@ -205,7 +205,6 @@ struct TlbResult {
   nlohmann::json curve = nlohmann::json::array();  ///< {pages, stride, excess_cycles}
   /// {stride_bytes, crossing_cells, reach_bytes}: the first level's crossing at each stride.
   nlohmann::json page_curve = nlohmann::json::array();
-  nlohmann::json wide_curve = nlohmann::json::array();  ///< every walk at strides > largest
 };
 TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_pages,
                     std::uint64_t smallest_page = 4096);

@@ -593,8 +593,7 @@ class TlbExperiment : public Experiment {
     std::string note;
     if (t.levels.empty()) {
       double top = 0;
-      for (const auto* part : {&t.curve, &t.wide_curve})
-        for (const auto& c : *part) top = std::max(top, c["excess_cycles"].get<double>());
+      for (const auto& c : t.curve) top = std::max(top, c["excess_cycles"].get<double>());
       note = "no latency step (above 2 % of the cache latency and clear of the noise, "
              "separation >= 0.9) up to " + std::to_string(t.max_pages_tried) +
              " pages; largest median excess " + std::to_string(top) + " cycles";
@@ -608,13 +607,10 @@ class TlbExperiment : public Experiment {
                  {"coverage_at_least_bytes", t.coverage_at_least},
                  {"curve", t.curve},
                  {"page_curve", t.page_curve},
-                 {"wide_curve", t.wide_curve},
                  {"note", note},
                  {"accesses", s->probe.accesses}};
     Curve cv{"walk", {"pages", "stride_bytes", "excess_cycles"}, {}};
-    for (const auto* part : {&t.curve, &t.wide_curve})
-      for (const auto& c : *part)
-        cv.rows.push_back({c["pages"], c["stride_bytes"], c["excess_cycles"]});
+    for (const auto& c : t.curve) cv.rows.push_back({c["pages"], c["stride_bytes"], c["excess_cycles"]});
     r.curves.push_back(cv);
   }
   void analyze(ExperimentResult& r) const override {

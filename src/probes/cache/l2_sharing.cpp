@@ -33,6 +33,20 @@
 namespace gpuprobe::probes {
 namespace {
 
+/// A plan's per-SM unit lists as the kernel reads them: every list's units back to back
+/// (`units`) and where each list starts, with one past the last (`begin`).
+void upload_plan(const analysis::SharingPlan& plan, device::DeviceArray<std::uint32_t>& units,
+                 device::DeviceArray<std::uint32_t>& begin) {
+  std::vector<std::uint32_t> flat, starts;
+  for (const auto& l : plan.lists) {
+    starts.push_back(static_cast<std::uint32_t>(flat.size()));
+    for (std::uint64_t o : l) flat.push_back(static_cast<std::uint32_t>(o / sharing::kUnitBytes));
+  }
+  starts.push_back(static_cast<std::uint32_t>(flat.size()));
+  units.upload(flat);
+  begin.upload(starts);
+}
+
 using analysis::SharingMode;
 using nlohmann::json;
 using units::kMiB;
@@ -187,15 +201,7 @@ class L2Sharing : public Experiment {
       const std::size_t units = ws / sharing::kUnitBytes;
       std::vector<int> side(sd.unit_side.begin(), sd.unit_side.begin() + units);
       const auto plan = analysis::plan_sharing(side, sharing::kUnitBytes, sms, k);
-      std::vector<std::uint32_t> flat, begin;
-      for (const auto& l : plan.lists) {
-        begin.push_back(static_cast<std::uint32_t>(flat.size()));
-        for (std::uint64_t o : l)
-          flat.push_back(static_cast<std::uint32_t>(o / sharing::kUnitBytes));
-      }
-      begin.push_back(static_cast<std::uint32_t>(flat.size()));
-      d_units.upload(flat);
-      d_begin.upload(begin);
+      upload_plan(plan, d_units, d_begin);
       const auto one = analysis::expect_sharing(plan, sd.sm_side, mode, 1);
       if (one.bytes == 0) throw VerificationError(id() + ": a point reads nothing");
       const auto reps =
@@ -285,15 +291,7 @@ class L2Sharing : public Experiment {
       device::DeviceArray<std::uint16_t> d_group(1024);
       device::DeviceArray<unsigned long long> d_t(2);
       auto run_once = [&](const analysis::SharingPlan& plan, const std::vector<int>& groups) {
-        std::vector<std::uint32_t> flat, begin;
-        for (const auto& l : plan.lists) {
-          begin.push_back(static_cast<std::uint32_t>(flat.size()));
-          for (std::uint64_t o : l)
-            flat.push_back(static_cast<std::uint32_t>(o / sharing::kUnitBytes));
-        }
-        begin.push_back(static_cast<std::uint32_t>(flat.size()));
-        d_units.upload(flat);
-        d_begin.upload(begin);
+        upload_plan(plan, d_units, d_begin);
         std::vector<std::uint16_t> g(1024, sharing::kNoGroup);
         for (int sm = 0; sm < sms; ++sm)
           if (groups[sm] >= 0) g[sm] = static_cast<std::uint16_t>(groups[sm]);

@@ -14,6 +14,19 @@ __device__ __forceinline__ unsigned long long warp_sum(unsigned long long v) {
   return v;
 }
 
+// One atomic per block of the gpu-l2-cache kernels: 200,000 atomics on one word would cost
+// time of their own.
+__device__ __forceinline__ void add_block_total(unsigned long long acc, unsigned long long* sum) {
+  __shared__ unsigned long long partial[kGpuL2CacheThreads / 32];
+  acc = warp_sum(acc);
+  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = acc;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    acc = warp_sum(partial[threadIdx.x]);
+    if (threadIdx.x == 0) atomicAdd(sum, acc);
+  }
+}
+
 __global__ void __launch_bounds__(kThreads) sharing_kernel(Params p) {
   __shared__ int slot;
   const std::uint32_t smid = device::ptx::sm_id();
@@ -75,15 +88,7 @@ __global__ void __launch_bounds__(kGpuL2CacheThreads)
         threadIdx.x;
     acc += base[idx] + base[idx + kGpuL2CacheThreads];
   }
-  // One atomic per block: 200,000 atomics on one word would cost time of their own.
-  __shared__ unsigned long long partial[kGpuL2CacheThreads / 32];
-  acc = warp_sum(acc);
-  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = acc;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    acc = warp_sum(partial[threadIdx.x]);
-    if (threadIdx.x == 0) atomicAdd(sum, acc);
-  }
+  add_block_total(acc, sum);
 }
 
 // The same pattern with 16 B per thread: thread t reads elements 2t and 2t + 1 of the two rows
@@ -102,14 +107,7 @@ __global__ void __launch_bounds__(kGpuL2CacheThreads)
     acc += (static_cast<unsigned long long>(v.y) << 32 | v.x) +
            (static_cast<unsigned long long>(v.w) << 32 | v.z);
   }
-  __shared__ unsigned long long partial[kGpuL2CacheThreads / 32];
-  acc = warp_sum(acc);
-  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = acc;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    acc = warp_sum(partial[threadIdx.x]);
-    if (threadIdx.x == 0) atomicAdd(sum, acc);
-  }
+  add_block_total(acc, sum);
 }
 
 }  // namespace
