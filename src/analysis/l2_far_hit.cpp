@@ -106,6 +106,36 @@ FarHitResult analyze_far_hit(const FarHitInput& in) {
   return r;
 }
 
+DramByHome analyze_dram_by_home(const FarHitResult& r,
+                                const std::vector<std::vector<double>>& cold_rounds) {
+  DramByHome d;
+  if (!r.split || cold_rounds.empty()) return d;
+  const std::size_t lines = r.line_far.size();
+  for (std::size_t i = 0; i < lines; ++i) {
+    std::vector<double> v;
+    for (const auto& round : cold_rounds) {
+      if (i >= round.size()) continue;
+      ++d.reads;
+      // A read no slower than the hot far-hit threshold did not come from DRAM.
+      if (round[i] <= r.threshold) {
+        ++d.not_cold;
+        continue;
+      }
+      v.push_back(round[i]);
+    }
+    if (v.empty()) continue;
+    (r.line_far[i] ? d.far_lines : d.near_lines).push_back(stats::median(v));
+  }
+  if (d.near_lines.size() < 3 || d.far_lines.size() < 3) return d;
+  d.near_sequence_cycles = stats::median(d.near_lines);
+  d.far_sequence_cycles = stats::median(d.far_lines);
+  const double scale = r.chase_near_cycles - r.near_first_cycles;
+  d.near_cycles = d.near_sequence_cycles + scale;
+  d.far_cycles = d.far_sequence_cycles + scale;
+  d.found = r.chase_near_cycles > 0;
+  return d;
+}
+
 SideFit fit_side(const std::vector<std::uint64_t>& offsets, const std::vector<int>& far,
                  std::uint64_t prior_mask) {
   SideFit best;

@@ -49,6 +49,24 @@ struct FarHitResult {
 /// the replication vote.
 FarHitResult analyze_far_hit(const FarHitInput& in);
 
+/// DRAM latency by home: after a flush the measured SM's first read of each probed line is a
+/// DRAM miss; the lines are split by the side found in the latency rounds (r.line_far), and each
+/// side's median moved onto the chase's scale like the far hit (chase near hit + (cold read -
+/// near first read of the same sequences)).
+struct DramByHome {
+  bool found = false;
+  std::vector<double> near_lines, far_lines;  ///< per line: median cold first read over rounds
+  double near_sequence_cycles = 0, far_sequence_cycles = 0;
+  double near_cycles = 0, far_cycles = 0;  ///< on the chase's scale
+  /// Cold reads at or below the hot far-hit threshold (a line not evicted by the flush): counted,
+  /// not used.
+  std::size_t not_cold = 0, reads = 0;
+};
+/// `cold_rounds[k][i]`: round k's cold first read of line i (the lines of `in`). Needs a split
+/// far-hit analysis `r` of the same lines and at least 3 lines of each side.
+DramByHome analyze_dram_by_home(const FarHitResult& r,
+                                const std::vector<std::vector<double>>& cold_rounds);
+
 /// 1-D two-means: the threshold between two classes of `values` (midpoint of their means);
 /// returns false when all values are equal or there are fewer than 2.
 bool two_means_threshold(const std::vector<double>& values, double& threshold);

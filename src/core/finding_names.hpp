@@ -31,6 +31,8 @@ inline constexpr const char* kL2PartitionSmGroupSizes = "l2.partition.sm_group_s
 
 // cache.l2.far_hit
 inline constexpr const char* kL2FarHitLatency = "l2.far_hit_latency";
+inline constexpr const char* kDramLatencyNearHome = "dram.latency_near_home";
+inline constexpr const char* kDramLatencyFarHome = "dram.latency_far_home";
 
 // cache.fetch_granularity
 inline constexpr const char* kCacheL1FetchGranularity = "cache.l1.fetch_granularity";
@@ -142,6 +144,8 @@ inline constexpr Produced kShared[] = {
     {kL2PartitionNearLatency, "cache.l2.partition"},
     {kL2PartitionSmGroupSizes, "cache.l2.partition"},
     {kL2FarHitLatency, "cache.l2.far_hit"},
+    {kDramLatencyNearHome, "cache.l2.far_hit"},
+    {kDramLatencyFarHome, "cache.l2.far_hit"},
     {kCacheL1FetchGranularity, "cache.fetch_granularity"},
     {kCacheL2FillGranularity, "cache.fetch_granularity"},
     {kCacheL1Ways, "cache.l1.ways"},

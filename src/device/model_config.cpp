@@ -26,7 +26,8 @@ void check_structure(const std::string& who, const std::string& lvl, const Cache
     throw UsageError(f + "sector_bytes " + std::to_string(c.sector_bytes) +
                      " is not allowed; allowed: 0 (the line) or a power of two <= the line and "
                      ">= line / 64");
-  if (c.ways != 0 && c.capacity_bytes != 0 && c.capacity_bytes % (std::uint64_t{c.line_bytes} * c.ways))
+  if (c.ways != 0 && c.capacity_bytes != 0 &&
+      c.capacity_bytes % (std::uint64_t{c.line_bytes} * c.ways))
     throw UsageError(f + "ways " + std::to_string(c.ways) + " do not divide the capacity (" +
                      std::to_string(c.capacity_bytes) + " B) into whole sets of " +
                      std::to_string(c.line_bytes) + "-B lines");
@@ -46,8 +47,10 @@ void check_structure(const std::string& who, const std::string& lvl, const Cache
                        std::to_string(sets) + ")");
     for (auto m : c.set_hash_masks)
       if (m == 0 || (m & (c.line_bytes - 1)))
-        throw UsageError(f + "set_hash_masks: each mask must be non-zero and use no bit below "
-                         "the line (" + std::to_string(c.line_bytes) + " B)");
+        throw UsageError(f +
+                         "set_hash_masks: each mask must be non-zero and use no bit below "
+                         "the line (" +
+                         std::to_string(c.line_bytes) + " B)");
   }
 }
 
@@ -115,6 +118,12 @@ void validate(const ModelConfig& c) {
     throw UsageError(who + "l2_capacity_bytes " + std::to_string(c.l2.capacity_bytes) +
                      " is smaller than the largest L1 (" + std::to_string(l1_capacity_bytes(c, 0)) +
                      " B); allowed: an L2 at least as large as the L1");
+  for (const auto& [key, v] : {std::pair<const char*, double>{"dram_near_home_latency_cycles",
+                                                              c.dram_near_home_latency_cycles},
+                               {"dram_far_home_latency_cycles", c.dram_far_home_latency_cycles}})
+    if (!(v >= 0) || v > 1e6)
+      throw UsageError(who + key + " " + std::to_string(v) +
+                       " is not allowed; allowed: 0 (= dram_latency_cycles) or > 0 and <= 1e6");
   if (c.l2_partitions < 0 || c.l2_partitions > 2)
     throw UsageError(who + "l2_partitions " + std::to_string(c.l2_partitions) +
                      " is not allowed; allowed: 0 (from l2_partitioned), 1 or 2");
@@ -129,7 +138,8 @@ void validate(const ModelConfig& c) {
                      " masks; allowed: " + (parts == 2 ? "0 or 1" : "none with one partition"));
   for (auto m : c.l2_partition_masks)
     if (m == 0 || (m & (c.l2.line_bytes - 1)))
-      throw UsageError(who + "l2_partition_masks: the mask must be non-zero and use no bit below "
+      throw UsageError(who +
+                       "l2_partition_masks: the mask must be non-zero and use no bit below "
                        "the line");
   if (!c.sm_partition.empty()) {
     if (c.sm_partition.size() != static_cast<std::size_t>(c.sm_count))
@@ -187,6 +197,9 @@ nlohmann::json to_json(const ModelConfig& c) {
       {"l2_hit_latency_cycles", c.l2.hit_latency_cycles},
       {"l2_far_hit_latency_cycles", c.l2_far_hit_latency_cycles},
       {"dram_latency_cycles", c.dram_latency_cycles},
+      {"dram_near_home_latency_cycles", c.dram_near_home_latency_cycles},
+      {"dram_far_home_latency_cycles", c.dram_far_home_latency_cycles},
+      {"chase_structural", c.chase_structural},
       {"shared_latency_cycles", c.shared_latency_cycles},
       {"noise_relative_sigma", c.noise_relative_sigma},
       {"seed", c.seed},
@@ -200,7 +213,8 @@ nlohmann::json to_json(const ModelConfig& c) {
       {"l2_partition_masks", c.l2_partition_masks},
       {"l2_replication", c.l2_replication},
       {"sm_partition", c.sm_partition},
-      {"tlb", [&] {
+      {"tlb",
+       [&] {
          nlohmann::json t = nlohmann::json::array();
          for (const auto& x : c.tlb)
            t.push_back({{"entries", x.entries},
@@ -209,7 +223,9 @@ nlohmann::json to_json(const ModelConfig& c) {
                         {"miss_penalty_cycles", x.miss_penalty_cycles}});
          return t;
        }()},
-      {"replacement_policy", "chase: lru; run_sequence: l1_policy / l2_policy"},
+      {"replacement_policy", c.chase_structural
+                                 ? "chase and run_sequence: l1_policy / l2_policy"
+                                 : "chase: lru; run_sequence: l1_policy / l2_policy"},
       {"ways_note", "0 ways = fully associative"},
       {"l2_latency_rule",
        c.l2_partitioned ? "near-partition hit: l2_near_hit_latency_cycles; near miss, L2 hit: "

@@ -13,8 +13,8 @@
 
 #include "analysis/chain.hpp"
 #include "core/error.hpp"
-#include "core/units.hpp"
 #include "core/json_input.hpp"
+#include "core/units.hpp"
 #include "device/model_export.hpp"
 #include "device/model_sequence.hpp"
 
@@ -148,6 +148,19 @@ std::unique_ptr<ProbeBuffer> ModelDevice::alloc_probe_buffer(std::uint64_t bytes
   return std::make_unique<ModelProbeBuffer>(bytes, base, ledger_);
 }
 
+detail::SequenceModel& ModelDevice::structural(std::uint64_t capacity) {
+  if (!seq_ || capacity != seq_->l1_capacity) {
+    const bool keep = seq_ != nullptr;
+    auto fresh = std::make_unique<detail::SequenceModel>(config_, capacity);
+    if (keep) {  // only the L1 is reconfigured
+      fresh->l2 = std::move(seq_->l2);
+      fresh->tlb = std::move(seq_->tlb);
+    }
+    seq_ = std::move(fresh);
+  }
+  return *seq_;
+}
+
 SequenceTiming ModelDevice::run_sequence(ProbeBuffer& buffer, const AccessSequence& s) {
   auto* b = dynamic_cast<ModelProbeBuffer*>(&buffer);
   if (b == nullptr || b->ledger() != ledger_.get())
@@ -185,16 +198,7 @@ SequenceTiming ModelDevice::run_sequence(ProbeBuffer& buffer, const AccessSequen
       throw UsageError("run_sequence: sweep_rounds " + std::to_string(s.sweep_rounds) +
                        "; allowed 1..16");
   }
-  const std::uint64_t capacity = l1_capacity_bytes(config_, s.carveout_percent);
-  if (!seq_ || capacity != seq_->l1_capacity) {
-    const bool keep = seq_ != nullptr;
-    auto fresh = std::make_unique<detail::SequenceModel>(config_, capacity);
-    if (keep) {  // only the L1 is reconfigured
-      fresh->l2 = std::move(seq_->l2);
-      fresh->tlb = std::move(seq_->tlb);
-    }
-    seq_ = std::move(fresh);
-  }
+  structural(l1_capacity_bytes(config_, s.carveout_percent));
   if (s.flush_l2) seq_->flush_l2();
   const bool use_l1 = caches_in_l1(s.op);
   // Every kernel launch invalidates the L1 (seen on the H200): place and sequence are launches.
@@ -245,6 +249,38 @@ void ModelDevice::reset_caches() {
   l1_.clear();
   l2_near_.clear();
   l2_.clear();
+  if (seq_) seq_->flush_l2();
+}
+
+std::uint32_t ModelDevice::walk_structural(const std::vector<std::uint32_t>& next,
+                                           std::uint64_t base, std::uint32_t stride,
+                                           std::uint32_t node, bool use_l1, std::uint64_t steps,
+                                           double* cycles, ModelChaseStats* stats) {
+  // The chase runs on SM 0, like the GPU's (one block, placed by the scheduler on the first SM).
+  for (std::uint64_t s = 0; s < steps; ++s) {
+    detail::Served served;
+    const double c =
+        seq_->access(base + static_cast<std::uint64_t>(node) * stride, 0, use_l1, &served);
+    if (cycles) *cycles += c;
+    if (stats) {
+      switch (served) {
+        case detail::Served::kL1:
+          ++stats->l1_hits;
+          break;
+        case detail::Served::kL2Near:
+          ++stats->l2_hits;
+          break;
+        case detail::Served::kL2Far:
+          ++stats->l2_far_hits;
+          break;
+        case detail::Served::kDram:
+          ++stats->dram_loads;
+          break;
+      }
+    }
+    node = next[node];
+  }
+  return node;
 }
 
 std::unique_ptr<Chain> ModelDevice::make_chain(const ChainSpec& spec) {
@@ -357,25 +393,32 @@ ChaseTiming ModelDevice::chase(Chain& chain, const ChaseParams& params) {
   const auto& order = mc->order();
   const std::uint64_t start = params.start_step % order.size();
   std::uint32_t node = order[start];
-  auto run = [&](std::uint64_t first, std::uint64_t steps, auto count) {
-    constexpr bool kCount = decltype(count)::value;
-    if (use_l1 && part)
-      return walk<true, true, kCount>(order, next, base, stride, node, first, steps, stats);
-    if (use_l1)
-      return walk<true, false, kCount>(order, next, base, stride, node, first, steps, stats);
-    if (part)
-      return walk<false, true, kCount>(order, next, base, stride, node, first, steps, stats);
-    return walk<false, false, kCount>(order, next, base, stride, node, first, steps, stats);
-  };
-  node = run(start, params.warmup_steps, std::false_type{});
-  node = run(start + params.warmup_steps, params.timed_steps, std::true_type{});
+  double cycles = 0;
+  if (config_.chase_structural) {
+    structural(capacity).invalidate_l1();
+    node = walk_structural(next, base, stride, node, use_l1, params.warmup_steps, nullptr, nullptr);
+    node = walk_structural(next, base, stride, node, use_l1, params.timed_steps, &cycles, &stats);
+  } else {
+    auto run = [&](std::uint64_t first, std::uint64_t steps, auto count) {
+      constexpr bool kCount = decltype(count)::value;
+      if (use_l1 && part)
+        return walk<true, true, kCount>(order, next, base, stride, node, first, steps, stats);
+      if (use_l1)
+        return walk<true, false, kCount>(order, next, base, stride, node, first, steps, stats);
+      if (part)
+        return walk<false, true, kCount>(order, next, base, stride, node, first, steps, stats);
+      return walk<false, false, kCount>(order, next, base, stride, node, first, steps, stats);
+    };
+    node = run(start, params.warmup_steps, std::false_type{});
+    node = run(start + params.warmup_steps, params.timed_steps, std::true_type{});
 
-  const double l2_latency =
-      part ? config_.l2_near.hit_latency_cycles : config_.l2.hit_latency_cycles;
-  const double cycles = static_cast<double>(stats.l1_hits) * config_.l1.hit_latency_cycles +
-                        static_cast<double>(stats.l2_hits) * l2_latency +
-                        static_cast<double>(stats.l2_far_hits) * config_.l2_far_hit_latency_cycles +
-                        static_cast<double>(stats.dram_loads) * config_.dram_latency_cycles;
+    const double l2_latency =
+        part ? config_.l2_near.hit_latency_cycles : config_.l2.hit_latency_cycles;
+    cycles = static_cast<double>(stats.l1_hits) * config_.l1.hit_latency_cycles +
+             static_cast<double>(stats.l2_hits) * l2_latency +
+             static_cast<double>(stats.l2_far_hits) * config_.l2_far_hit_latency_cycles +
+             static_cast<double>(stats.dram_loads) * config_.dram_latency_cycles;
+  }
   last_stats_ = stats;
   last_final_node_ = node;
 

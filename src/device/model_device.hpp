@@ -26,9 +26,9 @@
 namespace gpuprobe::device {
 
 namespace detail {
-struct ModelLedger;  // the device's record of live chains, shared with them
+struct ModelLedger;    // the device's record of live chains, shared with them
 struct SequenceModel;  // the structural hierarchy behind run_sequence
-}
+}  // namespace detail
 
 /// Replacement policy of a cache level (used by run_sequence; the chase's fast path is LRU).
 enum class Replacement { kLru, kFifo, kTreePlru, kRandom };
@@ -49,8 +49,8 @@ struct CacheConfig {
   std::uint32_t line_bytes = 128;
   std::uint32_t ways = 0;  ///< 0 = fully associative
   double hit_latency_cycles = 0;
-  Replacement policy = Replacement::kLru;      ///< run_sequence only
-  std::uint32_t sector_bytes = 0;              ///< 0 = the line; run_sequence only
+  Replacement policy = Replacement::kLru;     ///< run_sequence only
+  std::uint32_t sector_bytes = 0;             ///< 0 = the line; run_sequence only
   std::vector<std::uint64_t> set_hash_masks;  ///< empty = modulo; run_sequence only
 };
 
@@ -110,6 +110,14 @@ struct ModelConfig {
   std::vector<int> sm_partition;
   /// TLB levels, first = closest to the SM; empty = no TLB cost. One hierarchy for all SMs.
   std::vector<TlbLevel> tlb;
+  /// DRAM latency of a miss by where the line is homed, seen from the SM (2 partitions only);
+  /// 0 = dram_latency_cycles. A far-homed miss crosses to the other partition first.
+  double dram_near_home_latency_cycles = 0;
+  double dram_far_home_latency_cycles = 0;
+  /// The chase walks the structural hierarchy above (the partitions with their home hash and
+  /// replication, the L1 and L2 geometry and policies, the TLB, DRAM by home) instead of the
+  /// fast path (near copy + whole L2, LRU). Written by export-model for partitioned results.
+  bool chase_structural = false;
 };
 
 /// The number of L2 partitions run_sequence models (l2_partitions, or its default).
@@ -268,6 +276,12 @@ class ModelDevice : public Device, public Sequencer {
                      std::uint64_t steps, ModelChaseStats& stats);
   double noise_factor();
   void reset_caches();
+  /// The structural hierarchy with an L1 of `l1_capacity` (a reconfigured L1 starts empty; the
+  /// L2 and TLB state are kept).
+  detail::SequenceModel& structural(std::uint64_t l1_capacity);
+  std::uint32_t walk_structural(const std::vector<std::uint32_t>& next, std::uint64_t base,
+                                std::uint32_t stride, std::uint32_t node, bool use_l1,
+                                std::uint64_t steps, double* cycles, ModelChaseStats* stats);
 
   ModelConfig config_;
   DeviceInfo info_;

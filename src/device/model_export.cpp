@@ -47,7 +47,8 @@ T need(const json& j, const char* key) {
 std::uint64_t optional_unsigned(const json& j, const char* key, std::uint64_t fallback) {
   if (!j.contains(key)) return fallback;
   const auto& v = j.at(key);
-  if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0))
+  if (!v.is_number_integer() ||
+      (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0))
     throw UsageError(std::string("model file: '") + key + "' = " + v.dump() +
                      " is not allowed; allowed: an integer >= 0");
   return v.get<std::uint64_t>();
@@ -95,8 +96,8 @@ ModelConfig model_config_from_json(const json& j) {
   json_input::Reader(j, "model file").object();
   ModelConfig c;
   c.name = need<std::string>(j, "name");
-  std::tie(c.cc_major, c.cc_minor) = compute_capability(
-      need<std::string>(j, "compute_capability"), "model file: compute_capability");
+  std::tie(c.cc_major, c.cc_minor) = compute_capability(need<std::string>(j, "compute_capability"),
+                                                        "model file: compute_capability");
   c.sm_count = need<int>(j, "sm_count");
   c.sm_clock_mhz = need<double>(j, "sm_clock_mhz");
   c.mem_clock_mhz = need<double>(j, "mem_clock_mhz");
@@ -137,10 +138,14 @@ ModelConfig model_config_from_json(const json& j) {
   }
   c.l2_far_hit_latency_cycles = need<double>(j, "l2_far_hit_latency_cycles");
   c.dram_latency_cycles = need<double>(j, "dram_latency_cycles");
+  if (j.contains("dram_near_home_latency_cycles"))
+    c.dram_near_home_latency_cycles = need<double>(j, "dram_near_home_latency_cycles");
+  if (j.contains("dram_far_home_latency_cycles"))
+    c.dram_far_home_latency_cycles = need<double>(j, "dram_far_home_latency_cycles");
+  if (j.contains("chase_structural")) c.chase_structural = need<bool>(j, "chase_structural");
   c.shared_latency_cycles = need<double>(j, "shared_latency_cycles");
-  c.noise_relative_sigma = j.contains("noise_relative_sigma")
-                               ? need<double>(j, "noise_relative_sigma")
-                               : 0.0;
+  c.noise_relative_sigma =
+      j.contains("noise_relative_sigma") ? need<double>(j, "noise_relative_sigma") : 0.0;
   c.seed = j.contains("seed") ? need<std::uint64_t>(j, "seed") : std::uint64_t{1};
   validate(c);
   return c;
@@ -177,9 +182,8 @@ json model_from_result(const json& result) {
   c.name = "measured-" + d.value("name", std::string("gpu"));
   for (auto& ch : c.name)
     if (ch == ' ') ch = '-';
-  std::tie(c.cc_major, c.cc_minor) =
-      compute_capability(d.value("compute_capability", std::string("0.0")),
-                         "result: device.compute_capability");
+  std::tie(c.cc_major, c.cc_minor) = compute_capability(
+      d.value("compute_capability", std::string("0.0")), "result: device.compute_capability");
   c.sm_count = d.value("sm_count", 1);
   // Cycles are the unit of every latency; the clock only turns them into ns.
   c.sm_clock_mhz = d.value("sm_clock_max_mhz", 1000.0);
@@ -236,6 +240,20 @@ json model_from_result(const json& result) {
                      std::max(0.0, f.count(n + ".miss_penalty") ? f[n + ".miss_penalty"] : 0.0)});
   }
   c.dram_latency_cycles = get(finding::kDramLatency);
+  // Two partitions with a measured home hash and replication: the chase walks the partitions
+  // themselves (home lines and copies in the SM's partition, far-homed lines in the other), and
+  // a miss costs the DRAM latency of its home where cache.l2.far_hit measured both.
+  const bool two_sides = c.l2_partitioned && !c.l2_partition_masks.empty() &&
+                         f.count("l2.replication") && f.count("l2.far_hit_latency");
+  if (two_sides) {
+    c.l2_partitions = 2;
+    c.l2_replication = f["l2.replication"] > 0.5;
+    c.chase_structural = true;
+    if (f.count(finding::kDramLatencyNearHome) && f.count(finding::kDramLatencyFarHome)) {
+      c.dram_near_home_latency_cycles = f[finding::kDramLatencyNearHome];
+      c.dram_far_home_latency_cycles = f[finding::kDramLatencyFarHome];
+    }
+  }
   c.shared_latency_cycles = get(finding::kSharedLatency);
   validate(c);
   json out = to_json(c);
@@ -252,6 +270,8 @@ json model_from_result(const json& result) {
   if (!extra.count("cache.l1.replacement") || !extra.count("cache.l2.replacement"))
     not_measured.push_back("replacement policy (LRU modelled)");
   if (c.tlb.empty()) not_measured.push_back("TLB (none modelled)");
+  if (two_sides && c.dram_near_home_latency_cycles == 0)
+    not_measured.push_back("DRAM latency by home partition (dram_latency_cycles for both)");
   not_measured.push_back("the L1 capacity between carveouts (linear between 0% and 100%)");
   out["not_measured"] = not_measured;
   return out;
@@ -272,15 +292,15 @@ std::string accelsim_config(const json& model) {
        "simulator's usual Volta+ choices\n";
   const auto line = [&](const char* option, const CacheConfig& cc, std::uint64_t capacity,
                         const char* wr, const char* what) {
-    const std::uint32_t ways = cc.ways ? cc.ways : static_cast<std::uint32_t>(capacity / cc.line_bytes);
+    const std::uint32_t ways =
+        cc.ways ? cc.ways : static_cast<std::uint32_t>(capacity / cc.line_bytes);
     const std::uint64_t sets = capacity / cc.line_bytes / ways;
     const bool sectored = cc.sector_bytes != 0 && cc.sector_bytes < cc.line_bytes;
     const std::string pol = to_string(cc.policy);
     const char sif = cc.set_hash_masks.empty() ? 'L' : 'X';
     o << "# " << what << ": " << capacity << " B = " << sets << " sets x " << ways << " ways x "
       << cc.line_bytes << " B, policy " << pol;
-    if (pol == "tree_plru" || pol == "random")
-      o << " (not in the syntax: written as LRU)";
+    if (pol == "tree_plru" || pol == "random") o << " (not in the syntax: written as LRU)";
     if (!cc.set_hash_masks.empty()) {
       o << ", set index = XOR hash, masks";
       for (auto m : cc.set_hash_masks) {
@@ -290,8 +310,9 @@ std::string accelsim_config(const json& model) {
       }
       o << " (the syntax has no custom masks: written as X)";
     }
-    o << "\n" << option << " " << (sectored ? 'S' : 'N') << ":" << sets << ":" << cc.line_bytes
-      << ":" << ways << "," << replacement_letter(pol) << ":" << wr << ":m:L:" << sif
+    o << "\n"
+      << option << " " << (sectored ? 'S' : 'N') << ":" << sets << ":" << cc.line_bytes << ":"
+      << ways << "," << replacement_letter(pol) << ":" << wr << ":m:L:" << sif
       << ",A:512:8,16:0,32\n";
   };
   line("-gpgpu_cache:dl1", c.l1, l1_capacity_bytes(c, -1), "T", "L1D (default carve-out)");

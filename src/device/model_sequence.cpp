@@ -6,10 +6,14 @@ namespace gpuprobe::device {
 
 std::string to_string(Replacement r) {
   switch (r) {
-    case Replacement::kLru: return "lru";
-    case Replacement::kFifo: return "fifo";
-    case Replacement::kTreePlru: return "tree_plru";
-    case Replacement::kRandom: return "random";
+    case Replacement::kLru:
+      return "lru";
+    case Replacement::kFifo:
+      return "fifo";
+    case Replacement::kTreePlru:
+      return "tree_plru";
+    case Replacement::kRandom:
+      return "random";
   }
   return "lru";
 }
@@ -50,7 +54,13 @@ void SetCache::clear() {
 }
 
 std::uint64_t SetCache::set_of(std::uint64_t address) const {
-  if (config_.set_hash_masks.empty()) return (address / config_.line_bytes) % sets_;
+  if (config_.set_hash_masks.empty()) {
+    if (squeeze_bit_ != 0) {
+      const std::uint64_t low = address & ((std::uint64_t{1} << squeeze_bit_) - 1);
+      address = ((address >> (squeeze_bit_ + 1)) << squeeze_bit_) | low;
+    }
+    return (address / config_.line_bytes) % sets_;
+  }
   std::uint64_t s = 0;
   for (std::size_t i = 0; i < config_.set_hash_masks.size(); ++i)
     s |= static_cast<std::uint64_t>(parity(address & config_.set_hash_masks[i])) << i;
@@ -60,7 +70,9 @@ std::uint64_t SetCache::set_of(std::uint64_t address) const {
 void SetCache::touch(std::uint64_t set, std::uint32_t way, bool fill) {
   const std::uint64_t slot = set * ways_ + way;
   switch (config_.policy) {
-    case Replacement::kLru: stamps_[slot] = ++clock_; break;
+    case Replacement::kLru:
+      stamps_[slot] = ++clock_;
+      break;
     case Replacement::kFifo:
       if (fill) stamps_[slot] = ++clock_;
       break;
@@ -77,7 +89,8 @@ void SetCache::touch(std::uint64_t set, std::uint32_t way, bool fill) {
       plru_[set] = bits;
       break;
     }
-    case Replacement::kRandom: break;
+    case Replacement::kRandom:
+      break;
   }
 }
 
@@ -108,8 +121,8 @@ bool SetCache::contains(std::uint64_t address) const {
   if (sets_ == 0) return false;
   const std::uint64_t tag = address / config_.line_bytes + 1;
   const std::uint64_t base = set_of(address) * ways_;
-  const std::uint32_t sector = static_cast<std::uint32_t>(
-      (address % config_.line_bytes) / (config_.line_bytes / sectors_));
+  const std::uint32_t sector =
+      static_cast<std::uint32_t>((address % config_.line_bytes) / (config_.line_bytes / sectors_));
   for (std::uint32_t w = 0; w < ways_; ++w)
     if (tags_[base + w] == tag) return (sectors_present_[base + w] >> sector) & 1;
   return false;
@@ -147,6 +160,12 @@ SequenceModel::SequenceModel(const ModelConfig& c, std::uint64_t l1_bytes)
   CacheConfig part = c.l2;
   part.capacity_bytes = c.l2.capacity_bytes / static_cast<std::uint64_t>(partitions);
   for (int p = 0; p < partitions; ++p) l2.emplace_back(part, c.seed * 7 + 2 + p);
+  // The exported (chase_structural) models: the lowest bit of the home hash leaves the modulo
+  // index, so that each partition's own lines of a contiguous range fill its sets evenly.
+  if (c.chase_structural && partitions == 2 && part.set_hash_masks.empty() &&
+      !c.l2_partition_masks.empty())
+    for (auto& p : l2)
+      p.squeeze_index_bit(static_cast<unsigned>(__builtin_ctzll(c.l2_partition_masks[0])));
   for (const auto& t : c.tlb) {
     CacheConfig pc;
     pc.line_bytes = 1;  // pages are addressed by page number (see access)
@@ -181,10 +200,12 @@ double SequenceModel::access(std::uint64_t address, int sm, bool use_l1, Served*
     cycles += config.tlb[i].miss_penalty_cycles;
   }
   Served s;
+  bool far_home = false;
   if (use_l1 && l1.access(address)) {
     s = Served::kL1;
   } else {
     const int side = side_of(sm), home = home_of(address);
+    far_home = home != side;
     if (home == side) {
       s = l2[home].access(address) ? Served::kL2Near : Served::kDram;
     } else if (config.l2_replication && l2[side].access(address)) {
@@ -193,13 +214,24 @@ double SequenceModel::access(std::uint64_t address, int sm, bool use_l1, Served*
       s = l2[home].access(address) ? Served::kL2Far : Served::kDram;
     }
   }
-  const double near = config.l2_partitioned ? config.l2_near.hit_latency_cycles
-                                            : config.l2.hit_latency_cycles;
+  const double near =
+      config.l2_partitioned ? config.l2_near.hit_latency_cycles : config.l2.hit_latency_cycles;
   switch (s) {
-    case Served::kL1: cycles += config.l1.hit_latency_cycles; break;
-    case Served::kL2Near: cycles += near; break;
-    case Served::kL2Far: cycles += config.l2_far_hit_latency_cycles; break;
-    case Served::kDram: cycles += config.dram_latency_cycles; break;
+    case Served::kL1:
+      cycles += config.l1.hit_latency_cycles;
+      break;
+    case Served::kL2Near:
+      cycles += near;
+      break;
+    case Served::kL2Far:
+      cycles += config.l2_far_hit_latency_cycles;
+      break;
+    case Served::kDram: {
+      const double by_home =
+          far_home ? config.dram_far_home_latency_cycles : config.dram_near_home_latency_cycles;
+      cycles += partitions == 2 && by_home > 0 ? by_home : config.dram_latency_cycles;
+      break;
+    }
   }
   if (served) *served = s;
   return cycles;

@@ -24,6 +24,10 @@ class SetCache {
   std::uint64_t sets() const { return sets_; }
   std::uint32_t ways() const { return ways_; }
   std::uint64_t set_of(std::uint64_t address) const;
+  /// Modulo indexing of the address with bit `bit` removed (0 = none): one partition of a
+  /// two-partition L2 whose home is chosen by a hash including that bit holds only half of the
+  /// lines of any range, and without the bit those lines fill its sets evenly.
+  void squeeze_index_bit(unsigned bit) { squeeze_bit_ = bit; }
 
  private:
   void touch(std::uint64_t set, std::uint32_t way, bool fill);
@@ -33,11 +37,12 @@ class SetCache {
   std::uint64_t sets_ = 0;
   std::uint32_t ways_ = 0;
   std::uint32_t sectors_ = 1;
-  std::vector<std::uint64_t> tags_;     ///< line number + 1; 0 = invalid
+  std::vector<std::uint64_t> tags_;  ///< line number + 1; 0 = invalid
   std::vector<std::uint64_t> sectors_present_;
-  std::vector<std::uint64_t> stamps_;   ///< LRU: last use; FIFO: fill time
-  std::vector<std::uint64_t> plru_;     ///< per set: tree bits, node n at bit n (1-based heap)
+  std::vector<std::uint64_t> stamps_;  ///< LRU: last use; FIFO: fill time
+  std::vector<std::uint64_t> plru_;    ///< per set: tree bits, node n at bit n (1-based heap)
   std::uint64_t clock_ = 0;
+  unsigned squeeze_bit_ = 0;
   std::mt19937_64 rng_;
 };
 

@@ -63,6 +63,34 @@ TEST(CacheGpuFarHit, FindsFarLinesAndReplication) {
   EXPECT_NEAR(a.consistency, 1.0, 1e-9);
 }
 
+// Cold reads after a flush: near-homed lines at 598, far-homed at 776 sequence cycles; the
+// sides come from the hot rounds and the values move onto the chase's scale like the far hit.
+TEST(CacheGpuFarHit, DramByHomeSplitsColdReadsBySide) {
+  const auto in = synthetic(true, 308, 487, 280.4);
+  const auto a = analyze_far_hit(in);
+  ASSERT_TRUE(a.split);
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0, 6);
+  std::vector<std::vector<double>> cold(3);
+  for (auto& round : cold)
+    for (auto o : in.offsets) round.push_back((true_far(o) ? 776 : 598) + noise(rng));
+  cold[1][0] = 300;  // one read served by the L2 (not evicted by the flush): not used
+  const auto d = analyze_dram_by_home(a, cold);
+  ASSERT_TRUE(d.found);
+  EXPECT_EQ(d.not_cold, 1u);
+  EXPECT_EQ(d.reads, 3 * in.offsets.size());
+  EXPECT_EQ(d.near_lines.size() + d.far_lines.size(), in.offsets.size());
+  EXPECT_NEAR(d.near_cycles, 280.4 + (598 - a.near_first_cycles), 3);
+  EXPECT_NEAR(d.far_cycles, 280.4 + (776 - a.near_first_cycles), 3);
+  EXPECT_NEAR(d.far_cycles - d.near_cycles, 178, 4);
+  // Without a split there are no sides; without cold reads from DRAM there is no value.
+  auto flat = in;
+  for (auto& r : flat.rounds) r.first.assign(r.first.size(), 308);
+  EXPECT_FALSE(analyze_dram_by_home(analyze_far_hit(flat), cold).found);
+  std::vector<std::vector<double>> warm(3, std::vector<double>(in.offsets.size(), 300));
+  EXPECT_FALSE(analyze_dram_by_home(a, warm).found);
+}
+
 TEST(CacheGpuFarHit, WithoutReplicationTheChaseHoldsItsFarShare) {
   const auto in = synthetic(false, 303, 480, 272.6 + 0.5 * 177);
   const auto a = analyze_far_hit(in);

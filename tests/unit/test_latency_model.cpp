@@ -153,6 +153,32 @@ TEST(LatencyCarveoutOnModel, CapacityFollowsCarveout) {
                   static_cast<double>(device::l1_capacity_bytes(cfg, 100)));
 }
 
+// The structural chase (the exported models'): one SM's chase over a set larger than its
+// partition reads far-homed lines as far hits (the other partition still holds them) and
+// misses its own home lines to DRAM, so the plateau between the knees is (far hit + near-home
+// DRAM) / 2; cache.l2.far_hit recovers each home's DRAM latency from cold reads.
+TEST(LatencySweepOnModel, StructuralChaseReplaysThePartitionMixture) {
+  ModelConfig c = device::builtin_model_config("h200");
+  c.l2_partitions = 2;
+  c.chase_structural = true;
+  c.dram_near_home_latency_cycles = 700;
+  c.dram_far_home_latency_cycles = 940;
+  c.noise_relative_sigma = 0;
+  device::ModelDevice dev(c);
+  const auto far = run_experiment(dev, "cache.l2.far_hit");
+  ASSERT_TRUE(far.count("dram.latency_near_home"));
+  EXPECT_NEAR(far.at("dram.latency_near_home").value, 700, 7);
+  EXPECT_NEAR(far.at("dram.latency_far_home").value, 940, 9.4);
+  EXPECT_NEAR(far.at("l2.far_hit_latency").value, 430, 4.3);
+  const auto f = run_experiment(dev, "latency.sweep");
+  expect_capacity(f, "l2.near_capacity", 30.0 * (1 << 20));
+  expect_capacity(f, "l2.capacity", 60.0 * (1 << 20));
+  ASSERT_TRUE(f.count("l2.mixed_latency"));
+  EXPECT_NEAR(f.at("l2.mixed_latency").value, (430 + 700) / 2.0, 0.01 * (430 + 700) / 2.0);
+  // Past the L2 both homes miss: the DRAM plateau is their mean.
+  EXPECT_NEAR(f.at("dram.latency").value, (700 + 940) / 2.0, 0.01 * (700 + 940) / 2.0);
+}
+
 TEST(LatencyChaseOnModel, UsesSweepFindingsAndMeasuresEveryLoad) {
   auto dev = device::make_model_device("tiny");
   RunOptions o;

@@ -44,23 +44,35 @@ TEST(ModelExport, ReplayingTheMeasuredH200GivesItsFindingsBack) {
   sweep->analyze(r);
   std::map<std::string, double> replayed;
   for (const auto& f : r.findings) replayed[f.name] = f.value;
-  for (const char* n : {"l1.capacity", "l2.near_capacity", "l2.capacity"}) {
+  for (const char* n : {"l1.capacity", "l2.capacity"}) {
     ASSERT_TRUE(replayed.count(n)) << n;
     EXPECT_NEAR(replayed[n], measured.at(n), 0.02 * measured.at(n)) << n;
   }
+  // The exported model's near knee is its partition's capacity (half of l2.capacity: home lines
+  // and copies share it); the H200's knee is soft and starts below that (the measured
+  // l2.near_capacity is its first point off the plateau), so the two agree only within 10 %.
+  ASSERT_TRUE(replayed.count("l2.near_capacity"));
+  EXPECT_NEAR(replayed["l2.near_capacity"], measured.at("l2.capacity") / 2,
+              0.02 * measured.at("l2.capacity") / 2);
+  EXPECT_NEAR(replayed["l2.near_capacity"], measured.at("l2.near_capacity"),
+              0.10 * measured.at("l2.near_capacity"));
   for (const char* n : {"l1.hit_latency", "l2.hit_latency", "dram.latency"}) {
     ASSERT_TRUE(replayed.count(n)) << n;
     EXPECT_NEAR(replayed[n], measured.at(n), 1.0) << n;
   }
-  // The mixed region between the L2 knees: the exported model (near copies in the near
-  // partition, far hits at cache.l2.far_hit's pure far-hit latency, LRU) does not reproduce it.
-  // On the committed H200 result it replays at the far-hit latency (456.8) against a measured
-  // 514.7 cycles: a chase that overflows the near partition meets DRAM misses as well as far
-  // hits, which this model's partition/replacement semantics do not produce. Recorded here so
-  // that a model that does reproduce it shows up: it must stay between near hits and DRAM.
+  // The mixed region between the L2 knees: a chase that overflows the SM's partition (home
+  // lines and copies of far-homed ones) reads far-homed lines as far hits and misses its own
+  // home lines to DRAM. With the DRAM latency of each home measured (cache.l2.far_hit) the
+  // exported model's plateau there is (far hit + near-home DRAM) / 2, the measured one within
+  // 3 %; without it both homes miss at dram.latency and the plateau lies above the measurement.
   ASSERT_TRUE(replayed.count("l2.mixed_latency"));
   EXPECT_GT(replayed["l2.mixed_latency"], measured.at("l2.hit_latency"));
   EXPECT_LT(replayed["l2.mixed_latency"], measured.at("dram.latency"));
+  if (measured.count("dram.latency_near_home"))
+    EXPECT_NEAR(replayed["l2.mixed_latency"], measured.at("l2.mixed_latency"),
+                0.03 * measured.at("l2.mixed_latency"));
+  else
+    EXPECT_GT(replayed["l2.mixed_latency"], 1.03 * measured.at("l2.mixed_latency"));
 }
 
 // `gpuprobe replay` on the committed H200 result: every latency.sweep point measured on the
@@ -81,17 +93,25 @@ TEST(ModelExport, ReplayOfTheH200SweepLocatesItsWorstRegion) {
   std::map<std::string, nlohmann::json> f;
   for (const auto& x : e.at("findings")) f[x.at("name")] = x;
   ASSERT_TRUE(f.count("replay.worst_error_percent"));
-  EXPECT_EQ(f["replay.worst_error_percent"]["region"], "l2_mixed");
+  // The knees are soft on the H200 and sharp in the model (16-way LRU sets filled evenly): the
+  // worst point lies at a knee, never on a plateau.
   EXPECT_GT(f["replay.worst_error_percent"]["value"].get<double>(), 3.0);
-  // Mid-plateau points (away from the knees) replay within 3 %.
+  // Mid-plateau points (away from the knees) replay within 3 %; so does the mixed plateau
+  // between the partition's knee and the L2's once the DRAM latency by home is measured.
   const auto m = findings_of(committed_h200());
+  const double partition = m.at("l2.capacity") / 2;
   for (const auto& p : e.at("samples").at("points")) {
     const double ws = p.at("working_set_bytes");
     const bool mid_l1 = ws <= 0.9 * m.at("l1.capacity");
     const bool mid_near = ws >= 2 * m.at("l1.capacity") && ws <= 0.9 * m.at("l2.near_capacity");
+    const bool mid_mixed = m.count("dram.latency_near_home") && ws >= 1.5 * partition &&
+                           ws <= 0.95 * m.at("l2.capacity");
     const bool mid_dram = ws >= 1.5 * m.at("l2.capacity");
-    if (mid_l1 || mid_near || mid_dram)
-      EXPECT_LT(std::fabs(p.at("error_percent").get<double>()), 3.0) << p.dump();
+    const bool plateau = mid_l1 || mid_near || mid_mixed || mid_dram;
+    if (plateau) EXPECT_LT(std::fabs(p.at("error_percent").get<double>()), 3.0) << p.dump();
+    if (std::fabs(p.at("working_set_bytes").get<double>() -
+                  f["replay.worst_error_percent"]["working_set_bytes"].get<double>()) < 1)
+      EXPECT_FALSE(plateau) << "the worst point lies on a plateau: " << p.dump();
   }
   EXPECT_TRUE(std::filesystem::exists(dir / "report.html"));
   std::filesystem::remove_all(dir);

@@ -47,6 +47,7 @@ constexpr int kPageProbeLines = 8;
 constexpr int kCapacityBisections = 7;
 constexpr int kLinesPerPage = 64;
 constexpr int kRounds = 5;
+constexpr int kColdRounds = 3;
 constexpr int kReferenceCandidates = 16;
 constexpr std::uint64_t kChaseBytes = 2 * kMiB;
 constexpr std::size_t kFirstCapacityStep = 256;
@@ -71,7 +72,8 @@ class L2FarHit : public Experiment {
  public:
   std::string id() const override { return "cache.l2.far_hit"; }
   std::vector<std::string> produces() const override {
-    return {finding::kL2FarHitLatency, "l2.replication", "l2.replica_capacity*"};
+    return {finding::kL2FarHitLatency, "l2.replication", "l2.replica_capacity*",
+            finding::kDramLatencyNearHome, finding::kDramLatencyFarHome};
   }
   std::string description() const override {
     return "pure L2 far-hit latency (first read of a line the far partition holds and the near "
@@ -140,6 +142,10 @@ class L2FarHit : public Experiment {
       rounds.push_back({{"first", rd.first}, {"second", rd.second}});
       in.rounds.push_back({rd.first, rd.second});
     }
+    // DRAM by home: after a flush, the measured SM's first read of every probed line misses.
+    json cold = json::array();
+    for (int k = 0; k < kColdRounds; ++k)
+      cold.push_back(sides::run_round(*seq, *buf, warm, lines, -1, measured, false).first);
     // The chase's scale: a hot chase over a set far below one partition.
     auto chain = ctx.device.make_chain({kChaseBytes, static_cast<std::uint32_t>(kLine), 11});
     device::ChaseParams cp;
@@ -156,7 +162,8 @@ class L2FarHit : public Experiment {
                   {{"working_set_bytes", kChaseBytes},
                    {"cycles_per_step", ct.cycles_per_step},
                    {"smid", ct.smid},
-                   {"steps", cp.timed_steps}}}};
+                   {"steps", cp.timed_steps}}},
+                 {"cold_rounds", cold}};
     in.chase_cycles = ct.cycles_per_step;
     const auto a = analysis::analyze_far_hit(in);
     if (!a.split) return;  // analyze says why
@@ -269,6 +276,46 @@ class L2FarHit : public Experiment {
     return out;
   }
 
+  /// dram.latency_near_home / _far_home from the cold rounds (see analyze_dram_by_home).
+  template <typename Ns>
+  static void add_dram_by_home(ExperimentResult& r, const analysis::FarHitResult& a, Ns ns) {
+    const auto rounds = r.samples.at("cold_rounds").get<std::vector<std::vector<double>>>();
+    const auto d = analysis::analyze_dram_by_home(a, rounds);
+    r.statistics["dram_by_home"] = {{"near_lines", d.near_lines.size()},
+                                    {"far_lines", d.far_lines.size()},
+                                    {"near_sequence_cycles", d.near_sequence_cycles},
+                                    {"far_sequence_cycles", d.far_sequence_cycles},
+                                    {"reads_not_from_dram", d.not_cold},
+                                    {"reads", d.reads}};
+    if (!d.found) {
+      r.statistics["dram_by_home"]["why_no_findings"] =
+          "fewer than 3 lines of a side read from DRAM after the flush";
+      return;
+    }
+    // The sides come from the hot rounds, so each value stands on its own lines: no separation
+    // between the two is required (equal DRAM latencies are a possible answer).
+    const double cold = confidence::agreement(d.reads - d.not_cold, d.reads);
+    const char* method =
+        "first read of a probed line by the measured SM after an L2 flush (a DRAM miss), lines "
+        "split by the side the latency rounds found; median per line over the cold rounds, "
+        "median over the lines; on the chase's scale: hot-chase near hit + (cold read - near "
+        "first read of the same sequences)";
+    r.findings.push_back(Finding{
+        finding::kDramLatencyNearHome,
+        d.near_cycles,
+        "cycles",
+        confidence::combine({confidence::precision(d.near_lines, d.near_sequence_cycles), cold}),
+        std::string("lines homed in the measured SM's partition: ") + method,
+        {{"value_ns", ns(d.near_cycles)}, {"sequence_cycles", d.near_sequence_cycles}}});
+    r.findings.push_back(Finding{
+        finding::kDramLatencyFarHome,
+        d.far_cycles,
+        "cycles",
+        confidence::combine({confidence::precision(d.far_lines, d.far_sequence_cycles), cold}),
+        std::string("lines homed in the other partition: ") + method,
+        {{"value_ns", ns(d.far_cycles)}, {"sequence_cycles", d.far_sequence_cycles}}});
+  }
+
   void analyze(ExperimentResult& r) const override {
     if (r.status == Status::kWaived || !r.samples.contains("rounds")) return;
     const auto in = input_from(r.samples);
@@ -320,6 +367,7 @@ class L2FarHit : public Experiment {
         {{"far_lines", a.far_lines},
          {"second_read_near", a.replicated},
          {"far_second_cycles", a.far_second_cycles}}});
+    if (r.samples.contains("cold_rounds")) add_dram_by_home(r, a, ns);
     if (!r.samples.contains("capacity_steps")) return;
     std::vector<analysis::ReplicaStep> steps;
     json cap_rows = json::array();
