@@ -29,6 +29,8 @@
 #include "device/cuda_device.hpp"
 #include "device/device_buffer.hpp"
 #include "device/sequence.hpp"
+#include "measure/l2_flush.hpp"
+#include "measure/replicates.hpp"
 #include "probes/cache/l2_far_hit_kernels.hpp"
 #include "probes/cache/partition_sides.hpp"
 
@@ -48,6 +50,7 @@ constexpr int kCapacityBisections = 7;
 constexpr int kLinesPerPage = 64;
 constexpr int kRounds = 5;
 constexpr int kColdRounds = 3;
+constexpr std::uint64_t kColdChaseSteps = 8192;
 constexpr int kReferenceCandidates = 16;
 constexpr std::uint64_t kChaseBytes = 2 * kMiB;
 constexpr std::size_t kFirstCapacityStep = 256;
@@ -236,7 +239,10 @@ class L2FarHit : public Experiment {
     const int sms = ctx.device.info().sm_count;
     device::DeviceArray<std::uint32_t> claim(1);
     device::DeviceArray<farhit::SmChaseOut> dout(1);
-    auto chase = [&](int side, std::uint64_t bytes) {
+    // A cold chase (flushed L2, no warm-up, every step a first touch) times DRAM misses of one
+    // home on the chase's own scale.
+    measure::L2Flush flush(measure::L2Flush::bytes_for(ctx.device.info().l2_bytes, 4 * kMiB), sms);
+    auto chase = [&](int side, std::uint64_t bytes, bool cold = false) {
       std::vector<std::uint64_t> set = side_lines[side];
       std::shuffle(set.begin(), set.end(), rng);
       set.resize(std::min<std::size_t>(set.size(), bytes / kLine));
@@ -245,8 +251,10 @@ class L2FarHit : public Experiment {
       GP_CUDA_CHECK(cudaMemcpy(const_cast<std::uint64_t*>(base), image.data(), words * 8,
                                cudaMemcpyHostToDevice));
       for (std::uint64_t o : set) image[o / 8] = o;  // back to the identity for the next set
+      if (cold) flush.flush();
       const std::uint64_t n = set.size();
-      const std::uint64_t warmup = 2 * n, steps = std::min<std::uint64_t>(n, 32768);
+      const std::uint64_t warmup = cold ? 0 : 2 * n;
+      const std::uint64_t steps = std::min<std::uint64_t>(n, cold ? kColdChaseSteps : 32768);
       claim.zero();
       dout.zero();
       farhit::chase_on_sm(base + set[0] / 8, warmup, steps, measured,
@@ -269,6 +277,14 @@ class L2FarHit : public Experiment {
       searches[side ? "far_homed" : "near_homed"] = {
           {"probes", probes}, {"valid", s.valid}, {"lo", s.lo}, {"hi", s.hi}};
     }
+    json cold = json::object();
+    for (int side : {0, 1}) {
+      json v = json::array();
+      for (int k = 0; k < measure::kReplicates; ++k)
+        v.push_back(chase(side, side_lines[side].size() * kLine, true));
+      cold[side ? "far_homed" : "near_homed"] = v;
+    }
+    out["cold_chases"] = cold;
     // Back to every word holding its offset (the sequencer's invariant).
     GP_CUDA_CHECK(cudaMemcpy(const_cast<std::uint64_t*>(base), image.data(), words * 8,
                              cudaMemcpyHostToDevice));
@@ -281,39 +297,72 @@ class L2FarHit : public Experiment {
   static void add_dram_by_home(ExperimentResult& r, const analysis::FarHitResult& a, Ns ns) {
     const auto rounds = r.samples.at("cold_rounds").get<std::vector<std::vector<double>>>();
     const auto d = analysis::analyze_dram_by_home(a, rounds);
-    r.statistics["dram_by_home"] = {{"near_lines", d.near_lines.size()},
-                                    {"far_lines", d.far_lines.size()},
-                                    {"near_sequence_cycles", d.near_sequence_cycles},
-                                    {"far_sequence_cycles", d.far_sequence_cycles},
-                                    {"reads_not_from_dram", d.not_cold},
-                                    {"reads", d.reads}};
-    if (!d.found) {
+    json st = {{"near_lines", d.near_lines.size()},
+               {"far_lines", d.far_lines.size()},
+               {"near_sequence_cycles", d.near_sequence_cycles},
+               {"far_sequence_cycles", d.far_sequence_cycles},
+               {"near_on_chase_scale_from_sequences", d.near_cycles},
+               {"far_on_chase_scale_from_sequences", d.far_cycles},
+               {"reads_not_from_dram", d.not_cold},
+               {"reads", d.reads}};
+    // Where the device ran cold chases over each home's lines (the CUDA device), they give the
+    // values on the chase's own scale; the sequences' cold reads stay beside them as a
+    // cross-check. Otherwise (the modelled GPU) the sequences' values are the findings.
+    const json* cc =
+        r.samples.contains("copy_chases") && r.samples["copy_chases"].contains("cold_chases")
+            ? &r.samples["copy_chases"]["cold_chases"]
+            : nullptr;
+    struct Side {
+      const char* name;
+      double value;
+      double confidence;
+      json extra;
+    };
+    std::vector<Side> sides;
+    const char* method = nullptr;
+    if (cc) {
+      method =
+          "one SM's chase (ld.global.cg) over the lines of one home only (classified by the "
+          "partition's address function), started right after an L2 flush with no warm-up: "
+          "every step a first touch, a DRAM miss; 3 replicates (fresh random orders), median";
+      for (const char* which : {"near_homed", "far_homed"}) {
+        const auto v = cc->at(which).get<std::vector<double>>();
+        const double m = stats::median(v);
+        sides.push_back({which,
+                         m,
+                         confidence::precision(v, m),
+                         {{"value_ns", ns(m)}, {"replicates_cycles", v}}});
+      }
+    } else if (d.found) {
+      const double cold = confidence::agreement(d.reads - d.not_cold, d.reads);
+      method =
+          "first read of a probed line by the measured SM after an L2 flush (a DRAM miss), "
+          "lines split by the side the latency rounds found; median per line over the cold "
+          "rounds, median over the lines; on the chase's scale: hot-chase near hit + (cold read "
+          "- near first read of the same sequences)";
+      sides.push_back(
+          {"near_homed",
+           d.near_cycles,
+           confidence::combine({confidence::precision(d.near_lines, d.near_sequence_cycles), cold}),
+           {{"value_ns", ns(d.near_cycles)}, {"sequence_cycles", d.near_sequence_cycles}}});
+      sides.push_back(
+          {"far_homed",
+           d.far_cycles,
+           confidence::combine({confidence::precision(d.far_lines, d.far_sequence_cycles), cold}),
+           {{"value_ns", ns(d.far_cycles)}, {"sequence_cycles", d.far_sequence_cycles}}});
+    }
+    r.statistics["dram_by_home"] = st;
+    if (sides.empty()) {
       r.statistics["dram_by_home"]["why_no_findings"] =
-          "fewer than 3 lines of a side read from DRAM after the flush";
+          "no cold chases, and fewer than 3 lines of a side read from DRAM after the flush";
       return;
     }
-    // The sides come from the hot rounds, so each value stands on its own lines: no separation
-    // between the two is required (equal DRAM latencies are a possible answer).
-    const double cold = confidence::agreement(d.reads - d.not_cold, d.reads);
-    const char* method =
-        "first read of a probed line by the measured SM after an L2 flush (a DRAM miss), lines "
-        "split by the side the latency rounds found; median per line over the cold rounds, "
-        "median over the lines; on the chase's scale: hot-chase near hit + (cold read - near "
-        "first read of the same sequences)";
     r.findings.push_back(Finding{
-        finding::kDramLatencyNearHome,
-        d.near_cycles,
-        "cycles",
-        confidence::combine({confidence::precision(d.near_lines, d.near_sequence_cycles), cold}),
-        std::string("lines homed in the measured SM's partition: ") + method,
-        {{"value_ns", ns(d.near_cycles)}, {"sequence_cycles", d.near_sequence_cycles}}});
-    r.findings.push_back(Finding{
-        finding::kDramLatencyFarHome,
-        d.far_cycles,
-        "cycles",
-        confidence::combine({confidence::precision(d.far_lines, d.far_sequence_cycles), cold}),
-        std::string("lines homed in the other partition: ") + method,
-        {{"value_ns", ns(d.far_cycles)}, {"sequence_cycles", d.far_sequence_cycles}}});
+        finding::kDramLatencyNearHome, sides[0].value, "cycles", sides[0].confidence,
+        std::string("lines homed in the measured SM's partition: ") + method, sides[0].extra});
+    r.findings.push_back(
+        Finding{finding::kDramLatencyFarHome, sides[1].value, "cycles", sides[1].confidence,
+                std::string("lines homed in the other partition: ") + method, sides[1].extra});
   }
 
   void analyze(ExperimentResult& r) const override {
