@@ -53,7 +53,11 @@ else:
 
 
 def cls(n):
-    return ["LRU", "FIFO", "tree-PLRU", "random", "none of these"][int(f[n]["value"])] if n in f else "not found"
+    if n not in f:
+        return "not found"
+    if f[n]["value"] < 0:
+        return f"tied ({f[n].get('policy', 'see the result')})"
+    return ["LRU", "FIFO", "tree-PLRU", "random", "none of these"][int(f[n]["value"])]
 
 
 def structure_text():
@@ -82,13 +86,24 @@ def structure_text():
         found = [k for k in ("cache.l2.ways", "cache.l2.line_size", "cache.l2.replacement", "cache.l2.ways_lower_bound") if k in f]
         out.append(f"- L2 by eviction sweeps ({len(targets)} targets, {sum(p.get('eviction_tests', 0) for p in targets)} tests, "
                    f"{wall['cache.l2.ways']:.1f} s): " + "; ".join(parts) + ". Findings: " +
-                   (", ".join(f"`{k}` = {f[k]['value']:g} ({f[k]['confidence']:.2f})" for k in found) if found else
+                   (", ".join(f"`{k}` = {f[k]['value']:g}" + (f" ({f[k]['policy']})" if f[k].get('policy') else "") +
+                              f" (confidence {f[k]['confidence']:.2f})" for k in found) if found else
                     "none (two targets of one kind must agree)") + ".")
     if "tlb.l1.entries" in f:
         out.append(f"- TLB: {int(f['tlb.levels']['value'])} level(s) up to {f['tlb.levels'].get('method', '').split('up to ')[-1]}; "
                    f"first level {v('tlb.l1.entries', 0)} entries of {f['tlb.page_size']['value'] / 2**20:g} MiB each "
                    f"(reach {f['tlb.l1.reach']['value'] / 2**20:g} MiB), miss penalty {v('tlb.l1.miss_penalty', 0)} cycles "
                    f"(confidence {f['tlb.l1.miss_penalty']['confidence']:.2f}).")
+    if "dram.latency_near_home" in f:
+        out.append(f"- DRAM by home (`cache.l2.far_hit`, cold chases of one SM over lines of one home): "
+                   f"{v('dram.latency_near_home', 1)} cycles for lines homed in the SM's partition, "
+                   f"{v('dram.latency_far_home', 1)} for lines homed in the other (their mean "
+                   f"{(f['dram.latency_near_home']['value'] + f['dram.latency_far_home']['value']) / 2:.1f} against the sweep's "
+                   f"`dram.latency` {v('dram.latency', 1)}). The sweep's mixed plateau ({v('l2.mixed_latency', 1)}) is "
+                   f"(far hit {v('l2.far_hit_latency', 1)} + near-home DRAM) / 2 = "
+                   f"{(f['l2.far_hit_latency']['value'] + f['dram.latency_near_home']['value']) / 2:.1f}: one SM's set beyond its "
+                   f"partition (home lines and copies of far-homed lines share it) reads far-homed lines from the other "
+                   f"partition and misses its own home lines to DRAM.")
     rp_path = res / "replay" / "result.json"
     if rp_path.exists():
         rp = json.loads(rp_path.read_text())

@@ -267,8 +267,15 @@ json model_from_result(const json& result) {
   if (!f.count("cache.l2.ways")) not_measured.push_back("l2_ways (16 assumed)");
   if (!f.count("cache.l1.line_size") || !f.count("cache.l2.line_size"))
     not_measured.push_back("line sizes (128 B assumed)");
-  if (!extra.count("cache.l1.replacement") || !extra.count("cache.l2.replacement"))
-    not_measured.push_back("replacement policy (LRU modelled)");
+  for (const char* lv : {"l1", "l2"}) {
+    const auto it = extra.find(std::string("cache.") + lv + ".replacement");
+    const std::string p =
+        it != extra.end() && it->second.contains("policy") && it->second["policy"].is_string()
+            ? it->second["policy"].get<std::string>()
+            : "not measured";
+    if (p != "lru" && p != "fifo" && p != "tree_plru" && p != "random")
+      not_measured.push_back(std::string(lv) + " replacement policy: " + p + " (LRU modelled)");
+  }
   if (c.tlb.empty()) not_measured.push_back("TLB (none modelled)");
   if (two_sides && c.dram_near_home_latency_cycles == 0)
     not_measured.push_back("DRAM latency by home partition (dram_latency_cycles for both)");

@@ -396,18 +396,25 @@ json policy_record(analysis::cache::Probe& p, Level level, const LevelRun& lr) {
 void policy_finding(const std::string& lv, const json& rec, std::vector<Finding>& out) {
   static const char* const kClasses[] = {"lru", "fifo", "tree_plru", "random", "none"};
   if (!rec.contains("policy") && rec.contains("pools")) {
-    // No repeatable set, but targets whose eviction by fixed lines comes and goes: the victim
-    // is not a function of the access order (random, or a state no test controls).
+    // No repeatable set, but targets whose eviction by fixed lines comes and goes. LRU and FIFO
+    // evict a target once enough lines of its set were filled after it, in any order; a
+    // random victim, or an order-dependent policy (tree-PLRU) under the sweep's parallel,
+    // unordered loads, does not. The sequencer cannot order a sweep, so the two stay tied.
     const json et = eviction_summary(rec["pools"]);
     const auto n = et.at("swept").get<std::size_t>(), k = et.at("probabilistic").get<std::size_t>();
     if (k >= 2 && 2 * k > n)
-      out.push_back({"cache." + lv + ".replacement", 3.0, "class",
-                     targets_confidence(k, n, rec),
-                     "value 3 (random): for most eviction targets, the same lines swept the same "
-                     "way evict the target in some trials and not in others (8 trials each, with "
-                     "the set and with one line or group less), which no LRU, FIFO or tree-PLRU "
-                     "set does",
-                     {{"policy", "random"}, {"targets", n}, {"probabilistic_targets", k}}});
+      out.push_back({"cache." + lv + ".replacement", -1.0, "class",
+                     confidence::combine({targets_confidence(k, n, rec), 0.5}),
+                     "value -1 (tied: random or tree-PLRU; not LRU, not FIFO): for most eviction "
+                     "targets, the same lines swept the same way evict the target in some trials "
+                     "and not in others (8 trials each, with the set and with one line or group "
+                     "less). LRU and FIFO evict after enough fills in any order; a random victim "
+                     "or an order-dependent tree-PLRU under the sweep's unordered parallel loads "
+                     "does not, and the sweeps cannot tell those two apart",
+                     {{"policy", "random_or_tree_plru"},
+                      {"excluded", {"lru", "fifo"}},
+                      {"targets", n},
+                      {"probabilistic_targets", k}}});
     return;
   }
   if (!rec.contains("policy")) return;
