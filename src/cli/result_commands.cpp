@@ -8,12 +8,12 @@
 #include <sstream>
 #include <vector>
 
+#include "build_info.hpp"
+#include "core/confidence.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
 #include "core/json_input.hpp"
 #include "core/noise.hpp"
-#include "build_info.hpp"
-#include "core/confidence.hpp"
 #include "core/units.hpp"
 #include "device/model_device.hpp"
 #include "device/model_export.hpp"
@@ -48,8 +48,8 @@ auto from_file(const std::string& file, F&& f) {
 std::string describe(const json& r) {
   const auto& d = r.at("device");
   std::string sha = r.at("tool").at("git_sha").get<std::string>().substr(0, 12);
-  return d.at("name").get<std::string>() + " " + d.value("uuid", std::string("")) + ", git " +
-         sha + ", " + r.value("started_utc", std::string(""));
+  return d.at("name").get<std::string>() + " " + d.value("uuid", std::string("")) + ", git " + sha +
+         ", " + r.value("started_utc", std::string(""));
 }
 
 struct Row {
@@ -93,8 +93,7 @@ std::string compare_table(const json& a, const json& b) {
                    const std::string& unit, const std::string& change, const std::string& z,
                    const std::string& verdict) {
     std::snprintf(line, sizeof(line), "%-52s %12s %12s %-6s %9s %8s  %s\n", name.c_str(),
-                  va.c_str(), vb.c_str(), unit.c_str(), change.c_str(), z.c_str(),
-                  verdict.c_str());
+                  va.c_str(), vb.c_str(), unit.c_str(), change.c_str(), z.c_str(), verdict.c_str());
     out << line;
   };
   for (const auto& ra : fa) {
@@ -106,8 +105,8 @@ std::string compare_table(const json& a, const json& b) {
     }
     const Row& rb = it->second;
     if (rb.unit != ra.unit) {
-      print(ra.name, ha.first + " " + ha.second, noise::human(rb.value, rb.unit).first, rb.unit,
-            "", "", "units differ");
+      print(ra.name, ha.first + " " + ha.second, noise::human(rb.value, rb.unit).first, rb.unit, "",
+            "", "units differ");
       in_b.erase(it);
       continue;
     }
@@ -137,15 +136,14 @@ int analyze_command(const std::string& path, std::ostream& out) {
   auto& experiments = recorded["experiments"];
   for (std::size_t i = 0; i < experiments.size(); ++i) {
     auto& e = experiments[i];
-    const std::string where = path + ": experiments[" + std::to_string(i) + "] (" +
-                              e.at("id").get<std::string>() + ")";
+    const std::string where =
+        path + ": experiments[" + std::to_string(i) + "] (" + e.at("id").get<std::string>() + ")";
     const auto r = from_file(where, [&] { return replay_analysis(e); });
     if (!r) continue;
     json findings = json::array();
     for (const auto& f : r->findings) findings.push_back(to_json(f));
     e["findings"] = findings;
-    if (!e.contains("statistics") || !e["statistics"].is_object())
-      e["statistics"] = json::object();
+    if (!e.contains("statistics") || !e["statistics"].is_object()) e["statistics"] = json::object();
     e["statistics"].update(r->statistics);
     // The analysis finds failed checks too (rows failing verification): the experiment is an
     // error then, with its reason.
@@ -175,13 +173,12 @@ int report_command(const std::string& path, std::string dir, std::ostream& out) 
   const auto& experiments = recorded.at("experiments");
   for (std::size_t i = 0; i < experiments.size(); ++i) {
     const auto& e = experiments[i];
-    const std::string where = path + ": experiments[" + std::to_string(i) + "] (" +
-                              e.at("id").get<std::string>() + ")";
+    const std::string where =
+        path + ": experiments[" + std::to_string(i) + "] (" + e.at("id").get<std::string>() + ")";
     from_file(where, [&] { return replay_analysis(e); });
   }
-  const std::string html = from_file(path, [&] {
-    return report::html_report(recorded, fs::path(path).parent_path().string());
-  });
+  const std::string html = from_file(
+      path, [&] { return report::html_report(recorded, fs::path(path).parent_path().string()); });
   fs::create_directories(dir);
   const auto target = fs::path(dir) / "report.html";
   write_or_fail(target.string(), html);
@@ -238,14 +235,14 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   RunOptions options;
   FindingBoard board;
   Context ctx{dev, options, board};
-  Curve curve{"latency",
-              {"working_set_bytes", "measured_cycles", "replayed_cycles", "error_percent",
-               "region"},
-              {},
-              chart_hints("latency against working set: measured on the GPU (solid) and "
-                          "replayed on the model exported from the same result (dashed)",
-                          "working_set_bytes", "bytes", "measured_cycles", "cycles", true)
-                  .with_model({"replayed_cycles"})};
+  Curve curve{
+      "latency",
+      {"working_set_bytes", "measured_cycles", "replayed_cycles", "error_percent", "region"},
+      {},
+      chart_hints("latency against working set: measured on the GPU (solid) and "
+                  "replayed on the model exported from the same result (dashed)",
+                  "working_set_bytes", "bytes", "measured_cycles", "cycles", true)
+          .with_model({"replayed_cycles"})};
   Curve errors{"error",
                {"working_set_bytes", "error_percent", "region"},
                {},
@@ -277,13 +274,55 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
       within += std::fabs(err) <= 3.0 ? 1 : 0;
       for (const std::string& key : {region, std::string("all")}) {
         auto& w = worst[key];
-        if (std::fabs(err) > w.error)
-          w = {std::fabs(err), ws, region, pt.at("cycles_per_load")};
+        if (std::fabs(err) > w.error) w = {std::fabs(err), ws, region, pt.at("cycles_per_load")};
       }
     }
     return 0;
   });
   if (points.empty()) throw UsageError(path + ": latency.sweep holds no points to replay");
+
+  // Sensitivity to the L2's replacement class (the structural chase only): the same model with
+  // each class, at the sweep's working sets past the L1. A comparison, not a fit: the replay
+  // above keeps the class the result's evidence gives (LRU when it decides none).
+  Curve sensitivity{"l2_policy_sensitivity",
+                    {"working_set_bytes", "measured_cycles", "lru", "fifo", "tree_plru", "random"},
+                    {},
+                    chart_hints("the exported model with each L2 replacement class (dashed) "
+                                "against the measurement (solid)",
+                                "working_set_bytes", "bytes", "measured_cycles", "cycles", true)
+                        .with_model({"lru", "fifo", "tree_plru", "random"})};
+  json policy_worst = json::object();
+  if (model.value("chase_structural", false) && measured_findings.count("l1.capacity")) {
+    const double from = 2 * measured_findings["l1.capacity"];
+    std::vector<json> rows;
+    for (const auto& pt : points)
+      if (pt.at("working_set_bytes").get<double>() >= from)
+        rows.push_back(json::array({pt.at("working_set_bytes"), pt.at("measured_cycles")}));
+    for (const char* policy : {"lru", "fifo", "tree_plru", "random"}) {
+      json alt = model;
+      alt["l2_policy"] = policy;
+      device::ModelDevice adev(device::model_config_from_json(alt));
+      FindingBoard aboard;
+      Context actx{adev, options, aboard};
+      json worst_by_region = json::object();
+      from_file(path, [&] {
+        for (auto& row : rows) {
+          const double ws = row[0].get<double>(), m = row[1].get<double>();
+          const double r =
+              probes::sweep_point_cycles(actx, device::LoadOp::kCa, static_cast<std::uint64_t>(ws));
+          row.push_back(r);
+          const double err = std::fabs(100.0 * (r - m) / m);
+          const std::string region = region_of(ws, measured_findings);
+          if (!worst_by_region.contains(region) ||
+              err > worst_by_region[region]["error_percent"].get<double>())
+            worst_by_region[region] = {{"error_percent", err}, {"working_set_bytes", ws}};
+        }
+        return 0;
+      });
+      policy_worst[policy] = worst_by_region;
+    }
+    for (const auto& row : rows) sensitivity.rows.push_back(row);
+  }
 
   ExperimentResult er;
   er.id = "model.replay";
@@ -293,13 +332,25 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
                    {"model", model}};
   er.samples = {{"points", points}};
   er.curves = {curve, errors};
+  if (!sensitivity.rows.empty()) {
+    er.curves.push_back(sensitivity);
+    er.statistics["l2_policy_sensitivity"] = {
+        {"worst_error_percent_by_region", policy_worst},
+        {"note",
+         "the exported model with each L2 replacement class, everything else equal, at the "
+         "sweep's working sets past 2 x l1.capacity; a comparison, not a fit: the replay's "
+         "findings use the class the result's evidence gives"}};
+  }
   // The confidence of a replay error is the measured point's own precision: the model's side
   // is computed (its noise is the model's), the GPU's side is what could move.
   for (const auto& [key, w] : worst) {
     const std::string name =
         key == "all" ? "replay.worst_error_percent" : "replay." + key + ".worst_error_percent";
     er.findings.push_back(
-        {name, w.error, "%", confidence::precision_of_summary(w.summary),
+        {name,
+         w.error,
+         "%",
+         confidence::precision_of_summary(w.summary),
          "largest |replayed - measured| / measured over latency.sweep's points" +
              std::string(key == "all" ? "" : " in the " + key + " region") +
              ", the model exported from the same result (export-model) measured at the same "
@@ -307,7 +358,9 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
          {{"working_set_bytes", w.ws}, {"region", w.region}}});
   }
   er.findings.push_back(
-      {"replay.points_within_3_percent", static_cast<double>(within) / points.size(), "fraction",
+      {"replay.points_within_3_percent",
+       static_cast<double>(within) / points.size(),
+       "fraction",
        confidence::agreement(within, points.size()),
        "fraction of latency.sweep's points whose replay lies within 3 % of the measurement",
        {{"points", points.size()}}});
