@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/cold_capacity.hpp"
+#include "analysis/granularity.hpp"
 #include "analysis/l2_far_hit.hpp"
 #include "analysis/l2_sharing.hpp"
 
@@ -89,6 +90,22 @@ TEST(CacheGpuFarHit, DramByHomeSplitsColdReadsBySide) {
   EXPECT_FALSE(analyze_dram_by_home(analyze_far_hit(flat), cold).found);
   std::vector<std::vector<double>> warm(3, std::vector<double>(in.offsets.size(), 300));
   EXPECT_FALSE(analyze_dram_by_home(a, warm).found);
+}
+
+TEST(LineByStride, PeakInsideTheRangeOnlyPastAKnee) {
+  const std::vector<std::uint32_t> st = {64, 128, 256, 512};
+  auto near = [](double v) { return std::vector<double>{v - 1, v, v + 1}; };
+  auto a = line_by_stride(st, {near(420), near(480), near(300), near(282)}, 280);
+  ASSERT_TRUE(a.found) << a.why;
+  EXPECT_EQ(a.line_bytes, 128u);
+  EXPECT_GT(a.separation_z_below, 10);
+  a = line_by_stride(st, {near(420), near(450), near(480), near(300)}, 280);
+  ASSERT_TRUE(a.found);
+  EXPECT_EQ(a.line_bytes, 256u);
+  // A peak at an end does not bracket the line; no knee, no line.
+  EXPECT_FALSE(line_by_stride(st, {near(480), near(450), near(300), near(282)}, 280).found);
+  EXPECT_FALSE(line_by_stride(st, {near(290), near(300), near(295), near(282)}, 280).found);
+  EXPECT_FALSE(line_by_stride({64, 128}, {near(420), near(480)}, 280).found);
 }
 
 TEST(CacheGpuFarHit, WithoutReplicationTheChaseHoldsItsFarShare) {

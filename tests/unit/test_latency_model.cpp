@@ -2,9 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
 
+#include "analysis/granularity.hpp"
 #include "core/experiment.hpp"
 #include "device/model_device.hpp"
+#include "measure/chase_point.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -177,6 +180,44 @@ TEST(LatencySweepOnModel, StructuralChaseReplaysThePartitionMixture) {
   EXPECT_NEAR(f.at("l2.mixed_latency").value, (430 + 700) / 2.0, 0.01 * (430 + 700) / 2.0);
   // Past the L2 both homes miss: the DRAM plateau is their mean.
   EXPECT_NEAR(f.at("dram.latency").value, (700 + 940) / 2.0, 0.01 * (700 + 940) / 2.0);
+}
+
+// The L2 line by node stride, on structural models whose partitions have a hashed set index
+// (like the H200's): random-order chases past the partition's knee peak at the line's stride.
+TEST(LatencyChaseOnModel, LineSizeByStridePeaksAtTheLine) {
+  for (std::uint32_t line : {64u, 128u, 256u}) {
+    ModelConfig c = device::builtin_model_config("h200");
+    const std::uint64_t sets = 1 << 11, ways = 16;
+    c.l2 = {2 * sets * ways * line, line, static_cast<std::uint32_t>(ways), 430};
+    c.l2_near = {sets * ways * line, line, static_cast<std::uint32_t>(ways), 260};
+    c.l2_partitions = 2;
+    c.chase_structural = true;
+    c.noise_relative_sigma = 0.002;
+    std::mt19937_64 rng(line);
+    for (int i = 0; i < 11; ++i) {
+      std::uint64_t m = 0;
+      while (m == 0) m = (rng() & ((std::uint64_t{1} << 31) - 1)) & ~std::uint64_t{line - 1};
+      c.l2.set_hash_masks.push_back(m);
+    }
+    device::ModelDevice dev(c);
+    RunOptions o;
+    FindingBoard board;
+    Context ctx{dev, o, board};
+    const std::uint64_t ws = sets * ways * line * 5 / 4;
+    const std::vector<std::uint32_t> strides = {32, 64, 128, 256, 512};
+    std::vector<std::vector<double>> cycles;
+    for (auto s : strides) {
+      cycles.emplace_back();
+      for (std::uint64_t k = 0; k < 3; ++k)
+        cycles.back().push_back(
+            measure::chase_point_cycles(ctx, device::LoadOp::kCg, ws, s, 7 + k * 1000 + s));
+    }
+    const auto a = analysis::line_by_stride(strides, cycles, 260);
+    ASSERT_TRUE(a.found) << line << ": " << a.why;
+    EXPECT_EQ(a.line_bytes, line);
+    EXPECT_GT(a.separation_z_below, 3);
+    EXPECT_GT(a.separation_z_above, 3);
+  }
 }
 
 TEST(LatencyChaseOnModel, UsesSweepFindingsAndMeasuresEveryLoad) {

@@ -11,12 +11,15 @@
 #include <string>
 
 #include "analysis/cache_inference.hpp"
+#include "analysis/granularity.hpp"
 #include "core/confidence.hpp"
 #include "core/error.hpp"
 #include "core/finding_names.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/sequence.hpp"
+#include "measure/chase_point.hpp"
+#include "measure/replicates.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -90,9 +93,8 @@ constexpr std::uint64_t kL2PoolAlignment = 2 * kMiB;
 std::uint64_t span_for(device::Device& dev, Level level) {
   const auto& info = dev.info();
   if (level == Level::kL1)
-    return pow2_at_least(std::max<std::uint64_t>(8 * std::max<std::uint64_t>(
-                                                         info.l1_shared_unified_bytes, 64 * kKiB),
-                                                 4 * kMiB));
+    return pow2_at_least(std::max<std::uint64_t>(
+        8 * std::max<std::uint64_t>(info.l1_shared_unified_bytes, 64 * kKiB), 4 * kMiB));
   const std::uint64_t paged = kL2PoolPages * kL2PoolAlignment;
   if (dev.free_memory() > paged + paged / 4 + 256 * kMiB) return paged;
   return pow2_at_least(std::max<std::uint64_t>(8 * info.l2_bytes, 4 * kMiB));
@@ -110,8 +112,12 @@ std::uint64_t alignment_for(const analysis::cache::Probe& p, Level level) {
 }
 
 json calibration_json(const analysis::cache::Calibration& c) {
-  return {{"ok", c.ok},          {"hit_cycles", c.hit_cycles}, {"miss_cycles", c.miss_cycles},
-          {"threshold", c.threshold}, {"hits", c.hits},        {"misses", c.misses}};
+  return {{"ok", c.ok},
+          {"hit_cycles", c.hit_cycles},
+          {"miss_cycles", c.miss_cycles},
+          {"threshold", c.threshold},
+          {"hits", c.hits},
+          {"misses", c.misses}};
 }
 
 double calibration_separation(const json& cal) {
@@ -120,23 +126,27 @@ double calibration_separation(const json& cal) {
 }
 
 /// Calibration + minimal conflict set of one level, recorded under samples[level]. The set is
-/// built from pools_for(level) independent candidate pools (different seeds); it counts (`agreed`) only
-/// when every pool found a set of the same ways: on the H200 a single pool once gave a
+/// built from pools_for(level) independent candidate pools (different seeds); it counts (`agreed`)
+/// only when every pool found a set of the same ways: on the H200 a single pool once gave a
 /// reproducible but wrong "109-way" L1 set, so one pool's own minimality checks are not evidence
 /// enough.
 int pools_for(Level level) { return level == Level::kL1 ? 3 : 2; }
 struct LevelRun {
   analysis::cache::Calibration cal;
-  analysis::cache::ConflictSet set;  ///< the first pool's set
+  analysis::cache::ConflictSet set;                ///< the first pool's set
   std::vector<analysis::cache::ConflictSet> sets;  ///< every pool's set (when found)
   bool agreed = false;
   std::size_t checks = 0, checks_passed = 0;  ///< over all pools
 };
 json conflict_set_json(const analysis::cache::ConflictSet& cs, std::uint64_t seed) {
-  json j = {{"found", cs.found},         {"lines", cs.lines},
-            {"ways", cs.ways},           {"checks", cs.checks},
-            {"checks_passed", cs.checks_passed}, {"candidates_tried", cs.candidates_tried},
-            {"note", cs.note},           {"seed", seed},
+  json j = {{"found", cs.found},
+            {"lines", cs.lines},
+            {"ways", cs.ways},
+            {"checks", cs.checks},
+            {"checks_passed", cs.checks_passed},
+            {"candidates_tried", cs.candidates_tried},
+            {"note", cs.note},
+            {"seed", seed},
             {"method", cs.method}};
   if (cs.method == "eviction_sweeps") {
     j["target"] = cs.target;
@@ -170,10 +180,11 @@ analysis::cache::ConflictSet pool_conflict_set(analysis::cache::Probe& p, Level 
   auto ev = analysis::cache::find_conflict_set_by_eviction(p, cal, pool_lines, kSweepAlignment);
   if (ev.found && !ev.repeatable()) {
     ev.found = false;
-    ev.note += std::string(ev.note.empty() ? "" : "; ") + "eviction by the reduced set does not "
-               "repeat (" + std::to_string(ev.evicted_with_set) + " of " +
-               std::to_string(ev.repeat_trials) + " with it, " +
-               std::to_string(ev.evicted_with_less) + " with one line less)";
+    ev.note += std::string(ev.note.empty() ? "" : "; ") +
+               "eviction by the reduced set does not "
+               "repeat (" +
+               std::to_string(ev.evicted_with_set) + " of " + std::to_string(ev.repeat_trials) +
+               " with it, " + std::to_string(ev.evicted_with_less) + " with one line less)";
   }
   ev.note = "sequences: " + cs.note + (ev.note.empty() ? "" : "; eviction sweeps: " + ev.note);
   ev.candidates_tried += cs.candidates_tried;
@@ -212,9 +223,8 @@ std::string served_after_eviction(double reread, double far_hit, double miss) {
   return std::fabs(reread - far_hit) < std::fabs(reread - miss) ? "far_partition" : "dram";
 }
 
-LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec,
-                      std::uint64_t pool_lines, double far_hit_cycles = 0,
-                      double dram_cycles = 0) {
+LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec, std::uint64_t pool_lines,
+                      double far_hit_cycles = 0, double dram_cycles = 0) {
   LevelRun r;
   r.cal = analysis::cache::calibrate(p, level);
   rec["calibration"] = calibration_json(r.cal);
@@ -260,8 +270,10 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec,
       cs.found = false;
       pools.back()["found"] = false;
       pools.back()["note"] = cs.note + (cs.note.empty() ? "" : "; ") +
-                             "its target was served from " + served + " after eviction, the "
-                             "first set's from " + served_first;
+                             "its target was served from " + served +
+                             " after eviction, the "
+                             "first set's from " +
+                             served_first;
     }
     if (cs.found && served_first.empty()) served_first = served;
     if (k == 0 || (cs.found && r.sets.empty())) {
@@ -290,8 +302,9 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec,
   rec["pools"] = pools;
   rec["pools_agree"] = r.agreed;
   if (r.set.found && !r.agreed)
-    rec["note"] = "independent candidate pools disagree on the conflict set's ways (or one found "
-                  "none): no ways, line or policy finding";
+    rec["note"] =
+        "independent candidate pools disagree on the conflict set's ways (or one found "
+        "none): no ways, line or policy finding";
   if (!r.set.found)
     rec["note"] = level == Level::kL2
                       ? "no conflict set within the budget: " + r.set.note + " (candidates at " +
@@ -323,7 +336,10 @@ Finding ways_finding(const std::string& name, const json& rec) {
     evidence["target_served_after_eviction"] =
         rec.value("set_target_served_after_eviction", std::string("unknown"));
   }
-  return {name, cs.at("ways").get<double>(), "ways", conf,
+  return {name,
+          cs.at("ways").get<double>(),
+          "ways",
+          conf,
           swept ? "a minimal eviction set: a target line placed, a candidate pool four times the "
                   "L2 swept from the same SM, the target re-read; the shortest evicting prefix "
                   "of the pool reduced by group elimination to the lines without which the "
@@ -374,7 +390,9 @@ void line_finding(const std::string& lv, const json& rec, std::vector<Finding>& 
   const auto& line = rec["line"];
   if (!line.value("found", false)) return;
   out.push_back(
-      {"cache." + lv + ".line_size", line.at("line_bytes").get<double>(), "bytes",
+      {"cache." + lv + ".line_size",
+       line.at("line_bytes").get<double>(),
+       "bytes",
        confidence::combine({confidence::agreement(line.at("agreeing").get<std::size_t>(),
                                                   line.at("trials_at_answer").get<std::size_t>()),
                             calibration_separation(rec.at("calibration"))}),
@@ -403,7 +421,9 @@ void policy_finding(const std::string& lv, const json& rec, std::vector<Finding>
     const json et = eviction_summary(rec["pools"]);
     const auto n = et.at("swept").get<std::size_t>(), k = et.at("probabilistic").get<std::size_t>();
     if (k >= 2 && 2 * k > n)
-      out.push_back({"cache." + lv + ".replacement", -1.0, "class",
+      out.push_back({"cache." + lv + ".replacement",
+                     -1.0,
+                     "class",
                      confidence::combine({targets_confidence(k, n, rec), 0.5}),
                      "value -1 (tied: random or tree-PLRU; not LRU, not FIFO): for most eviction "
                      "targets, the same lines swept the same way evict the target in some trials "
@@ -426,17 +446,24 @@ void policy_finding(const std::string& lv, const json& rec, std::vector<Finding>
   double conf = confidence::agreement(pol.at("agreeing").get<std::size_t>(),
                                       pol.at("tests").get<std::size_t>());
   if (code < 0) conf = confidence::combine({conf, 0.5});  // two classes explain the evidence
-  out.push_back({"cache." + lv + ".replacement", code, "class",
+  out.push_back({"cache." + lv + ".replacement",
+                 code,
+                 "class",
                  confidence::combine({conf, calibration_separation(rec.at("calibration"))}),
                  "value: 0 lru, 1 fifo, 2 tree_plru, 3 random, 4 none of these, -1 tied (see "
                  "policy); victims observed per sequence against each class's prediction",
                  {{"policy", cls}, {"deterministic", pol.at("deterministic")}}});
 }
 
+const std::vector<std::uint32_t> kLineStrides = {64, 128, 256, 512};
+constexpr double kLineWorkingSetFactor = 1.25;
+
 class WaysExperiment : public Experiment {
  public:
   explicit WaysExperiment(Level level) : level_(level) {}
-  std::string id() const override { return "cache." + analysis::cache::to_string(level_) + ".ways"; }
+  std::string id() const override {
+    return "cache." + analysis::cache::to_string(level_) + ".ways";
+  }
   std::string description() const override {
     return level_ == Level::kL1
                ? "L1 structure from one minimal conflict set per candidate pool (ld.global.ca, "
@@ -451,7 +478,8 @@ class WaysExperiment : public Experiment {
                  "not repeat name the policy random";
   }
   std::vector<Axis> typed_axes() const override {
-    return {fixed(string_axis("level", {analysis::cache::to_string(level_)}, "cache level probed"))};
+    return {
+        fixed(string_axis("level", {analysis::cache::to_string(level_)}, "cache level probed"))};
   }
   std::vector<std::string> depends_on() const override {
     if (level_ == Level::kL1) return {"latency.sweep"};
@@ -479,8 +507,8 @@ class WaysExperiment : public Experiment {
       if (!capacity && level_ == Level::kL2)
         if (auto f = ctx.prior.get("l2.capacity")) capacity = static_cast<std::uint64_t>(f->value);
       if (!capacity && level_ == Level::kL1 && line.found) {
-        const auto cap = analysis::cache::infer_capacity(s->probe, level_, lr.cal,
-                                                         line.line_bytes, span);
+        const auto cap =
+            analysis::cache::infer_capacity(s->probe, level_, lr.cal, line.line_bytes, span);
         capacity = cap.bytes;
         rec["capacity_from_sequences_bytes"] = cap.bytes;
       }
@@ -498,6 +526,7 @@ class WaysExperiment : public Experiment {
                           {"highest_bit_tested", idx.highest_bit_tested},
                           {"tests", idx.tests}};
     }
+    if (level_ == Level::kL2) rec["line_by_stride"] = line_by_stride_record(ctx);
     rec["sequences"] = s->probe.calls;
     rec["accesses"] = s->probe.accesses;
     r.parameters = {{"pool_bytes", span},
@@ -505,11 +534,62 @@ class WaysExperiment : public Experiment {
                     {"sm", 0}};
     r.samples = rec;
   }
+  /// Chases (ld.global.cg, one SM) over one working set past the near-partition knee at node
+  /// strides 64 ... 512 B, 3 replicates each (fresh chains): see analysis::line_by_stride.
+  static json line_by_stride_record(Context& ctx) {
+    double knee = 0, hit = 0;
+    if (auto f = ctx.prior.get(finding::kL2NearCapacity)) knee = f->value;
+    if (auto f = ctx.prior.get(finding::kL2HitLatency)) hit = f->value;
+    json out = {{"strides", kLineStrides}, {"hit_cycles", hit}};
+    if (!(knee > 0) || !(hit > 0)) {
+      out["why"] = "needs l2.near_capacity and l2.hit_latency (latency.sweep)";
+      return out;
+    }
+    const auto ws = static_cast<std::uint64_t>(kLineWorkingSetFactor * knee) / 512 * 512;
+    out["working_set_bytes"] = ws;
+    json cycles = json::array();
+    for (std::uint32_t stride : kLineStrides) {
+      json v = json::array();
+      for (int k = 0; k < measure::kReplicates; ++k)
+        v.push_back(measure::chase_point_cycles(ctx, device::LoadOp::kCg, ws, stride,
+                                                ctx.options.seed + 17 * k + stride));
+      cycles.push_back(v);
+    }
+    out["cycles"] = cycles;
+    return out;
+  }
+
+  static void line_by_stride_finding(const json& rec, std::vector<Finding>& out) {
+    if (!rec.contains("line_by_stride") || !rec["line_by_stride"].contains("cycles")) return;
+    const auto& lb = rec["line_by_stride"];
+    const auto strides = lb.at("strides").get<std::vector<std::uint32_t>>();
+    const auto cycles = lb.at("cycles").get<std::vector<std::vector<double>>>();
+    const auto a = analysis::line_by_stride(strides, cycles, lb.at("hit_cycles").get<double>());
+    if (!a.found) return;
+    double precision = 1;
+    for (std::size_t i = 0; i < cycles.size(); ++i)
+      precision = std::min(precision, confidence::precision(cycles[i], a.medians[i]));
+    out.push_back({"cache.l2.line_size",
+                   static_cast<double>(a.line_bytes),
+                   "bytes",
+                   confidence::combine({precision, confidence::separation(a.separation_z_below),
+                                        confidence::separation(a.separation_z_above)}),
+                   "random-order chases (ld.global.cg, one SM, 3 fresh chains each) over one "
+                   "working set past the near-partition knee (1.25 x l2.near_capacity) at node "
+                   "strides 64 ... 512 B: below the line a line's later nodes reuse it, above it "
+                   "fewer lines are touched; the latency peaks at the line",
+                   {{"medians_cycles", a.medians}, {"strides", strides}}});
+  }
+
   void analyze(ExperimentResult& r) const override {
     if (r.status != Status::kPassed || !r.samples.contains("conflict_set")) return;
     const auto& rec = r.samples;
     const std::string lv = analysis::cache::to_string(level_);
     line_finding(lv, rec, r.findings);
+    if (level_ == Level::kL2 &&
+        std::none_of(r.findings.begin(), r.findings.end(),
+                     [](const Finding& f) { return f.name == "cache.l2.line_size"; }))
+      line_by_stride_finding(rec, r.findings);
     policy_finding(lv, rec, r.findings);
     if (!rec.value("pools_agree", false) && rec.contains("pools")) {
       // No set, but targets whose repeatable eviction needs every one of g disjoint groups of
@@ -518,7 +598,9 @@ class WaysExperiment : public Experiment {
       const auto n = et.at("swept").get<std::size_t>(), k = et.at("bounded").get<std::size_t>();
       if (k >= 2)
         r.findings.push_back(
-            {"cache." + lv + ".ways_lower_bound", et.at("ways_at_least").get<double>(), "ways",
+            {"cache." + lv + ".ways_lower_bound",
+             et.at("ways_at_least").get<double>(),
+             "ways",
              targets_confidence(k, n, rec),
              "the fewest, over the targets whose eviction repeats (8 of 8 with the shortest "
              "evicting prefix, 0 of 8 with one group less), of disjoint groups of that prefix "
@@ -534,7 +616,9 @@ class WaysExperiment : public Experiment {
       const double conf = confidence::combine(
           {confidence::agreement(tests, tests), calibration_separation(rec.at("calibration"))});
       r.findings.push_back({"cache." + lv + ".set_index_bits",
-                            static_cast<double>(si.at("bits").size()), "bits", conf,
+                            static_cast<double>(si.at("bits").size()),
+                            "bits",
+                            conf,
                             "flip one address bit of one conflict-set member: the conflict ends "
                             "when the bit moves the line to another set; pairs of such bits "
                             "that keep the set are equal columns of a GF(2) hash",
@@ -542,10 +626,12 @@ class WaysExperiment : public Experiment {
                              {"equal_pairs", si.at("equal_pairs")},
                              {"kind", si.at("kind")}}});
       if (si.at("sets").get<std::uint64_t>() > 0)
-        r.findings.push_back({"cache." + lv + ".sets", si.at("sets").get<double>(), "sets", conf,
-                              si.at("kind") == "modulo_power_of_two"
-                                  ? "2^(set-index bits)"
-                                  : "capacity / (line x ways)",
+        r.findings.push_back({"cache." + lv + ".sets",
+                              si.at("sets").get<double>(),
+                              "sets",
+                              conf,
+                              si.at("kind") == "modulo_power_of_two" ? "2^(set-index bits)"
+                                                                     : "capacity / (line x ways)",
                               {{"capacity_bytes", rec.value("capacity_bytes_used", 0)}}});
     }
   }
@@ -553,7 +639,6 @@ class WaysExperiment : public Experiment {
  private:
   Level level_;
 };
-
 
 /// 32 GiB of 2 MiB pages: published Hopper measurements (Luo et al., "Benchmarking and
 /// Dissecting the Nvidia Hopper GPU Architecture", 2024) see TLB levels at spans of GiB, and the
@@ -601,13 +686,17 @@ class TlbExperiment : public Experiment {
     if (t.levels.empty()) {
       double top = 0;
       for (const auto& c : t.curve) top = std::max(top, c["excess_cycles"].get<double>());
-      note = "no latency step (above 2 % of the cache latency and clear of the noise, "
-             "separation >= 0.9) up to " + std::to_string(t.max_pages_tried) +
-             " pages; largest median excess " + std::to_string(top) + " cycles";
+      note =
+          "no latency step (above 2 % of the cache latency and clear of the noise, "
+          "separation >= 0.9) up to " +
+          std::to_string(t.max_pages_tried) + " pages; largest median excess " +
+          std::to_string(top) + " cycles";
     } else if (t.page_bytes == 0) {
-      note = "the first level's crossing still falls at the largest stride the buffer allows: "
-             "an entry covers at least " + std::to_string(t.coverage_at_least) +
-             " B; no coverage, reach or entries-at-coverage finding";
+      note =
+          "the first level's crossing still falls at the largest stride the buffer allows: "
+          "an entry covers at least " +
+          std::to_string(t.coverage_at_least) +
+          " B; no coverage, reach or entries-at-coverage finding";
     }
     r.samples = {{"levels", levels},
                  {"page_bytes", t.page_bytes},
@@ -617,7 +706,8 @@ class TlbExperiment : public Experiment {
                  {"note", note},
                  {"accesses", s->probe.accesses}};
     Curve cv{"walk", {"pages", "stride_bytes", "excess_cycles"}, {}};
-    for (const auto& c : t.curve) cv.rows.push_back({c["pages"], c["stride_bytes"], c["excess_cycles"]});
+    for (const auto& c : t.curve)
+      cv.rows.push_back({c["pages"], c["stride_bytes"], c["excess_cycles"]});
     r.curves.push_back(cv);
   }
   void analyze(ExperimentResult& r) const override {
@@ -634,28 +724,44 @@ class TlbExperiment : public Experiment {
       // The first level is counted at its coverage stride; without a coverage its count at
       // 2 MiB cells is a reach, not entries (cells share entries), and is not emitted.
       if (i > 0 || page)
-        r.findings.push_back({n + ".entries", entries, "entries", sep,
+        r.findings.push_back({n + ".entries",
+                              entries,
+                              "entries",
+                              sep,
                               "last number of cells (one line each, at the entries' coverage "
                               "for the first level) walked cyclically without a latency step "
                               "(bisection)",
                               {}});
       const double pen = levels[i]["miss_penalty_cycles"].get<double>();
-      r.findings.push_back({n + ".miss_penalty", pen, "cycles",
-                            confidence::combine({sep, confidence::precision(above, stats::median(above))}),
-                            "median excess latency just past the level minus the plateau before "
-                            "it (each line's own cache latency subtracted)",
-                            {}});
+      r.findings.push_back(
+          {n + ".miss_penalty",
+           pen,
+           "cycles",
+           confidence::combine({sep, confidence::precision(above, stats::median(above))}),
+           "median excess latency just past the level minus the plateau before "
+           "it (each line's own cache latency subtracted)",
+           {}});
       if (page)
-        r.findings.push_back({n + ".reach", entries * static_cast<double>(page), "bytes", sep,
-                              "entries x page size", {}});
+        r.findings.push_back({n + ".reach",
+                              entries * static_cast<double>(page),
+                              "bytes",
+                              sep,
+                              "entries x page size",
+                              {}});
     }
     if (!levels.empty())
-      r.findings.push_back({"tlb.levels", static_cast<double>(levels.size()), "levels", all_conf,
+      r.findings.push_back({"tlb.levels",
+                            static_cast<double>(levels.size()),
+                            "levels",
+                            all_conf,
                             "latency steps of a page walk up to " +
                                 std::to_string(r.parameters.value("max_pages", 0)) + " pages",
                             {}});
     if (page)
-      r.findings.push_back({"tlb.page_size", static_cast<double>(page), "bytes", all_conf,
+      r.findings.push_back({"tlb.page_size",
+                            static_cast<double>(page),
+                            "bytes",
+                            all_conf,
                             "bytes one first-level entry translates: the stride from which the "
                             "step's crossing (in cells) stays as the stride doubles (larger "
                             "strides) or from which 1.5 x the entries stop sharing entries "

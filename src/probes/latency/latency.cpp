@@ -15,6 +15,7 @@
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "counters/counters.hpp"
+#include "measure/chase_point.hpp"
 #include "measure/checks.hpp"
 #include "measure/replicates.hpp"
 
@@ -24,98 +25,12 @@ namespace {
 using device::LoadOp;
 using nlohmann::json;
 
+using measure::ChasePlan;
+using measure::ChasePoint;
+using measure::measure_chase;
+using measure::plan_chase;
 using units::kKiB;
 using units::kMiB;
-// Timed steps of one chase: enough to amortise the timer read (a few cycles) to < 0.1%, few
-// enough that a DRAM-latency chase takes milliseconds.
-constexpr std::uint64_t kMinTimedSteps = 4096;
-constexpr std::uint64_t kMaxTimedSteps = 16384;
-
-/// How one working set is chased: "hot" sets (up to twice the L2) are walked once in full
-/// before timing, so the L2 holds the chase's own steady state; "cold" sets (larger) are timed
-/// from a flushed L2 over lines no earlier run touched, so every load misses the L2 without a
-/// full pass (a 512 MB chain would need 4 M steps for one).
-/// The L1 is invalidated at every kernel launch (measured on the H200: without an in-kernel
-/// warm-up a 16 KiB chase averaged 39.5 cycles instead of 32), so every timed run of a hot set
-/// first walks up to kL1WarmSteps nodes inside the same launch: a full pass for any set that
-/// an L1 can hold.
-constexpr std::uint64_t kL1WarmSteps = 16384;
-
-struct ChasePlan {
-  bool cold = false;
-  std::uint64_t first_warmup_steps = 0;  ///< the protocol's warm-up run (fills the L2)
-  std::uint64_t warmup_steps = 0;        ///< untimed steps inside every timed run
-  std::uint64_t timed_steps = 0;
-};
-
-ChasePlan plan_chase(std::uint64_t nodes, std::uint64_t working_set, std::uint64_t l2_bytes) {
-  ChasePlan p;
-  p.cold = working_set > 2 * l2_bytes;
-  if (p.cold) {
-    p.timed_steps = std::clamp<std::uint64_t>(nodes / 32, 1024, kMaxTimedSteps);
-  } else {
-    p.first_warmup_steps = nodes;
-    p.warmup_steps = std::min(nodes, kL1WarmSteps);
-    p.timed_steps = std::clamp<std::uint64_t>(nodes, kMinTimedSteps, kMaxTimedSteps);
-  }
-  return p;
-}
-
-struct ChasePoint {
-  std::uint64_t working_set = 0;
-  LoadOp op = LoadOp::kCa;
-  int carveout = -1;
-  ChasePlan plan;
-  Measurement cycles;
-  double clock_mhz = 0;  ///< SM clock during the chase: cycles over %globaltimer (0 = unknown)
-  int smid = -1;
-};
-
-json to_json(const ChasePoint& p) {
-  return {{"working_set_bytes", p.working_set},
-          {"load", device::to_string(p.op)},
-          {"carveout_percent", p.carveout},
-          {"regime", p.plan.cold ? "cold" : "hot"},
-          {"first_warmup_steps", p.plan.first_warmup_steps},
-          {"warmup_steps_per_run", p.plan.warmup_steps},
-          {"timed_steps", p.plan.timed_steps},
-          {"cycles_per_load", to_json(p.cycles)},
-          {"sm_clock_mhz_measured", p.clock_mhz},
-          {"smid", p.smid}};
-}
-
-ChasePoint measure_chase(Context& ctx, LoadOp op, std::uint64_t working_set, int carveout,
-                         std::optional<std::uint64_t> seed = std::nullopt) {
-  auto& dev = ctx.device;
-  device::ChainSpec spec{working_set, ctx.options.node_stride, seed.value_or(ctx.options.seed)};
-  auto chain = dev.make_chain(spec);
-  ChasePoint point;
-  point.working_set = chain->nodes() * spec.node_stride_bytes;
-  point.op = op;
-  point.carveout = carveout;
-  point.plan = plan_chase(chain->nodes(), point.working_set, dev.info().l2_bytes);
-  std::uint64_t position = 0;
-  std::vector<double> clocks;
-  auto once = [&](int rep) {
-    device::ChaseParams params;
-    params.op = op;
-    params.carveout_percent = carveout;
-    params.start_step = position;
-    params.timed_steps = point.plan.timed_steps;
-    // The warm-up run walks the whole hot chain; repetitions continue where it stopped.
-    params.warmup_steps = rep < 0 ? point.plan.first_warmup_steps : point.plan.warmup_steps;
-    const auto t = dev.chase(*chain, params);
-    position += params.warmup_steps + params.timed_steps;
-    if (rep >= 0) {
-      point.smid = t.smid;
-      if (t.elapsed_ns > 0) clocks.push_back(t.total_cycles / t.elapsed_ns * 1e3);
-    }
-    return t.cycles_per_step;
-  };
-  point.cycles = repeat_until_stable(once, ctx.options.protocol);
-  if (!clocks.empty()) point.clock_mhz = stats::median(clocks);
-  return point;
-}
 
 std::uint64_t default_max_working_set(const device::Device& dev) { return 4 * dev.info().l2_bytes; }
 
@@ -295,13 +210,14 @@ class LatencySweep : public Experiment {
  public:
   std::string id() const override { return "latency.sweep"; }
   std::vector<std::string> produces() const override {
-    return {finding::kL1HitLatency,   finding::kL1Capacity,      finding::kL2HitLatency,
+    return {finding::kL1HitLatency,   finding::kL1Capacity,     finding::kL2HitLatency,
             finding::kL2NearCapacity, finding::kL2MixedLatency, finding::kL2Capacity,
             finding::kDramLatency};
   }
   std::string description() const override {
     return "dependent chase over working sets from 1 KiB to 4x L2, sampled adaptively; finds "
-           "the L1, L2 near-partition, mixed near/far/DRAM and DRAM regions and the capacities between them";
+           "the L1, L2 near-partition, mixed near/far/DRAM and DRAM regions and the capacities "
+           "between them";
   }
   std::vector<Axis> typed_axes() const override {
     return {
@@ -379,7 +295,8 @@ class LatencySweep : public Experiment {
 
 /// --counters for latency.chase: L1 and L2 sector hit rates of one ld.ca chase at each level's
 /// working set, against what a cache holding the working set (or not) predicts.
-json chase_counters(Context& ctx, const std::vector<std::pair<std::string, std::uint64_t>>& levels) {
+json chase_counters(Context& ctx,
+                    const std::vector<std::pair<std::string, std::uint64_t>>& levels) {
   auto& dev = ctx.device;
   const auto& o = ctx.options;
   const double l2 = static_cast<double>(dev.info().l2_bytes);
@@ -391,7 +308,8 @@ json chase_counters(Context& ctx, const std::vector<std::pair<std::string, std::
     chains.push_back(dev.make_chain({ws, o.node_stride, o.seed}));
     device::Chain& chain = *chains.back();
     const double set = static_cast<double>(chain.nodes()) * o.node_stride;
-    const auto plan = plan_chase(chain.nodes(), static_cast<std::uint64_t>(set), dev.info().l2_bytes);
+    const auto plan =
+        plan_chase(chain.nodes(), static_cast<std::uint64_t>(set), dev.info().l2_bytes);
     device::ChaseParams p;
     p.op = LoadOp::kCa;
     p.warmup_steps = plan.warmup_steps;
@@ -404,19 +322,18 @@ json chase_counters(Context& ctx, const std::vector<std::pair<std::string, std::
       return counters::Expectation{what, metric, "", "%", expected, tol, false, model};
     };
     if (set <= l1 / 2) {
-      checks.push_back(rate("L1 sector hit rate", "l1tex__t_sector_hit_rate.pct",
-                            100 * (1 - first_touch), 5,
-                            "the set fits the L1: only each node's first load in the launch misses"));
+      checks.push_back(
+          rate("L1 sector hit rate", "l1tex__t_sector_hit_rate.pct", 100 * (1 - first_touch), 5,
+               "the set fits the L1: only each node's first load in the launch misses"));
     } else {
       checks.push_back(rate("L1 sector hit rate", "l1tex__t_sector_hit_rate.pct", 0,
                             std::max(2.0, 100 * l1 / set),
                             "the set exceeds the L1: at most L1 / set of random loads hit"));
-      checks.push_back(plan.cold
-                           ? rate("L2 sector hit rate", "lts__t_sector_hit_rate.pct", 0,
-                                  100 * l2 / set,
-                                  "the set exceeds the L2: at most L2 / set of random loads hit")
-                           : rate("L2 sector hit rate", "lts__t_sector_hit_rate.pct", 100, 10,
-                                  "the set fits the L2, warmed by a full pass before the launch"));
+      checks.push_back(
+          plan.cold ? rate("L2 sector hit rate", "lts__t_sector_hit_rate.pct", 0, 100 * l2 / set,
+                           "the set exceeds the L2: at most L2 / set of random loads hit")
+                    : rate("L2 sector hit rate", "lts__t_sector_hit_rate.pct", 100, 10,
+                           "the set fits the L2, warmed by a full pass before the launch"));
     }
     std::function<void()> prepare;
     if (!plan.cold) {
@@ -427,7 +344,9 @@ json chase_counters(Context& ctx, const std::vector<std::pair<std::string, std::
     }
     d.probes.push_back({name + " " + units::format_bytes(static_cast<std::uint64_t>(set)),
                         {{"level", name}, {"working_set_bytes", set}, {"load", "ca"}},
-                        [&dev, &chain, p] { dev.chase(chain, p); }, checks, prepare});
+                        [&dev, &chain, p] { dev.chase(chain, p); },
+                        checks,
+                        prepare});
   }
   return counters::collect(ctx, d);
 }
