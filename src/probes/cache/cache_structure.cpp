@@ -537,12 +537,26 @@ class WaysExperiment : public Experiment {
   /// Chases (ld.global.cg, one SM) over one working set past the near-partition knee at node
   /// strides 64 ... 512 B, 3 replicates each (fresh chains): see analysis::line_by_stride.
   static json line_by_stride_record(Context& ctx) {
+    // The knee of one SM's partition: the copy chases' bisection (cache.l2.far_hit) where it
+    // ran, else the sweep's near knee, else half the L2.
     double knee = 0, hit = 0;
-    if (auto f = ctx.prior.get(finding::kL2NearCapacity)) knee = f->value;
+    const char* knee_from = "";
+    if (auto f = ctx.prior.get("l2.replica_capacity")) {
+      knee = f->value;
+      knee_from = "l2.replica_capacity";
+    } else if (auto f = ctx.prior.get(finding::kL2NearCapacity)) {
+      knee = f->value;
+      knee_from = finding::kL2NearCapacity;
+    } else if (auto f = ctx.prior.get(finding::kL2Capacity)) {
+      knee = f->value / 2;
+      knee_from = "l2.capacity / 2";
+    }
     if (auto f = ctx.prior.get(finding::kL2HitLatency)) hit = f->value;
-    json out = {{"strides", kLineStrides}, {"hit_cycles", hit}};
+    json out = {{"strides", kLineStrides}, {"hit_cycles", hit}, {"knee_from", knee_from}};
     if (!(knee > 0) || !(hit > 0)) {
-      out["why"] = "needs l2.near_capacity and l2.hit_latency (latency.sweep)";
+      out["why"] =
+          "needs l2.hit_latency and a partition knee (l2.replica_capacity, "
+          "l2.near_capacity or l2.capacity)";
       return out;
     }
     const auto ws = static_cast<std::uint64_t>(kLineWorkingSetFactor * knee) / 512 * 512;
@@ -575,7 +589,8 @@ class WaysExperiment : public Experiment {
                    confidence::combine({precision, confidence::separation(a.separation_z_below),
                                         confidence::separation(a.separation_z_above)}),
                    "random-order chases (ld.global.cg, one SM, 3 fresh chains each) over one "
-                   "working set past the near-partition knee (1.25 x l2.near_capacity) at node "
+                   "working set past one partition's knee (1.25 x l2.replica_capacity, else "
+                   "l2.near_capacity, else l2.capacity / 2) at node "
                    "strides 64 ... 512 B: below the line a line's later nodes reuse it, above it "
                    "fewer lines are touched; the latency peaks at the line",
                    {{"medians_cycles", a.medians}, {"strides", strides}}});
