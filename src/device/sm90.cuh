@@ -66,6 +66,32 @@ __device__ __forceinline__ bool mbar_wait_for(std::uint32_t bar, std::uint32_t p
   return true;
 }
 
+/// One non-blocking test of the phase of parity `parity` (mbarrier.test_wait: returns at once,
+/// unlike try_wait, which may suspend the thread for a system-dependent time first).
+__device__ __forceinline__ bool mbar_test_wait(std::uint32_t bar, std::uint32_t parity) {
+  std::uint32_t done;
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, "
+      "0, p;\n}"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+/// Like mbar_wait_for, spinning on mbar_test_wait: for a wait that is timed. Timed through
+/// try_wait, every H200 TMA latency (L2-hot or from DRAM, any size) read base + k x 185 cycles
+/// (bulk 519, 704, 888, 1073 ...; tensor 583, 768, 951, 1137 ...): a thread suspended in try_wait
+/// resumes on that grid, so the clock read after it rounds the completion up to the grid, and a
+/// latency near a grid line flips between two lines from run to run. A spin sees the completion
+/// within one test.
+__device__ __forceinline__ bool mbar_poll_for(std::uint32_t bar, std::uint32_t parity,
+                                              std::uint64_t timeout_cycles) {
+  const std::uint64_t start = ptx::clock_64();
+  while (!mbar_test_wait(bar, parity))
+    if (ptx::clock_64() - start > timeout_cycles) return false;
+  return true;
+}
+
 // ---- Clusters.
 __device__ __forceinline__ std::uint32_t cluster_rank() {
   std::uint32_t r;

@@ -10,20 +10,25 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/device_buffer.hpp"
 #include "measure/gpu.hpp"
-#include "measure/l2_flush.hpp"
 #include "measure/checks.hpp"
+#include "measure/l2_flush.hpp"
+#include "measure/replicates.hpp"
 #include "probes/hopper/tma_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -54,6 +59,23 @@ using device::dram_peak_gb_s;
 
 // ---------------------------------------------------------------------------------------------
 
+/// One latency point's replicates (the points of one copy, regime and size): from each
+/// replicate's cycle samples when every point kept them (so that whole-cycle samples get the
+/// half-cycle floor), else from the summaries (results written before the samples were kept;
+/// one replicate: exactly the precision of its summary).
+confidence::ReplicateSummary tma_latency_replicates(const std::vector<json>& points) {
+  bool samples = !points.empty();
+  for (const auto& p : points) samples = samples && p.contains("cycles_samples");
+  if (samples) {
+    std::vector<std::vector<double>> reps;
+    for (const auto& p : points) reps.push_back(p.at("cycles_samples").get<std::vector<double>>());
+    return confidence::summarize_replicate_samples(reps);
+  }
+  std::vector<json> summaries;
+  for (const auto& p : points) summaries.push_back(p.at("cycles"));
+  return confidence::summarize_replicate_summaries(summaries);
+}
+
 class TmaLatency : public Experiment {
  public:
   std::string id() const override { return "hopper.tma.latency"; }
@@ -77,14 +99,126 @@ class TmaLatency : public Experiment {
     const int sm_count = gpu.sm_count;
     const std::uint64_t src_bytes = 16 * kMiB;
     const std::uint64_t flush_bytes = 2 * std::max<std::uint64_t>(info.l2_bytes, 8 * kMiB);
-    DeviceBuffer src(src_bytes), copy(16 * kKiB), out(sizeof(tma::LatencyOut));
     measure::L2Flush flush(flush_bytes, sm_count);
-    tma::fill_pattern(src.as<std::uint32_t>(), src_bytes / 4);
     const std::vector<std::uint32_t> sizes{128, 256, 512, 1024, 2048, 4096, 8192, 16384};
-    std::vector<tma::TensorMap> maps;
-    for (auto s : sizes) maps.push_back(tma::encode_rows_map(src.as<void>(), src_bytes / 128, s / 128));
-
+    // Each replicate copies from its own source (fresh pages, fresh translations, another
+    // placement in the memory channels), all held at once (measure::replicate_fresh), and
+    // times every point afresh: a latency from DRAM that depends on where its bytes lie shows
+    // its spread within one run (issue 9, "Run to run").
+    struct Replica {
+      explicit Replica(std::uint64_t bytes, const std::vector<std::uint32_t>& sizes)
+          : src(bytes), copy(16 * kKiB), out(sizeof(tma::LatencyOut)) {
+        tma::fill_pattern(src.as<std::uint32_t>(), bytes / 4);
+        for (auto s : sizes) maps.push_back(tma::encode_rows_map(src.as<void>(), bytes / 128, s / 128));
+      }
+      DeviceBuffer src, copy, out;
+      std::vector<tma::TensorMap> maps;
+    };
+    const ProtocolOptions protocol = measure::per_replicate(ctx.options.protocol);
     json points = json::array();
+    measure::replicate_fresh(
+        measure::kReplicates, [&](int) { return std::make_unique<Replica>(src_bytes, sizes); },
+        [&](int replicate, Replica& rb) {
+          measure_replicate(replicate, rb.src, rb.copy, rb.out, rb.maps, sizes, src_bytes, flush,
+                            protocol, points);
+          return 0;
+        });
+    r.protocol = to_json(ctx.options.protocol);
+    r.protocol["l2_flush"] = flush.protocol() + " (dram regime, before every call)";
+    r.protocol["replicates"] =
+        std::to_string(measure::kReplicates) +
+        " independent replicates of every point (each its own source buffer, tensor maps and "
+        "output), the repetitions shared among them; findings: median of the replicate medians, "
+        "confidence from the spread between them (Student's t)";
+    r.parameters = {{"source_bytes", src_bytes},
+                    {"l2_flush_bytes", flush_bytes},
+                    {"block", "1 block of 32 threads; thread 0 issues and waits (TMA)"},
+                    {"bulk", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"},
+                    {"tensor",
+                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes; "
+                     "uint32 tensor of 128-B rows, box 32 x bytes/128, no swizzle (cuTensorMapEncodeTiled "
+                     "via cudaGetDriverEntryPointByVersion)"},
+                    {"warp_load", "ld.global.v4.u32 by every lane with data, st.shared, __syncwarp"},
+                    {"timing", "clock64 before mbarrier.arrive.expect_tx (or the first load) to after "
+                               "mbarrier.test_wait.parity, spun on, succeeds (or __syncwarp); "
+                               "not try_wait, whose suspended thread resumes on a ~185-cycle grid"},
+                    {"l2_regime", "an identical untimed launch first (the L1 is invalidated per launch)"},
+                    {"dram_regime", "L2 flushed by streaming 2 x L2 before the timed launch"}};
+    r.samples = {{"points", points}};
+    std::size_t bad = 0;
+    for (const auto& p : points) bad += p.at("verified").get<bool>() ? 0 : 1;
+    r.statistics = {{"points", points.size()}, {"points_failing_verification", bad}};
+    Curve c{"latency", {"replicate", "copy", "regime", "bytes", "cycles_median", "cycles_min", "cycles_p5",
+                        "cycles_p95", "n", "verified"}, {}};
+    for (const auto& p : points) {
+      const auto s = p.at("cycles");
+      c.rows.push_back({p.value("replicate", 0), p.at("copy"), p.at("regime"), p.at("bytes"), s.at("median"),
+                        s.at("min"), s.at("p5"), s.at("p95"), s.at("n"), p.at("verified").get<bool>() ? 1 : 0});
+    }
+    c.hints = chart_hints("TMA copy latency against bytes", "bytes", "bytes", "cycles_median",
+                          "cycles", true)
+                  .by({"copy", "regime"});
+    r.curves.push_back(c);
+  }
+  void analyze(ExperimentResult& r) const override {
+    if (!r.samples.contains("points")) return;
+    const auto& points = r.samples.at("points");
+    std::vector<FailedRow> failed;
+    for (const auto& p : points)
+      if (!p.at("verified").get<bool>())
+        failed.push_back({p.at("copy").get<std::string>() + " " + p.at("regime").get<std::string>() + " " +
+                              std::to_string(p.at("bytes").get<int>()) + " B" +
+                              (p.contains("replicate") ? " replicate " + std::to_string(p.at("replicate").get<int>())
+                                                       : std::string()),
+                          std::to_string(p.value("words_wrong", 0)) + " of " +
+                              std::to_string(p.value("words_checked", 0)) + " copied words wrong (first: " +
+                              p.value("first_wrong", std::string("?")) + ")"});
+    report_failed_rows(r, failed, points.size());
+    const std::pair<const char*, const char*> names[] = {
+        {"bulk", "hopper.tma.bulk_latency"}, {"tensor", "hopper.tma.tensor_latency"},
+        {"warp_load", "hopper.tma.warp_load_latency"}};
+    for (const auto& [copy, name] : names)
+      for (const char* regime : {"l2", "dram"}) {
+        // Per size, every replicate's point; a size with a failed replicate gives no finding.
+        std::map<int, std::vector<json>> by_size;
+        std::set<int> failed_sizes;
+        for (const auto& p : points) {
+          if (p.at("copy") != copy || p.at("regime") != regime) continue;
+          const int bytes = p.at("bytes").get<int>();
+          if (!p.at("verified").get<bool>()) failed_sizes.insert(bytes);
+          by_size[bytes].push_back(p);
+        }
+        for (int b : failed_sizes) by_size.erase(b);
+        if (by_size.empty()) continue;
+        json by_bytes = json::object();
+        for (const auto& [bytes, reps] : by_size)
+          by_bytes[std::to_string(bytes)] = tma_latency_replicates(reps).value;
+        const auto& [bytes, reps] = *by_size.begin();
+        const auto rs = tma_latency_replicates(reps);
+        Finding f{std::string(name) + (std::string(regime) == "dram" ? "_dram" : ""), rs.value, "cycles",
+                  rs.precision,
+                  std::string("clock64 from issue to completion of one ") + copy +
+                      " copy of the smallest size (" +
+                      (std::string(regime) == "dram" ? "L2 flushed" : "L2-hot") +
+                      "): median over " + std::to_string(rs.replicates) +
+                      " replicates (each its own source buffer) of the median over repetitions; "
+                      "copied bytes checked",
+                  json::object()};
+        f.extra["bytes"] = bytes;
+        f.extra["regime"] = regime;
+        f.extra["cycles_by_bytes"] = by_bytes;
+        f.extra["standard_error"] = rs.standard_error;
+        f.extra["replicates"] = confidence::to_json(rs);
+        r.findings.push_back(f);
+      }
+  }
+
+ private:
+  /// One replicate: every (regime, copy, size) from this replicate's own buffers.
+  void measure_replicate(int replicate, const DeviceBuffer& src, const DeviceBuffer& copy,
+                         const DeviceBuffer& out, const std::vector<tma::TensorMap>& maps,
+                         const std::vector<std::uint32_t>& sizes, std::uint64_t src_bytes,
+                         measure::L2Flush& flush, const ProtocolOptions& protocol, json& points) const {
     std::uint64_t cursor = 0;
     for (const char* regime : {"l2", "dram"}) {
       const bool cold = std::string(regime) == "dram";
@@ -124,11 +258,13 @@ class TmaLatency : public Experiment {
             if (rep >= 0) smids.push_back(o.smid);
             return static_cast<double>(o.cycles);
           };
-          const auto m = repeat_until_stable(once, ctx.options.protocol);
-          points.push_back({{"copy", tma::copy_name(kind)},
+          const auto m = repeat_until_stable(once, protocol);
+          points.push_back({{"replicate", replicate},
+                            {"copy", tma::copy_name(kind)},
                             {"regime", regime},
                             {"bytes", bytes},
                             {"cycles", to_json(m)},
+                            {"cycles_samples", m.values},
                             {"words_checked", checked},
                             {"words_wrong", wrong},
                             {"first_wrong", first_wrong},
@@ -137,74 +273,6 @@ class TmaLatency : public Experiment {
         }
       }
     }
-    r.protocol = to_json(ctx.options.protocol);
-    r.protocol["l2_flush"] = flush.protocol() + " (dram regime, before every call)";
-    r.parameters = {{"source_bytes", src_bytes},
-                    {"l2_flush_bytes", flush_bytes},
-                    {"block", "1 block of 32 threads; thread 0 issues and waits (TMA)"},
-                    {"bulk", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"},
-                    {"tensor",
-                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes; "
-                     "uint32 tensor of 128-B rows, box 32 x bytes/128, no swizzle (cuTensorMapEncodeTiled "
-                     "via cudaGetDriverEntryPointByVersion)"},
-                    {"warp_load", "ld.global.v4.u32 by every lane with data, st.shared, __syncwarp"},
-                    {"timing", "clock64 before mbarrier.arrive.expect_tx (or the first load) to after "
-                               "mbarrier.try_wait.parity succeeds (or __syncwarp)"},
-                    {"l2_regime", "an identical untimed launch first (the L1 is invalidated per launch)"},
-                    {"dram_regime", "L2 flushed by streaming 2 x L2 before the timed launch"}};
-    r.samples = {{"points", points}};
-    std::size_t bad = 0;
-    for (const auto& p : points) bad += p.at("verified").get<bool>() ? 0 : 1;
-    r.statistics = {{"points", points.size()}, {"points_failing_verification", bad}};
-    Curve c{"latency", {"copy", "regime", "bytes", "cycles_median", "cycles_min", "cycles_p5", "cycles_p95", "n",
-                        "verified"}, {}};
-    for (const auto& p : points) {
-      const auto s = p.at("cycles");
-      c.rows.push_back({p.at("copy"), p.at("regime"), p.at("bytes"), s.at("median"), s.at("min"), s.at("p5"),
-                        s.at("p95"), s.at("n"), p.at("verified").get<bool>() ? 1 : 0});
-    }
-    c.hints = chart_hints("TMA copy latency against bytes", "bytes", "bytes", "cycles_median",
-                          "cycles", true)
-                  .by({"copy", "regime"});
-    r.curves.push_back(c);
-  }
-  void analyze(ExperimentResult& r) const override {
-    if (!r.samples.contains("points")) return;
-    const auto& points = r.samples.at("points");
-    std::vector<FailedRow> failed;
-    for (const auto& p : points)
-      if (!p.at("verified").get<bool>())
-        failed.push_back({p.at("copy").get<std::string>() + " " + p.at("regime").get<std::string>() + " " +
-                              std::to_string(p.at("bytes").get<int>()) + " B",
-                          std::to_string(p.value("words_wrong", 0)) + " of " +
-                              std::to_string(p.value("words_checked", 0)) + " copied words wrong (first: " +
-                              p.value("first_wrong", std::string("?")) + ")"});
-    report_failed_rows(r, failed, points.size());
-    const std::pair<const char*, const char*> names[] = {
-        {"bulk", "hopper.tma.bulk_latency"}, {"tensor", "hopper.tma.tensor_latency"},
-        {"warp_load", "hopper.tma.warp_load_latency"}};
-    for (const auto& [copy, name] : names)
-      for (const char* regime : {"l2", "dram"}) {
-        json by_bytes = json::object();
-        std::optional<json> smallest;
-        for (const auto& p : points) {
-          if (p.at("copy") != copy || p.at("regime") != regime || !p.at("verified").get<bool>()) continue;
-          by_bytes[std::to_string(p.at("bytes").get<int>())] = p.at("cycles").at("median");
-          if (!smallest || p.at("bytes").get<int>() < smallest->at("bytes").get<int>()) smallest = p;
-        }
-        if (!smallest) continue;
-        const auto s = smallest->at("cycles");
-        const double med = s.at("median").get<double>();
-        Finding f{std::string(name) + (std::string(regime) == "dram" ? "_dram" : ""), med, "cycles",
-                  summary_precision(s),
-                  std::string("median clock64 from issue to completion of one ") + copy + " copy of the smallest size (" +
-                      (std::string(regime) == "dram" ? "L2 flushed" : "L2-hot") + "); copied bytes checked",
-                  json::object()};
-        f.extra["bytes"] = smallest->at("bytes");
-        f.extra["regime"] = regime;
-        f.extra["cycles_by_bytes"] = by_bytes;
-        r.findings.push_back(f);
-      }
   }
 };
 
