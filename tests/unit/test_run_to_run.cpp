@@ -103,3 +103,72 @@ TEST(RunToRun, TmaLatencyOfIdenticalWholeCyclesIsNotCertainOfAFraction) {
 
 }  // namespace
 }  // namespace gpuprobe
+
+// ---- timer.overhead ---------------------------------------------------------------------------
+
+namespace gpuprobe {
+namespace {
+
+/// timer.overhead samples with event blocks around `centres` (+-2 % uniform noise, on the
+/// events' 32 ns grid); the in-kernel parts empty.
+ExperimentResult timer_result(const std::vector<double>& centres, int per_block, bool sizes) {
+  ExperimentResult r;
+  json s = json::object();
+  for (const char* k : {"clock64_pair", "clock32_pair", "clock64_gap", "clock32_gap",
+                        "clock64_stream", "clock32_stream", "globaltimer_read", "globaltimer_pair",
+                        "change_ns", "change_cycles", "spin_reads", "host_launch_and_sync_ns"})
+    s[k] = json::array();
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-0.02, 0.02);
+  json b2b = json::array(), one = json::array(), two = json::array(), block_sizes = json::array();
+  for (double c : centres) {
+    for (int i = 0; i < per_block; ++i) {
+      b2b.push_back(1248.0);
+      one.push_back(32 * std::round(c * (1 + u(rng)) / 32));
+      two.push_back(32 * std::round(1.7 * c * (1 + u(rng)) / 32));
+      s["host_launch_and_sync_ns"].push_back(9000.0);
+    }
+    block_sizes.push_back(per_block);
+  }
+  s["event_back_to_back_ns"] = b2b;
+  s["event_one_empty_kernel_ns"] = one;
+  s["event_two_empty_kernels_ns"] = two;
+  if (sizes) s["event_replicate_sizes"] = block_sizes;
+  r.samples = s;
+  return r;
+}
+
+TEST(RunToRun, EventAroundAnEmptyKernelWhoseBlocksAgreeIsConfident) {
+  const auto* e = Registry::builtin().find("timer.overhead");
+  ASSERT_NE(e, nullptr);
+  auto r = timer_result({5800, 5800, 5800}, 21, true);
+  e->analyze(r);
+  const auto* f = find(r, "timer.event.empty_kernel");
+  ASSERT_NE(f, nullptr);
+  EXPECT_GT(f->confidence, 0.8);
+  EXPECT_EQ(f->extra.at("replicates").at("replicates"), 3);
+}
+
+TEST(RunToRun, EventAroundAnEmptyKernelThatDriftsBetweenBlocksIsNotConfident) {
+  // Blocks drifting by 10 % (as run 2 of the committed repeat did within itself): the same
+  // samples as one block would state a confidence that the drift does not justify.
+  const auto* e = Registry::builtin().find("timer.overhead");
+  auto drifting = timer_result({6400, 5600, 5900}, 21, true);
+  e->analyze(drifting);
+  const auto* f = find(drifting, "timer.event.empty_kernel");
+  ASSERT_NE(f, nullptr);
+  EXPECT_LT(f->confidence, 0.5);
+  // It covers the runs' 5616 .. 6336 ns: no pair of such runs is judged beyond.
+  EXPECT_FALSE(noise::judge(f->value, f->confidence, 6336, f->confidence).beyond);
+  EXPECT_FALSE(noise::judge(f->value, f->confidence, 5616, f->confidence).beyond);
+  // Results written before the blocks (no sizes): one replicate, the within-run precision.
+  auto old = timer_result({6400, 5600, 5900}, 21, false);
+  e->analyze(old);
+  const auto* g = find(old, "timer.event.empty_kernel");
+  ASSERT_NE(g, nullptr);
+  EXPECT_GT(g->confidence, f->confidence);
+  EXPECT_EQ(g->extra.at("replicates").at("replicates"), 1);
+}
+
+}  // namespace
+}  // namespace gpuprobe

@@ -17,6 +17,7 @@
 #include "core/stats.hpp"
 #include "measure/cuda_event.hpp"
 #include "measure/gpu.hpp"
+#include "measure/replicates.hpp"
 #include "probes/timer/timer_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -103,6 +104,23 @@ double quantum_agreement(std::vector<double> v, double quantum) {
   return confidence::agreement(k, n);
 }
 
+/// `v` cut into consecutive blocks of `sizes` (the event replicates); one block when the sizes
+/// do not add up to v (results written before the event samples came as replicates).
+std::vector<std::vector<double>> split_blocks(const std::vector<double>& v,
+                                              const std::vector<std::size_t>& sizes) {
+  std::size_t total = 0;
+  for (auto n : sizes) total += n;
+  if (sizes.empty() || total != v.size()) return {v};
+  std::vector<std::vector<double>> out;
+  std::size_t at = 0;
+  for (auto n : sizes) {
+    out.emplace_back(v.begin() + static_cast<std::ptrdiff_t>(at),
+                     v.begin() + static_cast<std::ptrdiff_t>(at + n));
+    at += n;
+  }
+  return out;
+}
+
 /// What the host knows the probe kernel must have written; throws VerificationError otherwise.
 void verify_probe(const kernels::TimerProbeOut& t, std::uint32_t max_spin_reads) {
   auto fail = [](const std::string& why) { throw VerificationError("timer.overhead: " + why); };
@@ -163,7 +181,45 @@ class TimerOverhead : public CudaRuntimeExperiment {
     const auto axes = axis_values(ctx.options);
     const auto runs = axes.int32s("runs").front();
     const auto event_samples = axes.int32s("event_samples").front();
-    for (int run = 0; run < runs; ++run) {
+    // The event samples come as replicates (contiguous blocks, each with its own events),
+    // placed between the probe launches so that they lie apart in time: what they time is
+    // mostly the host's launch call, which drifts over seconds (the committed H200 runs read
+    // 5856, 5616 and 6336 ns around one empty kernel, each stating 0.74 .. 0.86).
+    const int blocks = std::clamp(event_samples / kMinRepetitions, 1, measure::kReplicates);
+    json b2b = json::array(), one = json::array(), two = json::array(), host = json::array();
+    json block_sizes = json::array();
+    auto event_block = [&](int j) {
+      CudaEvent e0, e1;
+      const int n = event_samples / blocks + (j < event_samples % blocks ? 1 : 0);
+      kn::launch_empty(nullptr);
+      synchronize();
+      for (int i = 0; i < n; ++i) {
+        e0.record();
+        e1.record();
+        e1.synchronize();
+        b2b.push_back(measure::elapsed_ns(e0, e1));
+        e0.record();
+        kn::launch_empty(nullptr);
+        e1.record();
+        e1.synchronize();
+        one.push_back(measure::elapsed_ns(e0, e1));
+        e0.record();
+        kn::launch_empty(nullptr);
+        kn::launch_empty(nullptr);
+        e1.record();
+        e1.synchronize();
+        two.push_back(measure::elapsed_ns(e0, e1));
+        const auto h0 = std::chrono::steady_clock::now();
+        kn::launch_empty(nullptr);
+        synchronize();
+        host.push_back(
+            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - h0).count());
+      }
+      block_sizes.push_back(n);
+    };
+    for (int j = 0; j < std::max(runs, blocks); ++j) {
+      if (j < blocks) event_block(j);
+      if (j >= runs) continue;
       kn::launch_timer_probe(probe.get(), kMaxSpinReads, nullptr);
       synchronize();
       const auto t = probe.to_host().front();
@@ -185,33 +241,7 @@ class TimerOverhead : public CudaRuntimeExperiment {
       }
       s["spin_reads"].push_back(t.spin_reads);
     }
-    // CUDA events: back to back, around one empty kernel, around two.
-    CudaEvent e0, e1;
-    json b2b = json::array(), one = json::array(), two = json::array(), host = json::array();
-    kn::launch_empty(nullptr);
-    synchronize();
-    for (int i = 0; i < event_samples; ++i) {
-      e0.record();
-      e1.record();
-      e1.synchronize();
-      b2b.push_back(measure::elapsed_ns(e0, e1));
-      e0.record();
-      kn::launch_empty(nullptr);
-      e1.record();
-      e1.synchronize();
-      one.push_back(measure::elapsed_ns(e0, e1));
-      e0.record();
-      kn::launch_empty(nullptr);
-      kn::launch_empty(nullptr);
-      e1.record();
-      e1.synchronize();
-      two.push_back(measure::elapsed_ns(e0, e1));
-      const auto h0 = std::chrono::steady_clock::now();
-      kn::launch_empty(nullptr);
-      synchronize();
-      host.push_back(
-          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - h0).count());
-    }
+    s["event_replicate_sizes"] = block_sizes;
     s["event_back_to_back_ns"] = b2b;
     s["event_one_empty_kernel_ns"] = one;
     s["event_two_empty_kernels_ns"] = two;
@@ -222,6 +252,11 @@ class TimerOverhead : public CudaRuntimeExperiment {
                      "change (its size in ns and the clock64 cycles since the last)"},
                     {"runs", runs},
                     {"event_samples", event_samples},
+                    {"event_replicates",
+                     std::to_string(blocks) +
+                         " contiguous blocks of the event samples, each with its own pair of "
+                         "events, between the probe launches; the event findings: median of "
+                         "the blocks' medians, confidence from the spread between them"},
                     {"gpu", to_json(gpu)}};
     r.samples = s;
   }
@@ -336,17 +371,29 @@ class TimerOverhead : public CudaRuntimeExperiment {
       add("timer.event.resolution", quantum, "ns", quantum_agreement(all, quantum),
           "smallest gap between distinct cudaEventElapsedTime values over all event samples",
           {{"smallest_nonzero_elapsed_ns", min_positive(all)}});
-      add("timer.event.back_to_back", stats::median(b2b), "ns",
-          confidence::precision(b2b, stats::median(b2b)),
-          "median cudaEventElapsedTime of two events recorded back to back",
-          {{"min_ns", *std::min_element(b2b.begin(), b2b.end())}});
-      add("timer.event.empty_kernel", stats::median(one), "ns",
-          confidence::precision(one, stats::median(one)),
-          "median cudaEventElapsedTime around one empty <<<1,1>>> kernel",
-          {{"min_ns", *std::min_element(one.begin(), one.end())},
-           {"second_kernel_adds_ns", stats::median(two) - stats::median(one)},
-           {"host_launch_and_sync_median_ns",
-            stats::median(numbers(s.at("host_launch_and_sync_ns")))}});
+      const auto sizes = s.contains("event_replicate_sizes")
+                             ? s.at("event_replicate_sizes").get<std::vector<std::size_t>>()
+                             : std::vector<std::size_t>{};
+      const auto rb = confidence::summarize_replicate_samples(split_blocks(b2b, sizes));
+      json eb = {{"min_ns", *std::min_element(b2b.begin(), b2b.end())},
+                 {"standard_error", rb.standard_error},
+                 {"replicates", confidence::to_json(rb)}};
+      add("timer.event.back_to_back", rb.value, "ns", rb.precision,
+          "cudaEventElapsedTime of two events recorded back to back: median over replicates "
+          "(blocks of samples apart in time, each its own events) of the median over samples",
+          eb);
+      const auto ro = confidence::summarize_replicate_samples(split_blocks(one, sizes));
+      json ek = {{"min_ns", *std::min_element(one.begin(), one.end())},
+                 {"second_kernel_adds_ns", stats::median(two) - stats::median(one)},
+                 {"host_launch_and_sync_median_ns",
+                  stats::median(numbers(s.at("host_launch_and_sync_ns")))},
+                 {"standard_error", ro.standard_error},
+                 {"replicates", confidence::to_json(ro)}};
+      add("timer.event.empty_kernel", ro.value, "ns", ro.precision,
+          "cudaEventElapsedTime around one empty <<<1,1>>> kernel (the host's launch call "
+          "included): median over replicates (blocks of samples apart in time, each its own "
+          "events) of the median over samples",
+          ek);
     }
   }
 };
