@@ -16,6 +16,7 @@
 #include "core/noise.hpp"
 #include "core/stats.hpp"
 #include "device/model_device.hpp"
+#include "probes/link/link.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -284,6 +285,68 @@ TEST(RunToRun, TlbWithoutALevelSaysWhyNothingIsReported) {
   ASSERT_TRUE(r.statistics.contains("not_reported"));
   EXPECT_NE(r.statistics["not_reported"]["findings"].get<std::string>().find("miss_penalty"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuprobe
+
+// ---- link.host ---------------------------------------------------------------------------------
+
+namespace gpuprobe {
+namespace {
+
+/// link.host points of h2d pageable cudaMemcpy: one round (replicate) per entry of `gb_s`, at
+/// 16 B (latency `us`) and 64 MiB (bandwidth), each 3 repetitions within 0.5 %; plus a size
+/// between, measured in one round only.
+ExperimentResult link_rounds(const std::vector<double>& gb_s, const std::vector<double>& us) {
+  const double big = 64.0 * 1024 * 1024;
+  ExperimentResult r;
+  r.samples = {{"points", json::array()}};
+  for (std::size_t j = 0; j < gb_s.size(); ++j) {
+    auto row = [&](double bytes, double seconds) {
+      return json{{"replicate", j},
+                  {"direction", "h2d"},
+                  {"memory", "pageable"},
+                  {"method", "cuda_memcpy"},
+                  {"bytes", bytes},
+                  {"seconds", {seconds, seconds * 1.005, seconds * 0.995}},
+                  {"status", "passed"}};
+    };
+    r.samples["points"].push_back(row(16, us[j] * 1e-6));
+    r.samples["points"].push_back(row(big, big / (gb_s[j] * 1e9)));
+    if (j == 3) r.samples["points"].push_back(row(4096, 1e-3));  // the curve only
+  }
+  probes::analyze_link_host(r);
+  return r;
+}
+
+TEST(RunToRun, LinkHostRoundsThatAgreeAreConfident) {
+  const auto r = link_rounds({9.0, 9.02, 8.98, 9.01, 8.99}, {6.7, 6.71, 6.69, 6.7, 6.7});
+  const auto* bw = find(r, "link.host.h2d.pageable.cuda_memcpy.bandwidth");
+  const auto* lat = find(r, "link.host.h2d.pageable.cuda_memcpy.latency");
+  ASSERT_NE(bw, nullptr);
+  ASSERT_NE(lat, nullptr);
+  EXPECT_EQ(bw->extra.at("replicates").at("replicates"), 5);
+  EXPECT_EQ(lat->extra.at("bytes"), 16);  // the curve's size between is not the latency
+  EXPECT_GT(bw->confidence, 0.9);
+  EXPECT_GT(lat->confidence, 0.9);
+}
+
+TEST(RunToRun, LinkHostRoundsThatMoveCoverTheRunsTheyCameFrom) {
+  // Five rounds spread over one run, drawn from what the committed runs read (pageable h2d
+  // cudaMemcpy: 6.7 .. 10 GB/s, 6.4 .. 7.9 us): the confidence states a spread that covers the
+  // other runs' values.
+  const auto r = link_rounds({7.25, 9.6, 8.0, 6.7, 9.85}, {7.7, 6.65, 6.7, 7.9, 6.4});
+  const auto* bw = find(r, "link.host.h2d.pageable.cuda_memcpy.bandwidth");
+  const auto* lat = find(r, "link.host.h2d.pageable.cuda_memcpy.latency");
+  ASSERT_NE(bw, nullptr);
+  ASSERT_NE(lat, nullptr);
+  EXPECT_LT(bw->confidence, 0.3);
+  EXPECT_LT(lat->confidence, 0.5);
+  for (double other : {6.7652, 8.56838, 9.84943})
+    EXPECT_FALSE(noise::judge(bw->value, bw->confidence, other, bw->confidence).beyond) << other;
+  for (double other : {7.708, 6.651, 6.738})
+    EXPECT_FALSE(noise::judge(lat->value, lat->confidence, other, lat->confidence).beyond) << other;
 }
 
 }  // namespace
