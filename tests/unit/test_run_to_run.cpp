@@ -173,6 +173,42 @@ TEST(RunToRun, EventAroundAnEmptyKernelThatDriftsBetweenBlocksIsNotConfident) {
   EXPECT_EQ(g->extra.at("replicates").at("replicates"), 1);
 }
 
+TEST(RunToRun, EventAroundAnEmptyKernelIsTheGpusIntervalWhenQueued) {
+  // The idle-GPU samples drift with the host (as above); the queued ones, taken with the stream
+  // held busy, are the GPU's own interval and do not: the finding is theirs.
+  const auto* e = Registry::builtin().find("timer.overhead");
+  auto r = timer_result({6400, 5600, 5900}, 21, true);
+  auto& s = r.samples;
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> d(-1, 1);
+  for (int i = 0; i < 63; ++i) {
+    s["event_queued_one_empty_kernel_ns"].push_back(2080.0 + 32 * d(rng));
+    s["event_queued_two_empty_kernels_ns"].push_back(3500.0 + 32 * d(rng));
+  }
+  s["event_queued_replicate_sizes"] = {21, 21, 21};
+  s["event_queued_late"] = 0;
+  e->analyze(r);
+  const auto* f = find(r, "timer.event.empty_kernel");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->value, 2080, 32);
+  EXPECT_GT(f->confidence, 0.9);
+  EXPECT_NEAR(f->extra.at("idle_gpu_median_ns").get<double>(), 5900, 400);
+  EXPECT_NEAR(f->extra.at("second_kernel_adds_ns").get<double>(), 1420, 64);
+}
+
+TEST(RunToRun, EventAroundAnEmptyKernelWithoutQueuedSamplesSaysWhy) {
+  const auto* e = Registry::builtin().find("timer.overhead");
+  auto r = timer_result({5800, 5800, 5800}, 21, true);
+  r.samples["event_queued_one_empty_kernel_ns"] = {2080.0, 2112.0};
+  r.samples["event_queued_replicate_sizes"] = {2, 0, 0};
+  r.samples["event_queued_late"] = 61;
+  e->analyze(r);
+  EXPECT_EQ(find(r, "timer.event.empty_kernel"), nullptr);
+  ASSERT_TRUE(r.statistics.contains("not_reported"));
+  EXPECT_EQ(r.statistics["not_reported"]["findings"], "timer.event.empty_kernel");
+  EXPECT_NE(find(r, "timer.event.back_to_back"), nullptr);
+}
+
 }  // namespace
 }  // namespace gpuprobe
 

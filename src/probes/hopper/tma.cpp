@@ -227,10 +227,12 @@ class TmaLatency : public Experiment {
           const std::uint32_t bytes = sizes[si];
           std::uint64_t wrong = 0, checked = 0;
           std::vector<double> smids;
+          std::vector<std::uint64_t> offsets;
           std::string first_wrong;
           auto once = [&](int rep) {
             // A different 16 KiB-aligned region every call: nothing left over from the last one.
             const std::uint64_t off = (cursor++ * 16 * kKiB) % (src_bytes - 16 * kKiB);
+            if (rep >= 0) offsets.push_back(off);
             const std::uint8_t* p = src.as<std::uint8_t>() + off;
             const auto row = static_cast<std::uint32_t>(off / 128);
             if (cold) {
@@ -265,6 +267,12 @@ class TmaLatency : public Experiment {
                             {"bytes", bytes},
                             {"cycles", to_json(m)},
                             {"cycles_samples", m.values},
+                            // Where each sample's bytes lay and which SM timed them: the
+                            // latencies fall in two modes about 180 cycles apart (the H200's
+                            // l2.partition.far_latency - near_latency is 178), which these
+                            // let an analysis tie to the line's home partition.
+                            {"sample_offsets", offsets},
+                            {"sample_smids", smids},
                             {"words_checked", checked},
                             {"words_wrong", wrong},
                             {"first_wrong", first_wrong},
