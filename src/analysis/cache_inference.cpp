@@ -796,16 +796,16 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
     AccessSequence base;
     base.op = LoadOp::kCg;
     base.sm = p.sm;
-    const std::size_t rereads =
-        std::clamp<std::size_t>(kTlbOwnReads / std::max<std::size_t>(lines.size(), 1), 1,
-                                kTlbOwnReads);
+    const std::size_t rereads = std::clamp<std::size_t>(
+        kTlbOwnReads / std::max<std::size_t>(lines.size(), 1), 1, kTlbOwnReads);
     for (auto l : lines)
       for (std::size_t k = 0; k <= rereads; ++k) base.sequence.push_back(l);
     const auto bt = p.call(base);
     std::vector<double> own(lines.size());
     for (std::size_t i = 0; i < lines.size(); ++i) {
       const auto at = bt.cycles.begin() + static_cast<std::ptrdiff_t>(i * (rereads + 1));
-      own[i] = stats::median(std::vector<double>(at + 1, at + static_cast<std::ptrdiff_t>(rereads + 1)));
+      own[i] =
+          stats::median(std::vector<double>(at + 1, at + static_cast<std::ptrdiff_t>(rereads + 1)));
     }
     std::vector<std::size_t> order(lines.size());
     std::iota(order.begin(), order.end(), 0);
@@ -883,8 +883,8 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
     // each a plateau walk over as many cells as the plateau before the level and one over as
     // many as past it; each replicate's penalty carries both medians' errors.
     level.penalty_replicates.push_back(stats::median(above) - plateau);
-    level.penalty_standard_errors.push_back(
-        std::hypot(confidence::median_standard_error(above), confidence::median_standard_error(base)));
+    level.penalty_standard_errors.push_back(std::hypot(confidence::median_standard_error(above),
+                                                       confidence::median_standard_error(base)));
     // The plateau of the first level is the walks over 1 and 2 cells; of a later one, the walk
     // past the level before.
     const std::uint64_t below_cells = r.levels.empty() ? 2 : prev;

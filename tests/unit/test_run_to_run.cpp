@@ -271,7 +271,8 @@ TEST(RunToRun, TlbPenaltyComesFromIndependentReplicatedWalks) {
   const auto t = noisy_tlb(2, 0, 3);
   ASSERT_EQ(t.levels.size(), 1u) << t.curve.dump();
   const auto& l = t.levels[0];
-  ASSERT_EQ(l.penalty_replicates.size(), static_cast<std::size_t>(analysis::cache::kTlbPenaltyReplicates));
+  ASSERT_EQ(l.penalty_replicates.size(),
+            static_cast<std::size_t>(analysis::cache::kTlbPenaltyReplicates));
   ASSERT_EQ(l.penalty_standard_errors.size(), l.penalty_replicates.size());
   for (double pen : l.penalty_replicates) EXPECT_NEAR(pen, 10, 2.5);
   EXPECT_DOUBLE_EQ(l.miss_penalty_cycles, stats::median(l.penalty_replicates));
@@ -340,12 +341,9 @@ ExperimentResult link_rounds(const std::vector<double>& gb_s, const std::vector<
   r.samples = {{"points", json::array()}};
   for (std::size_t j = 0; j < gb_s.size(); ++j) {
     auto row = [&](double bytes, double seconds) {
-      return json{{"replicate", j},
-                  {"direction", "h2d"},
-                  {"memory", "pageable"},
-                  {"method", "cuda_memcpy"},
-                  {"bytes", bytes},
-                  {"seconds", {seconds, seconds * 1.005, seconds * 0.995}},
+      return json{{"replicate", j},       {"direction", "h2d"},
+                  {"memory", "pageable"}, {"method", "cuda_memcpy"},
+                  {"bytes", bytes},       {"seconds", {seconds, seconds * 1.005, seconds * 0.995}},
                   {"status", "passed"}};
     };
     r.samples["points"].push_back(row(16, us[j] * 1e-6));

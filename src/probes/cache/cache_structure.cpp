@@ -641,7 +641,10 @@ class TlbExperiment : public Experiment {
       if (!reps.empty() && reps.size() == ses.size()) {
         const auto rs = confidence::summarize_replicates(reps, ses);
         r.findings.push_back(
-            {n + ".miss_penalty", rs.value, "cycles", confidence::combine({sep, rs.precision}),
+            {n + ".miss_penalty",
+             rs.value,
+             "cycles",
+             confidence::combine({sep, rs.precision}),
              "median excess latency just past the level minus the plateau before it (each "
              "line's own cache latency subtracted), median over " +
                  std::to_string(rs.replicates) +
@@ -649,11 +652,14 @@ class TlbExperiment : public Experiment {
              {{"standard_error", rs.standard_error}, {"replicates", confidence::to_json(rs)}}});
       } else {
         const double pen = levels[i]["miss_penalty_cycles"].get<double>();
-        r.findings.push_back({n + ".miss_penalty", pen, "cycles",
-                              confidence::combine({sep, confidence::precision(above, stats::median(above))}),
-                              "median excess latency just past the level minus the plateau before "
-                              "it (each line's own cache latency subtracted)",
-                              {}});
+        r.findings.push_back(
+            {n + ".miss_penalty",
+             pen,
+             "cycles",
+             confidence::combine({sep, confidence::precision(above, stats::median(above))}),
+             "median excess latency just past the level minus the plateau before "
+             "it (each line's own cache latency subtracted)",
+             {}});
       }
       if (page)
         r.findings.push_back({n + ".reach", entries * static_cast<double>(page), "bytes", sep,
@@ -663,8 +669,9 @@ class TlbExperiment : public Experiment {
     json st = json::object();
     const std::string note = r.samples.value("note", std::string());
     if (levels.empty())
-      st["not_reported"] = {{"findings", "tlb.levels, tlb.l1.* (entries, miss_penalty, reach), "
-                                         "tlb.page_size"},
+      st["not_reported"] = {{"findings",
+                             "tlb.levels, tlb.l1.* (entries, miss_penalty, reach), "
+                             "tlb.page_size"},
                             {"why", note}};
     else if (!page)
       st["not_reported"] = {{"findings", "tlb.l1.entries, tlb.l*.reach, tlb.page_size"},

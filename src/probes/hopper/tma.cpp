@@ -25,8 +25,8 @@
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/device_buffer.hpp"
-#include "measure/gpu.hpp"
 #include "measure/checks.hpp"
+#include "measure/gpu.hpp"
 #include "measure/l2_flush.hpp"
 #include "measure/replicates.hpp"
 #include "probes/hopper/tma_kernels.hpp"
@@ -116,7 +116,8 @@ class TmaLatency : public Experiment {
       explicit Replica(std::uint64_t bytes, const std::vector<std::uint32_t>& sizes)
           : src(bytes), copy(16 * kKiB), out(sizeof(tma::LatencyOut)) {
         tma::fill_pattern(src.as<std::uint32_t>(), bytes / 4);
-        for (auto s : sizes) maps.push_back(tma::encode_rows_map(src.as<void>(), bytes / 128, s / 128));
+        for (auto s : sizes)
+          maps.push_back(tma::encode_rows_map(src.as<void>(), bytes / 128, s / 128));
       }
       DeviceBuffer src, copy, out;
       std::vector<tma::TensorMap> maps;
@@ -138,30 +139,35 @@ class TmaLatency : public Experiment {
         " independent replicates of every point (each its own source buffer, tensor maps and "
         "output), the repetitions shared among them; findings: median of the replicate medians, "
         "confidence from the spread between them (Student's t)";
-    r.parameters = {{"source_bytes", src_bytes},
-                    {"l2_flush_bytes", flush_bytes},
-                    {"block", "1 block of 32 threads; thread 0 issues and waits (TMA)"},
-                    {"bulk", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"},
-                    {"tensor",
-                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes; "
-                     "uint32 tensor of 128-B rows, box 32 x bytes/128, no swizzle (cuTensorMapEncodeTiled "
-                     "via cudaGetDriverEntryPointByVersion)"},
-                    {"warp_load", "ld.global.v4.u32 by every lane with data, st.shared, __syncwarp"},
-                    {"timing", "clock64 before mbarrier.arrive.expect_tx (or the first load) to after "
-                               "mbarrier.test_wait.parity, spun on, succeeds (or __syncwarp); "
-                               "not try_wait, whose suspended thread resumes on a ~185-cycle grid"},
-                    {"l2_regime", "an identical untimed launch first (the L1 is invalidated per launch)"},
-                    {"dram_regime", "L2 flushed by streaming 2 x L2 before the timed launch"}};
+    r.parameters = {
+        {"source_bytes", src_bytes},
+        {"l2_flush_bytes", flush_bytes},
+        {"block", "1 block of 32 threads; thread 0 issues and waits (TMA)"},
+        {"bulk", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"},
+        {"tensor",
+         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes; "
+         "uint32 tensor of 128-B rows, box 32 x bytes/128, no swizzle (cuTensorMapEncodeTiled "
+         "via cudaGetDriverEntryPointByVersion)"},
+        {"warp_load", "ld.global.v4.u32 by every lane with data, st.shared, __syncwarp"},
+        {"timing",
+         "clock64 before mbarrier.arrive.expect_tx (or the first load) to after "
+         "mbarrier.test_wait.parity, spun on, succeeds (or __syncwarp); "
+         "not try_wait, whose suspended thread resumes on a ~185-cycle grid"},
+        {"l2_regime", "an identical untimed launch first (the L1 is invalidated per launch)"},
+        {"dram_regime", "L2 flushed by streaming 2 x L2 before the timed launch"}};
     r.samples = {{"points", points}};
     std::size_t bad = 0;
     for (const auto& p : points) bad += p.at("verified").get<bool>() ? 0 : 1;
     r.statistics = {{"points", points.size()}, {"points_failing_verification", bad}};
-    Curve c{"latency", {"replicate", "copy", "regime", "bytes", "cycles_median", "cycles_min", "cycles_p5",
-                        "cycles_p95", "n", "verified"}, {}};
+    Curve c{"latency",
+            {"replicate", "copy", "regime", "bytes", "cycles_median", "cycles_min", "cycles_p5",
+             "cycles_p95", "n", "verified"},
+            {}};
     for (const auto& p : points) {
       const auto s = p.at("cycles");
-      c.rows.push_back({p.value("replicate", 0), p.at("copy"), p.at("regime"), p.at("bytes"), s.at("median"),
-                        s.at("min"), s.at("p5"), s.at("p95"), s.at("n"), p.at("verified").get<bool>() ? 1 : 0});
+      c.rows.push_back({p.value("replicate", 0), p.at("copy"), p.at("regime"), p.at("bytes"),
+                        s.at("median"), s.at("min"), s.at("p5"), s.at("p95"), s.at("n"),
+                        p.at("verified").get<bool>() ? 1 : 0});
     }
     c.hints = chart_hints("TMA copy latency against bytes", "bytes", "bytes", "cycles_median",
                           "cycles", true)
@@ -174,16 +180,19 @@ class TmaLatency : public Experiment {
     std::vector<FailedRow> failed;
     for (const auto& p : points)
       if (!p.at("verified").get<bool>())
-        failed.push_back({p.at("copy").get<std::string>() + " " + p.at("regime").get<std::string>() + " " +
-                              std::to_string(p.at("bytes").get<int>()) + " B" +
-                              (p.contains("replicate") ? " replicate " + std::to_string(p.at("replicate").get<int>())
-                                                       : std::string()),
-                          std::to_string(p.value("words_wrong", 0)) + " of " +
-                              std::to_string(p.value("words_checked", 0)) + " copied words wrong (first: " +
-                              p.value("first_wrong", std::string("?")) + ")"});
+        failed.push_back(
+            {p.at("copy").get<std::string>() + " " + p.at("regime").get<std::string>() + " " +
+                 std::to_string(p.at("bytes").get<int>()) + " B" +
+                 (p.contains("replicate")
+                      ? " replicate " + std::to_string(p.at("replicate").get<int>())
+                      : std::string()),
+             std::to_string(p.value("words_wrong", 0)) + " of " +
+                 std::to_string(p.value("words_checked", 0)) +
+                 " copied words wrong (first: " + p.value("first_wrong", std::string("?")) + ")"});
     report_failed_rows(r, failed, points.size());
     const std::pair<const char*, const char*> names[] = {
-        {"bulk", "hopper.tma.bulk_latency"}, {"tensor", "hopper.tma.tensor_latency"},
+        {"bulk", "hopper.tma.bulk_latency"},
+        {"tensor", "hopper.tma.tensor_latency"},
         {"warp_load", "hopper.tma.warp_load_latency"}};
     for (const auto& [copy, name] : names)
       for (const char* regime : {"l2", "dram"}) {
@@ -203,7 +212,9 @@ class TmaLatency : public Experiment {
           by_bytes[std::to_string(bytes)] = tma_latency_replicates(reps).value;
         const auto& [bytes, reps] = *by_size.begin();
         const auto rs = tma_latency_replicates(reps);
-        Finding f{std::string(name) + (std::string(regime) == "dram" ? "_dram" : ""), rs.value, "cycles",
+        Finding f{std::string(name) + (std::string(regime) == "dram" ? "_dram" : ""),
+                  rs.value,
+                  "cycles",
                   rs.precision,
                   std::string("clock64 from issue to completion of one ") + copy +
                       " copy of the smallest size (" +
@@ -226,7 +237,8 @@ class TmaLatency : public Experiment {
   void measure_replicate(int replicate, const DeviceBuffer& src, const DeviceBuffer& copy,
                          const DeviceBuffer& out, const std::vector<tma::TensorMap>& maps,
                          const std::vector<std::uint32_t>& sizes, std::uint64_t src_bytes,
-                         measure::L2Flush& flush, const ProtocolOptions& protocol, json& points) const {
+                         measure::L2Flush& flush, const ProtocolOptions& protocol,
+                         json& points) const {
     std::uint64_t cursor = 0;
     for (const char* regime : {"l2", "dram"}) {
       const bool cold = std::string(regime) == "dram";

@@ -147,7 +147,8 @@ class LinkHost : public Experiment {
             c.base +
             static_cast<std::uint64_t>(c.order[(k0 + kChaseSteps) % kChaseNodes]) * kChaseStride;
         if (o.final_node != expected)
-          throw VerificationError("link.host chase over pinned host memory ended on the wrong node");
+          throw VerificationError(
+              "link.host chase over pinned host memory ended on the wrong node");
         if (rep >= 0) cycles.push_back(static_cast<double>(o.cycles) / kChaseSteps);
         return static_cast<double>(o.ns) / kChaseSteps;
       };
@@ -321,12 +322,8 @@ class LinkHost : public Experiment {
                                     " wrong words");
           return seconds;
         };
-        json row = {{"replicate", replicate},
-                    {"host_cpu", cpu},
-                    {"direction", s.direction},
-                    {"memory", s.memory},
-                    {"method", s.method},
-                    {"bytes", bytes}};
+        json row = {{"replicate", replicate}, {"host_cpu", cpu},    {"direction", s.direction},
+                    {"memory", s.memory},     {"method", s.method}, {"bytes", bytes}};
         // A failed check is an error of this row only: its neighbours keep their samples.
         try {
           const auto m = repeat_until_stable(once, protocol);

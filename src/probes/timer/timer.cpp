@@ -258,7 +258,8 @@ class TimerOverhead : public CudaRuntimeExperiment {
         kn::launch_empty(nullptr);
         synchronize();
         host.push_back(
-            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - h0).count());
+            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - h0)
+                .count());
       }
       block_sizes.push_back(n);
       queued_sizes.push_back(queued_here);
@@ -445,14 +446,14 @@ class TimerOverhead : public CudaRuntimeExperiment {
         const auto qs = s.value("event_queued_replicate_sizes", std::vector<std::size_t>{});
         if (q1.size() >= static_cast<std::size_t>(kMinRepetitions)) {
           const auto rq = confidence::summarize_replicate_samples(split_blocks(q1, qs));
-          json ek = {{"min_ns", *std::min_element(q1.begin(), q1.end())},
-                     {"second_kernel_adds_ns",
-                      q2.empty() ? 0.0 : stats::median(q2) - stats::median(q1)},
-                     {"idle_gpu_median_ns", stats::median(one)},
-                     {"host_launch_and_sync_median_ns", host_sync},
-                     {"samples_late", s.value("event_queued_late", 0)},
-                     {"standard_error", rq.standard_error},
-                     {"replicates", confidence::to_json(rq)}};
+          json ek = {
+              {"min_ns", *std::min_element(q1.begin(), q1.end())},
+              {"second_kernel_adds_ns", q2.empty() ? 0.0 : stats::median(q2) - stats::median(q1)},
+              {"idle_gpu_median_ns", stats::median(one)},
+              {"host_launch_and_sync_median_ns", host_sync},
+              {"samples_late", s.value("event_queued_late", 0)},
+              {"standard_error", rq.standard_error},
+              {"replicates", confidence::to_json(rq)}};
           add("timer.event.empty_kernel", rq.value, "ns", rq.precision,
               "cudaEventElapsedTime around one empty <<<1,1>>> kernel enqueued behind a kernel "
               "that holds the stream busy (the GPU's interval, not the host's launch call): "
