@@ -4,6 +4,7 @@
 // from a moving oracle, and checks the confidence the analysis states.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -76,21 +77,72 @@ TEST(RunToRun, TmaLatencyFromDramWhoseReplicatesAgreeIsConfident) {
   EXPECT_NEAR(f->value, 1000, 3);
 }
 
-TEST(RunToRun, TmaLatencyFromDramWhoseReplicatesSplitIsNotConfident) {
+TEST(RunToRun, TmaLatencyFromDramInTwoClassesReportsEachClass) {
   // Two replicates on one mode, one on the next 185 cycles up (the committed H200 runs: 953,
-  // 1138, 953, each once stating 1.00): each replicate alone is tight.
+  // 1138, 953, each once stating 1.00): two classes, each its own finding.
   const auto* e = Registry::builtin().find("hopper.tma.latency");
   auto r = tma_result({cycles(953, 1, 5, 4), cycles(1138, 1, 5, 5), cycles(953, 1, 5, 6)});
   e->analyze(r);
-  const auto* f = find(r, "hopper.tma.tensor_latency_dram");
-  ASSERT_NE(f, nullptr);
-  EXPECT_LT(f->confidence, 0.5);
-  // And it states a spread that covers the other mode: a run reading 1138 is not beyond it.
-  EXPECT_FALSE(noise::judge(f->value, f->confidence, 1138, f->confidence).beyond);
-  // The L2-hot finding of the same replicates stays confident.
-  const auto* l2 = find(r, "hopper.tma.tensor_latency");
-  ASSERT_NE(l2, nullptr);
-  EXPECT_GT(l2->confidence, 0.9);
+  const auto* lo = find(r, "hopper.tma.tensor_latency_dram");
+  const auto* hi = find(r, "hopper.tma.tensor_latency_dram_far");
+  ASSERT_NE(lo, nullptr);
+  ASSERT_NE(hi, nullptr);
+  EXPECT_NEAR(lo->value, 953, 1);
+  EXPECT_NEAR(hi->value, 1138, 1);
+  EXPECT_EQ(lo->extra.at("latency_classes").at("upper_samples"), 5);
+  // The L2-hot point of the same replicates is one class.
+  EXPECT_NE(find(r, "hopper.tma.tensor_latency"), nullptr);
+  EXPECT_EQ(find(r, "hopper.tma.tensor_latency_far"), nullptr);
+}
+
+/// Five replicates of 3 samples, each sample near (907) or far (1090) at random with
+/// probability `far` (the line's home partition), +-3 cycles.
+std::vector<std::vector<double>> mixed(double far, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::bernoulli_distribution b(far);
+  std::uniform_int_distribution<int> d(-3, 3);
+  std::vector<std::vector<double>> reps(5);
+  for (auto& r : reps)
+    for (int i = 0; i < 3; ++i) r.push_back((b(rng) ? 1090 : 907) + d(rng));
+  return reps;
+}
+
+TEST(RunToRun, TmaLatencyClassesStayWhereTheMixedMedianFlips) {
+  // Runs whose mix of near and far lines differs: the median of all samples flips between the
+  // classes, the classes' own findings do not move beyond what each run states.
+  const auto* e = Registry::builtin().find("hopper.tma.latency");
+  std::vector<double> lo_v, lo_c, hi_v, hi_c, mixed_v;
+  for (std::uint32_t run = 0; run < 6; ++run) {
+    auto r = tma_result(mixed(run % 2 ? 0.4 : 0.6, 100 + run));
+    e->analyze(r);
+    const auto* lo = find(r, "hopper.tma.tensor_latency_dram");
+    const auto* hi = find(r, "hopper.tma.tensor_latency_dram_far");
+    ASSERT_NE(lo, nullptr) << run;
+    ASSERT_NE(hi, nullptr) << run;
+    lo_v.push_back(lo->value), lo_c.push_back(lo->confidence);
+    hi_v.push_back(hi->value), hi_c.push_back(hi->confidence);
+    mixed_v.push_back(lo->extra.at("latency_classes").at("all_samples_cycles").get<double>());
+  }
+  EXPECT_GT(*std::max_element(mixed_v.begin(), mixed_v.end()) -
+                *std::min_element(mixed_v.begin(), mixed_v.end()),
+            150);
+  for (std::size_t a = 0; a < lo_v.size(); ++a) {
+    EXPECT_NEAR(lo_v[a], 907, 3);
+    EXPECT_NEAR(hi_v[a], 1090, 3);
+    for (std::size_t b = a + 1; b < lo_v.size(); ++b) {
+      EXPECT_FALSE(noise::judge(lo_v[a], lo_c[a], lo_v[b], lo_c[b]).beyond) << a << " " << b;
+      EXPECT_FALSE(noise::judge(hi_v[a], hi_c[a], hi_v[b], hi_c[b]).beyond) << a << " " << b;
+    }
+  }
+}
+
+TEST(RunToRun, TmaLatencyOfOneNoisyClassIsNotSplit) {
+  // One class with +-40 cycles of jitter: a split at its middle has no gap, so one finding.
+  const auto* e = Registry::builtin().find("hopper.tma.latency");
+  auto r = tma_result({cycles(950, 40, 5, 7), cycles(950, 40, 5, 8), cycles(950, 40, 5, 9)});
+  e->analyze(r);
+  EXPECT_NE(find(r, "hopper.tma.tensor_latency_dram"), nullptr);
+  EXPECT_EQ(find(r, "hopper.tma.tensor_latency_dram_far"), nullptr);
 }
 
 TEST(RunToRun, TmaLatencyOfIdenticalWholeCyclesIsNotCertainOfAFraction) {

@@ -83,6 +83,77 @@ confidence::ReplicateSummary tma_latency_replicates(const std::vector<json>& poi
 /// odds, at the same cost (five replicates of 3 repetitions against three of 5).
 constexpr int kTmaLatencyReplicates = 5;
 
+/// Each replicate's cycle samples of one point (empty when the result kept only summaries).
+std::vector<std::vector<double>> tma_latency_samples(const std::vector<json>& points) {
+  std::vector<std::vector<double>> reps;
+  for (const auto& p : points) {
+    if (!p.contains("cycles_samples")) return {};
+    reps.push_back(p.at("cycles_samples").get<std::vector<double>>());
+  }
+  return reps;
+}
+
+/// Two latency classes in one point's samples: the single TMA copy of one line from DRAM reads
+/// either about 180 cycles more or not, by the line's home L2 partition (on the H200,
+/// l2.partition's far and near hits are 178 cycles apart), and a median over a mix of both
+/// takes whichever class holds the majority, which differs between replicates and runs.
+struct LatencyClasses {
+  bool split = false;
+  double threshold = 0;
+  std::vector<double> low, high;                     ///< pooled over the replicates
+  std::vector<std::vector<double>> low_by, high_by;  ///< per replicate
+};
+
+/// Splits the pooled samples where the within-class squared deviation is least, and keeps the
+/// split only when it is real: each class holds 3 samples or more, the gap between them (5th
+/// percentile of the upper, 95th of the lower) exceeds 3 robust sigmas of each class added,
+/// and the classes' medians differ by more than the tolerance a finding's precision is judged
+/// on (so that whole-cycle jitter of one class is never two).
+LatencyClasses latency_classes(const std::vector<std::vector<double>>& replicates) {
+  LatencyClasses c;
+  std::vector<double> v;
+  for (const auto& r : replicates) v.insert(v.end(), r.begin(), r.end());
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  if (n < 6) return c;
+  std::vector<double> sum(n + 1, 0), sq(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    sum[i + 1] = sum[i] + v[i];
+    sq[i + 1] = sq[i] + v[i] * v[i];
+  }
+  const auto sse = [&](std::size_t a, std::size_t b) {
+    const double m = static_cast<double>(b - a), t = sum[b] - sum[a];
+    return sq[b] - sq[a] - t * t / m;
+  };
+  std::size_t best = 0;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 3; i + 3 <= n; ++i) {
+    if (v[i] == v[i - 1]) continue;  // a threshold cannot separate equal values
+    const double cost = sse(0, i) + sse(i, n);
+    if (cost < best_cost) best_cost = cost, best = i;
+  }
+  if (best == 0) return c;
+  const std::vector<double> low(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(best));
+  const std::vector<double> high(v.begin() + static_cast<std::ptrdiff_t>(best), v.end());
+  const double sd_low = 1.4826 * stats::summarize(low).mad;
+  const double sd_high = 1.4826 * stats::summarize(high).mad;
+  const double gap = stats::quantile(high, 0.05) - stats::quantile(low, 0.95);
+  const double step = stats::median(high) - stats::median(low);
+  if (!(gap > 3 * (sd_low + sd_high)) ||
+      !(step > confidence::kDefaultTolerance * stats::median(low)))
+    return c;
+  c.split = true;
+  c.threshold = (low.back() + high.front()) / 2;
+  c.low = low;
+  c.high = high;
+  for (const auto& r : replicates) {
+    c.low_by.emplace_back();
+    c.high_by.emplace_back();
+    for (double x : r) (x < c.threshold ? c.low_by.back() : c.high_by.back()).push_back(x);
+  }
+  return c;
+}
+
 class TmaLatency : public Experiment {
  public:
   std::string id() const override { return "hopper.tma.latency"; }
@@ -211,24 +282,57 @@ class TmaLatency : public Experiment {
         for (const auto& [bytes, reps] : by_size)
           by_bytes[std::to_string(bytes)] = tma_latency_replicates(reps).value;
         const auto& [bytes, reps] = *by_size.begin();
-        const auto rs = tma_latency_replicates(reps);
-        Finding f{std::string(name) + (std::string(regime) == "dram" ? "_dram" : ""),
-                  rs.value,
-                  "cycles",
-                  rs.precision,
-                  std::string("clock64 from issue to completion of one ") + copy +
-                      " copy of the smallest size (" +
-                      (std::string(regime) == "dram" ? "L2 flushed" : "L2-hot") +
-                      "): median over " + std::to_string(rs.replicates) +
-                      " replicates (each its own source buffer) of the median over repetitions; "
-                      "copied bytes checked",
-                  json::object()};
-        f.extra["bytes"] = bytes;
-        f.extra["regime"] = regime;
-        f.extra["cycles_by_bytes"] = by_bytes;
-        f.extra["standard_error"] = rs.standard_error;
-        f.extra["replicates"] = confidence::to_json(rs);
-        r.findings.push_back(f);
+        const auto all = tma_latency_replicates(reps);
+        const std::string base = std::string(name) + (std::string(regime) == "dram" ? "_dram" : "");
+        const std::string what = std::string("clock64 from issue to completion of one ") + copy +
+                                 " copy of the smallest size (" +
+                                 (std::string(regime) == "dram" ? "L2 flushed" : "L2-hot") + ")";
+        const auto classes = latency_classes(tma_latency_samples(reps));
+        auto finding = [&](const std::string& fname, const confidence::ReplicateSummary& rs,
+                           double factor, const std::string& method) {
+          Finding f{fname, rs.value, "cycles", confidence::combine({rs.precision, factor}),
+                    method, json::object()};
+          f.extra["bytes"] = bytes;
+          f.extra["regime"] = regime;
+          f.extra["cycles_by_bytes"] = by_bytes;
+          f.extra["standard_error"] = rs.standard_error;
+          f.extra["replicates"] = confidence::to_json(rs);
+          return f;
+        };
+        if (!classes.split) {
+          r.findings.push_back(finding(
+              base, all, 1.0,
+              what + ": median over " + std::to_string(all.replicates) +
+                  " replicates (each its own source buffer) of the median over repetitions; "
+                  "copied bytes checked"));
+          continue;
+        }
+        // Two classes: each its own finding, from its own samples in every replicate, times how
+        // clearly the classes differ; the lower keeps the name.
+        const double sep =
+            confidence::separation(confidence::separation_z(classes.low, classes.high));
+        const auto lo = confidence::summarize_replicate_samples(classes.low_by);
+        const auto hi = confidence::summarize_replicate_samples(classes.high_by);
+        json split = {{"threshold_cycles", classes.threshold},
+                      {"lower_samples", classes.low.size()},
+                      {"upper_samples", classes.high.size()},
+                      {"all_samples_cycles", all.value},
+                      {"all_samples_replicates", confidence::to_json(all)}};
+        auto low_f = finding(base, lo, sep,
+                             what + ", the lower of two latency classes (two-means split of every "
+                                    "replicate's samples): median over replicates of the median "
+                                    "of the class; copied bytes checked");
+        low_f.extra["latency_classes"] = split;
+        low_f.extra["upper_class_cycles"] = hi.value;
+        r.findings.push_back(low_f);
+        auto high_f = finding(
+            base + "_far", hi, sep,
+            what + ", the upper of two latency classes, about one far L2 partition hop above "
+                   "the lower (a line homed in the other partition than the SM's): median over "
+                   "replicates of the median of the class; copied bytes checked");
+        high_f.extra["latency_classes"] = split;
+        high_f.extra["lower_class_cycles"] = lo.value;
+        r.findings.push_back(high_f);
       }
   }
 
