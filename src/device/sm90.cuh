@@ -78,12 +78,11 @@ __device__ __forceinline__ bool mbar_test_wait(std::uint32_t bar, std::uint32_t 
       : "memory");
   return done != 0;
 }
-/// Like mbar_wait_for, spinning on mbar_test_wait: for a wait that is timed. Timed through
-/// try_wait, every H200 TMA latency (L2-hot or from DRAM, any size) read base + k x 185 cycles
-/// (bulk 519, 704, 888, 1073 ...; tensor 583, 768, 951, 1137 ...): a thread suspended in try_wait
-/// resumes on that grid, so the clock read after it rounds the completion up to the grid, and a
-/// latency near a grid line flips between two lines from run to run. A spin sees the completion
-/// within one test.
+/// Like mbar_wait_for, spinning on mbar_test_wait: for a wait that is timed. try_wait may
+/// suspend the thread for a system-dependent time before it tests again, and a clock read after
+/// it then counts part of that time: timed through try_wait, every H200 TMA latency read
+/// base + k x 185 cycles, and with this spin the L2-hot ones fell by 47 cycles (docs/METHOD.md,
+/// "What moved from run to run"). A spin sees the completion within one test.
 __device__ __forceinline__ bool mbar_poll_for(std::uint32_t bar, std::uint32_t parity,
                                               std::uint64_t timeout_cycles) {
   const std::uint64_t start = ptx::clock_64();

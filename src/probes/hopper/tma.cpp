@@ -223,7 +223,7 @@ class TmaLatency : public Experiment {
         {"timing",
          "clock64 before mbarrier.arrive.expect_tx (or the first load) to after "
          "mbarrier.test_wait.parity, spun on, succeeds (or __syncwarp); "
-         "not try_wait, whose suspended thread resumes on a ~185-cycle grid"},
+         "not try_wait, which may suspend the thread before it tests again"},
         {"l2_regime", "an identical untimed launch first (the L1 is invalidated per launch)"},
         {"dram_regime", "L2 flushed by streaming 2 x L2 before the timed launch"}};
     r.samples = {{"points", points}};
