@@ -230,15 +230,37 @@ class TmaLatency : public Experiment {
     std::size_t bad = 0;
     for (const auto& p : points) bad += p.at("verified").get<bool>() ? 0 : 1;
     r.statistics = {{"points", points.size()}, {"points_failing_verification", bad}};
+    // One row per (copy, regime, size): the replicates' median of medians, their extremes, the
+    // samples in all, and whether every replicate's copies checked out.
     Curve c{"latency",
-            {"replicate", "copy", "regime", "bytes", "cycles_median", "cycles_min", "cycles_p5",
-             "cycles_p95", "n", "verified"},
+            {"copy", "regime", "bytes", "cycles_median", "cycles_min", "cycles_p5", "cycles_p95",
+             "n", "replicates", "verified"},
             {}};
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<json>> rows;
     for (const auto& p : points) {
-      const auto s = p.at("cycles");
-      c.rows.push_back({p.value("replicate", 0), p.at("copy"), p.at("regime"), p.at("bytes"),
-                        s.at("median"), s.at("min"), s.at("p5"), s.at("p95"), s.at("n"),
-                        p.at("verified").get<bool>() ? 1 : 0});
+      const std::string key = p.at("copy").get<std::string>() + "/" +
+                              p.at("regime").get<std::string>() + "/" +
+                              std::to_string(p.at("bytes").get<int>());
+      if (!rows.count(key)) order.push_back(key);
+      rows[key].push_back(p);
+    }
+    for (const auto& key : order) {
+      const auto& reps = rows[key];
+      double lo = std::numeric_limits<double>::infinity(), p5 = lo, p95 = 0, n = 0;
+      bool verified = true;
+      for (const auto& p : reps) {
+        const auto& s = p.at("cycles");
+        lo = std::min(lo, s.at("min").get<double>());
+        p5 = std::min(p5, s.at("p5").get<double>());
+        p95 = std::max(p95, s.at("p95").get<double>());
+        n += s.at("n").get<double>();
+        verified = verified && p.at("verified").get<bool>();
+      }
+      const auto& first = reps.front();
+      c.rows.push_back({first.at("copy"), first.at("regime"), first.at("bytes"),
+                        tma_latency_replicates(reps).value, lo, p5, p95, n, reps.size(),
+                        verified ? 1 : 0});
     }
     c.hints = chart_hints("TMA copy latency against bytes", "bytes", "bytes", "cycles_median",
                           "cycles", true)
