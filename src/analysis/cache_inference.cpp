@@ -777,27 +777,36 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
   max_pages = std::min({max_pages, p.buffer_bytes / largest_page, cap_cells});
   r.max_pages_tried = max_pages;
   std::mt19937_64 rng(p.seed * 2654435761u);
-  // One line per `stride` cell at a random 1 KiB-aligned offset inside it.
-  const auto lines_for = [&](std::uint64_t n, std::uint64_t stride) {
+  // One line per `stride` cell at a random 1 KiB-aligned offset inside it, in the cells from
+  // `first` on.
+  const auto lines_for = [&](std::uint64_t n, std::uint64_t stride, std::uint64_t first = 0) {
     std::vector<std::uint64_t> v(n);
     const std::uint64_t slots = std::max<std::uint64_t>(stride / 1024, 1);
-    for (std::uint64_t k = 0; k < n; ++k) v[k] = k * stride + (rng() % slots) * 1024 % stride;
+    for (std::uint64_t k = 0; k < n; ++k)
+      v[k] = (first + k) * stride + (rng() % slots) * 1024 % stride;
     return v;
   };
-  // Excess latency of a cyclic walk over `lines` above each line's own cache latency (its
-  // second read right after the first, when every TLB level holds its page).
+  // Excess latency of a cyclic walk over `lines` above each line's own cache latency (the
+  // median of its re-reads right after the first read, when every TLB level holds its page).
+  // A walk over few lines subtracts few own latencies from every sample: with one re-read each,
+  // one noisy read shifted a whole plateau by a few cycles (enough, in one of three H200 runs,
+  // to hide the 10-cycle step the other two found), so few lines are re-read more often.
   double own_median = 0;
   const auto excess = [&](const std::vector<std::uint64_t>& lines) {
     AccessSequence base;
     base.op = LoadOp::kCg;
     base.sm = p.sm;
-    for (auto l : lines) {
-      base.sequence.push_back(l);
-      base.sequence.push_back(l);
-    }
+    const std::size_t rereads = std::clamp<std::size_t>(
+        kTlbOwnReads / std::max<std::size_t>(lines.size(), 1), 1, kTlbOwnReads);
+    for (auto l : lines)
+      for (std::size_t k = 0; k <= rereads; ++k) base.sequence.push_back(l);
     const auto bt = p.call(base);
     std::vector<double> own(lines.size());
-    for (std::size_t i = 0; i < lines.size(); ++i) own[i] = bt.cycles[2 * i + 1];
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const auto at = bt.cycles.begin() + static_cast<std::ptrdiff_t>(i * (rereads + 1));
+      own[i] =
+          stats::median(std::vector<double>(at + 1, at + static_cast<std::ptrdiff_t>(rereads + 1)));
+    }
     std::vector<std::size_t> order(lines.size());
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), rng);
@@ -869,7 +878,27 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
     level.entries = crossing(prev, n, largest_page, base);
     level.below = base;
     level.above = above;
-    level.miss_penalty_cycles = stats::median(above) - plateau;
+    // The penalty from independent replicates: the detection's own walks, then walks over
+    // other cells at fresh offsets (other pages, other lines, their own re-read latencies),
+    // each a plateau walk over as many cells as the plateau before the level and one over as
+    // many as past it; each replicate's penalty carries both medians' errors.
+    level.penalty_replicates.push_back(stats::median(above) - plateau);
+    level.penalty_standard_errors.push_back(std::hypot(confidence::median_standard_error(above),
+                                                       confidence::median_standard_error(base)));
+    // The plateau of the first level is the walks over 1 and 2 cells; of a later one, the walk
+    // past the level before.
+    const std::uint64_t below_cells = r.levels.empty() ? 2 : prev;
+    for (int j = 1; j < kTlbPenaltyReplicates; ++j) {
+      const std::uint64_t ju = static_cast<std::uint64_t>(j);
+      const std::uint64_t b0 = (ju + 1) * below_cells <= max_pages ? ju * below_cells : 0;
+      const std::uint64_t a0 = (ju + 1) * top <= max_pages ? ju * top : 0;
+      const auto eb = excess(lines_for(below_cells, largest_page, b0));
+      const auto ea = excess(lines_for(top, largest_page, a0));
+      level.penalty_replicates.push_back(stats::median(ea) - stats::median(eb));
+      level.penalty_standard_errors.push_back(
+          std::hypot(confidence::median_standard_error(ea), confidence::median_standard_error(eb)));
+    }
+    level.miss_penalty_cycles = stats::median(level.penalty_replicates);
     r.levels.push_back(level);
     base = above;
     prev = top;

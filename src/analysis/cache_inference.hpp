@@ -191,9 +191,17 @@ PartitionInference infer_partitions(Probe& p, int sm_count, std::uint32_t line_b
 /// stepping once two cells share an entry.
 struct TlbLevelResult {
   std::uint64_t entries = 0;
-  double miss_penalty_cycles = 0;
+  double miss_penalty_cycles = 0;  ///< median of penalty_replicates
   std::vector<double> below, above;  ///< excess latency samples either side of the step
+  /// The penalty from kTlbPenaltyReplicates independent pairs of walks (the detection's, then
+  /// pairs over other cells at fresh offsets), each with its standard error.
+  std::vector<double> penalty_replicates, penalty_standard_errors;
 };
+/// Independent replicates of a TLB level's miss penalty.
+inline constexpr int kTlbPenaltyReplicates = 3;
+/// Re-reads that give a walk's lines their own cache latency, shared among its lines (at least
+/// one each).
+inline constexpr std::size_t kTlbOwnReads = 16;
 struct TlbResult {
   std::vector<TlbLevelResult> levels;
   /// Bytes one first-level entry translates: the smallest stride from which the crossing's

@@ -66,6 +66,31 @@ __device__ __forceinline__ bool mbar_wait_for(std::uint32_t bar, std::uint32_t p
   return true;
 }
 
+/// One non-blocking test of the phase of parity `parity` (mbarrier.test_wait: returns at once,
+/// unlike try_wait, which may suspend the thread for a system-dependent time first).
+__device__ __forceinline__ bool mbar_test_wait(std::uint32_t bar, std::uint32_t parity) {
+  std::uint32_t done;
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, "
+      "0, p;\n}"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+/// Like mbar_wait_for, spinning on mbar_test_wait: for a wait that is timed. try_wait may
+/// suspend the thread for a system-dependent time before it tests again, and a clock read after
+/// it then counts part of that time: timed through try_wait, every H200 TMA latency read
+/// base + k x 185 cycles, and with this spin the L2-hot ones fell by 47 cycles (docs/METHOD.md,
+/// "What moved from run to run"). A spin sees the completion within one test.
+__device__ __forceinline__ bool mbar_poll_for(std::uint32_t bar, std::uint32_t parity,
+                                              std::uint64_t timeout_cycles) {
+  const std::uint64_t start = ptx::clock_64();
+  while (!mbar_test_wait(bar, parity))
+    if (ptx::clock_64() - start > timeout_cycles) return false;
+  return true;
+}
+
 // ---- Clusters.
 __device__ __forceinline__ std::uint32_t cluster_rank() {
   std::uint32_t r;

@@ -694,6 +694,8 @@ class TlbExperiment : public Experiment {
     for (const auto& l : t.levels)
       levels.push_back({{"entries", l.entries},
                         {"miss_penalty_cycles", l.miss_penalty_cycles},
+                        {"miss_penalty_replicates", l.penalty_replicates},
+                        {"miss_penalty_standard_errors", l.penalty_standard_errors},
                         {"below", l.below},
                         {"above", l.above}});
     r.parameters = {{"largest_page_bytes", largest}, {"max_pages", t.max_pages_tried}};
@@ -747,15 +749,33 @@ class TlbExperiment : public Experiment {
                               "for the first level) walked cyclically without a latency step "
                               "(bisection)",
                               {}});
-      const double pen = levels[i]["miss_penalty_cycles"].get<double>();
-      r.findings.push_back(
-          {n + ".miss_penalty",
-           pen,
-           "cycles",
-           confidence::combine({sep, confidence::precision(above, stats::median(above))}),
-           "median excess latency just past the level minus the plateau before "
-           "it (each line's own cache latency subtracted)",
-           {}});
+      // The penalty from its independent replicates (results written before them: the one
+      // pair of walks, the precision of the samples past the level).
+      const auto reps = levels[i].value("miss_penalty_replicates", std::vector<double>{});
+      const auto ses = levels[i].value("miss_penalty_standard_errors", std::vector<double>{});
+      if (!reps.empty() && reps.size() == ses.size()) {
+        const auto rs = confidence::summarize_replicates(reps, ses);
+        r.findings.push_back(
+            {n + ".miss_penalty",
+             rs.value,
+             "cycles",
+             confidence::combine({sep, rs.precision}),
+             "median excess latency just past the level minus the plateau before it (each "
+             "line's own cache latency subtracted), median over " +
+                 std::to_string(rs.replicates) +
+                 " independent pairs of walks (the detection's, then other cells at fresh offsets)",
+             {{"standard_error", rs.standard_error}, {"replicates", confidence::to_json(rs)}}});
+      } else {
+        const double pen = levels[i]["miss_penalty_cycles"].get<double>();
+        r.findings.push_back(
+            {n + ".miss_penalty",
+             pen,
+             "cycles",
+             confidence::combine({sep, confidence::precision(above, stats::median(above))}),
+             "median excess latency just past the level minus the plateau before "
+             "it (each line's own cache latency subtracted)",
+             {}});
+      }
       if (page)
         r.findings.push_back({n + ".reach",
                               entries * static_cast<double>(page),
@@ -764,6 +784,18 @@ class TlbExperiment : public Experiment {
                               "entries x page size",
                               {}});
     }
+    // What is not emitted, and why (a finding without evidence is not written).
+    json st = json::object();
+    const std::string note = r.samples.value("note", std::string());
+    if (levels.empty())
+      st["not_reported"] = {{"findings",
+                             "tlb.levels, tlb.l1.* (entries, miss_penalty, reach), "
+                             "tlb.page_size"},
+                            {"why", note}};
+    else if (!page)
+      st["not_reported"] = {{"findings", "tlb.l1.entries, tlb.l*.reach, tlb.page_size"},
+                            {"why", note}};
+    r.statistics = st;
     if (!levels.empty())
       r.findings.push_back({"tlb.levels",
                             static_cast<double>(levels.size()),

@@ -10,20 +10,25 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/device_buffer.hpp"
+#include "measure/checks.hpp"
 #include "measure/gpu.hpp"
 #include "measure/l2_flush.hpp"
-#include "measure/checks.hpp"
+#include "measure/replicates.hpp"
 #include "probes/hopper/tma_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -54,6 +59,101 @@ using device::dram_peak_gb_s;
 
 // ---------------------------------------------------------------------------------------------
 
+/// One latency point's replicates (the points of one copy, regime and size): from each
+/// replicate's cycle samples when every point kept them (so that whole-cycle samples get the
+/// half-cycle floor), else from the summaries (results written before the samples were kept;
+/// one replicate: exactly the precision of its summary).
+confidence::ReplicateSummary tma_latency_replicates(const std::vector<json>& points) {
+  bool samples = !points.empty();
+  for (const auto& p : points) samples = samples && p.contains("cycles_samples");
+  if (samples) {
+    std::vector<std::vector<double>> reps;
+    for (const auto& p : points) reps.push_back(p.at("cycles_samples").get<std::vector<double>>());
+    return confidence::summarize_replicate_samples(reps);
+  }
+  std::vector<json> summaries;
+  for (const auto& p : points) summaries.push_back(p.at("cycles"));
+  return confidence::summarize_replicate_summaries(summaries);
+}
+
+/// Replicates of every latency point. From DRAM the smallest copy (one line) reads in two modes
+/// about 180 cycles apart (the line's L2 partition, near or far), and a replicate's median
+/// takes either: with 3 replicates all three agreed by chance in one of five H200 runs (1090
+/// cycles, confidence 1.00, against 907 in another run); with 5 that is 2 x 2^-5 = 6 % at even
+/// odds, at the same cost (five replicates of 3 repetitions against three of 5).
+constexpr int kTmaLatencyReplicates = 5;
+
+/// Each replicate's cycle samples of one point (empty when the result kept only summaries).
+std::vector<std::vector<double>> tma_latency_samples(const std::vector<json>& points) {
+  std::vector<std::vector<double>> reps;
+  for (const auto& p : points) {
+    if (!p.contains("cycles_samples")) return {};
+    reps.push_back(p.at("cycles_samples").get<std::vector<double>>());
+  }
+  return reps;
+}
+
+/// Two latency classes in one point's samples: the single TMA copy of one line from DRAM reads
+/// either about 180 cycles more or not, by the line's home L2 partition (on the H200,
+/// l2.partition's far and near hits are 178 cycles apart), and a median over a mix of both
+/// takes whichever class holds the majority, which differs between replicates and runs.
+struct LatencyClasses {
+  bool split = false;
+  double threshold = 0;
+  std::vector<double> low, high;                     ///< pooled over the replicates
+  std::vector<std::vector<double>> low_by, high_by;  ///< per replicate
+};
+
+/// Splits the pooled samples where the within-class squared deviation is least, and keeps the
+/// split only when it is real: each class holds 3 samples or more, the gap between them (5th
+/// percentile of the upper, 95th of the lower) exceeds 3 robust sigmas of each class added,
+/// and the classes' medians differ by more than the tolerance a finding's precision is judged
+/// on (so that whole-cycle jitter of one class is never two).
+LatencyClasses latency_classes(const std::vector<std::vector<double>>& replicates) {
+  LatencyClasses c;
+  std::vector<double> v;
+  for (const auto& r : replicates) v.insert(v.end(), r.begin(), r.end());
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  if (n < 6) return c;
+  std::vector<double> sum(n + 1, 0), sq(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    sum[i + 1] = sum[i] + v[i];
+    sq[i + 1] = sq[i] + v[i] * v[i];
+  }
+  const auto sse = [&](std::size_t a, std::size_t b) {
+    const double m = static_cast<double>(b - a), t = sum[b] - sum[a];
+    return sq[b] - sq[a] - t * t / m;
+  };
+  std::size_t best = 0;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 3; i + 3 <= n; ++i) {
+    if (v[i] == v[i - 1]) continue;  // a threshold cannot separate equal values
+    const double cost = sse(0, i) + sse(i, n);
+    if (cost < best_cost) best_cost = cost, best = i;
+  }
+  if (best == 0) return c;
+  const std::vector<double> low(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(best));
+  const std::vector<double> high(v.begin() + static_cast<std::ptrdiff_t>(best), v.end());
+  const double sd_low = 1.4826 * stats::summarize(low).mad;
+  const double sd_high = 1.4826 * stats::summarize(high).mad;
+  const double gap = stats::quantile(high, 0.05) - stats::quantile(low, 0.95);
+  const double step = stats::median(high) - stats::median(low);
+  if (!(gap > 3 * (sd_low + sd_high)) ||
+      !(step > confidence::kDefaultTolerance * stats::median(low)))
+    return c;
+  c.split = true;
+  c.threshold = (low.back() + high.front()) / 2;
+  c.low = low;
+  c.high = high;
+  for (const auto& r : replicates) {
+    c.low_by.emplace_back();
+    c.high_by.emplace_back();
+    for (double x : r) (x < c.threshold ? c.low_by.back() : c.high_by.back()).push_back(x);
+  }
+  return c;
+}
+
 class TmaLatency : public Experiment {
  public:
   std::string id() const override { return "hopper.tma.latency"; }
@@ -77,14 +177,194 @@ class TmaLatency : public Experiment {
     const int sm_count = gpu.sm_count;
     const std::uint64_t src_bytes = 16 * kMiB;
     const std::uint64_t flush_bytes = 2 * std::max<std::uint64_t>(info.l2_bytes, 8 * kMiB);
-    DeviceBuffer src(src_bytes), copy(16 * kKiB), out(sizeof(tma::LatencyOut));
     measure::L2Flush flush(flush_bytes, sm_count);
-    tma::fill_pattern(src.as<std::uint32_t>(), src_bytes / 4);
     const std::vector<std::uint32_t> sizes{128, 256, 512, 1024, 2048, 4096, 8192, 16384};
-    std::vector<tma::TensorMap> maps;
-    for (auto s : sizes) maps.push_back(tma::encode_rows_map(src.as<void>(), src_bytes / 128, s / 128));
-
+    // Each replicate copies from its own source (fresh pages, fresh translations, another
+    // placement in the memory channels), all held at once (measure::replicate_fresh), and
+    // times every point afresh: a latency from DRAM that depends on where its bytes lie shows
+    // its spread within one run (issue 9, "Run to run").
+    struct Replica {
+      explicit Replica(std::uint64_t bytes, const std::vector<std::uint32_t>& sizes)
+          : src(bytes), copy(16 * kKiB), out(sizeof(tma::LatencyOut)) {
+        tma::fill_pattern(src.as<std::uint32_t>(), bytes / 4);
+        for (auto s : sizes)
+          maps.push_back(tma::encode_rows_map(src.as<void>(), bytes / 128, s / 128));
+      }
+      DeviceBuffer src, copy, out;
+      std::vector<tma::TensorMap> maps;
+    };
+    const ProtocolOptions protocol =
+        measure::per_replicate(ctx.options.protocol, kTmaLatencyReplicates);
     json points = json::array();
+    measure::replicate_fresh(
+        kTmaLatencyReplicates, [&](int) { return std::make_unique<Replica>(src_bytes, sizes); },
+        [&](int replicate, Replica& rb) {
+          measure_replicate(replicate, rb.src, rb.copy, rb.out, rb.maps, sizes, src_bytes, flush,
+                            protocol, points);
+          return 0;
+        });
+    r.protocol = to_json(ctx.options.protocol);
+    r.protocol["l2_flush"] = flush.protocol() + " (dram regime, before every call)";
+    r.protocol["replicates"] =
+        std::to_string(kTmaLatencyReplicates) +
+        " independent replicates of every point (each its own source buffer, tensor maps and "
+        "output), the repetitions shared among them; findings: median of the replicate medians, "
+        "confidence from the spread between them (Student's t)";
+    r.parameters = {
+        {"source_bytes", src_bytes},
+        {"l2_flush_bytes", flush_bytes},
+        {"block", "1 block of 32 threads; thread 0 issues and waits (TMA)"},
+        {"bulk", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"},
+        {"tensor",
+         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes; "
+         "uint32 tensor of 128-B rows, box 32 x bytes/128, no swizzle (cuTensorMapEncodeTiled "
+         "via cudaGetDriverEntryPointByVersion)"},
+        {"warp_load", "ld.global.v4.u32 by every lane with data, st.shared, __syncwarp"},
+        {"timing",
+         "clock64 before mbarrier.arrive.expect_tx (or the first load) to after "
+         "mbarrier.test_wait.parity, spun on, succeeds (or __syncwarp); "
+         "not try_wait, which may suspend the thread before it tests again"},
+        {"l2_regime", "an identical untimed launch first (the L1 is invalidated per launch)"},
+        {"dram_regime", "L2 flushed by streaming 2 x L2 before the timed launch"}};
+    r.samples = {{"points", points}};
+    std::size_t bad = 0;
+    for (const auto& p : points) bad += p.at("verified").get<bool>() ? 0 : 1;
+    r.statistics = {{"points", points.size()}, {"points_failing_verification", bad}};
+    // One row per (copy, regime, size): the replicates' median of medians, their extremes, the
+    // samples in all, and whether every replicate's copies checked out.
+    Curve c{"latency",
+            {"copy", "regime", "bytes", "cycles_median", "cycles_min", "cycles_p5", "cycles_p95",
+             "n", "replicates", "verified"},
+            {}};
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<json>> rows;
+    for (const auto& p : points) {
+      const std::string key = p.at("copy").get<std::string>() + "/" +
+                              p.at("regime").get<std::string>() + "/" +
+                              std::to_string(p.at("bytes").get<int>());
+      if (!rows.count(key)) order.push_back(key);
+      rows[key].push_back(p);
+    }
+    for (const auto& key : order) {
+      const auto& reps = rows[key];
+      double lo = std::numeric_limits<double>::infinity(), p5 = lo, p95 = 0, n = 0;
+      bool verified = true;
+      for (const auto& p : reps) {
+        const auto& s = p.at("cycles");
+        lo = std::min(lo, s.at("min").get<double>());
+        p5 = std::min(p5, s.at("p5").get<double>());
+        p95 = std::max(p95, s.at("p95").get<double>());
+        n += s.at("n").get<double>();
+        verified = verified && p.at("verified").get<bool>();
+      }
+      const auto& first = reps.front();
+      c.rows.push_back({first.at("copy"), first.at("regime"), first.at("bytes"),
+                        tma_latency_replicates(reps).value, lo, p5, p95, n, reps.size(),
+                        verified ? 1 : 0});
+    }
+    c.hints = chart_hints("TMA copy latency against bytes", "bytes", "bytes", "cycles_median",
+                          "cycles", true)
+                  .by({"copy", "regime"});
+    r.curves.push_back(c);
+  }
+  void analyze(ExperimentResult& r) const override {
+    if (!r.samples.contains("points")) return;
+    const auto& points = r.samples.at("points");
+    std::vector<FailedRow> failed;
+    for (const auto& p : points)
+      if (!p.at("verified").get<bool>())
+        failed.push_back(
+            {p.at("copy").get<std::string>() + " " + p.at("regime").get<std::string>() + " " +
+                 std::to_string(p.at("bytes").get<int>()) + " B" +
+                 (p.contains("replicate")
+                      ? " replicate " + std::to_string(p.at("replicate").get<int>())
+                      : std::string()),
+             std::to_string(p.value("words_wrong", 0)) + " of " +
+                 std::to_string(p.value("words_checked", 0)) +
+                 " copied words wrong (first: " + p.value("first_wrong", std::string("?")) + ")"});
+    report_failed_rows(r, failed, points.size());
+    const std::pair<const char*, const char*> names[] = {
+        {"bulk", "hopper.tma.bulk_latency"},
+        {"tensor", "hopper.tma.tensor_latency"},
+        {"warp_load", "hopper.tma.warp_load_latency"}};
+    for (const auto& [copy, name] : names)
+      for (const char* regime : {"l2", "dram"}) {
+        // Per size, every replicate's point; a size with a failed replicate gives no finding.
+        std::map<int, std::vector<json>> by_size;
+        std::set<int> failed_sizes;
+        for (const auto& p : points) {
+          if (p.at("copy") != copy || p.at("regime") != regime) continue;
+          const int bytes = p.at("bytes").get<int>();
+          if (!p.at("verified").get<bool>()) failed_sizes.insert(bytes);
+          by_size[bytes].push_back(p);
+        }
+        for (int b : failed_sizes) by_size.erase(b);
+        if (by_size.empty()) continue;
+        json by_bytes = json::object();
+        for (const auto& [bytes, reps] : by_size)
+          by_bytes[std::to_string(bytes)] = tma_latency_replicates(reps).value;
+        const auto& [bytes, reps] = *by_size.begin();
+        const auto all = tma_latency_replicates(reps);
+        const std::string base = std::string(name) + (std::string(regime) == "dram" ? "_dram" : "");
+        const std::string what = std::string("clock64 from issue to completion of one ") + copy +
+                                 " copy of the smallest size (" +
+                                 (std::string(regime) == "dram" ? "L2 flushed" : "L2-hot") + ")";
+        const auto classes = latency_classes(tma_latency_samples(reps));
+        auto finding = [&](const std::string& fname, const confidence::ReplicateSummary& rs,
+                           double factor, const std::string& method) {
+          Finding f{fname, rs.value, "cycles", confidence::combine({rs.precision, factor}),
+                    method, json::object()};
+          f.extra["bytes"] = bytes;
+          f.extra["regime"] = regime;
+          f.extra["cycles_by_bytes"] = by_bytes;
+          f.extra["standard_error"] = rs.standard_error;
+          f.extra["replicates"] = confidence::to_json(rs);
+          return f;
+        };
+        if (!classes.split) {
+          r.findings.push_back(finding(
+              base, all, 1.0,
+              what + ": median over " + std::to_string(all.replicates) +
+                  " replicates (each its own source buffer) of the median over repetitions; "
+                  "copied bytes checked"));
+          continue;
+        }
+        // Two classes: each its own finding, from its own samples in every replicate, times how
+        // clearly the classes differ; the lower keeps the name.
+        const double sep =
+            confidence::separation(confidence::separation_z(classes.low, classes.high));
+        const auto lo = confidence::summarize_replicate_samples(classes.low_by);
+        const auto hi = confidence::summarize_replicate_samples(classes.high_by);
+        json split = {{"threshold_cycles", classes.threshold},
+                      {"lower_samples", classes.low.size()},
+                      {"upper_samples", classes.high.size()},
+                      {"all_samples_cycles", all.value},
+                      {"all_samples_replicates", confidence::to_json(all)}};
+        auto low_f = finding(base, lo, sep,
+                             what + ", the lower of two latency classes (two-means split of every "
+                                    "replicate's samples): median over replicates of the median "
+                                    "of the class; copied bytes checked");
+        low_f.extra["latency_classes"] = split;
+        low_f.extra["upper_class_cycles"] = hi.value;
+        r.findings.push_back(low_f);
+        auto high_f = finding(
+            base + "_far", hi, sep,
+            what + ", the upper of two latency classes, about one far L2 partition hop above "
+                   "the lower (a line homed in the other partition than the SM's): median over "
+                   "replicates of the median of the class; copied bytes checked");
+        high_f.extra["latency_classes"] = split;
+        high_f.extra["lower_class_cycles"] = lo.value;
+        r.findings.push_back(high_f);
+      }
+  }
+
+ private:
+  /// One replicate: every (regime, copy, size) from this replicate's own buffers.
+  void measure_replicate(int replicate, const DeviceBuffer& src, const DeviceBuffer& copy,
+                         const DeviceBuffer& out, const std::vector<tma::TensorMap>& maps,
+                         const std::vector<std::uint32_t>& sizes, std::uint64_t src_bytes,
+                         measure::L2Flush& flush, const ProtocolOptions& protocol,
+                         json& points) const {
     std::uint64_t cursor = 0;
     for (const char* regime : {"l2", "dram"}) {
       const bool cold = std::string(regime) == "dram";
@@ -93,10 +373,12 @@ class TmaLatency : public Experiment {
           const std::uint32_t bytes = sizes[si];
           std::uint64_t wrong = 0, checked = 0;
           std::vector<double> smids;
+          std::vector<std::uint64_t> offsets;
           std::string first_wrong;
           auto once = [&](int rep) {
             // A different 16 KiB-aligned region every call: nothing left over from the last one.
             const std::uint64_t off = (cursor++ * 16 * kKiB) % (src_bytes - 16 * kKiB);
+            if (rep >= 0) offsets.push_back(off);
             const std::uint8_t* p = src.as<std::uint8_t>() + off;
             const auto row = static_cast<std::uint32_t>(off / 128);
             if (cold) {
@@ -124,11 +406,19 @@ class TmaLatency : public Experiment {
             if (rep >= 0) smids.push_back(o.smid);
             return static_cast<double>(o.cycles);
           };
-          const auto m = repeat_until_stable(once, ctx.options.protocol);
-          points.push_back({{"copy", tma::copy_name(kind)},
+          const auto m = repeat_until_stable(once, protocol);
+          points.push_back({{"replicate", replicate},
+                            {"copy", tma::copy_name(kind)},
                             {"regime", regime},
                             {"bytes", bytes},
                             {"cycles", to_json(m)},
+                            {"cycles_samples", m.values},
+                            // Where each sample's bytes lay and which SM timed them: the
+                            // latencies fall in two modes about 180 cycles apart (the H200's
+                            // l2.partition.far_latency - near_latency is 178), which these
+                            // let an analysis tie to the line's home partition.
+                            {"sample_offsets", offsets},
+                            {"sample_smids", smids},
                             {"words_checked", checked},
                             {"words_wrong", wrong},
                             {"first_wrong", first_wrong},
@@ -137,74 +427,6 @@ class TmaLatency : public Experiment {
         }
       }
     }
-    r.protocol = to_json(ctx.options.protocol);
-    r.protocol["l2_flush"] = flush.protocol() + " (dram regime, before every call)";
-    r.parameters = {{"source_bytes", src_bytes},
-                    {"l2_flush_bytes", flush_bytes},
-                    {"block", "1 block of 32 threads; thread 0 issues and waits (TMA)"},
-                    {"bulk", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"},
-                    {"tensor",
-                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes; "
-                     "uint32 tensor of 128-B rows, box 32 x bytes/128, no swizzle (cuTensorMapEncodeTiled "
-                     "via cudaGetDriverEntryPointByVersion)"},
-                    {"warp_load", "ld.global.v4.u32 by every lane with data, st.shared, __syncwarp"},
-                    {"timing", "clock64 before mbarrier.arrive.expect_tx (or the first load) to after "
-                               "mbarrier.try_wait.parity succeeds (or __syncwarp)"},
-                    {"l2_regime", "an identical untimed launch first (the L1 is invalidated per launch)"},
-                    {"dram_regime", "L2 flushed by streaming 2 x L2 before the timed launch"}};
-    r.samples = {{"points", points}};
-    std::size_t bad = 0;
-    for (const auto& p : points) bad += p.at("verified").get<bool>() ? 0 : 1;
-    r.statistics = {{"points", points.size()}, {"points_failing_verification", bad}};
-    Curve c{"latency", {"copy", "regime", "bytes", "cycles_median", "cycles_min", "cycles_p5", "cycles_p95", "n",
-                        "verified"}, {}};
-    for (const auto& p : points) {
-      const auto s = p.at("cycles");
-      c.rows.push_back({p.at("copy"), p.at("regime"), p.at("bytes"), s.at("median"), s.at("min"), s.at("p5"),
-                        s.at("p95"), s.at("n"), p.at("verified").get<bool>() ? 1 : 0});
-    }
-    c.hints = chart_hints("TMA copy latency against bytes", "bytes", "bytes", "cycles_median",
-                          "cycles", true)
-                  .by({"copy", "regime"});
-    r.curves.push_back(c);
-  }
-  void analyze(ExperimentResult& r) const override {
-    if (!r.samples.contains("points")) return;
-    const auto& points = r.samples.at("points");
-    std::vector<FailedRow> failed;
-    for (const auto& p : points)
-      if (!p.at("verified").get<bool>())
-        failed.push_back({p.at("copy").get<std::string>() + " " + p.at("regime").get<std::string>() + " " +
-                              std::to_string(p.at("bytes").get<int>()) + " B",
-                          std::to_string(p.value("words_wrong", 0)) + " of " +
-                              std::to_string(p.value("words_checked", 0)) + " copied words wrong (first: " +
-                              p.value("first_wrong", std::string("?")) + ")"});
-    report_failed_rows(r, failed, points.size());
-    const std::pair<const char*, const char*> names[] = {
-        {"bulk", "hopper.tma.bulk_latency"}, {"tensor", "hopper.tma.tensor_latency"},
-        {"warp_load", "hopper.tma.warp_load_latency"}};
-    for (const auto& [copy, name] : names)
-      for (const char* regime : {"l2", "dram"}) {
-        json by_bytes = json::object();
-        std::optional<json> smallest;
-        for (const auto& p : points) {
-          if (p.at("copy") != copy || p.at("regime") != regime || !p.at("verified").get<bool>()) continue;
-          by_bytes[std::to_string(p.at("bytes").get<int>())] = p.at("cycles").at("median");
-          if (!smallest || p.at("bytes").get<int>() < smallest->at("bytes").get<int>()) smallest = p;
-        }
-        if (!smallest) continue;
-        const auto s = smallest->at("cycles");
-        const double med = s.at("median").get<double>();
-        Finding f{std::string(name) + (std::string(regime) == "dram" ? "_dram" : ""), med, "cycles",
-                  summary_precision(s),
-                  std::string("median clock64 from issue to completion of one ") + copy + " copy of the smallest size (" +
-                      (std::string(regime) == "dram" ? "L2 flushed" : "L2-hot") + "); copied bytes checked",
-                  json::object()};
-        f.extra["bytes"] = smallest->at("bytes");
-        f.extra["regime"] = regime;
-        f.extra["cycles_by_bytes"] = by_bytes;
-        r.findings.push_back(f);
-      }
   }
 };
 

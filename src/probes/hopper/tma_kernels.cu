@@ -133,7 +133,8 @@ __global__ void __launch_bounds__(32) tma_latency_kernel(int kind, const std::ui
       bulk_g2s(base, src, bytes, bar);
     else
       tensor_g2s(base, &map, 0, static_cast<int>(row), bar);
-    timeouts = mbar_wait(bar, 0) ? 0u : 1u;
+    // Polled, not try_wait: see device::sm90::mbar_poll_for (try_wait may suspend the thread).
+    timeouts = device::sm90::mbar_poll_for(bar, 0, kTimeoutCycles) ? 0u : 1u;
     c1 = device::ptx::clock_64();
   }
   __syncthreads();

@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 #include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
@@ -35,6 +39,11 @@ constexpr std::uint32_t kSaltH2d = 0x1234, kSaltD2h = 0x4321;
 // The host chase: nodes one 4 KiB page apart (no two share a line or a page-sized prefetch),
 // 1024 of them, 256 timed loads from a different start each repetition.
 constexpr std::uint32_t kChaseStride = 4096, kChaseNodes = 1024, kChaseSteps = 256;
+/// Replicates of every finding's copy (and of the chase), each a round of the experiment: five
+/// rounds of the protocol's repetitions shared five ways (at least 3 each, after a warm-up)
+/// cost about what three rounds of five did, and Student's t with 4 degrees of freedom instead
+/// of 2 reads a spread from them that is itself less uncertain.
+constexpr int kLinkReplicates = 5;
 
 std::vector<std::uint64_t> host_sizes(const RunOptions& o) {
   std::vector<std::uint64_t> sizes;
@@ -42,6 +51,16 @@ std::vector<std::uint64_t> host_sizes(const RunOptions& o) {
     if ((o.min_size == 0 || s >= o.min_size) && (o.max_size == 0 || s <= o.max_size))
       sizes.push_back(s);
   return sizes;
+}
+
+/// The CPU the calling thread runs on (-1 where unknown): host-bound copies and launches
+/// depend on it, so each row records it.
+int current_cpu() {
+#ifdef __linux__
+  return sched_getcpu();
+#else
+  return -1;
+#endif
 }
 
 struct Setup {
@@ -80,22 +99,20 @@ class LinkHost : public Experiment {
     const Gpu g = open_gpu(ctx.device);
     const auto sizes = host_sizes(ctx.options);
     const CopyLaunch shape{g.sm_count * 4, 256, 4};
-    // Every (setup, size) is measured as kReplicates independent replicates, each with its own
-    // device, pinned and pageable buffers, stream and events (all held at once, so that each
-    // replicate's memory is really fresh): pageable copies depend on
-    // the OS's pages and the driver's staging, which one replicate's repetitions cannot see
-    // (issue 9, "Run to run"). The repetitions are shared among the replicates.
-    const ProtocolOptions protocol = measure::per_replicate(ctx.options.protocol);
+    // Every finding's (setup, size) is measured as kLinkReplicates independent replicates,
+    // each with its own device, pinned and pageable buffers, stream and events (all made
+    // first and held, so that each replicate's memory is really fresh), and each replicate is
+    // a round over every setup: replicate j of one setup lies a whole round of the others away
+    // from replicate j + 1. Pageable copies depend on the OS's pages and the driver's staging,
+    // and host-bound latencies on the host's moment, which drift over seconds (issue 9, "Run
+    // to run": with three replicates, the last two right after each other at the end of a
+    // first one that also drew the whole curve, runs still moved 15-52 % beyond what each
+    // stated). The sizes between, which only draw the curve, are measured once, each setup's
+    // in one round, so that the rounds are evenly spread over the experiment's time. The
+    // pinned chase takes a replicate per round too.
+    const int k = kLinkReplicates;
+    const ProtocolOptions protocol = measure::per_replicate(ctx.options.protocol, k);
     json points = json::array();
-    measure::replicate_fresh(
-        measure::kReplicates, [&](int) { return std::make_unique<Buffers>(sizes.back()); },
-        [&](int replicate, Buffers& b) {
-          measure_replicate(replicate, sizes, shape, protocol, b, points);
-          return 0;
-        });
-
-    // SM load latency of pinned host memory: one thread, dependent ld.global.cv; also as
-    // replicates, each over its own pinned chain (another seed), all held at once.
     struct Chase {
       explicit Chase(std::uint64_t seed)
           : mem(static_cast<std::size_t>(kChaseNodes) * kChaseStride),
@@ -109,36 +126,46 @@ class LinkHost : public Experiment {
       std::vector<std::uint32_t> order;
       device::DeviceArray<ChaseOut> out{1};
     };
+    struct Round {
+      Round(std::size_t max_bytes, std::uint64_t seed) : buffers(max_bytes), chase(seed) {}
+      Buffers buffers;
+      Chase chase;
+    };
     Stream stream;
     json chase_replicates = json::array();
     std::vector<double> chase_ns, chase_cycles;
+    auto chase_round = [&](Chase& c) {
+      std::vector<double> cycles;
+      auto chase_once = [&](int rep) {
+        const std::size_t k0 = static_cast<std::size_t>(rep + 64) * 257 % kChaseNodes;
+        const auto* first = reinterpret_cast<const std::uint64_t*>(
+            c.base + static_cast<std::uint64_t>(c.order[k0]) * kChaseStride);
+        launch_remote_chase(first, 0, kChaseSteps, c.out.get(), stream.get());
+        GP_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        const ChaseOut o = c.out.download().at(0);
+        const std::uint64_t expected =
+            c.base +
+            static_cast<std::uint64_t>(c.order[(k0 + kChaseSteps) % kChaseNodes]) * kChaseStride;
+        if (o.final_node != expected)
+          throw VerificationError(
+              "link.host chase over pinned host memory ended on the wrong node");
+        if (rep >= 0) cycles.push_back(static_cast<double>(o.cycles) / kChaseSteps);
+        return static_cast<double>(o.ns) / kChaseSteps;
+      };
+      const auto m = repeat_until_stable(chase_once, protocol);
+      chase_replicates.push_back({{"ns_per_load", m.values}, {"cycles_per_load", cycles}});
+      chase_ns.insert(chase_ns.end(), m.values.begin(), m.values.end());
+      chase_cycles.insert(chase_cycles.end(), cycles.begin(), cycles.end());
+    };
     measure::replicate_fresh(
-        measure::kReplicates,
+        k,
         [&](int j) {
-          return std::make_unique<Chase>(ctx.options.seed + static_cast<std::uint64_t>(j));
+          return std::make_unique<Round>(sizes.back(),
+                                         ctx.options.seed + static_cast<std::uint64_t>(j));
         },
-        [&](int, Chase& c) {
-          std::vector<double> cycles;
-          auto chase_once = [&](int rep) {
-            const std::size_t k0 = static_cast<std::size_t>(rep + 64) * 257 % kChaseNodes;
-            const auto* first = reinterpret_cast<const std::uint64_t*>(
-                c.base + static_cast<std::uint64_t>(c.order[k0]) * kChaseStride);
-            launch_remote_chase(first, 0, kChaseSteps, c.out.get(), stream.get());
-            GP_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-            const ChaseOut o = c.out.download().at(0);
-            const std::uint64_t expected =
-                c.base + static_cast<std::uint64_t>(c.order[(k0 + kChaseSteps) % kChaseNodes]) *
-                             kChaseStride;
-            if (o.final_node != expected)
-              throw VerificationError(
-                  "link.host chase over pinned host memory ended on the wrong node");
-            if (rep >= 0) cycles.push_back(static_cast<double>(o.cycles) / kChaseSteps);
-            return static_cast<double>(o.ns) / kChaseSteps;
-          };
-          const auto m = repeat_until_stable(chase_once, protocol);
-          chase_replicates.push_back({{"ns_per_load", m.values}, {"cycles_per_load", cycles}});
-          chase_ns.insert(chase_ns.end(), m.values.begin(), m.values.end());
-          chase_cycles.insert(chase_cycles.end(), cycles.begin(), cycles.end());
+        [&](int replicate, Round& round) {
+          measure_replicate(replicate, k, sizes, shape, protocol, round.buffers, points);
+          chase_round(round.chase);
           return 0;
         });
 
@@ -158,10 +185,13 @@ class LinkHost : public Experiment {
         "each synchronous cudaMemcpy; clock64 and %globaltimer inside the chase";
     r.protocol["l2_flush"] = "none (the copies cross the link; the chase loads with .cv)";
     r.protocol["replicates"] =
-        std::to_string(measure::kReplicates) +
-        " independent replicates of every copy (fresh buffers, stream and events each), each "
-        "with the repetitions of the protocol shared among them; findings: median of the "
-        "replicate medians, confidence from the spread between them";
+        std::to_string(k) +
+        " independent replicates of every finding's copy and of the chase (fresh buffers, "
+        "stream and events each), each replicate a round over every setup (so that one "
+        "setup's replicates lie a round apart in time), the repetitions of the protocol shared "
+        "among them; the sizes between the smallest and the largest once, each setup's in one "
+        "round; findings: median of the replicate medians, confidence from the spread between "
+        "them (Student's t)";
     r.protocol["verification"] =
         "destination poisoned (0xff) before every copy, then checked word by word against the "
         "source pattern (device: check kernel; host: memcmp); the chase's final node checked";
@@ -188,9 +218,9 @@ class LinkHost : public Experiment {
     Event start, stop;
   };
 
-  static void measure_replicate(int replicate, const std::vector<std::uint64_t>& sizes,
-                                const CopyLaunch& shape, const ProtocolOptions& protocol,
-                                Buffers& b, json& points) {
+  static void measure_replicate(int replicate, int replicates,
+                                const std::vector<std::uint64_t>& sizes, const CopyLaunch& shape,
+                                const ProtocolOptions& protocol, Buffers& b, json& points) {
     const std::size_t max_words = sizes.back() / 4;
     auto& dev = b.dev;
     auto& pinned = b.pinned;
@@ -219,12 +249,18 @@ class LinkHost : public Experiment {
       setups.push_back({dir, "pageable", "cuda_memcpy"});
     }
 
-    for (const auto& s : setups) {
+    const int cpu = current_cpu();
+    // Which host buffers hold the h2d pattern (a d2h copy overwrites its buffer).
+    std::map<void*, bool> holds_pattern;
+    for (std::size_t si = 0; si < setups.size(); ++si) {
+      const auto& s = setups[si];
       const bool h2d = s.direction == "h2d";
       void* host = s.memory == "pinned" ? pinned.host() : static_cast<void*>(pageable.data());
       if (h2d) {
-        fill_host_source(host);
+        if (!holds_pattern[host]) fill_host_source(host);
+        holds_pattern[host] = true;
       } else {
+        holds_pattern[host] = false;
         launch_fill(dev.get(), max_words, kSaltD2h, stream.get());
         GP_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
       }
@@ -232,8 +268,10 @@ class LinkHost : public Experiment {
       void* host_for_kernel = s.memory == "pinned" ? pinned.device() : nullptr;
       for (const auto bytes : sizes) {
         // The findings come from the largest size (bandwidth) and the smallest (latency): the
-        // sizes between are the curve, measured in the first replicate only (cost).
-        if (replicate > 0 && bytes != sizes.front() && bytes != sizes.back()) continue;
+        // sizes between are the curve, measured once, this setup's in one round (cost).
+        if (bytes != sizes.front() && bytes != sizes.back() &&
+            static_cast<int>(si % static_cast<std::size_t>(replicates)) != replicate)
+          continue;
         const std::size_t words = bytes / 4;
         auto once = [&](int) {
           // Poison the destination (untimed) so that only this copy can make it right.
@@ -284,11 +322,8 @@ class LinkHost : public Experiment {
                                     " wrong words");
           return seconds;
         };
-        json row = {{"replicate", replicate},
-                    {"direction", s.direction},
-                    {"memory", s.memory},
-                    {"method", s.method},
-                    {"bytes", bytes}};
+        json row = {{"replicate", replicate}, {"host_cpu", cpu},    {"direction", s.direction},
+                    {"memory", s.memory},     {"method", s.method}, {"bytes", bytes}};
         // A failed check is an error of this row only: its neighbours keep their samples.
         try {
           const auto m = repeat_until_stable(once, protocol);

@@ -17,6 +17,7 @@
 #include "core/stats.hpp"
 #include "measure/cuda_event.hpp"
 #include "measure/gpu.hpp"
+#include "measure/replicates.hpp"
 #include "probes/timer/timer_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -30,6 +31,11 @@ using measure::CudaEvent;
 // ---- timer.overhead ---------------------------------------------------------------------------
 
 constexpr std::uint32_t kMaxSpinReads = 4u << 20;
+/// How long a kernel holds the stream busy ahead of a queued event interval: several times
+/// what the host takes to enqueue two events and two empty kernels (about 10 us on the H200's
+/// host, timer.event.empty_kernel's idle-GPU figure), so that the GPU reaches the first event
+/// only after the second has been enqueued.
+constexpr std::uint64_t kHoldNs = 50000;
 
 template <std::size_t N>
 void append(json& a, const std::uint32_t (&v)[N], std::size_t n = N) {
@@ -103,6 +109,23 @@ double quantum_agreement(std::vector<double> v, double quantum) {
   return confidence::agreement(k, n);
 }
 
+/// `v` cut into consecutive blocks of `sizes` (the event replicates); one block when the sizes
+/// do not add up to v (results written before the event samples came as replicates).
+std::vector<std::vector<double>> split_blocks(const std::vector<double>& v,
+                                              const std::vector<std::size_t>& sizes) {
+  std::size_t total = 0;
+  for (auto n : sizes) total += n;
+  if (sizes.empty() || total != v.size()) return {v};
+  std::vector<std::vector<double>> out;
+  std::size_t at = 0;
+  for (auto n : sizes) {
+    out.emplace_back(v.begin() + static_cast<std::ptrdiff_t>(at),
+                     v.begin() + static_cast<std::ptrdiff_t>(at + n));
+    at += n;
+  }
+  return out;
+}
+
 /// What the host knows the probe kernel must have written; throws VerificationError otherwise.
 void verify_probe(const kernels::TimerProbeOut& t, std::uint32_t max_spin_reads) {
   auto fail = [](const std::string& why) { throw VerificationError("timer.overhead: " + why); };
@@ -163,7 +186,87 @@ class TimerOverhead : public CudaRuntimeExperiment {
     const auto axes = axis_values(ctx.options);
     const auto runs = axes.int32s("runs").front();
     const auto event_samples = axes.int32s("event_samples").front();
-    for (int run = 0; run < runs; ++run) {
+    // The event samples come as replicates (contiguous blocks, each with its own events),
+    // placed between the probe launches so that they lie apart in time. Events around a kernel
+    // launched on an idle GPU time the host's launch call (the GPU reaches the first event at
+    // once and then waits for the kernel to be submitted), which drifts from run to run: the
+    // committed H200 runs read 5856, 5616 and 6336 ns, each stating 0.74 .. 0.86, and blocks
+    // a few ms apart did not see it (5 runs: 5120 .. 6176 ns). So each sample is also taken
+    // with the stream held busy by a kernel that spins for kHoldNs: the events and the kernel
+    // are all enqueued before the GPU reaches them, and the interval is the GPU's own. A
+    // queued sample counts only if the first event was still pending once the second had been
+    // enqueued (cudaEventQuery); the idle-GPU figure stays, as an extra.
+    const int blocks = std::clamp(event_samples / kMinRepetitions, 1, measure::kReplicates);
+    json b2b = json::array(), one = json::array(), two = json::array(), host = json::array();
+    json q_one = json::array(), q_two = json::array();
+    json block_sizes = json::array(), queued_sizes = json::array();
+    std::size_t late = 0;
+    kn::DeviceArray<std::uint64_t> held(1);
+    // Whether `e` is still pending (the GPU has not reached it).
+    auto pending = [](const CudaEvent& e) {
+      const cudaError_t q = cudaEventQuery(e.get());
+      if (q == cudaErrorNotReady) {
+        (void)cudaGetLastError();  // not an error: clears it so that the next check sees none
+        return true;
+      }
+      GP_CUDA_CHECK(q);
+      return false;
+    };
+    // One queued interval around `kernels` empty kernels; false when the GPU got there first.
+    auto queued = [&](CudaEvent& e0, CudaEvent& e1, int kernels, json& into) {
+      kn::launch_hold(kHoldNs, held.get(), nullptr);
+      e0.record();
+      for (int k = 0; k < kernels; ++k) kn::launch_empty(nullptr);
+      e1.record();
+      const bool in_time = pending(e0);
+      e1.synchronize();
+      const std::uint64_t spun = held.to_host().front();
+      if (spun < kHoldNs)
+        throw VerificationError("timer.overhead: the holding kernel spun " + std::to_string(spun) +
+                                " ns of " + std::to_string(kHoldNs));
+      if (in_time) into.push_back(measure::elapsed_ns(e0, e1));
+      return in_time;
+    };
+    auto event_block = [&](int j) {
+      CudaEvent e0, e1;
+      const int n = event_samples / blocks + (j < event_samples % blocks ? 1 : 0);
+      kn::launch_empty(nullptr);
+      synchronize();
+      std::size_t queued_here = 0;
+      for (int i = 0; i < n; ++i) {
+        if (queued(e0, e1, 1, q_one))
+          ++queued_here;
+        else
+          ++late;
+        queued(e0, e1, 2, q_two);
+        e0.record();
+        e1.record();
+        e1.synchronize();
+        b2b.push_back(measure::elapsed_ns(e0, e1));
+        e0.record();
+        kn::launch_empty(nullptr);
+        e1.record();
+        e1.synchronize();
+        one.push_back(measure::elapsed_ns(e0, e1));
+        e0.record();
+        kn::launch_empty(nullptr);
+        kn::launch_empty(nullptr);
+        e1.record();
+        e1.synchronize();
+        two.push_back(measure::elapsed_ns(e0, e1));
+        const auto h0 = std::chrono::steady_clock::now();
+        kn::launch_empty(nullptr);
+        synchronize();
+        host.push_back(
+            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - h0)
+                .count());
+      }
+      block_sizes.push_back(n);
+      queued_sizes.push_back(queued_here);
+    };
+    for (int j = 0; j < std::max(runs, blocks); ++j) {
+      if (j < blocks) event_block(j);
+      if (j >= runs) continue;
       kn::launch_timer_probe(probe.get(), kMaxSpinReads, nullptr);
       synchronize();
       const auto t = probe.to_host().front();
@@ -185,33 +288,11 @@ class TimerOverhead : public CudaRuntimeExperiment {
       }
       s["spin_reads"].push_back(t.spin_reads);
     }
-    // CUDA events: back to back, around one empty kernel, around two.
-    CudaEvent e0, e1;
-    json b2b = json::array(), one = json::array(), two = json::array(), host = json::array();
-    kn::launch_empty(nullptr);
-    synchronize();
-    for (int i = 0; i < event_samples; ++i) {
-      e0.record();
-      e1.record();
-      e1.synchronize();
-      b2b.push_back(measure::elapsed_ns(e0, e1));
-      e0.record();
-      kn::launch_empty(nullptr);
-      e1.record();
-      e1.synchronize();
-      one.push_back(measure::elapsed_ns(e0, e1));
-      e0.record();
-      kn::launch_empty(nullptr);
-      kn::launch_empty(nullptr);
-      e1.record();
-      e1.synchronize();
-      two.push_back(measure::elapsed_ns(e0, e1));
-      const auto h0 = std::chrono::steady_clock::now();
-      kn::launch_empty(nullptr);
-      synchronize();
-      host.push_back(
-          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - h0).count());
-    }
+    s["event_replicate_sizes"] = block_sizes;
+    s["event_queued_one_empty_kernel_ns"] = q_one;
+    s["event_queued_two_empty_kernels_ns"] = q_two;
+    s["event_queued_replicate_sizes"] = queued_sizes;
+    s["event_queued_late"] = late;
     s["event_back_to_back_ns"] = b2b;
     s["event_one_empty_kernel_ns"] = one;
     s["event_two_empty_kernels_ns"] = two;
@@ -222,6 +303,12 @@ class TimerOverhead : public CudaRuntimeExperiment {
                      "change (its size in ns and the clock64 cycles since the last)"},
                     {"runs", runs},
                     {"event_samples", event_samples},
+                    {"event_hold_ns", kHoldNs},
+                    {"event_replicates",
+                     std::to_string(blocks) +
+                         " contiguous blocks of the event samples, each with its own pair of "
+                         "events, between the probe launches; the event findings: median of "
+                         "the blocks' medians, confidence from the spread between them"},
                     {"gpu", to_json(gpu)}};
     r.samples = s;
   }
@@ -336,17 +423,63 @@ class TimerOverhead : public CudaRuntimeExperiment {
       add("timer.event.resolution", quantum, "ns", quantum_agreement(all, quantum),
           "smallest gap between distinct cudaEventElapsedTime values over all event samples",
           {{"smallest_nonzero_elapsed_ns", min_positive(all)}});
-      add("timer.event.back_to_back", stats::median(b2b), "ns",
-          confidence::precision(b2b, stats::median(b2b)),
-          "median cudaEventElapsedTime of two events recorded back to back",
-          {{"min_ns", *std::min_element(b2b.begin(), b2b.end())}});
-      add("timer.event.empty_kernel", stats::median(one), "ns",
-          confidence::precision(one, stats::median(one)),
-          "median cudaEventElapsedTime around one empty <<<1,1>>> kernel",
-          {{"min_ns", *std::min_element(one.begin(), one.end())},
-           {"second_kernel_adds_ns", stats::median(two) - stats::median(one)},
-           {"host_launch_and_sync_median_ns",
-            stats::median(numbers(s.at("host_launch_and_sync_ns")))}});
+      const auto sizes = s.contains("event_replicate_sizes")
+                             ? s.at("event_replicate_sizes").get<std::vector<std::size_t>>()
+                             : std::vector<std::size_t>{};
+      const auto rb = confidence::summarize_replicate_samples(split_blocks(b2b, sizes));
+      json eb = {{"min_ns", *std::min_element(b2b.begin(), b2b.end())},
+                 {"standard_error", rb.standard_error},
+                 {"replicates", confidence::to_json(rb)}};
+      add("timer.event.back_to_back", rb.value, "ns", rb.precision,
+          "cudaEventElapsedTime of two events recorded back to back: median over replicates "
+          "(blocks of samples apart in time, each its own events) of the median over samples",
+          eb);
+      const auto q1 = s.contains("event_queued_one_empty_kernel_ns")
+                          ? numbers(s.at("event_queued_one_empty_kernel_ns"))
+                          : std::vector<double>{};
+      const auto q2 = s.contains("event_queued_two_empty_kernels_ns")
+                          ? numbers(s.at("event_queued_two_empty_kernels_ns"))
+                          : std::vector<double>{};
+      const double host_sync = stats::median(numbers(s.at("host_launch_and_sync_ns")));
+      if (s.contains("event_queued_one_empty_kernel_ns")) {
+        // The GPU's own interval (stream held busy while the host enqueued it).
+        const auto qs = s.value("event_queued_replicate_sizes", std::vector<std::size_t>{});
+        if (q1.size() >= static_cast<std::size_t>(kMinRepetitions)) {
+          const auto rq = confidence::summarize_replicate_samples(split_blocks(q1, qs));
+          json ek = {
+              {"min_ns", *std::min_element(q1.begin(), q1.end())},
+              {"second_kernel_adds_ns", q2.empty() ? 0.0 : stats::median(q2) - stats::median(q1)},
+              {"idle_gpu_median_ns", stats::median(one)},
+              {"host_launch_and_sync_median_ns", host_sync},
+              {"samples_late", s.value("event_queued_late", 0)},
+              {"standard_error", rq.standard_error},
+              {"replicates", confidence::to_json(rq)}};
+          add("timer.event.empty_kernel", rq.value, "ns", rq.precision,
+              "cudaEventElapsedTime around one empty <<<1,1>>> kernel enqueued behind a kernel "
+              "that holds the stream busy (the GPU's interval, not the host's launch call): "
+              "median over replicates (blocks of samples apart in time, each its own events) "
+              "of the median over samples",
+              ek);
+        } else {
+          r.statistics["not_reported"] = {
+              {"findings", "timer.event.empty_kernel"},
+              {"why", std::to_string(q1.size()) +
+                          " queued samples: the GPU reached the first event before the host had "
+                          "enqueued the second in the others"}};
+        }
+      } else {
+        // Results written before the queued samples: the idle-GPU interval.
+        const auto ro = confidence::summarize_replicate_samples(split_blocks(one, sizes));
+        json ek = {{"min_ns", *std::min_element(one.begin(), one.end())},
+                   {"second_kernel_adds_ns", stats::median(two) - stats::median(one)},
+                   {"host_launch_and_sync_median_ns", host_sync},
+                   {"standard_error", ro.standard_error},
+                   {"replicates", confidence::to_json(ro)}};
+        add("timer.event.empty_kernel", ro.value, "ns", ro.precision,
+            "cudaEventElapsedTime around one empty <<<1,1>>> kernel on an idle GPU (the host's "
+            "launch call included)",
+            ek);
+      }
     }
   }
 };

@@ -94,10 +94,22 @@ __global__ void timer_probe_kernel(TimerProbeOut* out, std::uint32_t max_spin_re
 
 __global__ void empty_kernel() {}
 
+__global__ void hold_kernel(std::uint64_t ns, std::uint64_t* held_ns) {
+  const std::uint64_t t0 = global_timer();
+  std::uint64_t t = t0;
+  while (t - t0 < ns) t = global_timer();
+  *held_ns = t - t0;
+}
+
 }  // namespace
 
 void launch_timer_probe(TimerProbeOut* out, std::uint32_t max_spin_reads, cudaStream_t stream) {
   timer_probe_kernel<<<1, 32, 0, stream>>>(out, max_spin_reads);
+  GP_CUDA_CHECK_LAUNCH();
+}
+
+void launch_hold(std::uint64_t ns, std::uint64_t* held_ns, cudaStream_t stream) {
+  hold_kernel<<<1, 1, 0, stream>>>(ns, held_ns);
   GP_CUDA_CHECK_LAUNCH();
 }
 

@@ -32,6 +32,9 @@ struct TimerProbeOut {
 };
 
 void launch_timer_probe(TimerProbeOut* out, std::uint32_t max_spin_reads, cudaStream_t stream);
+/// One thread spins on %globaltimer for `ns` and writes how long it spun to *held_ns: it holds
+/// the stream busy while the host enqueues what comes after it.
+void launch_hold(std::uint64_t ns, std::uint64_t* held_ns, cudaStream_t stream);
 /// An empty kernel <<<1, 1>>>, for the CUDA-event measurements.
 void launch_empty(cudaStream_t stream);
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# GPU-machine test (issue 9, "Run to run"): the findings that moved between runs come from
+# independent replicates, and what each replicate design promises is in the result:
+#   - timer.event.empty_kernel is the GPU's own interval (stream held busy while the host
+#     enqueued it): present, below the idle-GPU (host-bound) figure, few samples late;
+#   - hopper.tma latencies: 5 replicates per point, each with its cycle samples, offsets and SMs
+#     (a point whose samples fall in two latency classes: one finding per class);
+#   - latency.tlb: the miss penalty from 3 pairs of walks, or statistics.not_reported says why;
+#   - link.host: 5 replicates per finding, each row with its host CPU.
+set -euo pipefail
+bin="${1:?usage: run_to_run_h200.sh <gpuprobe binary>}"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$bin" -q run timer.overhead hopper.tma.latency latency.tlb link.host --out "$out/r" >"$out/log"
+python3 - "$out/r/result.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ex = {e["id"]: e for e in r["experiments"]}
+def findings(i):
+    return {f["name"]: f for f in ex[i]["findings"]}
+for i in ex:
+    assert ex[i]["status"] == "passed", (i, ex[i].get("reason"))
+
+t = ex["timer.overhead"]
+f = findings("timer.overhead")
+assert "timer.event.empty_kernel" in f, t.get("statistics")
+k = f["timer.event.empty_kernel"]
+assert k["extra"]["replicates"]["replicates"] == 3, k["extra"]
+assert k["value"] < k["extra"]["idle_gpu_median_ns"], k
+assert k["extra"]["samples_late"] <= t["parameters"]["event_samples"] // 4, k["extra"]
+print("timer.event.empty_kernel", k["value"], "ns, conf", round(k["confidence"], 2),
+      "idle", k["extra"]["idle_gpu_median_ns"], "late", k["extra"]["samples_late"])
+
+pts = ex["hopper.tma.latency"]["samples"]["points"]
+assert sorted({p["replicate"] for p in pts}) == [0, 1, 2, 3, 4]
+for p in pts:
+    assert len(p["cycles_samples"]) == p["cycles"]["n"] == len(p["sample_offsets"]) == len(p["sample_smids"]), p
+for name, x in findings("hopper.tma.latency").items():
+    k = x["extra"]["replicates"]["replicates"]
+    # A class finding has the replicates that held samples of its class.
+    assert k == 5 or ("latency_classes" in x["extra"] and 1 <= k <= 5), (name, x["extra"])
+    print(name, x["value"], "conf", round(x["confidence"], 2), x["extra"]["replicates"]["replicate_medians"],
+          x["extra"].get("latency_classes", ""))
+
+tlb = ex["latency.tlb"]
+levels = tlb["samples"]["levels"]
+if levels:
+    assert len(levels[0]["miss_penalty_replicates"]) == 3, levels[0]
+    pen = findings("latency.tlb")["tlb.l1.miss_penalty"]
+    assert pen["extra"]["replicates"]["replicates"] == 3
+    print("tlb.l1.miss_penalty", pen["value"], "conf", round(pen["confidence"], 2), levels[0]["miss_penalty_replicates"])
+else:
+    assert "not_reported" in tlb["statistics"], tlb["statistics"]
+
+lh = ex["link.host"]
+for p in lh["samples"]["points"]:
+    assert "host_cpu" in p, p
+for name, x in findings("link.host").items():
+    if name.endswith(".bandwidth") or name.endswith(".latency"):
+        assert x["extra"]["replicates"]["replicates"] == 5, (name, x["extra"])
+print("ok")
+PY
