@@ -93,7 +93,22 @@ FarHitResult analyze_far_hit(const FarHitInput& in) {
   r.near_first_cycles = stats::median_or_zero(r.near_first);
   r.far_first_cycles = stats::median_or_zero(r.far_first);
   r.far_second_cycles = stats::median_or_zero(r.far_second);
-  r.difference_cycles = r.far_first_cycles - r.near_first_cycles;
+  const auto mean_and_var = [](const std::vector<double>& v) {
+    double m = 0, q = 0;
+    for (double x : v) m += x;
+    m /= static_cast<double>(v.size());
+    for (double x : v) q += (x - m) * (x - m);
+    return std::make_pair(m, v.size() > 1 ? q / static_cast<double>(v.size() - 1) : 0.0);
+  };
+  if (!r.near_first.empty() && !r.far_first.empty()) {
+    const auto [nm, nv] = mean_and_var(r.near_first);
+    const auto [fm, fv] = mean_and_var(r.far_first);
+    r.near_first_mean = nm;
+    r.far_first_mean = fm;
+    r.difference_standard_error = std::sqrt(nv / static_cast<double>(r.near_first.size()) +
+                                            fv / static_cast<double>(r.far_first.size()));
+  }
+  r.difference_cycles = r.far_first_mean - r.near_first_mean;
   r.replication = 2 * r.replicated > r.far_lines;
   if (in.chase_cycles > 0) {
     // Without copies a steady chase reads far-homed lines in the far partition: its mean holds
@@ -127,9 +142,15 @@ DramByHome analyze_dram_by_home(const FarHitResult& r,
     (r.line_far[i] ? d.far_lines : d.near_lines).push_back(stats::median(v));
   }
   if (d.near_lines.size() < 3 || d.far_lines.size() < 3) return d;
-  d.near_sequence_cycles = stats::median(d.near_lines);
-  d.far_sequence_cycles = stats::median(d.far_lines);
-  const double scale = r.chase_near_cycles - r.near_first_cycles;
+  // Means, like the scale they move onto (see FarHitResult::near_first_mean).
+  const auto mean = [](const std::vector<double>& v) {
+    double m = 0;
+    for (double x : v) m += x;
+    return m / static_cast<double>(v.size());
+  };
+  d.near_sequence_cycles = mean(d.near_lines);
+  d.far_sequence_cycles = mean(d.far_lines);
+  const double scale = r.chase_near_cycles - r.near_first_mean;
   d.near_cycles = d.near_sequence_cycles + scale;
   d.far_cycles = d.far_sequence_cycles + scale;
   d.found = r.chase_near_cycles > 0;

@@ -32,8 +32,14 @@ struct FarHitResult {
   double consistency = 0;     ///< fraction of (round, line) first reads that agree with line_far
   std::size_t far_lines = 0;
   std::vector<double> near_first, far_first, far_second;  ///< per line, median over rounds
-  double near_first_cycles = 0, far_first_cycles = 0, far_second_cycles = 0;
-  double difference_cycles = 0;  ///< far_first - near_first on the sequence's scale
+  double near_first_cycles = 0, far_first_cycles = 0, far_second_cycles = 0;  ///< medians
+  /// Means over lines of the per-line medians. The chase's cycles per step are a mean over
+  /// the lines it walks, so the scale moves by means: the first reads of one side are bimodal
+  /// on the H200 (slices nearer and farther from the SM, ~30 cycles apart, about half each)
+  /// and their median jumps between the modes from run to run while the mean does not.
+  double near_first_mean = 0, far_first_mean = 0;
+  double difference_cycles = 0;  ///< far_first_mean - near_first_mean on the sequence's scale
+  double difference_standard_error = 0;  ///< of the difference of the two means
   // Replication: far lines whose second read is below the threshold, out of far lines.
   std::size_t replicated = 0;
   bool replication = false;

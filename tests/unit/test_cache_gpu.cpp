@@ -295,8 +295,16 @@ TEST(CacheGpuRecordedH200, FindingsFollowFromTheSamples) {
       replayed[f.name] = f.value;
       found[f.name] = f;
     }
-    for (const auto& f : e.at("findings"))
-      EXPECT_DOUBLE_EQ(replayed.at(f.at("name").get<std::string>()), f.at("value").get<double>());
+    for (const auto& f : e.at("findings")) {
+      const std::string name = f.at("name");
+      // The far hit moves the sequences' scale by means since issue 9's run-to-run work (the
+      // medians of bimodal first reads flipped between runs): same samples, within 1 %.
+      if (name == "l2.far_hit_latency")
+        EXPECT_NEAR(replayed.at(name), f.at("value").get<double>(),
+                    0.01 * f.at("value").get<double>());
+      else
+        EXPECT_DOUBLE_EQ(replayed.at(name), f.at("value").get<double>()) << name;
+    }
   }
   // The pure far hit is the chase's near hit plus the sequences' far - near difference.
   const auto& far = found.at("l2.far_hit_latency");

@@ -8,8 +8,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -170,9 +170,9 @@ class FetchGranularity : public Experiment {
         for (double c : v) agreeing += (c > threshold) == slow ? 1 : 0;
         probes += v.size();
       }
-      const double sep = last_fast ? confidence::separation(confidence::separation_z(
-                                         *last_fast, by_offset.at(*g)))
-                                   : 0.0;
+      const double sep =
+          last_fast ? confidence::separation(confidence::separation_z(*last_fast, by_offset.at(*g)))
+                    : 0.0;
       Finding f{op.finding, static_cast<double>(*g),
                 "bytes",    confidence::combine({sep, confidence::agreement(agreeing, probes)}),
                 op.what,    {{"median_cycles_by_offset", table}}};

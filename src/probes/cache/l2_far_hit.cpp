@@ -338,7 +338,7 @@ class L2FarHit : public Experiment {
       method =
           "first read of a probed line by the measured SM after an L2 flush (a DRAM miss), "
           "lines split by the side the latency rounds found; median per line over the cold "
-          "rounds, median over the lines; on the chase's scale: hot-chase near hit + (cold read "
+          "rounds, mean over the lines; on the chase's scale: hot-chase near hit + (cold read "
           "- near first read of the same sequences)";
       sides.push_back(
           {"near_homed",
@@ -379,7 +379,10 @@ class L2FarHit : public Experiment {
                     {"near_first_cycles", a.near_first_cycles},
                     {"far_first_cycles", a.far_first_cycles},
                     {"far_second_cycles", a.far_second_cycles},
+                    {"near_first_mean_cycles", a.near_first_mean},
+                    {"far_first_mean_cycles", a.far_first_mean},
                     {"difference_cycles", a.difference_cycles},
+                    {"difference_standard_error", a.difference_standard_error},
                     {"replicated_far_lines", a.replicated},
                     {"chase_cycles", in.chase_cycles},
                     {"chase_near_cycles", a.chase_near_cycles}};
@@ -396,13 +399,20 @@ class L2FarHit : public Experiment {
         "l2.far_hit_latency",
         a.far_hit_cycles,
         "cycles",
-        confidence::combine({confidence::precision(a.far_first, a.far_first_cycles), sep, agree}),
+        confidence::combine(
+            {confidence::summarize_replicates({a.far_hit_cycles}, {a.difference_standard_error})
+                 .precision,
+             sep, agree}),
         "first read of a line the far partition holds and the near one does not (a reference "
         "SM on the other side placed it after a flush), on the chase's scale: hot-chase near "
-        "hit + (far first read - near first read) of the same sequences",
+        "hit (a mean over its lines) + (mean far first read - mean near first read) of the "
+        "same sequences (per line: median over rounds)",
         {{"value_ns", ns(a.far_hit_cycles)},
          {"chase_near_cycles", a.chase_near_cycles},
          {"difference_cycles", a.difference_cycles},
+         {"difference_standard_error", a.difference_standard_error},
+         {"sequence_far_mean_cycles", a.far_first_mean},
+         {"sequence_near_mean_cycles", a.near_first_mean},
          {"sequence_far_cycles", a.far_first_cycles},
          {"sequence_near_cycles", a.near_first_cycles}}});
     const std::size_t agreeing = a.replication ? a.replicated : a.far_lines - a.replicated;

@@ -242,10 +242,10 @@ class L2Partition : public Experiment {
                 confidence::combine({conf, confidence::precision(nears, a.near_cycles)}),
                 "median L2 hit latency of the lines an SM finds near (two-means split)",
                 {{"threshold_cycles", a.threshold}}});
-    r.findings.push_back(Finding{"l2.partition.far_latency", a.far_cycles, "cycles",
-                                 confidence::combine({conf, confidence::precision(fars, a.far_cycles)}),
-                                 "median L2 hit latency of the lines an SM finds far",
-                                 json::object()});
+    r.findings.push_back(
+        Finding{"l2.partition.far_latency", a.far_cycles, "cycles",
+                confidence::combine({conf, confidence::precision(fars, a.far_cycles)}),
+                "median L2 hit latency of the lines an SM finds far", json::object()});
     r.findings.push_back(Finding{
         "l2.partition.sm_group_sizes",
         static_cast<double>(a.group_size[0]),
@@ -291,25 +291,24 @@ class L2Partition : public Experiment {
       json bits = json::array();
       for (int b = 0; b < 64; ++b)
         if (a.hash_mask >> b & 1u) bits.push_back(b);
-      r.findings.push_back(
-          Finding{"l2.partition.hash_mask",
-                  static_cast<double>(a.hash_mask),
-                  "mask",
-                  // Lines the function predicts, and bits the equations determine.
-                  confidence::combine(
-                      {confidence::agreement(static_cast<std::size_t>(std::llround(
-                                                 a.hash_accuracy * in.offsets.size())),
-                                             in.offsets.size()),
-                       confidence::agreement(a.rank, a.bits)}),
-                  "partition(a) ^ partition(b) = parity(mask & (a ^ b)) for lines a, b in one "
-                  "page, solved over "
-                  "GF(2) from the single-bit neighbours and random lines of every page",
-                  {{"mask_hex", hex(a.hash_mask)},
-                   {"bits", bits},
-                   {"page_bytes", a.page_bytes},
-                   {"rank", a.rank},
-                   {"bits_considered", a.bits},
-                   {"lines_predicted", a.hash_accuracy}}});
+      r.findings.push_back(Finding{
+          "l2.partition.hash_mask",
+          static_cast<double>(a.hash_mask),
+          "mask",
+          // Lines the function predicts, and bits the equations determine.
+          confidence::combine({confidence::agreement(static_cast<std::size_t>(std::llround(
+                                                         a.hash_accuracy * in.offsets.size())),
+                                                     in.offsets.size()),
+                               confidence::agreement(a.rank, a.bits)}),
+          "partition(a) ^ partition(b) = parity(mask & (a ^ b)) for lines a, b in one "
+          "page, solved over "
+          "GF(2) from the single-bit neighbours and random lines of every page",
+          {{"mask_hex", hex(a.hash_mask)},
+           {"bits", bits},
+           {"page_bytes", a.page_bytes},
+           {"rank", a.rank},
+           {"bits_considered", a.bits},
+           {"lines_predicted", a.hash_accuracy}}});
     } else {
       r.statistics["hash_mask_not_found"] =
           "no GF(2)-linear function of the address bits inside a 2 MiB or 64 KiB page reproduces "

@@ -148,13 +148,14 @@ class L2Sharing : public Experiment {
            "blocks also read)";
   }
   std::vector<Axis> typed_axes() const override {
-    return {fixed(int_axis("working_set_mib", {4, 16, 32}, "MiB", "bytes all SMs read")),
-            fixed(string_axis("k", {"powers_of_two", "all"},
-                              "1, 2, 4, ... SMs per line, and all SMs")),
-            fixed(string_axis("mode", {"all", "near", "far"}, "which lines: all, near-homed, "
-                              "far-homed")),
-            fixed(int_axis("gpu_l2_cache_chunks", {3, 8, 32, 74}, "chunks",
-                           "chunks of 512 KiB in gpu-l2-cache's pattern (1.5 .. 38.8 MB)"))};
+    return {
+        fixed(int_axis("working_set_mib", {4, 16, 32}, "MiB", "bytes all SMs read")),
+        fixed(string_axis("k", {"powers_of_two", "all"}, "1, 2, 4, ... SMs per line, and all SMs")),
+        fixed(string_axis("mode", {"all", "near", "far"},
+                          "which lines: all, near-homed, "
+                          "far-homed")),
+        fixed(int_axis("gpu_l2_cache_chunks", {3, 8, 32, 74}, "chunks",
+                       "chunks of 512 KiB in gpu-l2-cache's pattern (1.5 .. 38.8 MB)"))};
   }
   std::vector<std::string> depends_on() const override { return {"cache.l2.partition"}; }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
