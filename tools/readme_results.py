@@ -83,12 +83,20 @@ def structure_text():
                          + (f"served from {p['served_after_eviction']} against far hit {rec['served_references']['far_hit_cycles']:.1f} / DRAM {rec['served_references']['dram_cycles']:.1f})"
                             if 2 * rp.get('evicted_with_set', 0) > rp.get('trials', 0) and p.get('served_after_eviction') and 'served_references' in rec
                             else "mostly not evicted)" if 2 * rp.get('evicted_with_set', 0) <= rp.get('trials', 0) else "unclassified)"))
-        found = [k for k in ("cache.l2.ways", "cache.l2.line_size", "cache.l2.replacement", "cache.l2.ways_lower_bound") if k in f]
+        found = [k for k in ("cache.l2.ways", "cache.l2.line_size", "cache.l2.replacement", "cache.l2.ways_lower_bound",
+                             "cache.l2.set_index_bits", "cache.l2.sets") if k in f]
         out.append(f"- L2 by eviction sweeps ({len(targets)} targets, {sum(p.get('eviction_tests', 0) for p in targets)} tests, "
                    f"{wall['cache.l2.ways']:.1f} s): " + "; ".join(parts) + ". Findings: " +
                    (", ".join(f"`{k}` = {f[k]['value']:g}" + (f" ({f[k]['policy']})" if f[k].get('policy') else "") +
                               f" (confidence {f[k]['confidence']:.2f})" for k in found) if found else
                     "none (two targets of one kind must agree)") + ".")
+    if ways and "cycles" in ways[0]["samples"].get("line_by_stride", {}):
+        lb = ways[0]["samples"]["line_by_stride"]
+        med = [sorted(c)[len(c) // 2] for c in lb["cycles"]]
+        out.append(f"- L2 line by node stride (cross-check, `line_by_stride` in cache.l2.ways' samples): random-order chases over "
+                   f"{lb['working_set_bytes'] / 2**20:.1f} MiB at strides {', '.join(str(x) for x in lb['strides'])} B take "
+                   f"{' / '.join(f'{m:.1f}' for m in med)} cycles per load: the peak is at "
+                   f"{lb['strides'][med.index(max(med))]} B (below the line a line's later nodes reuse it, above it fewer lines are touched).")
     if "tlb.l1.entries" in f:
         out.append(f"- TLB: {int(f['tlb.levels']['value'])} level(s) up to {f['tlb.levels'].get('method', '').split('up to ')[-1]}; "
                    f"first level {v('tlb.l1.entries', 0)} entries of {f['tlb.page_size']['value'] / 2**20:g} MiB each "

@@ -56,10 +56,17 @@ TEST(ModelExport, ReplayingTheMeasuredH200GivesItsFindingsBack) {
               0.02 * measured.at("l2.capacity") / 2);
   EXPECT_NEAR(replayed["l2.near_capacity"], measured.at("l2.near_capacity"),
               0.10 * measured.at("l2.near_capacity"));
-  for (const char* n : {"l1.hit_latency", "l2.hit_latency", "dram.latency"}) {
+  for (const char* n : {"l1.hit_latency", "l2.hit_latency"}) {
     ASSERT_TRUE(replayed.count(n)) << n;
     EXPECT_NEAR(replayed[n], measured.at(n), 1.0) << n;
   }
+  // With the DRAM latency of each home measured, the model's DRAM plateau is their mean (its
+  // address space homes exactly half the lines on each side); the GPU's chase buffer sits on
+  // physical pages whose home fraction is not exactly a half (l2.partition.line_fraction), so
+  // the two agree within 2 %, not within a cycle.
+  ASSERT_TRUE(replayed.count("dram.latency"));
+  EXPECT_NEAR(replayed["dram.latency"], measured.at("dram.latency"),
+              measured.count("dram.latency_near_home") ? 0.02 * measured.at("dram.latency") : 1.0);
   // The mixed region between the L2 knees: a chase that overflows the SM's partition (home
   // lines and copies of far-homed ones) reads far-homed lines as far hits and misses its own
   // home lines to DRAM. With the DRAM latency of each home measured (cache.l2.far_hit) the
