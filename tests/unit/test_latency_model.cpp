@@ -220,6 +220,31 @@ TEST(LatencyChaseOnModel, LineSizeByStridePeaksAtTheLine) {
   }
 }
 
+// The L2's sets are one partition's (a conflict set lives in one partition): with two
+// partitions of 30 MiB, 16 ways and 128-B lines, 15360 sets, not the whole L2's 30720.
+TEST(CacheWaysOnModel, L2SetsAreOnePartitions) {
+  auto dev = device::make_model_device("h200");
+  RunOptions o;
+  FindingBoard board;
+  Context ctx{*dev, o, board};
+  std::map<std::string, Finding> f;
+  for (const char* id : {"latency.sweep", "cache.l2.far_hit", "cache.l2.ways"}) {
+    const auto* e = Registry::builtin().find(id);
+    ASSERT_NE(e, nullptr);
+    ExperimentResult r;
+    e->run(ctx, r);
+    e->analyze(r);
+    for (const auto& x : r.findings) {
+      board.add(x);
+      f[x.name] = x;
+    }
+  }
+  ASSERT_TRUE(f.count("cache.l2.ways"));
+  EXPECT_EQ(f.at("cache.l2.ways").value, 16);
+  ASSERT_TRUE(f.count("cache.l2.sets"));
+  EXPECT_NEAR(f.at("cache.l2.sets").value, 15360, 0.02 * 15360);
+}
+
 TEST(LatencyChaseOnModel, UsesSweepFindingsAndMeasuresEveryLoad) {
   auto dev = device::make_model_device("tiny");
   RunOptions o;

@@ -502,10 +502,26 @@ class WaysExperiment : public Experiment {
         std::uint32_t line_bytes;
       } line{rec["line"].value("found", false), rec["line"].value("line_bytes", 0u)};
       std::uint64_t capacity = 0;
-      const char* cap_name = level_ == Level::kL1 ? "l1.capacity" : "l2.near_capacity";
-      if (auto f = ctx.prior.get(cap_name)) capacity = static_cast<std::uint64_t>(f->value);
-      if (!capacity && level_ == Level::kL2)
-        if (auto f = ctx.prior.get("l2.capacity")) capacity = static_cast<std::uint64_t>(f->value);
+      std::string capacity_from;
+      if (level_ == Level::kL1) {
+        if (auto f = ctx.prior.get("l1.capacity")) {
+          capacity = static_cast<std::uint64_t>(f->value);
+          capacity_from = "l1.capacity";
+        }
+      } else if (auto f = ctx.prior.get(finding::kL2Capacity)) {
+        // The sets of one partition (the conflict set lives in one): the whole L2 over the
+        // partitions cache.l2.partition found. The sweep's near knee is soft on the H200 and
+        // its place moves from run to run, so it is not used.
+        std::size_t parts = 1;
+        if (auto g = ctx.prior.get(finding::kL2PartitionSmGroupSizes))
+          parts = std::max<std::size_t>(1, g->extra.value("group_sizes", json::array()).size());
+        else if (ctx.prior.get(finding::kL2FarHitLatency))
+          parts = 2;  // cache.l2.far_hit saw a far partition
+        capacity = static_cast<std::uint64_t>(f->value / static_cast<double>(parts));
+        capacity_from =
+            parts > 1 ? "l2.capacity / " + std::to_string(parts) + " partitions" : "l2.capacity";
+      }
+      rec["capacity_from"] = capacity_from;
       if (!capacity && level_ == Level::kL1 && line.found) {
         const auto cap =
             analysis::cache::infer_capacity(s->probe, level_, lr.cal, line.line_bytes, span);
