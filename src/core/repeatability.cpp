@@ -9,6 +9,12 @@
 #include "core/noise.hpp"
 #include "core/stats.hpp"
 
+namespace {
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+}  // namespace
+
 namespace gpuprobe::repeatability {
 
 using nlohmann::json;
@@ -52,12 +58,20 @@ json table(const std::vector<json>& results) {
                 {"runs_with_finding", v.size()}};
     double max_z = 0;
     bool beyond = false;
+    // A bound is not an estimate: two runs' lower (upper) bounds never contradict each other,
+    // the tightest holds for both. Their z is kept, the judgement is not made.
+    const bool lower = ends_with(name, "_lower_bound"), upper = ends_with(name, "_upper_bound");
     for (std::size_t i = 0; i < v.size(); ++i)
       for (std::size_t j = i + 1; j < v.size(); ++j) {
         const auto judged = noise::judge(v[i], c[i], v[j], c[j]);
         max_z = std::max(max_z, judged.z);
-        beyond = beyond || judged.beyond;
+        beyond = beyond || (judged.beyond && !lower && !upper);
       }
+    if ((lower || upper) && !v.empty()) {
+      row["bound"] = lower ? "lower" : "upper";
+      row["tightest"] =
+          lower ? *std::max_element(v.begin(), v.end()) : *std::min_element(v.begin(), v.end());
+    }
     const double median = stats::median_or_zero(v);
     row["median"] = median;
     row["run_to_run_relative_spread"] =
@@ -91,8 +105,8 @@ std::string format(const json& t) {
     return z_of(a) > z_of(b);
   });
   char line[512];
-  std::snprintf(line, sizeof(line), "%-52s %-6s %9s %8s  %-13s %s\n", "finding", "unit",
-                "spread", "max z", "judgement", "values (confidence) per run");
+  std::snprintf(line, sizeof(line), "%-52s %-6s %9s %8s  %-13s %s\n", "finding", "unit", "spread",
+                "max z", "judgement", "values (confidence) per run");
   out << line;
   for (const auto& r : rows) {
     std::string values;
@@ -117,7 +131,9 @@ std::string format(const json& t) {
     std::snprintf(z, sizeof(z), std::isinf(zv) ? "inf" : "%.2f", zv);
     std::snprintf(line, sizeof(line), "%-52s %-6s %9s %8s  %-13s ",
                   r["name"].get<std::string>().c_str(), shown_unit.c_str(), spread, z,
-                  r["beyond_stated_spread"].get<bool>() ? "beyond" : "within");
+                  r["beyond_stated_spread"].get<bool>() ? "beyond"
+                  : r.contains("bound") ? (r["bound"] == "lower" ? "lower bound" : "upper bound")
+                                        : "within");
     out << line << values << "\n";
   }
   out << t.at("beyond").get<int>() << " of " << rows.size()

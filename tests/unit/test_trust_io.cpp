@@ -308,6 +308,24 @@ TEST(TrustRepeat, TableJudgesEachFindingAgainstItsOwnStatedSpread) {
   EXPECT_NE(text.find("1 of 3 findings moved beyond"), std::string::npos) << text;
 }
 
+// cache.l2.ways_lower_bound on the H200: 64, 32, 32 ways at confidence 0.25. Bounds do not
+// contradict each other (the tightest holds for both): not beyond, the tightest recorded.
+TEST(TrustRepeat, BoundsAreNotJudgedAsEstimates) {
+  const auto t = repeatability::table({run_with({{"c.ways_lower_bound", 64, 0.25}}),
+                                       run_with({{"c.ways_lower_bound", 32, 0.25}}),
+                                       run_with({{"c.ways_lower_bound", 32, 0.25}})});
+  const auto& row = t["findings"][0];
+  EXPECT_FALSE(row["beyond_stated_spread"].get<bool>());
+  EXPECT_EQ(row["bound"], "lower");
+  EXPECT_EQ(row["tightest"], 64.0);
+  EXPECT_GT(row["max_z"].get<double>(), 1.0);  // an estimate this far apart would be beyond
+  EXPECT_TRUE(repeatability::table({run_with({{"c.ways_estimate", 64, 0.25}}),
+                                    run_with({{"c.ways_estimate", 32, 0.25}})})["findings"][0]
+                  ["beyond_stated_spread"]
+                      .get<bool>());
+  EXPECT_NE(repeatability::format(t).find("lower bound"), std::string::npos);
+}
+
 TEST(TrustRepeat, CommandWritesRepeatJson) {
   const auto dir = temp_dir("repeat");
   const auto o = gp({"--device", "model:tiny", "--out", dir.string(), "repeat", "2",
