@@ -17,6 +17,7 @@
 #include "core/noise.hpp"
 #include "core/stats.hpp"
 #include "device/model_device.hpp"
+#include "probes/cache/cache_structure.hpp"
 #include "probes/link/link.hpp"
 
 namespace gpuprobe {
@@ -301,14 +302,7 @@ analysis::cache::TlbResult noisy_tlb(int access, int call, std::uint32_t seed) {
 /// latency.tlb's analysis of `t` (the samples as the experiment writes them).
 ExperimentResult tlb_result(const analysis::cache::TlbResult& t) {
   ExperimentResult r;
-  json levels = json::array();
-  for (const auto& l : t.levels)
-    levels.push_back({{"entries", l.entries},
-                      {"miss_penalty_cycles", l.miss_penalty_cycles},
-                      {"miss_penalty_replicates", l.penalty_replicates},
-                      {"miss_penalty_standard_errors", l.penalty_standard_errors},
-                      {"below", l.below},
-                      {"above", l.above}});
+  const json levels = probes::tlb_levels_json(t);
   r.status = Status::kPassed;
   r.parameters = {{"max_pages", t.max_pages_tried}};
   r.samples = {{"levels", levels},

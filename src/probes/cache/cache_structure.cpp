@@ -711,14 +711,7 @@ class TlbExperiment : public Experiment {
     auto s = open_session(ctx, max_pages * largest, max_pages * largest);
     if (!s) return waive(r, kNoSequencer);
     const auto t = analysis::cache::infer_tlb(s->probe, largest, max_pages);
-    json levels = json::array();
-    for (const auto& l : t.levels)
-      levels.push_back({{"entries", l.entries},
-                        {"miss_penalty_cycles", l.miss_penalty_cycles},
-                        {"miss_penalty_replicates", l.penalty_replicates},
-                        {"miss_penalty_standard_errors", l.penalty_standard_errors},
-                        {"below", l.below},
-                        {"above", l.above}});
+    const json levels = tlb_levels_json(t);
     r.parameters = {{"largest_page_bytes", largest}, {"max_pages", t.max_pages_tried}};
     std::string note;
     if (t.levels.empty()) {
@@ -839,6 +832,18 @@ class TlbExperiment : public Experiment {
 };
 
 }  // namespace
+
+json tlb_levels_json(const analysis::cache::TlbResult& t) {
+  json levels = json::array();
+  for (const auto& l : t.levels)
+    levels.push_back({{"entries", l.entries},
+                      {"miss_penalty_cycles", l.miss_penalty_cycles},
+                      {"miss_penalty_replicates", l.penalty_replicates},
+                      {"miss_penalty_standard_errors", l.penalty_standard_errors},
+                      {"below", l.below},
+                      {"above", l.above}});
+  return levels;
+}
 
 void register_cache_structure_experiments(Registry& registry) {
   registry.add(std::make_unique<WaysExperiment>(Level::kL1));

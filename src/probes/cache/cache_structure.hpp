@@ -1,4 +1,7 @@
 #pragma once
+#include <nlohmann/json.hpp>
+
+#include "analysis/cache_inference.hpp"
 #include "core/experiment.hpp"
 
 namespace gpuprobe::probes {
@@ -7,5 +10,8 @@ namespace gpuprobe::probes {
 /// replacement class from one search) and latency.tlb: conflict-set construction, policy
 /// sequences and TLB walks over device::Sequencer (src/analysis/cache_inference.*).
 void register_cache_structure_experiments(Registry& registry);
+
+/// latency.tlb's samples.levels as the experiment writes them (its analysis reads them back).
+nlohmann::json tlb_levels_json(const analysis::cache::TlbResult& t);
 
 }  // namespace gpuprobe::probes
