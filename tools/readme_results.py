@@ -83,33 +83,37 @@ def structure_text():
                          + (f"served from {p['served_after_eviction']} against far hit {rec['served_references']['far_hit_cycles']:.1f} / DRAM {rec['served_references']['dram_cycles']:.1f})"
                             if 2 * rp.get('evicted_with_set', 0) > rp.get('trials', 0) and p.get('served_after_eviction') and 'served_references' in rec
                             else "mostly not evicted)" if 2 * rp.get('evicted_with_set', 0) <= rp.get('trials', 0) else "unclassified)"))
-        found = [k for k in ("cache.l2.ways", "cache.l2.line_size", "cache.l2.replacement", "cache.l2.ways_lower_bound",
+        found = [k for k in ("cache.l2.ways", "cache.l2.line_size", "cache.l2.replacement", "cache.l2.competing_lines_lower_bound",
                              "cache.l2.set_index_bits", "cache.l2.sets") if k in f]
         out.append(f"- L2 by eviction sweeps ({len(targets)} targets, {sum(p.get('eviction_tests', 0) for p in targets)} tests, "
                    f"{wall['cache.l2.ways']:.1f} s): " + "; ".join(parts) + ". Findings: " +
                    (", ".join(f"`{k}` = {f[k]['value']:g}" + (f" ({f[k]['policy']})" if f[k].get('policy') else "") +
                               f" (confidence {f[k]['confidence']:.2f})" for k in found) if found else
                     "none (two targets of one kind must agree)") + ".")
-    if ways and "cycles" in ways[0]["samples"].get("line_by_stride", {}):
+    if ways and "cycles" in ways[0]["samples"].get("line_by_stride", {}) and "cache.l2.line_size" in f:
         lb = ways[0]["samples"]["line_by_stride"]
         med = [sorted(c)[len(c) // 2] for c in lb["cycles"]]
         out.append(f"- L2 line by node stride (cross-check, `line_by_stride` in cache.l2.ways' samples): random-order chases over "
                    f"{lb['working_set_bytes'] / 2**20:.1f} MiB at strides {', '.join(str(x) for x in lb['strides'])} B take "
-                   f"{' / '.join(f'{m:.1f}' for m in med)} cycles per load: the peak is at "
-                   f"{lb['strides'][med.index(max(med))]} B (below the line a line's later nodes reuse it, above it fewer lines are touched).")
+                   f"{' / '.join(f'{m:.1f}' for m in med)} cycles per load, peak at "
+                   f"{lb['strides'][med.index(max(med))]} B (below the line a line's later nodes reuse it, above it fewer lines are touched); "
+                   f"`cache.l2.line_size` = {f['cache.l2.line_size']['value']:g} B ({'by node stride' if 'node strides' in f['cache.l2.line_size']['method'] else 'by conflict sets'}).")
     if "tlb.l1.entries" in f:
         out.append(f"- TLB: {int(f['tlb.levels']['value'])} level(s) up to {f['tlb.levels'].get('method', '').split('up to ')[-1]}; "
                    f"first level {v('tlb.l1.entries', 0)} entries of {f['tlb.page_size']['value'] / 2**20:g} MiB each "
                    f"(reach {f['tlb.l1.reach']['value'] / 2**20:g} MiB), miss penalty {v('tlb.l1.miss_penalty', 0)} cycles "
                    f"(confidence {f['tlb.l1.miss_penalty']['confidence']:.2f}).")
     if "dram.latency_near_home" in f:
-        out.append(f"- DRAM by home (`cache.l2.far_hit`, cold chases of one SM over lines of one home): "
+        near_home = f["dram.latency_near_home"]
+        how = "cold chases of one SM over lines of one home" if "replicates_cycles" in near_home else "cold first reads after a flush"
+        mixed_model = (f['l2.far_hit_latency']['value'] + f['dram.latency_near_home']['value']) / 2
+        out.append(f"- DRAM by home (`cache.l2.far_hit`, {how}): "
                    f"{v('dram.latency_near_home', 1)} cycles for lines homed in the SM's partition, "
                    f"{v('dram.latency_far_home', 1)} for lines homed in the other (their mean "
                    f"{(f['dram.latency_near_home']['value'] + f['dram.latency_far_home']['value']) / 2:.1f} against the sweep's "
-                   f"`dram.latency` {v('dram.latency', 1)}). The sweep's mixed plateau ({v('l2.mixed_latency', 1)}) is "
+                   f"`dram.latency` {v('dram.latency', 1)}). The sweep's mixed plateau ({v('l2.mixed_latency', 1)}) against "
                    f"(far hit {v('l2.far_hit_latency', 1)} + near-home DRAM) / 2 = "
-                   f"{(f['l2.far_hit_latency']['value'] + f['dram.latency_near_home']['value']) / 2:.1f}: one SM's set beyond its "
+                   f"{mixed_model:.1f} ({(mixed_model / f['l2.mixed_latency']['value'] - 1) * 100:+.1f} %): one SM's set beyond its "
                    f"partition (home lines and copies of far-homed lines share it) reads far-homed lines from the other "
                    f"partition and misses its own home lines to DRAM.")
     rp_path = res / "replay" / "result.json"

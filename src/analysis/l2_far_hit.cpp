@@ -131,7 +131,8 @@ DramByHome analyze_dram_by_home(const FarHitResult& r,
     for (const auto& round : cold_rounds) {
       if (i >= round.size()) continue;
       ++d.reads;
-      // A read no slower than the hot far-hit threshold did not come from DRAM.
+      // A read no slower than the near/far threshold of the hot rounds was an L2 hit (the flush
+      // left the line): not a DRAM miss.
       if (round[i] <= r.threshold) {
         ++d.not_cold;
         continue;

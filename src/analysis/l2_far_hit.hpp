@@ -64,8 +64,8 @@ struct DramByHome {
   std::vector<double> near_lines, far_lines;  ///< per line: median cold first read over rounds
   double near_sequence_cycles = 0, far_sequence_cycles = 0;
   double near_cycles = 0, far_cycles = 0;  ///< on the chase's scale
-  /// Cold reads at or below the hot far-hit threshold (a line not evicted by the flush): counted,
-  /// not used.
+  /// Cold reads at or below the hot rounds' near/far threshold (an L2 hit: a line the flush
+  /// left): counted, not used.
   std::size_t not_cold = 0, reads = 0;
 };
 /// `cold_rounds[k][i]`: round k's cold first read of line i (the lines of `in`). Needs a split

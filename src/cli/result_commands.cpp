@@ -260,6 +260,10 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     for (const auto& pt : sweep->at("samples").at("points")) {
       const double ws = pt.at("working_set_bytes").get<double>();
       const double m = pt.at("cycles_per_load").at("median").get<double>();
+      if (!(m > 0) || !(ws > 0))
+        throw UsageError("latency.sweep point at " + std::to_string(ws) + " B has " +
+                         std::to_string(m) +
+                         " cycles per load; allowed: a positive working set and latency");
       const auto op = device::parse_load_op(pt.value("load", std::string("ca")));
       const double r = probes::sweep_point_cycles(ctx, op, static_cast<std::uint64_t>(ws));
       const double err = 100.0 * (r - m) / m;
@@ -298,7 +302,15 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     for (const auto& pt : points)
       if (pt.at("working_set_bytes").get<double>() >= from)
         rows.push_back(json::array({pt.at("working_set_bytes"), pt.at("measured_cycles")}));
+    const auto l2_ways = model.value("l2_ways", 0u);
     for (const char* policy : {"lru", "fifo", "tree_plru", "random"}) {
+      // Tree-PLRU needs a power of two of at most 32 ways (a binary tree over the ways).
+      if (std::string(policy) == "tree_plru" &&
+          (l2_ways == 0 || l2_ways > 32 || (l2_ways & (l2_ways - 1)) != 0)) {
+        policy_worst[policy] = "not applicable: " + std::to_string(l2_ways) + " ways";
+        for (auto& row : rows) row.push_back(nullptr);
+        continue;
+      }
       json alt = model;
       alt["l2_policy"] = policy;
       device::ModelDevice adev(device::model_config_from_json(alt));

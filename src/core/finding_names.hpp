@@ -44,6 +44,9 @@ inline constexpr const char* kCacheL1Sets = "cache.l1.sets";
 inline constexpr const char* kCacheL1LineSize = "cache.l1.line_size";
 inline constexpr const char* kCacheL1Replacement = "cache.l1.replacement";
 
+// cache.l2.ways
+inline constexpr const char* kCacheL2LineSize = "cache.l2.line_size";
+
 // latency.tlb
 inline constexpr const char* kTlbLevels = "tlb.levels";
 inline constexpr const char* kTlbPageSize = "tlb.page_size";
@@ -151,6 +154,7 @@ inline constexpr Produced kShared[] = {
     {kCacheL1Ways, "cache.l1.ways"},
     {kCacheL1Sets, "cache.l1.ways"},
     {kCacheL1LineSize, "cache.l1.ways"},
+    {kCacheL2LineSize, "cache.l2.ways"},
     {kCacheL1Replacement, "cache.l1.ways"},
     {kTlbLevels, "latency.tlb"},
     {kTlbPageSize, "latency.tlb"},

@@ -223,7 +223,13 @@ json model_from_result(const json& result) {
     if (it == extra.end() || !it->second.contains("policy")) return Replacement::kLru;
     const std::string p = it->second["policy"];
     if (p == "lru" || p == "fifo" || p == "tree_plru" || p == "random") return parse_replacement(p);
-    return Replacement::kLru;  // "none" or a tie: the chase's LRU
+    // The eviction sweeps' tie excludes LRU and FIFO: one of the two it leaves (tree-PLRU where
+    // the ways allow a tree), named under not_measured.
+    if (p == "random_or_tree_plru") {
+      const std::uint32_t w = name == "cache.l1.replacement" ? kL1Ways : kL2Ways;
+      return w <= 32 && (w & (w - 1)) == 0 ? Replacement::kTreePlru : Replacement::kRandom;
+    }
+    return Replacement::kLru;  // "none" or another tie: the chase's LRU
   };
   c.l1.policy = policy_of("cache.l1.replacement");
   c.l2.policy = policy_of("cache.l2.replacement");
@@ -273,7 +279,13 @@ json model_from_result(const json& result) {
         it != extra.end() && it->second.contains("policy") && it->second["policy"].is_string()
             ? it->second["policy"].get<std::string>()
             : "not measured";
-    if (p != "lru" && p != "fifo" && p != "tree_plru" && p != "random")
+    if (p == "random_or_tree_plru")
+      not_measured.push_back(std::string(lv) +
+                             " replacement policy: tied between random and "
+                             "tree-PLRU (LRU and FIFO excluded); " +
+                             to_string(lv == std::string("l1") ? c.l1.policy : c.l2.policy) +
+                             " modelled");
+    else if (p != "lru" && p != "fifo" && p != "tree_plru" && p != "random")
       not_measured.push_back(std::string(lv) + " replacement policy: " + p + " (LRU modelled)");
   }
   if (c.tlb.empty()) not_measured.push_back("TLB (none modelled)");

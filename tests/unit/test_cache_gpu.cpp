@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <bitset>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -81,8 +82,10 @@ TEST(CacheGpuFarHit, DramByHomeSplitsColdReadsBySide) {
   EXPECT_EQ(d.not_cold, 1u);
   EXPECT_EQ(d.reads, 3 * in.offsets.size());
   EXPECT_EQ(d.near_lines.size() + d.far_lines.size(), in.offsets.size());
-  EXPECT_NEAR(d.near_cycles, 280.4 + (598 - a.near_first_cycles), 3);
-  EXPECT_NEAR(d.far_cycles, 280.4 + (776 - a.near_first_cycles), 3);
+  EXPECT_NEAR(d.near_cycles, 280.4 + (598 - a.near_first_mean), 2);
+  EXPECT_NEAR(d.far_cycles, 280.4 + (776 - a.near_first_mean), 2);
+  EXPECT_NEAR(d.near_cycles - d.near_sequence_cycles, a.chase_near_cycles - a.near_first_mean,
+              1e-9);
   EXPECT_NEAR(d.far_cycles - d.near_cycles, 178, 4);
   // Without a split there are no sides; without cold reads from DRAM there is no value.
   auto flat = in;
@@ -106,6 +109,34 @@ TEST(LineByStride, PeakInsideTheRangeOnlyPastAKnee) {
   EXPECT_FALSE(line_by_stride(st, {near(480), near(450), near(300), near(282)}, 280).found);
   EXPECT_FALSE(line_by_stride(st, {near(290), near(300), near(295), near(282)}, 280).found);
   EXPECT_FALSE(line_by_stride({64, 128}, {near(420), near(480)}, 280).found);
+}
+
+// The H200's first reads of one side are bimodal (slices nearer and farther from the SM): the
+// far hit moves the scale by means, which a shift of the modes' proportions barely moves, while
+// the medians jump between the modes.
+TEST(CacheGpuFarHit, FarHitUsesMeansOfBimodalFirstReads) {
+  auto in = synthetic(true, 303, 480, 275);
+  // Near lines: 3 of 5 at 295, 2 of 5 at 327 (per line); far lines alternate 480 / 500.
+  std::size_t near_k = 0, far_k = 0;
+  for (std::size_t i = 0; i < in.offsets.size(); ++i) {
+    const bool far = true_far(in.offsets[i]);
+    const double v = far ? (far_k++ % 2 ? 500 : 480) : (near_k % 5 < 3 ? 295 : 327);
+    if (!far) ++near_k;
+    for (auto& r : in.rounds) r.first[i] = v;
+  }
+  const auto a = analyze_far_hit(in);
+  ASSERT_TRUE(a.split);
+  double nm = 0, fm = 0;
+  for (double v : a.near_first) nm += v;
+  for (double v : a.far_first) fm += v;
+  nm /= a.near_first.size();
+  fm /= a.far_first.size();
+  EXPECT_DOUBLE_EQ(a.near_first_mean, nm);
+  EXPECT_DOUBLE_EQ(a.difference_cycles, fm - nm);
+  EXPECT_DOUBLE_EQ(a.far_hit_cycles, 275 + fm - nm);
+  EXPECT_GT(a.difference_standard_error, 1.0);  // the modes' spread, not zero
+  // Unlike the medians: the near median sits on the lower mode, 12.8 cycles below the mean.
+  EXPECT_GT(std::fabs((a.far_first_cycles - a.near_first_cycles) - a.difference_cycles), 5.0);
 }
 
 TEST(CacheGpuFarHit, WithoutReplicationTheChaseHoldsItsFarShare) {

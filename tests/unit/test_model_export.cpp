@@ -120,8 +120,8 @@ TEST(ModelExport, ReplayOfTheH200SweepLocatesItsWorstRegion) {
                   f["replay.worst_error_percent"]["working_set_bytes"].get<double>()) < 1)
       EXPECT_FALSE(plateau) << "the worst point lies on a plateau: " << p.dump();
   }
-  // The replacement-class comparison: the exported model decides no L2 class from this result
-  // (LRU), so its LRU row is the replay itself at every point past 2 x l1.capacity.
+  // The replacement-class comparison: the committed result's L2 class is LRU (deterministic
+  // victims of a 16-line set), so the LRU row is the replay itself past 2 x l1.capacity.
   const auto& sens = e.at("statistics").at("l2_policy_sensitivity");
   const auto& by = sens.at("worst_error_percent_by_region");
   for (const char* p : {"lru", "fifo", "tree_plru", "random"}) EXPECT_TRUE(by.contains(p)) << p;

@@ -421,20 +421,22 @@ void policy_finding(const std::string& lv, const json& rec, std::vector<Finding>
     const json et = eviction_summary(rec["pools"]);
     const auto n = et.at("swept").get<std::size_t>(), k = et.at("probabilistic").get<std::size_t>();
     if (k >= 2 && 2 * k > n)
-      out.push_back({"cache." + lv + ".replacement",
-                     -1.0,
-                     "class",
-                     confidence::combine({targets_confidence(k, n, rec), 0.5}),
-                     "value -1 (tied: random or tree-PLRU; not LRU, not FIFO): for most eviction "
-                     "targets, the same lines swept the same way evict the target in some trials "
-                     "and not in others (8 trials each, with the set and with one line or group "
-                     "less). LRU and FIFO evict after enough fills in any order; a random victim "
-                     "or an order-dependent tree-PLRU under the sweep's unordered parallel loads "
-                     "does not, and the sweeps cannot tell those two apart",
-                     {{"policy", "random_or_tree_plru"},
-                      {"excluded", {"lru", "fifo"}},
-                      {"targets", n},
-                      {"probabilistic_targets", k}}});
+      out.push_back(
+          {"cache." + lv + ".replacement",
+           -1.0,
+           "class",
+           confidence::combine({targets_confidence(k, n, rec), 0.5}),
+           "value -1 (tied: random or tree-PLRU; not LRU, not FIFO): for most eviction "
+           "targets, the same lines swept the same way evict the target in some trials "
+           "and not in others (8 trials each, with the set and with one line or group "
+           "less). LRU and FIFO evict after enough fills in any order; a random victim "
+           "or an order-dependent tree-PLRU under the sweep's unordered parallel loads "
+           "does not, and the sweeps cannot tell those two apart (confidence x 0.5: either class "
+           "explains the evidence)",
+           {{"policy", "random_or_tree_plru"},
+            {"excluded", {"lru", "fifo"}},
+            {"targets", n},
+            {"probabilistic_targets", k}}});
     return;
   }
   if (!rec.contains("policy")) return;
@@ -508,18 +510,26 @@ class WaysExperiment : public Experiment {
           capacity = static_cast<std::uint64_t>(f->value);
           capacity_from = "l1.capacity";
         }
-      } else if (auto f = ctx.prior.get(finding::kL2Capacity)) {
+      } else {
         // The sets of one partition (the conflict set lives in one): the whole L2 over the
-        // partitions cache.l2.partition found. The sweep's near knee is soft on the H200 and
-        // its place moves from run to run, so it is not used.
+        // partitions cache.l2.partition (or cache.l2.far_hit) found. The whole L2 as the device
+        // reports it; else the sweep's l2.capacity, the last point on the plateau, which a soft
+        // knee places below the capacity (55.4 of 60 MiB on the H200). The sweep's near knee
+        // moves from run to run and is not used.
         std::size_t parts = 1;
         if (auto g = ctx.prior.get(finding::kL2PartitionSmGroupSizes))
           parts = std::max<std::size_t>(1, g->extra.value("group_sizes", json::array()).size());
         else if (ctx.prior.get(finding::kL2FarHitLatency))
           parts = 2;  // cache.l2.far_hit saw a far partition
-        capacity = static_cast<std::uint64_t>(f->value / static_cast<double>(parts));
-        capacity_from =
-            parts > 1 ? "l2.capacity / " + std::to_string(parts) + " partitions" : "l2.capacity";
+        double whole = static_cast<double>(ctx.device.info().l2_bytes);
+        capacity_from = "the device's L2 size";
+        if (!(whole > 0))
+          if (auto f = ctx.prior.get(finding::kL2Capacity)) {
+            whole = f->value;
+            capacity_from = "l2.capacity";
+          }
+        capacity = static_cast<std::uint64_t>(whole / static_cast<double>(parts));
+        if (parts > 1) capacity_from += " / " + std::to_string(parts) + " partitions";
       }
       rec["capacity_from"] = capacity_from;
       if (!capacity && level_ == Level::kL1 && line.found) {
@@ -634,14 +644,17 @@ class WaysExperiment : public Experiment {
       const auto n = et.at("swept").get<std::size_t>(), k = et.at("bounded").get<std::size_t>();
       if (k >= 2)
         r.findings.push_back(
-            {"cache." + lv + ".ways_lower_bound",
+            {"cache." + lv + ".competing_lines_lower_bound",
              et.at("ways_at_least").get<double>(),
-             "ways",
+             "lines",
              targets_confidence(k, n, rec),
              "the fewest, over the targets whose eviction repeats (8 of 8 with the shortest "
              "evicting prefix, 0 of 8 with one group less), of disjoint groups of that prefix "
              "that are each needed to evict the target: the target competes with at least that "
-             "many lines (a set of at least that many ways, or no sets at all)",
+             "many of the swept lines. Under LRU with one copy per line that bounds the ways; "
+             "not where copies of far-homed lines share the sets and the sweep's parallel loads "
+             "have no order (on one H200, targets of this kind needed 32 to 256 lines while two "
+             "others were evicted by 16-line sets)",
              {{"targets", n}, {"bounded_targets", k}}});
     }
     if (!rec["conflict_set"].value("found", false) || !rec.value("pools_agree", false)) return;

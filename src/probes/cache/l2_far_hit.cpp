@@ -327,11 +327,15 @@ class L2FarHit : public Experiment {
           "every step a first touch, a DRAM miss; 3 replicates (fresh random orders), median";
       for (const char* which : {"near_homed", "far_homed"}) {
         const auto v = cc->at(which).get<std::vector<double>>();
-        const double m = stats::median(v);
+        // Each replicate is one chase's mean over 8192 loads: the spread between them (Student's
+        // t on k - 1 degrees of freedom) is the standard error.
+        const auto rs = confidence::summarize_replicates(v, std::vector<double>(v.size(), 0.0));
         sides.push_back({which,
-                         m,
-                         confidence::precision(v, m),
-                         {{"value_ns", ns(m)}, {"replicates_cycles", v}}});
+                         rs.value,
+                         rs.precision,
+                         {{"value_ns", ns(rs.value)},
+                          {"replicates_cycles", v},
+                          {"standard_error", rs.standard_error}}});
       }
     } else if (d.found) {
       const double cold = confidence::agreement(d.reads - d.not_cold, d.reads);
@@ -399,10 +403,12 @@ class L2FarHit : public Experiment {
         "l2.far_hit_latency",
         a.far_hit_cycles,
         "cycles",
-        confidence::combine(
-            {confidence::summarize_replicates({a.far_hit_cycles}, {a.difference_standard_error})
-                 .precision,
-             sep, agree}),
+        confidence::combine({a.near_first.size() >= 3 && a.far_first.size() >= 3
+                                 ? confidence::summarize_replicates({a.far_hit_cycles},
+                                                                    {a.difference_standard_error})
+                                       .precision
+                                 : 0.0,  // no spread to judge the means by
+                             sep, agree}),
         "first read of a line the far partition holds and the near one does not (a reference "
         "SM on the other side placed it after a flush), on the chase's scale: hot-chase near "
         "hit (a mean over its lines) + (mean far first read - mean near first read) of the "
