@@ -6,6 +6,7 @@
 #include <random>
 #include <unordered_set>
 
+#include "analysis/l2_far_hit.hpp"
 #include "analysis/l2_partition.hpp"
 #include "core/confidence.hpp"
 #include "core/error.hpp"
@@ -132,9 +133,8 @@ device::SequenceTiming Probe::call(const AccessSequence& s) {
 Calibration calibrate(Probe& p, Level level, int samples) {
   std::mt19937_64 rng(p.seed * 31 + static_cast<int>(level));
   std::unordered_set<std::uint64_t> used;
-  const auto lines =
-      random_lines(rng, std::min<std::uint64_t>(p.buffer_bytes, 1u << 20), 1024,
-                   static_cast<std::size_t>(samples), used);
+  const auto lines = random_lines(rng, std::min<std::uint64_t>(p.buffer_bytes, 1u << 20), 1024,
+                                  static_cast<std::size_t>(samples), used);
   AccessSequence s = base_sequence(p, level);
   for (auto l : lines) {
     s.sequence.push_back(l);
@@ -214,7 +214,8 @@ ConflictSet find_conflict_set(Probe& p, Level level, const Calibration& cal,
   std::size_t lo = n / 2 >= 16 ? n / 2 : 0, hi = n;
   while (hi - lo > 1) {
     const std::size_t mid = (lo + hi) / 2;
-    std::vector<std::uint64_t> prefix(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(mid));
+    std::vector<std::uint64_t> prefix(pool.begin(),
+                                      pool.begin() + static_cast<std::ptrdiff_t>(mid));
     (conflicts(p, level, cal, prefix) ? hi : lo) = mid;
   }
   std::vector<std::uint64_t> e(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(hi));
@@ -388,16 +389,19 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
       }
       if (!out.repeatable()) {
         out.note = "removing any one of " + std::to_string(g) + " groups of " +
-                   std::to_string(e.size()) + " lines ends the target's eviction, and that "
+                   std::to_string(e.size()) +
+                   " lines ends the target's eviction, and that "
                    "eviction does not repeat: not a conflict within one set of a deterministic "
                    "policy";
         return;
       }
-      if (next.size() == e.size()) out.ways_at_least = std::max<std::uint64_t>(out.ways_at_least, g);
+      if (next.size() == e.size())
+        out.ways_at_least = std::max<std::uint64_t>(out.ways_at_least, g);
       if (2 * g > kMaxEvictionGroups) {
-        out.note = "every one of " + std::to_string(g) + " groups of " +
-                   std::to_string(e.size()) + " lines is needed to evict the target, "
-                   "repeatably: at least " + std::to_string(out.ways_at_least) + " ways";
+        out.note = "every one of " + std::to_string(g) + " groups of " + std::to_string(e.size()) +
+                   " lines is needed to evict the target, "
+                   "repeatably: at least " +
+                   std::to_string(out.ways_at_least) + " ways";
         return;
       }
       e = std::move(next);
@@ -445,7 +449,13 @@ ConflictSet find_conflict_set_by_eviction(Probe& p, const Calibration& cal,
   pool_lines = std::min<std::uint64_t>(pool_lines, p.max_sweep);
   std::mt19937_64 rng(p.seed * 6151 + 17);
   std::unordered_set<std::uint64_t> used;
-  const auto target_v = random_lines(rng, p.buffer_bytes, alignment, 1, used);
+  std::vector<std::uint64_t> target_v;
+  if (p.eviction_target) {
+    target_v = {*p.eviction_target};
+    used.insert(*p.eviction_target);
+  } else {
+    target_v = random_lines(rng, p.buffer_bytes, alignment, 1, used);
+  }
   if (target_v.empty()) {
     out.note = "no room for a target line";
     return out;
@@ -465,6 +475,31 @@ ConflictSet find_conflict_set_by_eviction(Probe& p, const Calibration& cal,
                                   : "");
   }
   return out;
+}
+
+TargetSelection near_home_targets(Probe& p, std::size_t n, std::uint64_t alignment) {
+  TargetSelection t;
+  std::mt19937_64 rng(p.seed * 7919 + 3);
+  std::unordered_set<std::uint64_t> used;
+  t.lines = random_lines(rng, p.buffer_bytes, alignment, n, used);
+  if (t.lines.size() < 8) return t;
+  AccessSequence s = base_sequence(p, Level::kL2);
+  s.sequence = t.lines;
+  const auto r = p.call(s);
+  t.cycles.assign(r.cycles.begin(), r.cycles.end());
+  if (t.cycles.size() != t.lines.size()) return t;
+  double th = 0;
+  if (!two_means_threshold(t.cycles, th)) return t;
+  std::vector<double> lo, hi;
+  for (double v : t.cycles) (v < th ? lo : hi).push_back(v);
+  const std::size_t quarter = t.lines.size() / 4;
+  t.split =
+      lo.size() >= quarter && hi.size() >= quarter && stats::median(hi) >= 1.1 * stats::median(lo);
+  if (!t.split) return t;
+  t.threshold = th;
+  for (std::size_t i = 0; i < t.lines.size(); ++i)
+    if (t.cycles[i] < th) t.targets.push_back(t.lines[i]);
+  return t;
 }
 
 LineSizeResult infer_line_size(Probe& p, Level level, const Calibration& cal,
@@ -530,15 +565,13 @@ SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
   bool contiguous = !r.bits.empty() && r.bits.front() == r.lowest_bit_tested;
   for (std::size_t i = 1; i < r.bits.size(); ++i)
     contiguous = contiguous && r.bits[i] == r.bits[i - 1] + 1;
-  const bool all_bits =
-      contiguous && r.bits.back() == r.highest_bit_tested;
+  const bool all_bits = contiguous && r.bits.back() == r.highest_bit_tested;
   const bool pow2_sets = sets_from_capacity && !(sets_from_capacity & (sets_from_capacity - 1));
   if (r.bits.empty()) {
     r.kind = "single_set";
     r.sets = 1;
   } else if (contiguous && r.equal_pairs.empty() && !all_bits &&
-             (!sets_from_capacity ||
-              sets_from_capacity == (std::uint64_t{1} << r.bits.size()))) {
+             (!sets_from_capacity || sets_from_capacity == (std::uint64_t{1} << r.bits.size()))) {
     r.kind = "modulo_power_of_two";
     r.sets = std::uint64_t{1} << r.bits.size();
   } else if (all_bits && sets_from_capacity && !pow2_sets) {
@@ -631,8 +664,8 @@ PolicyResult infer_policy(Probe& p, Level level, const Calibration& cal, const C
       ++trials;
     }
     if (observed[0] != observed[1]) ++differing;
-    nlohmann::json ev = {{"accesses", order}, {"victims_run1", observed[0]},
-                         {"victims_run2", observed[1]}};
+    nlohmann::json ev = {
+        {"accesses", order}, {"victims_run1", observed[0]}, {"victims_run2", observed[1]}};
     for (std::size_t c = 0; c < candidates.size(); ++c) {
       const auto resident = simulate_set(candidates[c], w, order);
       std::vector<int> victims;
@@ -664,8 +697,7 @@ PolicyResult infer_policy(Probe& p, Level level, const Calibration& cal, const C
 }
 
 CapacityResult infer_capacity(Probe& p, Level level, const Calibration& cal,
-                              std::uint32_t line_bytes, std::uint64_t max_bytes,
-                              double precision) {
+                              std::uint32_t line_bytes, std::uint64_t max_bytes, double precision) {
   CapacityResult r;
   if (line_bytes == 0) return r;
   const auto lines_of = [&](std::uint64_t n) {
@@ -739,8 +771,8 @@ PartitionInference infer_partitions(Probe& p, int sm_count, std::uint32_t line_b
     std::uint64_t mask = 0;
     r.hash_found = analysis::solve_gf2(xs, ys, mask, r.rank);
     r.hash_mask = mask;
-    r.evidence = {{"lines", probe_lines}, {"first_read_cycles", t.cycles}, {"sm", b},
-                  {"place_sm", 0}};
+    r.evidence = {
+        {"lines", probe_lines}, {"first_read_cycles", t.cycles}, {"sm", b}, {"place_sm", 0}};
     // Replication: a far line read twice from b, after a flush.
     AccessSequence rep;
     rep.op = LoadOp::kCg;
@@ -826,7 +858,8 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
   };
   const auto walk = [&](std::uint64_t n, std::uint64_t stride) {
     auto e = excess(lines_for(n, stride));
-    nlohmann::json row = {{"pages", n}, {"stride_bytes", stride}, {"excess_cycles", stats::median(e)}};
+    nlohmann::json row = {
+        {"pages", n}, {"stride_bytes", stride}, {"excess_cycles", stats::median(e)}};
     r.curve.push_back(row);
     return e;
   };
@@ -917,7 +950,7 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
   for (std::uint64_t stride = 2 * largest_page;; stride *= 2) {
     const std::uint64_t cells_max = std::min(p.buffer_bytes / stride, cap_cells);
     if (cells_max < 4 || cells_max < prev_cells) break;
-      // The crossing sits between prev_cells / 4 and prev_cells (it falls by half while the
+    // The crossing sits between prev_cells / 4 and prev_cells (it falls by half while the
     // stride is below the coverage and stays once it is not).
     std::uint64_t lo = std::max<std::uint64_t>(prev_cells / 4, 1);
     if (steps_at(lo, stride)) lo = 1;
@@ -946,9 +979,7 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
   for (std::uint64_t stride = largest_page / 2; stride >= smallest_page; stride /= 2) {
     if (n15 > cap_cells) break;
     const bool stays = steps_at(n15, stride);
-    r.page_curve.push_back({{"stride_bytes", stride},
-                            {"cells", n15},
-                            {"steps", stays}});
+    r.page_curve.push_back({{"stride_bytes", stride}, {"cells", n15}, {"steps", stays}});
     if (!stays) break;
     r.page_bytes = stride;
   }

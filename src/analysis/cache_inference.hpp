@@ -35,6 +35,8 @@ struct Probe {
   /// Carve-out given to every sequence that states none (-1 = the driver's default); the L1
   /// inferences use 0 (the largest L1) so that their answer names the L1 they measured.
   int carveout_percent = -1;
+  /// The line find_conflict_set_by_eviction evicts; unset = a random line of the buffer.
+  std::optional<std::uint64_t> eviction_target;
   std::uint64_t accesses = 0;  ///< loads issued so far (budget accounting)
   std::uint64_t calls = 0;     ///< sequences run so far
   device::SequenceTiming call(const device::AccessSequence& s);
@@ -54,8 +56,8 @@ Calibration calibrate(Probe& p, Level level, int samples = 32);
 /// Whether `lines` evict each other: accessed in one fixed random order for 4 rounds, the first
 /// untimed; true when at least 2 later accesses are slower than the
 /// threshold. L2 tests longer than one call run as consecutive calls. Out: the misses counted.
-bool conflicts(Probe& p, Level level, const Calibration& cal, const std::vector<std::uint64_t>& lines,
-               int* misses = nullptr);
+bool conflicts(Probe& p, Level level, const Calibration& cal,
+               const std::vector<std::uint64_t>& lines, int* misses = nullptr);
 
 /// A minimal conflict set: lines of one set, ways + 1 of them. Grown from random candidates
 /// (aligned to `alignment`, never a planned stride) until they conflict, cut to the shortest
@@ -66,7 +68,7 @@ struct ConflictSet {
   bool found = false;
   std::vector<std::uint64_t> lines;  ///< ways + 1 lines when found
   std::uint32_t ways = 0;
-  bool minimal_verified = false;     ///< removing any one line ends the conflict
+  bool minimal_verified = false;              ///< removing any one line ends the conflict
   std::size_t checks = 0, checks_passed = 0;  ///< the minimality checks (each removal + all)
   std::uint64_t candidates_tried = 0;
   std::string note;
@@ -108,6 +110,21 @@ ConflictSet find_conflict_set(Probe& p, Level level, const Calibration& cal,
 /// p.max_sweep >= pool_lines; `found` false with a note otherwise.
 ConflictSet find_conflict_set_by_eviction(Probe& p, const Calibration& cal,
                                           std::uint64_t pool_lines, std::uint64_t alignment);
+
+/// Eviction targets homed in the probe's SM's own L2 partition. On a two-partition L2 a DRAM miss
+/// of a line homed in the other partition crosses to it first (about 180 cycles more on the
+/// H200), and the eviction of such a line's near copy is not a conflict in one set (its home copy
+/// stays; on the H200 those targets gave no repeatable sets). `n` random lines (`alignment`) are
+/// read once after a flush; a two-means split of the cold latencies (upper class at least 10 %
+/// slower, each class at least a quarter of the lines) keeps the lower class, in draw order.
+struct TargetSelection {
+  bool split = false;
+  double threshold = 0;
+  std::vector<std::uint64_t> lines;    ///< every line read, in draw order
+  std::vector<double> cycles;          ///< their cold reads
+  std::vector<std::uint64_t> targets;  ///< the lower class (empty without a split)
+};
+TargetSelection near_home_targets(Probe& p, std::size_t n, std::uint64_t alignment);
 
 /// Line size: the smallest delta (16..512 B) for which replacing a conflict-set member by the
 /// address delta further ends the conflict (the moved access left the member's line).
@@ -191,7 +208,7 @@ PartitionInference infer_partitions(Probe& p, int sm_count, std::uint32_t line_b
 /// stepping once two cells share an entry.
 struct TlbLevelResult {
   std::uint64_t entries = 0;
-  double miss_penalty_cycles = 0;  ///< median of penalty_replicates
+  double miss_penalty_cycles = 0;    ///< median of penalty_replicates
   std::vector<double> below, above;  ///< excess latency samples either side of the step
   /// The penalty from kTlbPenaltyReplicates independent pairs of walks (the detection's, then
   /// pairs over other cells at fresh offsets), each with its standard error.

@@ -52,8 +52,8 @@ Large random_large(std::mt19937_64& rng, int index) {
                                   Replacement::kRandom};
   c.l2.policy = policies[rng() % 4];
   c.l2.line_bytes = pick({64, 128});
-  c.l2.ways = c.l2.policy == Replacement::kTreePlru ? pick({4, 8, 16})
-                                                     : pick({4, 6, 8, 12, 16, 20, 24});
+  c.l2.ways =
+      c.l2.policy == Replacement::kTreePlru ? pick({4, 8, 16}) : pick({4, 6, 8, 12, 16, 20, 24});
   c.l2.sector_bytes = 32;
   const int s = 9 + static_cast<int>(rng() % 3);
   const int line_bits = __builtin_ctz(c.l2.line_bytes);
@@ -64,8 +64,7 @@ Large random_large(std::mt19937_64& rng, int index) {
     c.l2.set_hash_masks.push_back(mask);
   }
   const int partitions = 1 + static_cast<int>(rng() % 2);
-  const std::uint64_t partition_bytes =
-      (std::uint64_t{1} << s) * c.l2.ways * c.l2.line_bytes;
+  const std::uint64_t partition_bytes = (std::uint64_t{1} << s) * c.l2.ways * c.l2.line_bytes;
   c.l2.capacity_bytes = partition_bytes * static_cast<std::uint64_t>(partitions);
   c.l2_partitions = partitions;
   c.l2.hit_latency_cycles = 250;
@@ -110,8 +109,7 @@ TEST(L2Eviction, RecoversWaysLinePolicyOfLargeHashedL2s) {
     const auto line = infer_line_size(p, Level::kL2, cal, set);
     const auto pol = infer_policy(p, Level::kL2, cal, set);
     const bool ok = set.found && set.minimal_verified && set.repeatable() &&
-                    set.ways == c.l2.ways &&
-                    line.line_bytes == c.l2.line_bytes &&
+                    set.ways == c.l2.ways && line.line_bytes == c.l2.line_bytes &&
                     pol.policy == device::to_string(c.l2.policy);
     if (c.l2.policy == Replacement::kRandom) {
       // No eviction set is minimal under random replacement; what the search must not do is
@@ -127,17 +125,19 @@ TEST(L2Eviction, RecoversWaysLinePolicyOfLargeHashedL2s) {
       EXPECT_FALSE(set.probabilistic()) << c.name;
     }
     if (!ok)
-      std::printf("%s (%s, %u-way, %u B, %d partition(s)%s): found %d minimal %d ways %u line %u "
-                  "policy %s, %llu tests\n",
-                  c.name.c_str(), device::to_string(c.l2.policy).c_str(), c.l2.ways,
-                  c.l2.line_bytes, c.l2_partitions, c.l2_replication ? ", replication" : "",
-                  set.found, set.minimal_verified, set.ways, line.line_bytes, pol.policy.c_str(),
-                  static_cast<unsigned long long>(set.eviction_tests));
+      std::printf(
+          "%s (%s, %u-way, %u B, %d partition(s)%s): found %d minimal %d ways %u line %u "
+          "policy %s, %llu tests\n",
+          c.name.c_str(), device::to_string(c.l2.policy).c_str(), c.l2.ways, c.l2.line_bytes,
+          c.l2_partitions, c.l2_replication ? ", replication" : "", set.found, set.minimal_verified,
+          set.ways, line.line_bytes, pol.policy.c_str(),
+          static_cast<unsigned long long>(set.eviction_tests));
   }
-  std::printf("recovered %d of %d deterministic (at most %llu tests); random policy not named "
-              "deterministic: %d of %d; eviction seen not to repeat: %d\n",
-              recovered, deterministic, static_cast<unsigned long long>(most_tests),
-              random_honest, random_policy, random_seen);
+  std::printf(
+      "recovered %d of %d deterministic (at most %llu tests); random policy not named "
+      "deterministic: %d of %d; eviction seen not to repeat: %d\n",
+      recovered, deterministic, static_cast<unsigned long long>(most_tests), random_honest,
+      random_policy, random_seen);
   EXPECT_GE(recovered * 100, deterministic * 95);
   EXPECT_EQ(random_honest, random_policy);
   // One target in most random-policy caches already shows eviction that does not repeat (the
@@ -155,8 +155,8 @@ TEST(L2Eviction, APoolSmallerThanTheCacheFindsNothing) {
   Probe p = probe_on(dev, *buf, d.buffer_bytes, 11);
   const auto cal = calibrate(p, Level::kL2);
   // A tenth of the cache's lines cannot hold ways lines of every set.
-  const auto set = find_conflict_set_by_eviction(p, cal, d.config.l2.capacity_bytes /
-                                                            d.config.l2.line_bytes / 10, 1024);
+  const auto set = find_conflict_set_by_eviction(
+      p, cal, d.config.l2.capacity_bytes / d.config.l2.line_bytes / 10, 1024);
   EXPECT_FALSE(set.found);
   EXPECT_NE(set.note.find("does not evict"), std::string::npos) << set.note;
 }
@@ -186,6 +186,40 @@ TEST(L2Eviction, AVeryWideSetIsFoundThroughDoublingGroups) {
   EXPECT_TRUE(set.repeatable());
   EXPECT_EQ(set.ways, 512u);
   EXPECT_EQ(set.ways_at_least, 512u);
+}
+
+// Two partitions whose DRAM misses differ by home (700 / 940 cycles): the cold reads pick the
+// lines homed in SM 0's partition as eviction targets; with one DRAM latency for both homes
+// there is nothing to tell them apart and no target is chosen.
+TEST(L2Eviction, NearHomeTargetsFromColdReads) {
+  for (const bool by_home : {true, false}) {
+    device::ModelConfig c = device::builtin_model_config("h200");
+    c.l2_partitions = 2;
+    if (by_home) {
+      c.dram_near_home_latency_cycles = 700;
+      c.dram_far_home_latency_cycles = 940;
+    }
+    device::ModelDevice dev(c);
+    auto buf = dev.alloc_probe_buffer(test::kGiB);
+    auto p = test::probe_on(dev, *buf, test::kGiB, 5);
+    const auto t = analysis::cache::near_home_targets(p, 32, 1024);
+    ASSERT_EQ(t.lines.size(), 32u);
+    EXPECT_EQ(t.split, by_home);
+    if (!by_home) {
+      EXPECT_TRUE(t.targets.empty());
+      continue;
+    }
+    std::size_t near = 0;
+    for (auto o : t.lines) near += __builtin_parityll(o & c.l2_partition_masks[0]) == 0;
+    ASSERT_EQ(t.targets.size(), near);  // every near-homed line, and only those
+    for (auto o : t.targets) EXPECT_EQ(__builtin_parityll(o & c.l2_partition_masks[0]), 0) << o;
+    // The eviction search evicts the target it is given.
+    p.eviction_target = t.targets.front();
+    const auto cal = analysis::cache::calibrate(p, analysis::cache::Level::kL2);
+    const auto cs =
+        analysis::cache::find_conflict_set_by_eviction(p, cal, 4 * c.l2.capacity_bytes / 128, 1024);
+    EXPECT_EQ(cs.target, t.targets.front());
+  }
 }
 
 TEST(L2Eviction, ADeviceWithoutSweepsSaysSo) {

@@ -168,6 +168,8 @@ json conflict_set_json(const analysis::cache::ConflictSet& cs, std::uint64_t see
 std::uint64_t sweep_pool_lines(const Context& ctx) { return 4 * ctx.device.info().l2_bytes / 128; }
 /// Eviction candidates sit at 1 KiB: any line size up to 1 KiB leaves them distinct lines.
 constexpr std::uint64_t kSweepAlignment = 1024;
+/// Lines read cold to pick near-homed eviction targets (half of them, about, are).
+constexpr std::size_t kTargetCandidates = 32;
 
 /// The conflict set of one pool: random lines by sequences first (cheap, enough for an L2
 /// of a few thousand sets); for an L2 whose hashed sets outnumber what a sequence can reach,
@@ -249,13 +251,28 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec, std::ui
   json pools = json::array();
   std::vector<std::uint32_t> ways;
   const int n_pools = pools_for(level);
+  // The eviction sweeps' targets: lines homed in the SM's own partition where DRAM misses tell
+  // the two homes apart (a far-homed target's near copy is not evicted by a conflict in one
+  // set; on the H200 only near-homed targets gave repeatable sets).
+  analysis::cache::TargetSelection targets;
+  if (level == Level::kL2 && p.max_sweep > 0 && pool_lines > 0) {
+    targets = analysis::cache::near_home_targets(p, kTargetCandidates, kSweepAlignment);
+    rec["target_selection"] = {{"split", targets.split},
+                               {"threshold_cycles", targets.threshold},
+                               {"lines", targets.lines},
+                               {"cold_cycles", targets.cycles},
+                               {"near_home_targets", targets.targets}};
+  }
   // An eviction target that gives no set (some do on the H200: their eviction is not a
   // conflict within one set) is recorded and replaced by another, at most twice.
   int attempts = n_pools;
   for (int k = 0; k < attempts && static_cast<int>(ways.size()) < n_pools; ++k) {
     p.seed = seed0 + static_cast<std::uint64_t>(k) * 1000003u;
+    if (static_cast<std::size_t>(k) < targets.targets.size())
+      p.eviction_target = targets.targets[static_cast<std::size_t>(k)];
     const auto t0 = std::chrono::steady_clock::now();
     auto cs = pool_conflict_set(p, level, r.cal, align, pool_lines);
+    p.eviction_target.reset();
     pools.push_back(conflict_set_json(cs, p.seed));
     pools.back()["search_s"] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
