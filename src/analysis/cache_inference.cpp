@@ -488,18 +488,29 @@ TargetSelection near_home_targets(Probe& p, std::size_t n, std::uint64_t alignme
   const auto r = p.call(s);
   t.cycles.assign(r.cycles.begin(), r.cycles.end());
   if (t.cycles.size() != t.lines.size()) return t;
-  double th = 0;
-  if (!two_means_threshold(t.cycles, th)) return t;
-  std::vector<double> lo, hi;
-  for (double v : t.cycles) (v < th ? lo : hi).push_back(v);
-  const std::size_t quarter = t.lines.size() / 4;
-  t.split =
-      lo.size() >= quarter && hi.size() >= quarter && stats::median(hi) >= 1.1 * stats::median(lo);
-  if (!t.split) return t;
-  t.threshold = th;
+  const auto th = near_home_threshold(t.cycles);
+  if (!th) return t;
+  t.split = true;
+  t.threshold = *th;
   for (std::size_t i = 0; i < t.lines.size(); ++i)
-    if (t.cycles[i] < th) t.targets.push_back(t.lines[i]);
+    if (t.cycles[i] < *th) t.targets.push_back(t.lines[i]);
   return t;
+}
+
+std::optional<double> near_home_threshold(const std::vector<double>& cold_cycles) {
+  if (cold_cycles.size() < 8) return std::nullopt;
+  const double cap = 1.5 * stats::median(cold_cycles);
+  std::vector<double> kept;
+  for (double v : cold_cycles)
+    if (v <= cap) kept.push_back(v);
+  double th = 0;
+  if (!two_means_threshold(kept, th)) return std::nullopt;
+  std::vector<double> lo, hi;
+  for (double v : kept) (v < th ? lo : hi).push_back(v);
+  const std::size_t quarter = cold_cycles.size() / 4;
+  if (lo.size() < quarter || hi.size() < quarter || stats::median(hi) < 1.1 * stats::median(lo))
+    return std::nullopt;
+  return th;
 }
 
 LineSizeResult infer_line_size(Probe& p, Level level, const Calibration& cal,

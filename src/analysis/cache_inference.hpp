@@ -125,6 +125,11 @@ struct TargetSelection {
   std::vector<std::uint64_t> targets;  ///< the lower class (empty without a split)
 };
 TargetSelection near_home_targets(Probe& p, std::size_t n, std::uint64_t alignment);
+/// The split near_home_targets makes of cold reads: reads above 1.5 x the median (page walks:
+/// the far class lies about 1.3 x above the near one) are left out, then the two-means
+/// threshold of the rest; nullopt unless both classes hold a quarter of the reads and the upper
+/// is at least 10 % slower.
+std::optional<double> near_home_threshold(const std::vector<double>& cold_cycles);
 
 /// Line size: the smallest delta (16..512 B) for which replacing a conflict-set member by the
 /// address delta further ends the conflict (the moved access left the member's line).

@@ -222,6 +222,25 @@ TEST(L2Eviction, NearHomeTargetsFromColdReads) {
   }
 }
 
+// Cold reads of 32 random lines on an H200 (GPU-2776457c, cache.l2.ways' target_selection):
+// 15 near-homed DRAM misses at 549-596 cycles, 14 far-homed at 706-787, and three page walks
+// (899, 1126, 1873) that pulled a plain two-means split to one class.
+TEST(L2Eviction, NearHomeSplitOfRecordedH200ColdReads) {
+  const std::vector<double> cold = {549, 557, 559, 560, 563, 566, 575, 577, 577,  578, 582,
+                                    583, 592, 593, 596, 706, 721, 724, 732, 737,  741, 759,
+                                    761, 763, 766, 773, 775, 776, 787, 899, 1126, 1873};
+  const auto th = analysis::cache::near_home_threshold(cold);
+  ASSERT_TRUE(th.has_value());
+  EXPECT_GT(*th, 596);
+  EXPECT_LT(*th, 706);
+  EXPECT_EQ(std::count_if(cold.begin(), cold.end(), [&](double v) { return v < *th; }), 15);
+  // One class (a single DRAM latency): no split.
+  std::vector<double> one(32);
+  for (std::size_t i = 0; i < one.size(); ++i) one[i] = 650 + (i % 7) * 3;
+  one.push_back(1500);
+  EXPECT_FALSE(analysis::cache::near_home_threshold(one).has_value());
+}
+
 TEST(L2Eviction, ADeviceWithoutSweepsSaysSo) {
   using namespace analysis::cache;
   std::mt19937_64 rng(9);
