@@ -503,14 +503,14 @@ std::optional<double> near_home_threshold(const std::vector<double>& cold_cycles
   std::vector<double> kept;
   for (double v : cold_cycles)
     if (v <= cap) kept.push_back(v);
-  double th = 0;
-  if (!two_means_threshold(kept, th)) return std::nullopt;
-  std::vector<double> lo, hi;
-  for (double v : kept) (v < th ? lo : hi).push_back(v);
+  // The optimal split (not an iterated one: from the extremes, one walk left in pulls it off).
+  const Split sp = two_means(kept);
+  if (sp.low.empty() || sp.high.empty()) return std::nullopt;
   const std::size_t quarter = cold_cycles.size() / 4;
-  if (lo.size() < quarter || hi.size() < quarter || stats::median(hi) < 1.1 * stats::median(lo))
+  if (sp.low.size() < quarter || sp.high.size() < quarter ||
+      stats::median(sp.high) < 1.1 * stats::median(sp.low))
     return std::nullopt;
-  return th;
+  return sp.threshold;
 }
 
 LineSizeResult infer_line_size(Probe& p, Level level, const Calibration& cal,

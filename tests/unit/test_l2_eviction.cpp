@@ -234,6 +234,14 @@ TEST(L2Eviction, NearHomeSplitOfRecordedH200ColdReads) {
   EXPECT_GT(*th, 596);
   EXPECT_LT(*th, 706);
   EXPECT_EQ(std::count_if(cold.begin(), cold.end(), [&](double v) { return v < *th; }), 15);
+  // Another H200 (GPU-df21093a): 14 / 14 with a walk (998) inside the cap that drew an
+  // iterated two-means away from the gap.
+  const std::vector<double> cold2 = {548, 554, 558, 559, 563, 563, 572, 579,  582,  582, 582,
+                                     582, 583, 589, 681, 695, 723, 729, 746,  751,  753, 755,
+                                     757, 758, 759, 769, 775, 788, 998, 1052, 1203, 2266};
+  const auto th2 = analysis::cache::near_home_threshold(cold2);
+  ASSERT_TRUE(th2.has_value());
+  EXPECT_EQ(std::count_if(cold2.begin(), cold2.end(), [&](double v) { return v < *th2; }), 14);
   // One class (a single DRAM latency): no split.
   std::vector<double> one(32);
   for (std::size_t i = 0; i < one.size(); ++i) one[i] = 650 + (i % 7) * 3;
