@@ -169,7 +169,9 @@ json model_from_result(const json& result) {
   std::map<std::string, json> extra;
   for (const auto& e : result.at("experiments"))
     for (const auto& x : e.value("findings", json::array()))
-      extra[x.value("name", "")] = x.value("extra", json::object());
+      // result.json writes a finding's extra fields beside its name and value (a Finding
+      // converted in memory keeps them under "extra").
+      extra[x.value("name", "")] = x.contains("extra") ? x.at("extra") : x;
   const auto measured_u32 = [&](const std::string& name, std::uint32_t fallback) {
     auto it = f.find(name);
     return it != f.end() && it->second > 0 ? static_cast<std::uint32_t>(it->second) : fallback;

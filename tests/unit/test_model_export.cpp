@@ -132,6 +132,27 @@ TEST(ModelExport, ReplayOfTheH200SweepLocatesItsWorstRegion) {
   std::filesystem::remove_all(dir);
 }
 
+// The structure findings reach the model: ways and replacement as measured, nothing of them
+// under not_measured; a result naming another class (or the sweeps' tie) is modelled so.
+TEST(ModelExport, StructureFindingsReachTheModel) {
+  auto result = committed_h200();
+  const auto m = device::model_from_result(result);
+  EXPECT_EQ(m.at("l2_ways"), 16);
+  EXPECT_EQ(m.at("l2_policy"), "lru");
+  for (const auto& n : m.at("not_measured"))
+    EXPECT_EQ(n.get<std::string>().find("replacement"), std::string::npos) << n;
+  for (auto& e : result.at("experiments"))
+    for (auto& f : e.at("findings"))
+      if (f.at("name") == "cache.l2.replacement") f["policy"] = "random_or_tree_plru";
+  const auto tied = device::model_from_result(result);
+  EXPECT_EQ(tied.at("l2_policy"), "tree_plru");
+  bool said = false;
+  for (const auto& n : tied.at("not_measured"))
+    said =
+        said || n.get<std::string>().find("tied between random and tree-PLRU") != std::string::npos;
+  EXPECT_TRUE(said) << tied.at("not_measured");
+}
+
 TEST(ModelExport, BadModelFilesAreRefused) {
   auto j = device::model_from_result(committed_h200());
   j.erase("l2_ways");
