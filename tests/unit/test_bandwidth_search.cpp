@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/experiment.hpp"
+#include "finding_lookup.hpp"
 #include "probes/bandwidth/bandwidth_kernels.hpp"
 #include "probes/bandwidth/bandwidth_sweep.hpp"
 #include "probes/bandwidth/stream_select.hpp"
@@ -18,11 +19,7 @@ const Experiment& experiment(const std::string& id) {
   if (!e) throw std::runtime_error("not registered: " + id);
   return *e;
 }
-const Finding* find(const ExperimentResult& r, const std::string& name) {
-  for (const auto& f : r.findings)
-    if (f.name == name) return &f;
-  return nullptr;
-}
+using test::find;
 
 json stats(double median, double spread = 0.002) {
   std::vector<double> v;

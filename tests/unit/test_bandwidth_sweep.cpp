@@ -13,6 +13,7 @@
 #include "analysis/levels.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
+#include "finding_lookup.hpp"
 #include "probes/bandwidth/bandwidth_kernels.hpp"
 #include "probes/bandwidth/bandwidth_sweep.hpp"
 
@@ -106,11 +107,7 @@ ExperimentResult synthetic_sweep() {
   return r;
 }
 
-const Finding* find(const ExperimentResult& r, const std::string& name) {
-  for (const auto& f : r.findings)
-    if (f.name == name) return &f;
-  return nullptr;
-}
+using test::find;
 
 TEST(BandwidthSweep, FindLevelsSegmentsAFallingBandwidthCurve) {
   std::vector<analysis::CurvePoint> pts;

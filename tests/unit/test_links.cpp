@@ -11,6 +11,7 @@
 #include "core/confidence.hpp"
 #include "core/experiment.hpp"
 #include "device/model_device.hpp"
+#include "finding_lookup.hpp"
 #include "probes/link/link.hpp"
 #include "probes/link/link_common.hpp"
 #include "probes/link/link_kernels.hpp"
@@ -20,11 +21,7 @@ namespace {
 
 using nlohmann::json;
 
-const Finding* find(const ExperimentResult& r, const std::string& name) {
-  for (const auto& f : r.findings)
-    if (f.name == name) return &f;
-  return nullptr;
-}
+using test::find;
 
 json point(const std::string& dir, const std::string& mem, const std::string& method,
            std::uint64_t bytes, std::vector<double> seconds) {

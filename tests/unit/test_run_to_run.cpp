@@ -17,6 +17,7 @@
 #include "core/noise.hpp"
 #include "core/stats.hpp"
 #include "device/model_device.hpp"
+#include "finding_lookup.hpp"
 #include "probes/cache/cache_structure.hpp"
 #include "probes/link/link.hpp"
 
@@ -25,11 +26,7 @@ namespace {
 
 using nlohmann::json;
 
-const Finding* find(const ExperimentResult& r, const std::string& name) {
-  for (const auto& f : r.findings)
-    if (f.name == name) return &f;
-  return nullptr;
-}
+using test::find;
 
 // ---- hopper.tma.latency ---------------------------------------------------------------------
 
