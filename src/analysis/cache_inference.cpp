@@ -47,40 +47,6 @@ std::vector<std::uint64_t> random_lines(std::mt19937_64& rng, std::uint64_t span
   return out;
 }
 
-struct Split {
-  std::vector<double> low, high;
-  double threshold = 0;
-};
-
-/// 1-D two-means: the threshold that minimises the within-class squared deviation.
-Split two_means(std::vector<double> v) {
-  Split s;
-  if (v.size() < 2) return s;
-  std::sort(v.begin(), v.end());
-  std::vector<double> prefix(v.size() + 1, 0), prefix2(v.size() + 1, 0);
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    prefix[i + 1] = prefix[i] + v[i];
-    prefix2[i + 1] = prefix2[i] + v[i] * v[i];
-  }
-  const auto cost = [&](std::size_t a, std::size_t b) {  // [a, b)
-    const double n = static_cast<double>(b - a), sum = prefix[b] - prefix[a];
-    return prefix2[b] - prefix2[a] - sum * sum / n;
-  };
-  std::size_t best = 1;
-  double best_cost = cost(0, 1) + cost(1, v.size());
-  for (std::size_t k = 2; k < v.size(); ++k) {
-    const double c = cost(0, k) + cost(k, v.size());
-    if (c < best_cost) {
-      best_cost = c;
-      best = k;
-    }
-  }
-  s.low.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(best));
-  s.high.assign(v.begin() + static_cast<std::ptrdiff_t>(best), v.end());
-  s.threshold = (s.low.back() + s.high.front()) / 2;
-  return s;
-}
-
 /// Runs a sequence longer than one call may hold as consecutive calls (the L2 keeps its state
 /// between launches; only the first call flushes). The L1 is invalidated by every launch, so an
 /// L1 sequence must fit in one call.
@@ -504,8 +470,8 @@ std::optional<double> near_home_threshold(const std::vector<double>& cold_cycles
   for (double v : cold_cycles)
     if (v <= cap) kept.push_back(v);
   // The optimal split (not an iterated one: from the extremes, one walk left in pulls it off).
-  const Split sp = two_means(kept);
-  if (sp.low.empty() || sp.high.empty()) return std::nullopt;
+  const auto sp = stats::two_means(kept);
+  if (!sp.found) return std::nullopt;
   const std::size_t quarter = cold_cycles.size() / 4;
   if (sp.low.size() < quarter || sp.high.size() < quarter ||
       stats::median(sp.high) < 1.1 * stats::median(sp.low))
@@ -757,14 +723,10 @@ PartitionInference infer_partitions(Probe& p, int sm_count, std::uint32_t line_b
     s.sequence = probe_lines;
     s.sm = b;
     const auto t = p.call(s);
-    const Split split = two_means(t.cycles);
-    if (split.low.size() < 3 || split.high.size() < 3) continue;
+    const auto split = stats::two_means(t.cycles);
     // Two classes only when they are apart by more than their own spreads (a split of one
     // noisy class has no gap between its halves).
-    const double sd_low = 1.4826 * stats::summarize(split.low).mad;
-    const double sd_high = 1.4826 * stats::summarize(split.high).mad;
-    const double gap = stats::quantile(split.high, 0.05) - stats::quantile(split.low, 0.95);
-    if (!(gap > 3 * (sd_low + sd_high)) || !(gap > 0)) continue;
+    if (!stats::classes_apart(split)) continue;
     r.two_partitions = true;
     r.other_sm = b;
     r.threshold = split.threshold;

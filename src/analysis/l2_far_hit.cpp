@@ -93,20 +93,13 @@ FarHitResult analyze_far_hit(const FarHitInput& in) {
   r.near_first_cycles = stats::median_or_zero(r.near_first);
   r.far_first_cycles = stats::median_or_zero(r.far_first);
   r.far_second_cycles = stats::median_or_zero(r.far_second);
-  const auto mean_and_var = [](const std::vector<double>& v) {
-    double m = 0, q = 0;
-    for (double x : v) m += x;
-    m /= static_cast<double>(v.size());
-    for (double x : v) q += (x - m) * (x - m);
-    return std::make_pair(m, v.size() > 1 ? q / static_cast<double>(v.size() - 1) : 0.0);
-  };
   if (!r.near_first.empty() && !r.far_first.empty()) {
-    const auto [nm, nv] = mean_and_var(r.near_first);
-    const auto [fm, fv] = mean_and_var(r.far_first);
-    r.near_first_mean = nm;
-    r.far_first_mean = fm;
-    r.difference_standard_error = std::sqrt(nv / static_cast<double>(r.near_first.size()) +
-                                            fv / static_cast<double>(r.far_first.size()));
+    const auto near = stats::summarize(r.near_first), far = stats::summarize(r.far_first);
+    r.near_first_mean = near.mean;
+    r.far_first_mean = far.mean;
+    r.difference_standard_error =
+        std::sqrt(near.stddev * near.stddev / static_cast<double>(near.n) +
+                  far.stddev * far.stddev / static_cast<double>(far.n));
   }
   r.difference_cycles = r.far_first_mean - r.near_first_mean;
   r.replication = 2 * r.replicated > r.far_lines;
@@ -144,13 +137,8 @@ DramByHome analyze_dram_by_home(const FarHitResult& r,
   }
   if (d.near_lines.size() < 3 || d.far_lines.size() < 3) return d;
   // Means, like the scale they move onto (see FarHitResult::near_first_mean).
-  const auto mean = [](const std::vector<double>& v) {
-    double m = 0;
-    for (double x : v) m += x;
-    return m / static_cast<double>(v.size());
-  };
-  d.near_sequence_cycles = mean(d.near_lines);
-  d.far_sequence_cycles = mean(d.far_lines);
+  d.near_sequence_cycles = stats::summarize(d.near_lines).mean;
+  d.far_sequence_cycles = stats::summarize(d.far_lines).mean;
   const double scale = r.chase_near_cycles - r.near_first_mean;
   d.near_cycles = d.near_sequence_cycles + scale;
   d.far_cycles = d.far_sequence_cycles + scale;

@@ -17,7 +17,7 @@
 #include "core/units.hpp"
 #include "device/model_device.hpp"
 #include "device/model_export.hpp"
-#include "probes/latency/latency.hpp"
+#include "measure/chase_point.hpp"
 #include "report/writer.hpp"
 
 namespace gpuprobe::cli {
@@ -256,34 +256,55 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   };
   std::map<std::string, Worst> worst;  // per region, and "all"
   std::size_t within = 0;
+  // The sweep's points, checked once; every model below is measured at them as the sweep
+  // measures (measure::chase_point_cycles).
+  struct Point {
+    double ws = 0, measured = 0;
+    device::LoadOp op = device::LoadOp::kCa;
+    std::string region;
+    json summary;
+  };
+  std::vector<Point> sweep_points;
   from_file(path, [&] {
     for (const auto& pt : sweep->at("samples").at("points")) {
-      const double ws = pt.at("working_set_bytes").get<double>();
-      const double m = pt.at("cycles_per_load").at("median").get<double>();
-      if (!(m > 0) || !(ws > 0))
-        throw UsageError("latency.sweep point at " + std::to_string(ws) + " B has " +
-                         std::to_string(m) +
+      Point p;
+      p.ws = pt.at("working_set_bytes").get<double>();
+      p.measured = pt.at("cycles_per_load").at("median").get<double>();
+      if (!(p.measured > 0) || !(p.ws > 0))
+        throw UsageError("latency.sweep point at " + std::to_string(p.ws) + " B has " +
+                         std::to_string(p.measured) +
                          " cycles per load; allowed: a positive working set and latency");
-      const auto op = device::parse_load_op(pt.value("load", std::string("ca")));
-      const double r = probes::sweep_point_cycles(ctx, op, static_cast<std::uint64_t>(ws));
-      const double err = 100.0 * (r - m) / m;
-      const std::string region = region_of(ws, measured_findings);
-      curve.rows.push_back({ws, m, r, err, region});
-      errors.rows.push_back({ws, err, region});
-      points.push_back({{"working_set_bytes", ws},
-                        {"measured_cycles", m},
+      p.op = device::parse_load_op(pt.value("load", std::string("ca")));
+      p.region = region_of(p.ws, measured_findings);
+      p.summary = pt.at("cycles_per_load");
+      sweep_points.push_back(std::move(p));
+    }
+    return 0;
+  });
+  if (sweep_points.empty()) throw UsageError(path + ": latency.sweep holds no points to replay");
+  const auto replay_at = [&](Context& c, const Point& p) {
+    return measure::chase_point_cycles(c, p.op, static_cast<std::uint64_t>(p.ws));
+  };
+  // A model that cannot be measured is the result file's fault (it made the model): one line.
+  from_file(path, [&] {
+    for (const auto& p : sweep_points) {
+      const double r = replay_at(ctx, p);
+      const double err = 100.0 * (r - p.measured) / p.measured;
+      curve.rows.push_back({p.ws, p.measured, r, err, p.region});
+      errors.rows.push_back({p.ws, err, p.region});
+      points.push_back({{"working_set_bytes", p.ws},
+                        {"measured_cycles", p.measured},
                         {"replayed_cycles", r},
                         {"error_percent", err},
-                        {"region", region}});
+                        {"region", p.region}});
       within += std::fabs(err) <= 3.0 ? 1 : 0;
-      for (const std::string& key : {region, std::string("all")}) {
+      for (const std::string& key : {p.region, std::string("all")}) {
         auto& w = worst[key];
-        if (std::fabs(err) > w.error) w = {std::fabs(err), ws, region, pt.at("cycles_per_load")};
+        if (std::fabs(err) > w.error) w = {std::fabs(err), p.ws, p.region, p.summary};
       }
     }
     return 0;
   });
-  if (points.empty()) throw UsageError(path + ": latency.sweep holds no points to replay");
 
   // Sensitivity to the L2's replacement class (the structural chase only): the same model with
   // each class, at the sweep's working sets past the L1. A comparison, not a fit: the replay
@@ -298,10 +319,13 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   json policy_worst = json::object();
   if (model.value("chase_structural", false) && measured_findings.count("l1.capacity")) {
     const double from = 2 * measured_findings["l1.capacity"];
-    std::vector<json> rows;
-    for (const auto& pt : points)
-      if (pt.at("working_set_bytes").get<double>() >= from)
-        rows.push_back(json::array({pt.at("working_set_bytes"), pt.at("measured_cycles")}));
+    std::vector<const Point*> past_l1;
+    std::vector<std::vector<json>> rows;
+    for (const auto& p : sweep_points)
+      if (p.ws >= from) {
+        past_l1.push_back(&p);
+        rows.push_back({p.ws, p.measured});
+      }
     const auto l2_ways = model.value("l2_ways", 0u);
     for (const char* policy : {"lru", "fifo", "tree_plru", "random"}) {
       // Tree-PLRU needs a power of two of at most 32 ways (a binary tree over the ways).
@@ -318,22 +342,20 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
       Context actx{adev, options, aboard};
       json worst_by_region = json::object();
       from_file(path, [&] {
-        for (auto& row : rows) {
-          const double ws = row[0].get<double>(), m = row[1].get<double>();
-          const double r =
-              probes::sweep_point_cycles(actx, device::LoadOp::kCa, static_cast<std::uint64_t>(ws));
-          row.push_back(r);
-          const double err = std::fabs(100.0 * (r - m) / m);
-          const std::string region = region_of(ws, measured_findings);
-          if (!worst_by_region.contains(region) ||
-              err > worst_by_region[region]["error_percent"].get<double>())
-            worst_by_region[region] = {{"error_percent", err}, {"working_set_bytes", ws}};
+        for (std::size_t k = 0; k < past_l1.size(); ++k) {
+          const Point& p = *past_l1[k];
+          const double r = replay_at(actx, p);
+          rows[k].push_back(r);
+          const double err = std::fabs(100.0 * (r - p.measured) / p.measured);
+          if (!worst_by_region.contains(p.region) ||
+              err > worst_by_region[p.region]["error_percent"].get<double>())
+            worst_by_region[p.region] = {{"error_percent", err}, {"working_set_bytes", p.ws}};
         }
         return 0;
       });
       policy_worst[policy] = worst_by_region;
     }
-    for (const auto& row : rows) sensitivity.rows.push_back(row);
+    sensitivity.rows = std::move(rows);
   }
 
   ExperimentResult er;

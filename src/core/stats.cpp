@@ -60,4 +60,45 @@ double spread_confidence(const nlohmann::json& m) {
   return confidence_from_spread((m.at("p95").get<double>() - m.at("p5").get<double>()) / med);
 }
 
+TwoMeans two_means(std::vector<double> v, std::size_t min_class) {
+  TwoMeans s;
+  const std::size_t n = v.size();
+  min_class = std::max<std::size_t>(min_class, 1);
+  if (n < 2 * min_class) return s;
+  std::sort(v.begin(), v.end());
+  std::vector<double> sum(n + 1, 0), sq(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    sum[i + 1] = sum[i] + v[i];
+    sq[i + 1] = sq[i] + v[i] * v[i];
+  }
+  const auto cost = [&](std::size_t a, std::size_t b) {  // [a, b)
+    const double m = static_cast<double>(b - a), t = sum[b] - sum[a];
+    return sq[b] - sq[a] - t * t / m;
+  };
+  std::size_t best = 0;
+  double best_cost = 0;
+  for (std::size_t k = min_class; k + min_class <= n; ++k) {
+    if (v[k] == v[k - 1]) continue;
+    const double c = cost(0, k) + cost(k, n);
+    if (best == 0 || c < best_cost) {
+      best_cost = c;
+      best = k;
+    }
+  }
+  if (best == 0) return s;
+  s.found = true;
+  s.low.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(best));
+  s.high.assign(v.begin() + static_cast<std::ptrdiff_t>(best), v.end());
+  s.threshold = (s.low.back() + s.high.front()) / 2;
+  return s;
+}
+
+bool classes_apart(const TwoMeans& split, std::size_t min_class) {
+  if (!split.found || split.low.size() < min_class || split.high.size() < min_class) return false;
+  const double sd_low = 1.4826 * summarize(split.low).mad;
+  const double sd_high = 1.4826 * summarize(split.high).mad;
+  const double gap = quantile(split.high, 0.05) - quantile(split.low, 0.95);
+  return gap > 3 * (sd_low + sd_high) && gap > 0;
+}
+
 }  // namespace gpuprobe::stats

@@ -37,6 +37,22 @@ inline double confidence_from_spread(double relative_spread) {
 /// median is not positive.
 double spread_confidence(const nlohmann::json& summary);
 
+/// Two classes of a sample by 1-D two-means.
+struct TwoMeans {
+  bool found = false;             ///< a split with at least min_class values a side exists
+  std::vector<double> low, high;  ///< sorted
+  double threshold = 0;           ///< midpoint of low.back() and high.front()
+};
+/// The split that minimises the within-class squared deviation over the sorted values (exact:
+/// every boundary is tried), among boundaries that leave at least `min_class` values a side
+/// and do not separate equal values (no threshold could).
+TwoMeans two_means(std::vector<double> values, std::size_t min_class = 1);
+
+/// Whether a split's classes are two and not one noisy class cut in half: the gap between
+/// them (5th percentile of the upper, 95th of the lower) exceeds 3 robust sigmas of each class
+/// added, with at least `min_class` values a side.
+bool classes_apart(const TwoMeans& split, std::size_t min_class = 3);
+
 /// The median, or 0 for an empty sample.
 inline double median_or_zero(const std::vector<double>& v) { return v.empty() ? 0.0 : median(v); }
 

@@ -84,7 +84,9 @@ ChasePoint measure_chase(Context& ctx, LoadOp op, std::uint64_t working_set, int
 }
 
 double chase_point_cycles(Context& ctx, LoadOp op, std::uint64_t working_set,
-                          std::uint32_t node_stride, std::uint64_t seed) {
+                          std::uint32_t node_stride, std::optional<std::uint64_t> seed) {
+  if (node_stride == 0 || node_stride == ctx.options.node_stride)
+    return measure_chase(ctx, op, working_set, -1, seed).cycles.summary.median;
   RunOptions o = ctx.options;
   o.node_stride = node_stride;
   Context c{ctx.device, o, ctx.prior};

@@ -40,9 +40,12 @@ nlohmann::json to_json(const ChasePoint& p);
 ChasePoint measure_chase(Context& ctx, device::LoadOp op, std::uint64_t working_set, int carveout,
                          std::optional<std::uint64_t> seed = std::nullopt);
 
-/// The median cycles per load of measure_chase at another node stride (bytes between the
-/// chase's nodes) and chain seed, carve-out the driver's default.
+/// The median cycles per load of measure_chase, carve-out the driver's default: one
+/// latency.sweep point as the sweep measures it (`gpuprobe replay` measures the exported model
+/// so), or, given a node stride (bytes between the chase's nodes; 0 = ctx.options.node_stride)
+/// and a chain seed, the same at that stride.
 double chase_point_cycles(Context& ctx, device::LoadOp op, std::uint64_t working_set,
-                          std::uint32_t node_stride, std::uint64_t seed);
+                          std::uint32_t node_stride = 0,
+                          std::optional<std::uint64_t> seed = std::nullopt);
 
 }  // namespace gpuprobe::measure

@@ -5,6 +5,7 @@
 #include "probes/cache/cache_structure.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -474,7 +475,7 @@ void policy_finding(const std::string& lv, const json& rec, std::vector<Finding>
                  {{"policy", cls}, {"deterministic", pol.at("deterministic")}}});
 }
 
-const std::vector<std::uint32_t> kLineStrides = {64, 128, 256, 512};
+constexpr std::array<std::uint32_t, 4> kLineStrides = {64, 128, 256, 512};
 constexpr double kLineWorkingSetFactor = 1.25;
 
 class WaysExperiment : public Experiment {

@@ -34,11 +34,12 @@
 namespace gpuprobe::probes {
 namespace {
 
-using nlohmann::json;
 using device::DeviceBuffer;
+using nlohmann::json;
 
 constexpr const char* kNeedsHopper =
-    "needs sm_90a (Hopper): TMA and thread-block clusters need sm_90, and this binary holds them for "
+    "needs sm_90a (Hopper): TMA and thread-block clusters need sm_90, and this binary holds them "
+    "for "
     "sm_90a (compute capability 9.0) only";
 using units::kKiB;
 using units::kMiB;
@@ -52,10 +53,7 @@ void require_compiled(const std::string& id) {
     throw VerificationError(id + ": this binary holds no sm_90 TMA / cluster code for this device");
 }
 
-
 using device::dram_peak_gb_s;
-
-
 
 // ---------------------------------------------------------------------------------------------
 
@@ -113,39 +111,14 @@ LatencyClasses latency_classes(const std::vector<std::vector<double>>& replicate
   LatencyClasses c;
   std::vector<double> v;
   for (const auto& r : replicates) v.insert(v.end(), r.begin(), r.end());
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  if (n < 6) return c;
-  std::vector<double> sum(n + 1, 0), sq(n + 1, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    sum[i + 1] = sum[i] + v[i];
-    sq[i + 1] = sq[i] + v[i] * v[i];
-  }
-  const auto sse = [&](std::size_t a, std::size_t b) {
-    const double m = static_cast<double>(b - a), t = sum[b] - sum[a];
-    return sq[b] - sq[a] - t * t / m;
-  };
-  std::size_t best = 0;
-  double best_cost = std::numeric_limits<double>::infinity();
-  for (std::size_t i = 3; i + 3 <= n; ++i) {
-    if (v[i] == v[i - 1]) continue;  // a threshold cannot separate equal values
-    const double cost = sse(0, i) + sse(i, n);
-    if (cost < best_cost) best_cost = cost, best = i;
-  }
-  if (best == 0) return c;
-  const std::vector<double> low(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(best));
-  const std::vector<double> high(v.begin() + static_cast<std::ptrdiff_t>(best), v.end());
-  const double sd_low = 1.4826 * stats::summarize(low).mad;
-  const double sd_high = 1.4826 * stats::summarize(high).mad;
-  const double gap = stats::quantile(high, 0.05) - stats::quantile(low, 0.95);
-  const double step = stats::median(high) - stats::median(low);
-  if (!(gap > 3 * (sd_low + sd_high)) ||
-      !(step > confidence::kDefaultTolerance * stats::median(low)))
+  const auto sp = stats::two_means(std::move(v), 3);
+  if (!stats::classes_apart(sp, 3) || !(stats::median(sp.high) - stats::median(sp.low) >
+                                        confidence::kDefaultTolerance * stats::median(sp.low)))
     return c;
   c.split = true;
-  c.threshold = (low.back() + high.front()) / 2;
-  c.low = low;
-  c.high = high;
+  c.threshold = sp.threshold;
+  c.low = sp.low;
+  c.high = sp.high;
   for (const auto& r : replicates) {
     c.low_by.emplace_back();
     c.high_by.emplace_back();
@@ -169,7 +142,9 @@ class TmaLatency : public Experiment {
                            "bytes per copy")),
             fixed(string_axis("regime", {"l2", "dram"}, "L2-hot or from DRAM (L2 flushed)"))};
   }
-  std::optional<std::string> waiver(const device::DeviceInfo& info) const override { return hopper_waiver(info); }
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
+    return hopper_waiver(info);
+  }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();
     const Gpu gpu = open_gpu(ctx.device);
@@ -312,7 +287,7 @@ class TmaLatency : public Experiment {
         const auto classes = latency_classes(tma_latency_samples(reps));
         auto finding = [&](const std::string& fname, const confidence::ReplicateSummary& rs,
                            double factor, const std::string& method) {
-          Finding f{fname, rs.value, "cycles", confidence::combine({rs.precision, factor}),
+          Finding f{fname,  rs.value,      "cycles", confidence::combine({rs.precision, factor}),
                     method, json::object()};
           f.extra["bytes"] = bytes;
           f.extra["regime"] = regime;
@@ -341,17 +316,19 @@ class TmaLatency : public Experiment {
                       {"all_samples_cycles", all.value},
                       {"all_samples_replicates", confidence::to_json(all)}};
         auto low_f = finding(base, lo, sep,
-                             what + ", the lower of two latency classes (two-means split of every "
-                                    "replicate's samples): median over replicates of the median "
-                                    "of the class; copied bytes checked");
+                             what +
+                                 ", the lower of two latency classes (two-means split of every "
+                                 "replicate's samples): median over replicates of the median "
+                                 "of the class; copied bytes checked");
         low_f.extra["latency_classes"] = split;
         low_f.extra["upper_class_cycles"] = hi.value;
         r.findings.push_back(low_f);
         auto high_f = finding(
             base + "_far", hi, sep,
-            what + ", the upper of two latency classes, about one far L2 partition hop above "
-                   "the lower (a line homed in the other partition than the SM's): median over "
-                   "replicates of the median of the class; copied bytes checked");
+            what +
+                ", the upper of two latency classes, about one far L2 partition hop above "
+                "the lower (a line homed in the other partition than the SM's): median over "
+                "replicates of the median of the class; copied bytes checked");
         high_f.extra["latency_classes"] = split;
         high_f.extra["lower_class_cycles"] = lo.value;
         r.findings.push_back(high_f);
@@ -388,18 +365,21 @@ class TmaLatency : public Experiment {
                                   out.as<tma::LatencyOut>());  // brings the bytes into L2
             }
             GP_CUDA_CHECK(cudaMemset(copy.as<void>(), 0, bytes));
-            tma::launch_latency(kind, p, bytes, row, maps[si], copy.as<std::uint8_t>(), out.as<tma::LatencyOut>());
+            tma::launch_latency(kind, p, bytes, row, maps[si], copy.as<std::uint8_t>(),
+                                out.as<tma::LatencyOut>());
             tma::LatencyOut o{};
             GP_CUDA_CHECK(cudaMemcpy(&o, out.as<void>(), sizeof o, cudaMemcpyDeviceToHost));
             if (o.timeouts)
-              throw VerificationError(id() + ": " + tma::copy_name(kind) + " copy of " + std::to_string(bytes) +
+              throw VerificationError(id() + ": " + tma::copy_name(kind) + " copy of " +
+                                      std::to_string(bytes) +
                                       " B never completed its mbarrier phase");
             std::vector<std::uint32_t> got(bytes / 4);
             GP_CUDA_CHECK(cudaMemcpy(got.data(), copy.as<void>(), bytes, cudaMemcpyDeviceToHost));
             for (std::size_t i = 0; i < got.size(); ++i) {
               ++checked;
               if (got[i] != tma::pattern(off / 4 + i)) {
-                if (!wrong) first_wrong = "word " + std::to_string(i) + " at offset " + std::to_string(off);
+                if (!wrong)
+                  first_wrong = "word " + std::to_string(i) + " at offset " + std::to_string(off);
                 ++wrong;
               }
             }
@@ -439,10 +419,14 @@ class TmaBandwidth : public Experiment {
  public:
   std::string id() const override { return "hopper.tma.bandwidth"; }
   std::string description() const override {
-    return "steady-state TMA global -> shared (cp.async.bulk into a ring of 1-4 stages, one full and one "
-           "empty mbarrier each) and shared -> global (cp.async.bulk bulk_group, wait_group.read to reuse a "
-           "stage, wait_group 0 at the end) on every SM over >= 16 x L2, tiles 4-32 KiB; GB/s against "
-           "the DRAM peak; plus loads from an L2-resident quarter of the L2; loads checked by checksum, "
+    return "steady-state TMA global -> shared (cp.async.bulk into a ring of 1-4 stages, one full "
+           "and one "
+           "empty mbarrier each) and shared -> global (cp.async.bulk bulk_group, wait_group.read "
+           "to reuse a "
+           "stage, wait_group 0 at the end) on every SM over >= 16 x L2, tiles 4-32 KiB; GB/s "
+           "against "
+           "the DRAM peak; plus loads from an L2-resident quarter of the L2; loads checked by "
+           "checksum, "
            "stores word by word";
   }
   std::vector<Axis> typed_axes() const override {
@@ -452,22 +436,30 @@ class TmaBandwidth : public Experiment {
             fixed(int_axis("stages", {1, 2, 3, 4}, "stages", "tiles in flight per block")),
             fixed(int_axis("array_bytes", {}, "B", "16 x L2 (--array-size)"))};
   }
-  std::optional<std::string> waiver(const device::DeviceInfo& info) const override { return hopper_waiver(info); }
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
+    return hopper_waiver(info);
+  }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();
     const Gpu gpu = open_gpu(ctx.device);
     require_compiled(id());
-    const int sm_count = gpu.sm_count, smem_per_sm = gpu.shared_per_sm, optin = gpu.shared_per_block_optin;
+    const int sm_count = gpu.sm_count, smem_per_sm = gpu.shared_per_sm,
+              optin = gpu.shared_per_block_optin;
     const std::vector<std::uint32_t> tiles{4096, 8192, 16384, 32768};
-    const std::uint64_t want = ctx.options.array_bytes ? ctx.options.array_bytes : 16 * std::max<std::uint64_t>(info.l2_bytes, 4 * kMiB);
+    const std::uint64_t want = ctx.options.array_bytes
+                                   ? ctx.options.array_bytes
+                                   : 16 * std::max<std::uint64_t>(info.l2_bytes, 4 * kMiB);
     const std::uint64_t array_bytes = std::max<std::uint64_t>(want / (32 * kKiB), 1) * 32 * kKiB;
     if (array_bytes + 256 * kMiB > ctx.device.free_memory())
-      throw UsageError(id() + ": array of " + std::to_string(array_bytes) + " B does not fit in free GPU memory");
+      throw UsageError(id() + ": array of " + std::to_string(array_bytes) +
+                       " B does not fit in free GPU memory");
     // More than half an SM's shared memory per block: exactly one block per SM.
     const std::uint32_t need = tma::bandwidth_smem_bytes(32768, 4);
-    const std::uint32_t smem = std::min<std::uint32_t>(static_cast<std::uint32_t>(optin),
-                                                       std::max<std::uint32_t>(need, smem_per_sm / 2 + 1024));
-    if (smem < need) throw VerificationError(id() + ": needs " + std::to_string(need) + " B of shared memory per block");
+    const std::uint32_t smem = std::min<std::uint32_t>(
+        static_cast<std::uint32_t>(optin), std::max<std::uint32_t>(need, smem_per_sm / 2 + 1024));
+    if (smem < need)
+      throw VerificationError(id() + ": needs " + std::to_string(need) +
+                              " B of shared memory per block");
     tma::bandwidth_prepare(smem);
     const std::uint64_t words = array_bytes / 4;
     DeviceBuffer buf(array_bytes);
@@ -493,11 +485,13 @@ class TmaBandwidth : public Experiment {
         if (load) {
           GP_CUDA_CHECK(cudaMemset(sums.as<void>(), 0, sums.bytes()));
           GP_CUDA_CHECK(cudaMemset(timeouts.as<void>(), 0, timeouts.bytes()));
-          ms = tma::run_load_bandwidth(buf.as<std::uint8_t>(), ntiles, tile, stages, passes, sm_count, smem,
-                                       sums.as<unsigned long long>(), timeouts.as<unsigned>());
+          ms = tma::run_load_bandwidth(buf.as<std::uint8_t>(), ntiles, tile, stages, passes,
+                                       sm_count, smem, sums.as<unsigned long long>(),
+                                       timeouts.as<unsigned>());
           std::vector<unsigned long long> s(sm_count);
           unsigned t = 0;
-          GP_CUDA_CHECK(cudaMemcpy(s.data(), sums.as<void>(), sums.bytes(), cudaMemcpyDeviceToHost));
+          GP_CUDA_CHECK(
+              cudaMemcpy(s.data(), sums.as<void>(), sums.bytes(), cudaMemcpyDeviceToHost));
           GP_CUDA_CHECK(cudaMemcpy(&t, timeouts.as<void>(), sizeof t, cudaMemcpyDeviceToHost));
           const std::uint64_t got = std::accumulate(s.begin(), s.end(), std::uint64_t{0});
           if (t || got != sum_of_bytes * passes) {
@@ -509,7 +503,8 @@ class TmaBandwidth : public Experiment {
           }
         } else {
           GP_CUDA_CHECK(cudaMemset(buf.as<void>(), 0, array_bytes));
-          ms = tma::run_store_bandwidth(buf.as<std::uint32_t>(), ntiles, tile, stages, passes, sm_count, smem);
+          ms = tma::run_store_bandwidth(buf.as<std::uint32_t>(), ntiles, tile, stages, passes,
+                                        sm_count, smem);
           const auto bad = tma::count_mismatches(buf.as<std::uint32_t>(), words);
           if (bad) {
             if (!failures) first_failure = std::to_string(bad) + " words differ from the pattern";
@@ -536,43 +531,49 @@ class TmaBandwidth : public Experiment {
     };
     // Loads first (they read the pattern); the stores overwrite it with the same pattern.
     for (auto tile : tiles)
-      for (int stages = 1; stages <= 4; ++stages) measure("load", "dram", array_bytes, tile, stages, passes, expected);
+      for (int stages = 1; stages <= 4; ++stages)
+        measure("load", "dram", array_bytes, tile, stages, passes, expected);
     // L2-resident loads: the first quarter of the L2 (at most 16 MiB), read by all SMs once per
     // pass (each tile by one SM), many passes per launch: TMA bulk reads served by the L2.
     const std::uint64_t l2_src =
-        std::max<std::uint64_t>(std::min<std::uint64_t>(info.l2_bytes / 4, 16 * kMiB) / (32 * kKiB), 1) * 32 * kKiB;
+        std::max<std::uint64_t>(std::min<std::uint64_t>(info.l2_bytes / 4, 16 * kMiB) / (32 * kKiB),
+                                1) *
+        32 * kKiB;
     std::uint64_t expected_l2 = 0;
     for (std::uint64_t i = 0; i < l2_src / 4; ++i) expected_l2 += tma::pattern(i);
     for (std::uint32_t tile : {16384u, 32768u})
       for (int stages : {2, 4}) measure("load", "l2", l2_src, tile, stages, kL2Passes, expected_l2);
     for (auto tile : tiles)
-      for (int stages = 1; stages <= 4; ++stages) measure("store", "dram", array_bytes, tile, stages, passes, 0);
+      for (int stages = 1; stages <= 4; ++stages)
+        measure("store", "dram", array_bytes, tile, stages, passes, 0);
     r.protocol = to_json(ctx.options.protocol);
-    r.parameters = {{"array_bytes", array_bytes},
-                    {"passes_per_launch", passes},
-                    {"l2_source_bytes", l2_src},
-                    {"l2_passes_per_launch", kL2Passes},
-                    {"blocks", sm_count},
-                    {"dynamic_smem_bytes", smem},
-                    {"load_block", "160 threads: lane 0 of warp 0 issues, 4 consumer warps sum and release"},
-                    {"store_block", "128 threads write the tile pattern, fence.proxy.async, thread 0 issues"},
-                    {"timing", "CUDA events around one launch; GB/s = 1e9 bytes / s"},
-                    {"peak_gb_s", peak},
-                    {"peak_formula", "memory clock " + std::to_string(info.mem_clock_max_mhz) + " MHz x 2 x " +
-                                         std::to_string(info.mem_bus_width_bits) + " bit / 8"},
-                    {"expected_checksum", expected}};
+    r.parameters = {
+        {"array_bytes", array_bytes},
+        {"passes_per_launch", passes},
+        {"l2_source_bytes", l2_src},
+        {"l2_passes_per_launch", kL2Passes},
+        {"blocks", sm_count},
+        {"dynamic_smem_bytes", smem},
+        {"load_block", "160 threads: lane 0 of warp 0 issues, 4 consumer warps sum and release"},
+        {"store_block", "128 threads write the tile pattern, fence.proxy.async, thread 0 issues"},
+        {"timing", "CUDA events around one launch; GB/s = 1e9 bytes / s"},
+        {"peak_gb_s", peak},
+        {"peak_formula", "memory clock " + std::to_string(info.mem_clock_max_mhz) + " MHz x 2 x " +
+                             std::to_string(info.mem_bus_width_bits) + " bit / 8"},
+        {"expected_checksum", expected}};
     r.samples = {{"points", points}};
     std::size_t bad = 0;
     for (const auto& p : points) bad += p.at("verified").get<bool>() ? 0 : 1;
     r.statistics = {{"points", points.size()}, {"points_failing_verification", bad}};
     Curve c{"bandwidth",
-            {"direction", "source", "tile_bytes", "stages", "gb_s_median", "gb_s_min", "gb_s_max", "n",
-             "percent_of_peak", "verified"},
+            {"direction", "source", "tile_bytes", "stages", "gb_s_median", "gb_s_min", "gb_s_max",
+             "n", "percent_of_peak", "verified"},
             {}};
     for (const auto& p : points) {
       const auto s = p.at("gb_s");
-      c.rows.push_back({p.at("direction"), p.at("source"), p.at("tile_bytes"), p.at("stages"), s.at("median"), s.at("min"),
-                        s.at("max"), s.at("n"), p.at("percent_of_peak_median"), p.at("verified").get<bool>() ? 1 : 0});
+      c.rows.push_back({p.at("direction"), p.at("source"), p.at("tile_bytes"), p.at("stages"),
+                        s.at("median"), s.at("min"), s.at("max"), s.at("n"),
+                        p.at("percent_of_peak_median"), p.at("verified").get<bool>() ? 1 : 0});
     }
     c.hints = chart_hints("TMA bandwidth against tile size (best stage count)", "tile_bytes",
                           "bytes", "gb_s_median", "GB/s", true)
@@ -586,12 +587,13 @@ class TmaBandwidth : public Experiment {
     std::vector<FailedRow> failed;
     for (const auto& p : r.samples.at("points"))
       if (!p.at("verified").get<bool>())
-        failed.push_back({p.at("direction").get<std::string>() + " " + p.value("source", std::string("dram")) +
-                              " tile " + std::to_string(p.at("tile_bytes").get<int>()) + " B stages " +
-                              std::to_string(p.at("stages").get<int>()),
-                          std::to_string(p.value("launches_failing_verification", 0)) + " of " +
-                              std::to_string(p.value("launches", 0)) + " launches failed (first: " +
-                              p.value("first_failure", std::string("?")) + ")"});
+        failed.push_back(
+            {p.at("direction").get<std::string>() + " " + p.value("source", std::string("dram")) +
+                 " tile " + std::to_string(p.at("tile_bytes").get<int>()) + " B stages " +
+                 std::to_string(p.at("stages").get<int>()),
+             std::to_string(p.value("launches_failing_verification", 0)) + " of " +
+                 std::to_string(p.value("launches", 0)) +
+                 " launches failed (first: " + p.value("first_failure", std::string("?")) + ")"});
     report_failed_rows(r, failed, r.samples.at("points").size());
     // One finding per (direction, source): its name, what it measured, whether the DRAM peak
     // applies.
@@ -602,27 +604,33 @@ class TmaBandwidth : public Experiment {
       const char* what;
       bool dram;
     };
-    for (const Kind k : {Kind{"load", "dram", "hopper.tma.load_bandwidth",
-                              "TMA global -> shared (mbarrier complete_tx)", true},
-                         Kind{"store", "dram", "hopper.tma.store_bandwidth",
-                              "bulk shared -> global (bulk_group, wait_group 0 at the end)", true},
-                         Kind{"load", "l2", "l2.tma_bulk_read_bandwidth",
-                              "TMA bulk L2 -> shared (an L2-resident region, each tile read by one SM "
-                              "per pass, many passes)",
-                              false}}) {
+    for (const Kind k :
+         {Kind{"load", "dram", "hopper.tma.load_bandwidth",
+               "TMA global -> shared (mbarrier complete_tx)", true},
+          Kind{"store", "dram", "hopper.tma.store_bandwidth",
+               "bulk shared -> global (bulk_group, wait_group 0 at the end)", true},
+          Kind{"load", "l2", "l2.tma_bulk_read_bandwidth",
+               "TMA bulk L2 -> shared (an L2-resident region, each tile read by one SM "
+               "per pass, many passes)",
+               false}}) {
       std::optional<json> best;
       for (const auto& p : r.samples.at("points")) {
         if (p.at("direction") != k.direction || p.value("source", "dram") != k.source ||
             !p.at("verified").get<bool>())
           continue;
-        if (!best || p.at("gb_s").at("median").get<double>() > best->at("gb_s").at("median").get<double>())
+        if (!best ||
+            p.at("gb_s").at("median").get<double>() > best->at("gb_s").at("median").get<double>())
           best = p;
       }
       if (!best) continue;
       const auto s = best->at("gb_s");
       const double med = s.at("median").get<double>();
-      Finding f{k.name, med, "GB/s", summary_precision(s),
-                std::string("best median over tile sizes and stages of ") + k.what + ", every SM, data verified",
+      Finding f{k.name,
+                med,
+                "GB/s",
+                summary_precision(s),
+                std::string("best median over tile sizes and stages of ") + k.what +
+                    ", every SM, data verified",
                 json::object()};
       f.extra["tile_bytes"] = best->at("tile_bytes");
       f.extra["stages"] = best->at("stages");
@@ -646,8 +654,10 @@ class Dsmem : public Experiment {
  public:
   std::string id() const override { return "hopper.dsmem"; }
   std::string description() const override {
-    return "distributed shared memory: dependent ld.shared::cluster chase (mapa) in block rank 1's shared "
-           "memory from rank 0 (and in its own, for reference), and all blocks of a full wave reading their "
+    return "distributed shared memory: dependent ld.shared::cluster chase (mapa) in block rank 1's "
+           "shared "
+           "memory from rank 0 (and in its own, for reference), and all blocks of a full wave "
+           "reading their "
            "peer's (rank + 1) shared memory with ld.shared::cluster.v4; cluster sizes 2, 4, 8, 16 "
            "(cudaLaunchKernelEx); end nodes and sums checked";
   }
@@ -656,7 +666,9 @@ class Dsmem : public Experiment {
             fixed(string_axis("target", {"peer", "self"},
                               "peer: rank 1's shared memory (mapa); self: rank 0's own"))};
   }
-  std::optional<std::string> waiver(const device::DeviceInfo& info) const override { return hopper_waiver(info); }
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
+    return hopper_waiver(info);
+  }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();
     GP_CUDA_CHECK(cudaSetDevice(info.ordinal));
@@ -674,7 +686,8 @@ class Dsmem : public Experiment {
     std::uint32_t end = 0;
     for (std::uint32_t i = 0; i < kChaseWarmup + kChaseSteps; ++i) end = next[end];
     DeviceBuffer dnext(kChaseNodes * 4), lat_out(sizeof(tma::DsmemLatencyOut));
-    GP_CUDA_CHECK(cudaMemcpy(dnext.as<void>(), next.data(), kChaseNodes * 4, cudaMemcpyHostToDevice));
+    GP_CUDA_CHECK(
+        cudaMemcpy(dnext.as<void>(), next.data(), kChaseNodes * 4, cudaMemcpyHostToDevice));
     // Expected per-block sum of the bandwidth kernel, by peer rank.
     std::uint32_t base_sum = 0;
     for (std::uint32_t j = 0; j < kBwBytes / 4; ++j) base_sum += tma::pattern(j);
@@ -687,9 +700,11 @@ class Dsmem : public Experiment {
       row["max_active_clusters"] = clusters;
       if (err != 0 || clusters <= 0) {
         row["launched"] = false;
-        row["reason"] = err != 0 ? std::string("cudaOccupancyMaxActiveClusters: ") +
-                                       cudaGetErrorName(static_cast<cudaError_t>(err))
-                                 : std::string("cudaOccupancyMaxActiveClusters reports 0 clusters of this size");
+        row["reason"] =
+            err != 0
+                ? std::string("cudaOccupancyMaxActiveClusters: ") +
+                      cudaGetErrorName(static_cast<cudaError_t>(err))
+                : std::string("cudaOccupancyMaxActiveClusters reports 0 clusters of this size");
         rows.push_back(row);
         continue;
       }
@@ -697,8 +712,8 @@ class Dsmem : public Experiment {
       for (int target : {1, 0}) {
         std::uint64_t wrong = 0;
         auto once = [&](int) {
-          tma::launch_dsmem_latency(cs, target, dnext.as<std::uint32_t>(), kChaseNodes, kChaseWarmup, kChaseSteps,
-                                    lat_out.as<tma::DsmemLatencyOut>());
+          tma::launch_dsmem_latency(cs, target, dnext.as<std::uint32_t>(), kChaseNodes,
+                                    kChaseWarmup, kChaseSteps, lat_out.as<tma::DsmemLatencyOut>());
           tma::DsmemLatencyOut o{};
           GP_CUDA_CHECK(cudaMemcpy(&o, lat_out.as<void>(), sizeof o, cudaMemcpyDeviceToHost));
           if (o.end_index != end) ++wrong;
@@ -716,11 +731,13 @@ class Dsmem : public Experiment {
         const double bytes = static_cast<double>(blocks) * kBwReps * kBwBytes;
         auto once = [&](int rep) {
           GP_CUDA_CHECK(cudaMemset(sums.as<void>(), 0, sums.bytes()));
-          const double ms = tma::run_dsmem_bandwidth(cs, clusters, kBwThreads, kBwBytes, kBwReps, sums.as<unsigned>(),
-                                                     g0.as<unsigned long long>(), g1.as<unsigned long long>());
+          const double ms = tma::run_dsmem_bandwidth(
+              cs, clusters, kBwThreads, kBwBytes, kBwReps, sums.as<unsigned>(),
+              g0.as<unsigned long long>(), g1.as<unsigned long long>());
           std::vector<unsigned> s(blocks);
           std::vector<unsigned long long> a(blocks), b(blocks);
-          GP_CUDA_CHECK(cudaMemcpy(s.data(), sums.as<void>(), sums.bytes(), cudaMemcpyDeviceToHost));
+          GP_CUDA_CHECK(
+              cudaMemcpy(s.data(), sums.as<void>(), sums.bytes(), cudaMemcpyDeviceToHost));
           GP_CUDA_CHECK(cudaMemcpy(a.data(), g0.as<void>(), g0.bytes(), cudaMemcpyDeviceToHost));
           GP_CUDA_CHECK(cudaMemcpy(b.data(), g1.as<void>(), g1.bytes(), cudaMemcpyDeviceToHost));
           bool ok = true;
@@ -737,45 +754,52 @@ class Dsmem : public Experiment {
           return bytes / static_cast<double>(t1 - t0);  // bytes per ns = GB/s
         };
         const auto m = repeat_until_stable(once, ctx.options.protocol);
-        row["bandwidth"] = {{"blocks", blocks},
-                            {"threads_per_block", kBwThreads},
-                            {"bytes_per_block_buffer", kBwBytes},
-                            {"reps", kBwReps},
-                            {"gb_s", to_json(m)},
-                            {"gb_s_events_median", event_gbs.empty() ? 0.0 : stats::median(event_gbs)},
-                            {"launches_failing_verification", failures},
-                            {"verified", failures == 0}};
+        row["bandwidth"] = {
+            {"blocks", blocks},
+            {"threads_per_block", kBwThreads},
+            {"bytes_per_block_buffer", kBwBytes},
+            {"reps", kBwReps},
+            {"gb_s", to_json(m)},
+            {"gb_s_events_median", event_gbs.empty() ? 0.0 : stats::median(event_gbs)},
+            {"launches_failing_verification", failures},
+            {"verified", failures == 0}};
       }
       rows.push_back(row);
     }
     r.protocol = to_json(ctx.options.protocol);
-    r.parameters = {{"chase_nodes", kChaseNodes},
-                    {"chase_node_bytes", 4},
-                    {"chase_warmup_steps", kChaseWarmup},
-                    {"chase_timed_steps", kChaseSteps},
-                    {"chase", "thread 0 of rank 0: idx = ld.shared::cluster.u32 [mapa(table, target) + 4 idx]"},
-                    {"bandwidth_threads_per_block", kBwThreads},
-                    {"bandwidth_buffer_bytes", kBwBytes},
-                    {"bandwidth_reps", kBwReps},
-                    {"bandwidth_timing", "bytes / (%globaltimer: latest block end - earliest block start)"},
-                    {"launch", "cudaLaunchKernelEx + cudaLaunchAttributeClusterDimension; 16 with "
-                               "cudaFuncAttributeNonPortableClusterSizeAllowed"}};
+    r.parameters = {
+        {"chase_nodes", kChaseNodes},
+        {"chase_node_bytes", 4},
+        {"chase_warmup_steps", kChaseWarmup},
+        {"chase_timed_steps", kChaseSteps},
+        {"chase", "thread 0 of rank 0: idx = ld.shared::cluster.u32 [mapa(table, target) + 4 idx]"},
+        {"bandwidth_threads_per_block", kBwThreads},
+        {"bandwidth_buffer_bytes", kBwBytes},
+        {"bandwidth_reps", kBwReps},
+        {"bandwidth_timing", "bytes / (%globaltimer: latest block end - earliest block start)"},
+        {"launch",
+         "cudaLaunchKernelEx + cudaLaunchAttributeClusterDimension; 16 with "
+         "cudaFuncAttributeNonPortableClusterSizeAllowed"}};
     r.samples = {{"cluster_sizes", rows}};
     r.statistics = {{"cluster_sizes_launched",
-                     std::count_if(rows.begin(), rows.end(), [](const json& x) { return x.at("launched").get<bool>(); })}};
-    Curve c{"dsmem",
-            {"cluster_size", "launched", "max_active_clusters", "latency_peer_cycles", "latency_self_cycles",
-             "bandwidth_gb_s", "bandwidth_gb_s_events", "verified", "reason"},
-            {}};
+                     std::count_if(rows.begin(), rows.end(),
+                                   [](const json& x) { return x.at("launched").get<bool>(); })}};
+    Curve c{
+        "dsmem",
+        {"cluster_size", "launched", "max_active_clusters", "latency_peer_cycles",
+         "latency_self_cycles", "bandwidth_gb_s", "bandwidth_gb_s_events", "verified", "reason"},
+        {}};
     for (const auto& x : rows) {
       const bool l = x.at("launched").get<bool>();
       const bool v = l && x.at("latency_peer").at("verified").get<bool>() &&
-                     x.at("latency_self").at("verified").get<bool>() && x.at("bandwidth").at("verified").get<bool>();
+                     x.at("latency_self").at("verified").get<bool>() &&
+                     x.at("bandwidth").at("verified").get<bool>();
       c.rows.push_back({x.at("cluster_size"), l ? 1 : 0, x.at("max_active_clusters"),
                         l ? x.at("latency_peer").at("cycles_per_load").at("median") : json(0),
                         l ? x.at("latency_self").at("cycles_per_load").at("median") : json(0),
                         l ? x.at("bandwidth").at("gb_s").at("median") : json(0),
-                        l ? x.at("bandwidth").at("gb_s_events_median") : json(0), v ? 1 : 0, x.value("reason", "")});
+                        l ? x.at("bandwidth").at("gb_s_events_median") : json(0), v ? 1 : 0,
+                        x.value("reason", "")});
     }
     c.hints = chart_hints("distributed shared memory bandwidth against cluster size",
                           "cluster_size", "", "bandwidth_gb_s", "GB/s")
@@ -813,14 +837,19 @@ class Dsmem : public Experiment {
       if (x.at("bandwidth").at("verified").get<bool>()) {
         const auto s = x.at("bandwidth").at("gb_s");
         bw_by[key] = s.at("median");
-        if (!bw_best || s.at("median").get<double>() > bw_best->second.at("median").get<double>()) bw_best = {cs, s};
+        if (!bw_best || s.at("median").get<double>() > bw_best->second.at("median").get<double>())
+          bw_best = {cs, s};
       }
     }
     report_failed_rows(r, failed, rows);
     auto conf = [](const json& s) { return summary_precision(s); };
     if (lat_first) {
-      Finding f{"hopper.dsmem.latency", lat_first->second.at("median").get<double>(), "cycles", conf(lat_first->second),
-                "median cycles per dependent ld.shared::cluster.u32 into block rank 1's shared memory (mapa), "
+      Finding f{"hopper.dsmem.latency",
+                lat_first->second.at("median").get<double>(),
+                "cycles",
+                conf(lat_first->second),
+                "median cycles per dependent ld.shared::cluster.u32 into block rank 1's shared "
+                "memory (mapa), "
                 "smallest cluster size launched; end node checked",
                 json::object()};
       f.extra["cluster_size"] = lat_first->first;
@@ -829,8 +858,12 @@ class Dsmem : public Experiment {
       r.findings.push_back(f);
     }
     if (bw_best) {
-      Finding f{"hopper.dsmem.bandwidth", bw_best->second.at("median").get<double>(), "GB/s", conf(bw_best->second),
-                "best median over cluster sizes of all blocks of a full wave reading their peer's shared memory "
+      Finding f{"hopper.dsmem.bandwidth",
+                bw_best->second.at("median").get<double>(),
+                "GB/s",
+                conf(bw_best->second),
+                "best median over cluster sizes of all blocks of a full wave reading their peer's "
+                "shared memory "
                 "(ld.shared::cluster.v4), bytes / %globaltimer span; sums checked",
                 json::object()};
       f.extra["cluster_size"] = bw_best->first;

@@ -582,10 +582,6 @@ class LatencyCarveout : public Experiment {
 
 }  // namespace
 
-double sweep_point_cycles(Context& ctx, device::LoadOp op, std::uint64_t working_set) {
-  return measure_chase(ctx, op, working_set, -1).cycles.summary.median;
-}
-
 void analyze_sweep(ExperimentResult& r) {
   const auto levels = analysis::find_levels(curve_from_points(r.samples.at("points")));
   const auto& P = r.parameters;
