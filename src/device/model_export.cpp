@@ -118,15 +118,17 @@ ModelConfig model_config_from_json(const json& j) {
   c.l2 = {need_unsigned(j, "l2_capacity_bytes"), u32("l2_line_bytes"), u32("l2_ways"),
           need<double>(j, "l2_hit_latency_cycles")};
   // The structural fields (run_sequence); absent in model files written before them.
-  c.l1.policy = parse_replacement(j.value("l1_policy", std::string("lru")));
-  c.l2.policy = parse_replacement(j.value("l2_policy", std::string("lru")));
+  c.l1.policy =
+      parse_replacement(j.contains("l1_policy") ? need<std::string>(j, "l1_policy") : "lru");
+  c.l2.policy =
+      parse_replacement(j.contains("l2_policy") ? need<std::string>(j, "l2_policy") : "lru");
   c.l1.sector_bytes = static_cast<std::uint32_t>(optional_unsigned(j, "l1_sector_bytes", 0));
   c.l2.sector_bytes = static_cast<std::uint32_t>(optional_unsigned(j, "l2_sector_bytes", 0));
   c.l1.set_hash_masks = masks(j, "l1_set_hash_masks");
   c.l2.set_hash_masks = masks(j, "l2_set_hash_masks");
   c.l2_partitions = static_cast<int>(optional_unsigned(j, "l2_partitions", 0));
   c.l2_partition_masks = masks(j, "l2_partition_masks");
-  c.l2_replication = j.value("l2_replication", true);
+  c.l2_replication = j.contains("l2_replication") ? need<bool>(j, "l2_replication") : true;
   if (j.contains("sm_partition"))
     for (const auto& p : masks(j, "sm_partition")) c.sm_partition.push_back(static_cast<int>(p));
   if (j.contains("tlb")) {
