@@ -525,32 +525,44 @@ SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
     }
     return true;
   };
+  if (p.contiguous_bytes != 0 && log2_floor(p.contiguous_bytes) <= r.highest_bit_tested)
+    r.first_page_bit = log2_floor(p.contiguous_bytes);
+  const auto physical = [&](int b) { return r.first_page_bit < 0 || b < r.first_page_bit; };
+  std::vector<int> physical_bits;
   for (int b = r.lowest_bit_tested; b <= r.highest_bit_tested; ++b) {
     const bool same = flipped_conflict(std::uint64_t{1} << b);
-    r.tests.push_back({{"flip_bits", {b}}, {"same_set", same}});
-    if (!same) r.bits.push_back(b);
+    r.tests.push_back({{"flip_bits", {b}}, {"same_set", same}, {"within_page", physical(b)}});
+    if (same) continue;
+    r.bits.push_back(b);
+    (physical(b) ? physical_bits : r.page_bits).push_back(b);
   }
-  for (std::size_t i = 0; i < r.bits.size(); ++i)
-    for (std::size_t k = i + 1; k < r.bits.size(); ++k) {
-      const bool same =
-          flipped_conflict((std::uint64_t{1} << r.bits[i]) | (std::uint64_t{1} << r.bits[k]));
-      if (same) r.equal_pairs.emplace_back(r.bits[i], r.bits[k]);
+  for (std::size_t i = 0; i < physical_bits.size(); ++i)
+    for (std::size_t k = i + 1; k < physical_bits.size(); ++k) {
+      const bool same = flipped_conflict((std::uint64_t{1} << physical_bits[i]) |
+                                         (std::uint64_t{1} << physical_bits[k]));
+      r.pair_tests.push_back(
+          {{"flip_bits", {physical_bits[i], physical_bits[k]}}, {"same_set", same}});
+      if (same) r.equal_pairs.emplace_back(physical_bits[i], physical_bits[k]);
     }
   const std::uint64_t ways = set.ways;
   const std::uint64_t sets_from_capacity =
       capacity_bytes && ways ? capacity_bytes / (std::uint64_t{line_bytes} * ways) : 0;
-  bool contiguous = !r.bits.empty() && r.bits.front() == r.lowest_bit_tested;
-  for (std::size_t i = 1; i < r.bits.size(); ++i)
-    contiguous = contiguous && r.bits[i] == r.bits[i - 1] + 1;
-  const bool all_bits = contiguous && r.bits.back() == r.highest_bit_tested;
+  // The kind is judged on the physical bits; above them every flip changes the page.
+  const int highest_physical =
+      r.first_page_bit < 0 ? r.highest_bit_tested : r.first_page_bit - 1;
+  const auto& judged = physical_bits;
+  bool contiguous = !judged.empty() && judged.front() == r.lowest_bit_tested;
+  for (std::size_t i = 1; i < judged.size(); ++i)
+    contiguous = contiguous && judged[i] == judged[i - 1] + 1;
+  const bool all_bits = contiguous && judged.back() == highest_physical;
   const bool pow2_sets = sets_from_capacity && !(sets_from_capacity & (sets_from_capacity - 1));
   if (r.bits.empty()) {
     r.kind = "single_set";
     r.sets = 1;
-  } else if (contiguous && r.equal_pairs.empty() && !all_bits &&
-             (!sets_from_capacity || sets_from_capacity == (std::uint64_t{1} << r.bits.size()))) {
+  } else if (contiguous && r.equal_pairs.empty() && r.page_bits.empty() && !all_bits &&
+             (!sets_from_capacity || sets_from_capacity == (std::uint64_t{1} << judged.size()))) {
     r.kind = "modulo_power_of_two";
-    r.sets = std::uint64_t{1} << r.bits.size();
+    r.sets = std::uint64_t{1} << judged.size();
   } else if (all_bits && sets_from_capacity && !pow2_sets) {
     r.kind = "modulo_non_power_of_two";
     r.sets = sets_from_capacity;

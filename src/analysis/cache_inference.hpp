@@ -32,6 +32,8 @@ struct Probe {
   std::uint64_t seed = 1;
   std::size_t max_sequence = 0;  ///< the sequencer's max_sequence_length (0 = unlimited)
   std::size_t max_sweep = 0;     ///< the sequencer's max_sweep_length (0 = no sweeps)
+  /// The sequencer's physically_contiguous_bytes (0 = every address bit is physical).
+  std::uint64_t contiguous_bytes = 0;
   /// Carve-out given to every sequence that states none (-1 = the driver's default); the L1
   /// inferences use 0 (the largest L1) so that their answer names the L1 they measured.
   int carveout_percent = -1;
@@ -144,14 +146,20 @@ LineSizeResult infer_line_size(Probe& p, Level level, const Calibration& cal,
 
 /// Set indexing: which address bits change a line's set (flipping bit b of one member of a
 /// conflict set ends the conflict), and which pairs of such bits cancel (flipping both keeps the
-/// set: equal columns of a GF(2) hash).
+/// set: equal columns of a GF(2) hash). Only bits below Probe::contiguous_bytes are physical:
+/// a flip at or above it moves the line to another page, so it shows that the page's frame
+/// matters, not which physical bit does; pairs are tested only among the physical bits, and the
+/// kind is judged from them.
 struct SetIndexResult {
   std::vector<int> bits;                         ///< bits that change the set
-  std::vector<std::pair<int, int>> equal_pairs;  ///< pairs of those bits that cancel
+  std::vector<std::pair<int, int>> equal_pairs;  ///< pairs of physical such bits that cancel
   int lowest_bit_tested = 0, highest_bit_tested = 0;
+  int first_page_bit = -1;  ///< log2(contiguous_bytes) when a flip there leaves the page, else -1
+  std::vector<int> page_bits;  ///< tested bits at or above first_page_bit that change the set
   std::string kind;  ///< "modulo_power_of_two", "xor_hash", "modulo_non_power_of_two", "unknown"
   std::uint64_t sets = 0;  ///< 2^bits for modulo_power_of_two, else from capacity (0 = unknown)
-  nlohmann::json tests = nlohmann::json::array();
+  nlohmann::json tests = nlohmann::json::array();       ///< one-bit flips
+  nlohmann::json pair_tests = nlohmann::json::array();  ///< two-bit flips of physical bits
 };
 SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
                                const ConflictSet& set, std::uint32_t line_bytes,

@@ -85,6 +85,11 @@ class Sequencer {
   /// The most lines one call's `sweep` may hold; 0 = this device runs no sweeps (a sequence
   /// with a non-empty sweep is then a UsageError).
   virtual std::size_t max_sweep_length() const { return 0; }
+  /// The aligned block size within which a buffer's virtual address bits are its physical ones
+  /// (the device's page); 0 = no translation, every address bit is physical. Flipping an
+  /// address bit at or above it moves a line to another page, whose physical frame user code
+  /// cannot see: such a flip says whether the page matters, not which physical bits do.
+  virtual std::uint64_t physically_contiguous_bytes() const { return 0; }
 };
 
 /// The device's sequencer, or nullptr when the device has none.

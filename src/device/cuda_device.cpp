@@ -1,5 +1,6 @@
 #include "device/cuda_device.hpp"
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -75,6 +76,33 @@ int attribute(cudaDeviceAttr attr, int ordinal) {
   int value = 0;
   GP_CUDA_CHECK(cudaDeviceGetAttribute(&value, attr, ordinal));
   return value;
+}
+
+/// The driver's minimum allocation granularity for device memory on `ordinal`
+/// (cuMemGetAllocationGranularity, reached through the runtime's driver entry point so that no
+/// libcuda link is needed): the page in which cudaMalloc'd memory is physically contiguous
+/// (2 MiB on Hopper). The smallest GPU page, 4 KiB, when the driver cannot say.
+std::uint64_t device_page_bytes(int ordinal) {
+  constexpr std::uint64_t kSmallestPage = 4096;
+  using Query = CUresult (*)(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags);
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion("cuMemGetAllocationGranularity", &fn, 12000,
+                                       cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || fn == nullptr) {
+    (void)cudaGetLastError();
+    return kSmallestPage;
+  }
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = ordinal;
+  size_t granularity = 0;
+  if (reinterpret_cast<Query>(fn)(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
+          CUDA_SUCCESS ||
+      granularity < kSmallestPage || (granularity & (granularity - 1)) != 0)
+    return kSmallestPage;
+  return granularity;
 }
 
 class CudaDevice : public Device, public Sequencer {
@@ -255,6 +283,8 @@ class CudaDevice : public Device, public Sequencer {
   }
 
   std::size_t max_sweep_length() const override { return kernels::kSweepMaxLines; }
+
+  std::uint64_t physically_contiguous_bytes() const override { return page_bytes_; }
 
   SequenceTiming run_sequence(ProbeBuffer& buffer_base, const AccessSequence& s) override {
     auto& buffer = dynamic_cast<CudaProbeBuffer&>(buffer_base);
@@ -445,6 +475,7 @@ class CudaDevice : public Device, public Sequencer {
   }
 
   int ordinal_;
+  std::uint64_t page_bytes_ = device_page_bytes(ordinal_);
   DeviceInfo info_;
   cudaStream_t stream_ = nullptr;
   kernels::ChaseOut* out_ = nullptr;

@@ -66,6 +66,7 @@ std::optional<Session> open_session(Context& ctx, std::uint64_t bytes, std::uint
   // exactly max_sequence_length() accesses on the H200 (cudaFuncSetAttribute: invalid argument).
   s.probe.max_sequence = seq->max_sequence_length() - seq->max_sequence_length() / 16;
   s.probe.max_sweep = seq->max_sweep_length();
+  s.probe.contiguous_bytes = seq->physically_contiguous_bytes();
   // The L1 is read only by sequences that the sequencer stages whole (device/sequence.hpp).
   if (carveout_percent == 0)
     s.probe.max_sequence = std::min(s.probe.max_sequence, device::kSequenceStagedAccesses);
@@ -568,7 +569,10 @@ class WaysExperiment : public Experiment {
                           {"sets", idx.sets},
                           {"lowest_bit_tested", idx.lowest_bit_tested},
                           {"highest_bit_tested", idx.highest_bit_tested},
-                          {"tests", idx.tests}};
+                          {"first_page_bit", idx.first_page_bit},
+                          {"page_bits", idx.page_bits},
+                          {"tests", idx.tests},
+                          {"pair_tests", idx.pair_tests}};
     }
     if (level_ == Level::kL2) rec["line_by_stride"] = line_by_stride_record(ctx);
     rec["sequences"] = s->probe.calls;
@@ -688,9 +692,14 @@ class WaysExperiment : public Experiment {
                             conf,
                             "flip one address bit of one conflict-set member: the conflict ends "
                             "when the bit moves the line to another set; pairs of such bits "
-                            "that keep the set are equal columns of a GF(2) hash",
+                            "that keep the set are equal columns of a GF(2) hash (tested below "
+                            "the page only: a flip at or above first_page_bit moves the line to "
+                            "another page, whose physical frame user code cannot see, so those "
+                            "bits say that the frame matters, not which physical bit does)",
                             {{"bits", si.at("bits")},
                              {"equal_pairs", si.at("equal_pairs")},
+                             {"first_page_bit", si.value("first_page_bit", -1)},
+                             {"page_bits", si.value("page_bits", json::array())},
                              {"kind", si.at("kind")}}});
       if (si.at("sets").get<std::uint64_t>() > 0)
         r.findings.push_back({"cache." + lv + ".sets",
