@@ -170,12 +170,23 @@ ReplicateSummary summarize_replicate_summaries(const std::vector<nlohmann::json>
   return s;
 }
 
+ReplicateSummary at_resolution(ReplicateSummary s, double resolution, double tolerance) {
+  if (!(resolution > 0.0) || !std::isfinite(resolution)) return s;
+  s.resolution_standard_error = resolution / std::sqrt(12.0);
+  s.standard_error = std::max(s.standard_error, s.resolution_standard_error);
+  s.precision = precision_at(s, s.value, tolerance);
+  return s;
+}
+
 nlohmann::json to_json(const ReplicateSummary& s) {
-  return {{"replicates", s.replicates},
-          {"replicate_medians", s.medians},
-          {"standard_error", s.standard_error},
-          {"between_standard_error", s.between_standard_error},
-          {"within_standard_error", s.within_standard_error}};
+  nlohmann::json j = {{"replicates", s.replicates},
+                      {"replicate_medians", s.medians},
+                      {"standard_error", s.standard_error},
+                      {"between_standard_error", s.between_standard_error},
+                      {"within_standard_error", s.within_standard_error}};
+  if (s.resolution_standard_error > 0)
+    j["resolution_standard_error"] = s.resolution_standard_error;
+  return j;
 }
 
 }  // namespace gpuprobe::confidence

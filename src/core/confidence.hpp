@@ -70,6 +70,7 @@ struct ReplicateSummary {
   double standard_error = 0;          ///< max(between, within)
   double between_standard_error = 0;  ///< from the spread of the replicate medians (k >= 3)
   double within_standard_error = 0;   ///< from the noise inside each replicate
+  double resolution_standard_error = 0;  ///< resolution / sqrt(12) of a quantised reading
   double precision = 0;
   std::size_t replicates = 0;
   std::vector<double> medians;
@@ -89,8 +90,15 @@ ReplicateSummary summarize_replicate_summaries(const std::vector<nlohmann::json>
 /// degrees of freedom): for a figure computed from all the data while its replicates give the
 /// spread.
 double precision_at(const ReplicateSummary& s, double value, double tolerance = kDefaultTolerance);
+/// `s` for readings quantised to `resolution` (a timer's tick): the value is known only to
+/// within half a tick whatever the samples agree on, so the standard error is at least
+/// resolution / sqrt(12) (the rounding error's), and the precision follows (replicates that
+/// all read the same tick no longer give confidence 1).
+ReplicateSummary at_resolution(ReplicateSummary s, double resolution,
+                               double tolerance = kDefaultTolerance);
 /// {"replicates", "replicate_medians", "standard_error", "between_standard_error",
-///  "within_standard_error"} for a finding's extra fields.
+///  "within_standard_error"} (+ "resolution_standard_error" where set) for a finding's extra
+/// fields.
 nlohmann::json to_json(const ReplicateSummary& s);
 
 }  // namespace gpuprobe::confidence

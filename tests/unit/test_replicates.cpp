@@ -84,6 +84,30 @@ TEST(Replicates, WithinNoiseIsAFloor) {
   EXPECT_LT(r.precision, 0.99);
 }
 
+// Replicates that all read the same tick of a timer say nothing about where the true value
+// lies within the tick: the H200's event timer ticks in 32 ns and its back-to-back interval
+// read 1344 ns in every sample of two runs (confidence 1.0) and 1728 ns in a third. With the
+// tick as a resolution the confidence is below 1 and falls as the tick grows against the value.
+TEST(Replicates, QuantisedReadingsAreNotExact) {
+  const std::vector<std::vector<double>> same = {{1344, 1344, 1344}, {1344, 1344, 1344},
+                                                 {1344, 1344, 1344}};
+  const auto raw = confidence::summarize_replicate_samples(same);
+  EXPECT_GT(raw.precision, 0.9999);  // only the whole-number floor
+  const auto fine = confidence::at_resolution(raw, 32);
+  EXPECT_NEAR(fine.standard_error, 32 / std::sqrt(12.0), 1e-9);
+  EXPECT_LT(fine.precision, 1.0);
+  EXPECT_GT(fine.precision, 0.85);
+  const auto coarse = confidence::at_resolution(raw, 256);
+  EXPECT_LT(coarse.precision, fine.precision);
+  EXPECT_LT(coarse.precision, 0.5);
+  EXPECT_EQ(coarse.value, 1344);
+  // Replicates that already spread more than the tick keep their own standard error.
+  const auto spread = confidence::summarize_replicate_samples({{1000}, {1300}, {1700}});
+  EXPECT_EQ(confidence::at_resolution(spread, 32).standard_error, spread.standard_error);
+  EXPECT_TRUE(confidence::to_json(fine).contains("resolution_standard_error"));
+  EXPECT_FALSE(confidence::to_json(raw).contains("resolution_standard_error"));
+}
+
 TEST(Replicates, StudentT) {
   for (double t : {0.1, 0.5, 1.0, 2.0, 5.0}) {
     EXPECT_NEAR(confidence::student_t_two_sided(t, 1), 2 / std::acos(-1.0) * std::atan(t), 1e-12);
