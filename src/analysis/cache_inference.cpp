@@ -556,6 +556,16 @@ SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
     contiguous = contiguous && judged[i] == judged[i - 1] + 1;
   const bool all_bits = contiguous && judged.back() == highest_physical;
   const bool pow2_sets = sets_from_capacity && !(sets_from_capacity & (sets_from_capacity - 1));
+  // A modulo over m sets keeps a line's set only when the address moves by a multiple of
+  // m lines: a pair of bits whose flip moves it by less than that (2^i + 2^j < m x line) and
+  // keeps the set rules any modulo out.
+  const bool modulo_refuted =
+      sets_from_capacity &&
+      std::any_of(r.equal_pairs.begin(), r.equal_pairs.end(), [&](const auto& pr) {
+        return (std::uint64_t{1} << pr.first) + (std::uint64_t{1} << pr.second) <
+               sets_from_capacity * line_bytes;
+      });
+  r.modulo_refuted = modulo_refuted;
   if (r.bits.empty()) {
     r.kind = "single_set";
     r.sets = 1;
@@ -563,7 +573,7 @@ SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
              (!sets_from_capacity || sets_from_capacity == (std::uint64_t{1} << judged.size()))) {
     r.kind = "modulo_power_of_two";
     r.sets = std::uint64_t{1} << judged.size();
-  } else if (all_bits && sets_from_capacity && !pow2_sets) {
+  } else if (all_bits && sets_from_capacity && !pow2_sets && !modulo_refuted) {
     r.kind = "modulo_non_power_of_two";
     r.sets = sets_from_capacity;
   } else {

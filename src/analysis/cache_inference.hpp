@@ -156,6 +156,9 @@ struct SetIndexResult {
   int lowest_bit_tested = 0, highest_bit_tested = 0;
   int first_page_bit = -1;  ///< log2(contiguous_bytes) when a flip there leaves the page, else -1
   std::vector<int> page_bits;  ///< tested bits at or above first_page_bit that change the set
+  /// An equal pair moves the line by fewer lines than the sets (capacity / (line x ways)): no
+  /// modulo can keep its set, so the index is a hash ("xor_hash") whatever the set count.
+  bool modulo_refuted = false;
   std::string kind;  ///< "modulo_power_of_two", "xor_hash", "modulo_non_power_of_two", "unknown"
   std::uint64_t sets = 0;  ///< 2^bits for modulo_power_of_two, else from capacity (0 = unknown)
   nlohmann::json tests = nlohmann::json::array();       ///< one-bit flips

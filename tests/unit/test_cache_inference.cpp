@@ -314,6 +314,54 @@ TEST(CacheInference, SetIndexTestsPairsOnlyBelowThePage) {
     EXPECT_EQ(t.at("within_page").get<bool>(), t.at("flip_bits")[0].get<int>() < 15);
 }
 
+// Every physical bit moves the line and the capacity gives a set count that is not a power of
+// two: a modulo, unless a pair of bits that moves the line by fewer lines than there are sets
+// keeps it (no modulo can), as bits 10 and 13 do on the H200's L2. Bits 12 and 13 share a
+// column in the first hash and not in the second; bits 7..14 are physical (32 KiB pages).
+TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
+  using namespace analysis::cache;
+  const auto kind = [](bool shared_column) {
+    ModelConfig c = device::builtin_model_config("tiny");
+    c.l1.line_bytes = 128;
+    c.l1.ways = 4;
+    c.l1.policy = Replacement::kLru;
+    c.l1.set_hash_masks.clear();
+    for (int i = 0; i < 5; ++i) c.l1.set_hash_masks.push_back(std::uint64_t{1} << (7 + i));
+    // Columns: bit 7 + i is e_i; bit 12 is e0 + e1, bit 13 the same or e0 + e2, bit 14
+    // e1 + e2 + e3.
+    const auto add = [&](int bit, std::initializer_list<int> rows) {
+      for (int i : rows) c.l1.set_hash_masks[static_cast<std::size_t>(i)] |= std::uint64_t{1} << bit;
+    };
+    add(12, {0, 1});
+    if (shared_column)
+      add(13, {0, 1});
+    else
+      add(13, {0, 2});
+    add(14, {1, 2, 3});
+    c.l1_shared_unified_bytes = 32 * 4 * 128;
+    c.default_shared_carveout_bytes = 0;
+    c.shared_per_sm_bytes = 0;
+    c.l1.capacity_bytes = 0;
+    device::ModelDevice dev(c);
+    auto buf = dev.alloc_probe_buffer(4 * kMiB);
+    Probe p = probe_on(dev, *buf, 4 * kMiB, 9);
+    p.contiguous_bytes = 32 * kKiB;
+    const auto cal = calibrate(p, Level::kL1);
+    const auto set = find_conflict_set(p, Level::kL1, cal, 4096);
+    EXPECT_TRUE(set.found);
+    // 100 sets of 4 x 128 B: 12800 B, more than bits 12 and 13 move a line (12288 B).
+    return infer_set_index(p, Level::kL1, cal, set, 128, 100 * 4 * 128);
+  };
+  const auto hashed = kind(true);
+  EXPECT_EQ(hashed.equal_pairs, (std::vector<std::pair<int, int>>{{12, 13}}));
+  EXPECT_TRUE(hashed.modulo_refuted);
+  EXPECT_EQ(hashed.kind, "xor_hash");
+  const auto plain = kind(false);
+  EXPECT_TRUE(plain.equal_pairs.empty());
+  EXPECT_FALSE(plain.modulo_refuted);
+  EXPECT_EQ(plain.kind, "modulo_non_power_of_two");
+}
+
 TEST(CacheInference, RecoversRandomModelledHierarchies) {
   std::mt19937_64 rng(20261201);
   const int kHierarchies = std::getenv("GP_HIERARCHIES") ? std::atoi(std::getenv("GP_HIERARCHIES")) : 200;

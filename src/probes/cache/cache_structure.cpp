@@ -571,6 +571,7 @@ class WaysExperiment : public Experiment {
                           {"highest_bit_tested", idx.highest_bit_tested},
                           {"first_page_bit", idx.first_page_bit},
                           {"page_bits", idx.page_bits},
+                          {"modulo_refuted", idx.modulo_refuted},
                           {"tests", idx.tests},
                           {"pair_tests", idx.pair_tests}};
     }
@@ -700,6 +701,7 @@ class WaysExperiment : public Experiment {
                              {"equal_pairs", si.at("equal_pairs")},
                              {"first_page_bit", si.value("first_page_bit", -1)},
                              {"page_bits", si.value("page_bits", json::array())},
+                             {"modulo_refuted", si.value("modulo_refuted", false)},
                              {"kind", si.at("kind")}}});
       if (si.at("sets").get<std::uint64_t>() > 0)
         r.findings.push_back({"cache." + lv + ".sets",
