@@ -691,15 +691,16 @@ class WaysExperiment : public Experiment {
       const double conf = confidence::combine(
           {confidence::agreement(tests, tests), calibration_separation(rec.at("calibration"))});
       r.findings.push_back({"cache." + lv + ".set_index_bits",
-                            static_cast<double>(si.at("bits").size()),
+                            static_cast<double>(si.at("bits").size() -
+                                                si.value("page_bits", json::array()).size()),
                             "bits",
                             conf,
-                            "flip one address bit of one conflict-set member: the conflict ends "
-                            "when the bit moves the line to another set; pairs of such bits "
-                            "that keep the set are equal columns of a GF(2) hash (tested below "
-                            "the page only: a flip at or above first_page_bit moves the line to "
-                            "another page, whose physical frame user code cannot see, so those "
-                            "bits say that the frame matters, not which physical bit does)",
+                            "value: the physical address bits (below first_page_bit) whose "
+                            "flip moves a conflict-set member to another set (the conflict "
+                            "ends); pairs of such bits that keep the set are equal columns of a "
+                            "GF(2) hash. A flip at or above first_page_bit moves the line to "
+                            "another page, whose physical frame user code cannot see: those "
+                            "(page_bits) say that the frame matters, not which bit does",
                             {{"bits", si.at("bits")},
                              {"equal_pairs", si.at("equal_pairs")},
                              {"first_page_bit", si.value("first_page_bit", -1)},
