@@ -292,14 +292,13 @@ class CudaDevice : public Device, public Sequencer {
     if (s.sweep.empty()) return run_launch(buffer, s);
     // Three launches in order: [flush +] place, the sweep, then the sequence (no flush, no
     // place). A sweep whose blocks never reached the SM restarts the whole test with more.
-    AccessSequence first = s;
-    first.sequence.clear();
+    // Built without copying the sweep (an eviction test sweeps up to 4 M offsets).
+    AccessSequence first = without_lists(s);
+    first.place = s.place;
     first.timed_from = 0;
-    first.sweep.clear();
-    AccessSequence last = s;
-    last.place.clear();
+    AccessSequence last = without_lists(s);
+    last.sequence = s.sequence;
     last.flush_l2 = false;
-    last.sweep.clear();
     for (int attempt = 0; attempt < kSequenceAttempts; ++attempt) {
       if (!first.place.empty()) {
         run_launch(buffer, first);
@@ -317,10 +316,17 @@ class CudaDevice : public Device, public Sequencer {
   /// One sweep launch; false when no block started on the SM (the caller repeats the test).
   bool run_sweep(const CudaProbeBuffer& buffer, const AccessSequence& s, int attempt) {
     const auto n = static_cast<std::uint32_t>(s.sweep.size());
-    if (sweep_offsets_.size() < n) sweep_offsets_ = DeviceArray<std::uint64_t>(n);
+    if (sweep_offsets_.size() < n) {
+      sweep_offsets_ = DeviceArray<std::uint64_t>(n);
+      uploaded_sweep_.clear();
+    }
     if (sweep_status_.size() == 0) sweep_status_ = DeviceArray<kernels::SweepStatus>(1);
-    GP_CUDA_CHECK(cudaMemcpyAsync(sweep_offsets_.get(), s.sweep.data(), n * sizeof(std::uint64_t),
-                                  cudaMemcpyHostToDevice, stream_));
+    // An eviction decision runs the same test two or three times: its offsets go up once.
+    if (uploaded_sweep_ != s.sweep) {
+      GP_CUDA_CHECK(cudaMemcpyAsync(sweep_offsets_.get(), s.sweep.data(),
+                                    n * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream_));
+      uploaded_sweep_ = s.sweep;
+    }
     GP_CUDA_CHECK(cudaMemsetAsync(sweep_status_.get(), 0, sizeof(kernels::SweepStatus), stream_));
     kernels::SweepParams p;
     p.base = reinterpret_cast<std::uint64_t>(buffer.base());
@@ -436,6 +442,19 @@ class CudaDevice : public Device, public Sequencer {
   }
 
  private:
+  /// s's settings without its three lists (every field but place, sequence and sweep).
+  static AccessSequence without_lists(const AccessSequence& s) {
+    AccessSequence h;
+    h.op = s.op;
+    h.timed_from = s.timed_from;
+    h.sm = s.sm;
+    h.place_sm = s.place_sm;
+    h.flush_l2 = s.flush_l2;
+    h.carveout_percent = s.carveout_percent;
+    h.sweep_rounds = s.sweep_rounds;
+    return h;
+  }
+
   void ensure_flush_buffer() {
     if (flush_.bytes() > 0) return;
     // Twice the L2 streamed through evicts everything a chase left there.
@@ -484,6 +503,7 @@ class CudaDevice : public Device, public Sequencer {
   DeviceArray<std::uint32_t> seq_cycles_;
   DeviceArray<kernels::SequenceStatus> seq_status_;
   DeviceArray<std::uint64_t> sweep_offsets_;
+  std::vector<std::uint64_t> uploaded_sweep_;  ///< what sweep_offsets_ holds
   DeviceArray<kernels::SweepStatus> sweep_status_;
 };
 

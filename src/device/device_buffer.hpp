@@ -67,9 +67,48 @@ class DeviceArray {
     return v;
   }
   std::vector<T> to_host(std::size_t count = 0) const { return download(count); }
+  /// Copies the first `count` elements to `dst` (e.g. a PinnedArray reused across launches);
+  /// synchronous.
+  void download_to(T* dst, std::size_t count) const {
+    if (count > n_) throw std::length_error("DeviceArray::download_to: too many elements");
+    if (count)
+      GP_CUDA_CHECK(cudaMemcpy(dst, get(), count * sizeof(T), cudaMemcpyDeviceToHost));
+  }
 
  private:
   DeviceBuffer buffer_;
+  std::size_t n_ = 0;
+};
+
+/// `n` elements of T in page-locked host memory; move-only. A large kernel output copied back
+/// after every launch lands here: a fresh pageable vector per launch costs its page faults, its
+/// zeroing and a staged copy, several times what the copy itself does.
+template <class T>
+class PinnedArray {
+ public:
+  PinnedArray() = default;
+  explicit PinnedArray(std::size_t n) : n_(n) {
+    if (n_) GP_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&ptr_), n_ * sizeof(T)));
+  }
+  ~PinnedArray() {
+    if (ptr_) cudaFreeHost(ptr_);
+  }
+  PinnedArray(PinnedArray&& o) noexcept : ptr_(o.ptr_), n_(o.n_) {
+    o.ptr_ = nullptr;
+    o.n_ = 0;
+  }
+  PinnedArray& operator=(PinnedArray&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(n_, o.n_);
+    return *this;
+  }
+  PinnedArray(const PinnedArray&) = delete;
+  PinnedArray& operator=(const PinnedArray&) = delete;
+  T* data() const { return ptr_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  T* ptr_ = nullptr;
   std::size_t n_ = 0;
 };
 

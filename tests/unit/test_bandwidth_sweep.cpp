@@ -197,6 +197,23 @@ TEST(BandwidthSweep, WordSumsMatchTheDirectSum) {
   EXPECT_THROW(sums.sum(words - 1, 2), std::out_of_range);
 }
 
+TEST(BandwidthSweep, WordSumsOverManyChunksMatchTheDirectFolds) {
+  // Enough chunks for the constructor to split them among threads where the host has cores.
+  const std::uint32_t seed = 99;
+  const std::uint64_t words = 70 * bwsweep::WordSums::kChunkWords + 13;
+  bwsweep::WordSums sums(words, seed);
+  for (auto [first, count] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+           {0, words}, {17 * 4096 + 3, 40 * 4096 + 9}, {69 * 4096, 4096 + 13}}) {
+    std::uint32_t sum = 0, x = 0;
+    for (std::uint64_t i = first; i < first + count; ++i) {
+      sum += bw::value_bits(i, seed);
+      x ^= bw::value_bits(i, seed);
+    }
+    EXPECT_EQ(sums.sum(first, count), sum) << first << " " << count;
+    EXPECT_EQ(sums.xor_of(first, count), x) << first << " " << count;
+  }
+}
+
 json measured(double bpc, double gbs, double ws, const std::string& load) {
   json p = point(ws, bpc, bpc, gbs);
   p["load"] = load;

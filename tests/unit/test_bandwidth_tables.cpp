@@ -74,3 +74,25 @@ TEST(BandwidthTables, RebuildTheRecordedCsv) {
 
 }  // namespace
 }  // namespace gpuprobe::probes::bwhost
+
+namespace gpuprobe::probes::bwhost {
+namespace {
+
+// The offset rows' expected XOR is the previous row's shifted: it must equal the full XOR of the
+// shifted range whichever way it moves, and by however much (a wrong end would pass a read that
+// missed or repeated elements).
+TEST(BandwidthHostXor, ShiftedRangeEqualsTheFullXor) {
+  const std::uint32_t seed = 4242;
+  const std::uint64_t m = 100000;
+  for (std::uint64_t lo : {std::uint64_t{0}, std::uint64_t{7}, std::uint64_t{33}}) {
+    const std::uint32_t x = host_xor(lo, 1, m, seed);
+    for (std::uint64_t to : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{7},
+                             std::uint64_t{32}, std::uint64_t{33}, std::uint64_t{99999},
+                             std::uint64_t{250000}})
+      EXPECT_EQ(host_xor_shifted(x, lo, to, m, seed), host_xor(to, 1, m, seed)) << lo << " " << to;
+  }
+  EXPECT_NE(host_xor(1, 1, m, seed), host_xor(0, 1, m, seed));
+}
+
+}  // namespace
+}  // namespace gpuprobe::probes::bwhost

@@ -110,6 +110,18 @@ std::uint32_t host_xor(std::uint64_t lo, std::uint64_t stride, std::uint64_t m,
   return x;
 }
 
+std::uint32_t host_xor_shifted(std::uint32_t x, std::uint64_t lo, std::uint64_t new_lo,
+                               std::uint64_t m, std::uint32_t seed) {
+  // [lo, lo + m) and [new_lo, new_lo + m) share all but d elements at each end; XOR removes the
+  // ones only the old range holds and adds the ones only the new one holds.
+  const std::uint64_t a = std::min(lo, new_lo), d = std::max(lo, new_lo) - a;
+  if (d >= m) return host_xor(new_lo, 1, m, seed);
+  if (d > (std::uint64_t{1} << 16)) return x ^ host_xor(a, 1, d, seed) ^ host_xor(a + m, 1, d, seed);
+  for (std::uint64_t j = 0; j < d; ++j)
+    x ^= bw::value_bits(a + j, seed) ^ bw::value_bits(a + m + j, seed);
+  return x;
+}
+
 double stats_precision(const json& stats) {
   if (!stats.contains("values") || !stats.at("values").is_array()) return 0.0;
   return confidence::precision(stats.at("values").get<std::vector<double>>(),

@@ -5,6 +5,7 @@
 #include "probes/bandwidth/sweep_rig.hpp"
 
 #include "core/confidence.hpp"
+#include "core/parallel.hpp"
 
 namespace gpuprobe::probes {
 
@@ -71,10 +72,20 @@ double shared_grid_bytes(std::uint64_t region_bytes, std::uint32_t timed_passes)
 WordSums::WordSums(std::uint64_t words, std::uint32_t seed) : words_(words), seed_(seed) {
   chunk_.resize(words / kChunkWords);
   chunk_xor_.resize(words / kChunkWords);
-  for (std::uint64_t c = 0; c < chunk_.size(); ++c) {
-    chunk_[c] = direct(c * kChunkWords, kChunkWords, false);
-    chunk_xor_[c] = direct(c * kChunkWords, kChunkWords, true);
-  }
+  // Up to a GiB of words (bandwidth.hierarchy's DRAM set, twice per run): both folds of a
+  // chunk in one pass over its words, the chunks spread over the host's cores.
+  parallel::for_ranges(chunk_.size(), [&](unsigned, std::size_t a, std::size_t b) {
+    for (std::uint64_t c = a; c < b; ++c) {
+      std::uint32_t sum = 0, x = 0;
+      for (std::uint64_t i = c * kChunkWords; i < (c + 1) * kChunkWords; ++i) {
+        const std::uint32_t v = bw::value_bits(i, seed_);
+        sum += v;
+        x ^= v;
+      }
+      chunk_[c] = sum;
+      chunk_xor_[c] = x;
+    }
+  }, 16);
 }
 
 std::uint32_t WordSums::direct(std::uint64_t first, std::uint64_t count, bool xor_fold) const {

@@ -14,6 +14,7 @@
 #include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "core/stats.hpp"
 #include "measure/block_timing.hpp"
 #include "measure/gpu.hpp"
@@ -113,19 +114,26 @@ void verify_fma(const OpInfo& op, const kn::FmaLaunch& l, const std::vector<doub
                 const std::string& where) {
   const std::uint64_t threads = static_cast<std::uint64_t>(l.blocks) * l.threads_per_block;
   const std::uint64_t steps = kn::fma_steps(l);
-  std::uint64_t wrong = 0, first = 0;
-  double got = 0, want = 0;
-  for (std::uint64_t t = 0; t < threads; ++t) {
-    const double e = expected_sum(op, t, l.accumulators, steps);
-    if (out[t] != e) {
-      if (!wrong) {
-        first = t;
-        got = out[t];
-        want = e;
-      }
-      ++wrong;
-    }
+  // Up to a few hundred thousand threads' sums per point, on the host's cores.
+  std::vector<std::uint64_t> part_wrong(parallel::parts_for(threads, 4096), 0),
+      part_first(part_wrong.size(), threads);
+  parallel::for_ranges(
+      threads,
+      [&](unsigned k, std::size_t a, std::size_t b) {
+        for (std::uint64_t t = a; t < b; ++t) {
+          if (out[t] == expected_sum(op, t, l.accumulators, steps)) continue;
+          if (!part_wrong[k]) part_first[k] = t;
+          ++part_wrong[k];
+        }
+      },
+      4096);
+  std::uint64_t wrong = 0, first = threads;
+  for (std::size_t k = 0; k < part_wrong.size(); ++k) {
+    wrong += part_wrong[k];
+    if (part_wrong[k]) first = std::min(first, part_first[k]);
   }
+  const double got = wrong ? out[first] : 0.0;
+  const double want = wrong ? expected_sum(op, first, l.accumulators, steps) : 0.0;
   if (wrong)
     throw VerificationError(where + ": " + std::to_string(wrong) + " of " +
                             std::to_string(threads) + " threads wrote a wrong result (thread " +

@@ -16,6 +16,7 @@
 
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "core/stats.hpp"
 #include "measure/gpu.hpp"
 #include "measure/checks.hpp"
@@ -142,25 +143,46 @@ struct CheckResult {
   std::string first;
 };
 
-/// Every warpgroup's accumulators against scale x the host product.
-CheckResult check_accumulators(const std::vector<float>& out, const Problem& p, std::size_t warpgroups,
+/// What `warpgroups` warpgroups must hold after `scale` wgmmas: scale x the host product at each
+/// accumulator's position (the layout of the output), the same for every warpgroup. A value
+/// that a float cannot hold is NaN: no accumulator can equal it.
+std::vector<float> expected_accumulators(const Problem& p, std::size_t warpgroups, double scale) {
+  const std::size_t per_wg = static_cast<std::size_t>(hk::kAccumulators) * hk::kThreadsPerWarpgroup;
+  std::vector<float> want(per_wg * warpgroups);
+  for (int reg = 0; reg < hk::kAccumulators; ++reg)
+    for (int t = 0; t < hk::kThreadsPerWarpgroup; ++t) {
+      int row, col;
+      hl::accumulator_position(t, reg, row, col);
+      const double v = scale * static_cast<double>(p.ref[row * hk::kN + col]);
+      const float f = static_cast<float>(v);
+      want[static_cast<std::size_t>(reg) * hk::kThreadsPerWarpgroup + t] =
+          static_cast<double>(f) == v ? f : std::numeric_limits<float>::quiet_NaN();
+    }
+  for (std::size_t w = 1; w < warpgroups; ++w)
+    std::copy(want.begin(), want.begin() + static_cast<std::ptrdiff_t>(per_wg),
+              want.begin() + static_cast<std::ptrdiff_t>(w * per_wg));
+  return want;
+}
+
+/// Every warpgroup's accumulators (`out`, want.size() of them) against the expected image, on
+/// the host's cores (up to 17 MB per launch).
+CheckResult check_accumulators(const float* out, const std::vector<float>& want, const Problem& p,
                                double scale) {
   CheckResult r;
-  for (std::size_t w = 0; w < warpgroups; ++w)
-    for (int reg = 0; reg < hk::kAccumulators; ++reg)
-      for (int t = 0; t < hk::kThreadsPerWarpgroup; ++t) {
-        int row, col;
-        hl::accumulator_position(t, reg, row, col);
-        const double want = scale * static_cast<double>(p.ref[row * hk::kN + col]);
-        const float got = out[(w * hk::kAccumulators + reg) * hk::kThreadsPerWarpgroup + t];
-        if (static_cast<double>(got) != want) {
-          if (!r.wrong)
-            r.first = "warpgroup " + std::to_string(w) + " thread " + std::to_string(t) + " register " +
-                      std::to_string(reg) + " (row " + std::to_string(row) + ", col " + std::to_string(col) +
-                      "): " + std::to_string(got) + ", expected " + std::to_string(want);
-          ++r.wrong;
-        }
-      }
+  const auto mm = parallel::count_mismatches(out, want.data(), want.size());
+  r.wrong = mm.count;
+  if (mm.count) {
+    const std::size_t i = mm.first;
+    const std::size_t per_wg = static_cast<std::size_t>(hk::kAccumulators) * hk::kThreadsPerWarpgroup;
+    const int t = static_cast<int>(i % hk::kThreadsPerWarpgroup),
+              reg = static_cast<int>(i % per_wg / hk::kThreadsPerWarpgroup);
+    int row, col;
+    hl::accumulator_position(t, reg, row, col);
+    r.first = "warpgroup " + std::to_string(i / per_wg) + " thread " + std::to_string(t) + " register " +
+              std::to_string(reg) + " (row " + std::to_string(row) + ", col " + std::to_string(col) +
+              "): " + std::to_string(out[i]) + ", expected " +
+              std::to_string(scale * static_cast<double>(p.ref[row * hk::kN + col]));
+  }
   return r;
 }
 
@@ -198,6 +220,7 @@ class HopperWgmmaThroughput : public Experiment {
     const std::size_t max_wgs = static_cast<std::size_t>(sm_count) * 2;
     device::DeviceArray<std::uint16_t> image((hk::kTileABytes + hk::kTileBBytes) / 2);
     device::DeviceArray<float> out(max_wgs * hk::kAccumulators * hk::kThreadsPerWarpgroup);
+    device::PinnedArray<float> out_host(out.size());  // every launch's accumulators land here
     device::DeviceArray<measure::BlockTiming> records(static_cast<std::size_t>(sm_count));
 
     json checks = json::array(), points = json::array();
@@ -219,7 +242,8 @@ class HopperWgmmaThroughput : public Experiment {
         out.zero();
         hk::launch_wgmma(l, image.get(), out.get(), records.get());
         GP_CUDA_CHECK(cudaDeviceSynchronize());
-        const auto res = check_accumulators(out.download(hk::kAccumulators * hk::kThreadsPerWarpgroup), prob, 1, 1.0);
+        const auto res = check_accumulators(out.download(hk::kAccumulators * hk::kThreadsPerWarpgroup).data(),
+                                            expected_accumulators(prob, 1, 1.0), prob, 1.0);
         checks.push_back({{"type", type_name(type)},
                           {"encoding", c.name},
                           {"wrong", res.wrong},
@@ -257,11 +281,12 @@ class HopperWgmmaThroughput : public Experiment {
             const double flop_per_block = mmas * wgs * hk::kFlopPerMma;
             const std::size_t total_wgs = static_cast<std::size_t>(sm_count) * wgs;
             std::vector<double> clocks, per_clk, sms_seen;
+            const std::vector<float> want = expected_accumulators(prob, total_wgs, mmas);
             auto once = [&](int rep) {
               hk::launch_wgmma(l, image.get(), out.get(), records.get());
               GP_CUDA_CHECK(cudaDeviceSynchronize());
-              const auto res = check_accumulators(
-                  out.download(total_wgs * hk::kAccumulators * hk::kThreadsPerWarpgroup), prob, total_wgs, mmas);
+              out.download_to(out_host.data(), want.size());
+              const auto res = check_accumulators(out_host.data(), want, prob, mmas);
               if (res.wrong)
                 throw VerificationError("hopper.wgmma.throughput " + std::string(type_name(type)) + ": " +
                                         std::to_string(res.wrong) + " wrong accumulators after " +

@@ -22,6 +22,7 @@
 #include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "core/stats.hpp"
 #include "device/device_buffer.hpp"
 #include "measure/checks.hpp"
@@ -83,16 +84,22 @@ Problem make_problem(std::uint64_t seed) {
   for (std::size_t i = 0; i < p.a.size(); ++i) p.a_bits[i] = half_value_bf16(p.a[i]);
   for (std::size_t i = 0; i < p.b.size(); ++i) p.b_bits[i] = half_value_bf16(p.b[i]);
   p.part.assign(static_cast<std::size_t>(kKb) * kMTotal * kNTotal, 0);
-  for (std::uint32_t m = 0; m < kMTotal; ++m)
-    for (std::uint32_t n = 0; n < kNTotal; ++n) {
-      const int* ar = &p.a[static_cast<std::size_t>(m) * kKTotal];
-      const int* br = &p.b[static_cast<std::size_t>(n) * kKTotal];
-      for (int kb = 0; kb < kKb; ++kb) {
-        std::int32_t s = 0;
-        for (int k = kb * pk::kKStep; k < (kb + 1) * pk::kKStep; ++k) s += ar[k] * br[k];
-        p.part[(static_cast<std::size_t>(kb) * kMTotal + m) * kNTotal + n] = s;
-      }
-    }
+  // 2^28 multiply-adds: the rows of A spread over the host's cores (each writes its own rows).
+  parallel::for_ranges(
+      kMTotal,
+      [&](unsigned, std::size_t m0, std::size_t m1) {
+        for (std::size_t m = m0; m < m1; ++m)
+          for (std::uint32_t n = 0; n < kNTotal; ++n) {
+            const int* ar = &p.a[m * kKTotal];
+            const int* br = &p.b[static_cast<std::size_t>(n) * kKTotal];
+            for (int kb = 0; kb < kKb; ++kb) {
+              std::int32_t s = 0;
+              for (int k = kb * pk::kKStep; k < (kb + 1) * pk::kKStep; ++k) s += ar[k] * br[k];
+              p.part[(static_cast<std::size_t>(kb) * kMTotal + m) * kNTotal + n] = s;
+            }
+          }
+      },
+      16);
   return p;
 }
 
@@ -125,47 +132,50 @@ std::vector<float> expected_image(const std::vector<std::int64_t>& ref, const pk
   const int wgs = l.bm / 64;
   std::vector<float> want(static_cast<std::size_t>(l.blocks) * wgs * pk::kAccumulators *
                           pk::kThreadsPerWarpgroup);
-  for (int blk = 0; blk < l.blocks; ++blk) {
-    std::uint32_t mb = 0, nb = 0;
-    pk::tile_of(static_cast<std::uint32_t>(blk), kItems - 1, static_cast<std::uint32_t>(l.blocks),
-                l.m_blocks, l.tiles, l.cluster, mb, nb);
-    const std::uint32_t m0 = mb * static_cast<std::uint32_t>(l.bm), n0 = nb * pk::kN;
-    for (int wg = 0; wg < wgs; ++wg)
-      for (int reg = 0; reg < pk::kAccumulators; ++reg)
-        for (int th = 0; th < pk::kThreadsPerWarpgroup; ++th) {
-          int row, col;
-          hopper_layout::accumulator_position(th, reg, row, col);
-          const std::size_t m = m0 + static_cast<std::uint32_t>(64 * wg + row),
-                            n = n0 + static_cast<std::uint32_t>(col);
-          want[((static_cast<std::size_t>(blk) * wgs + wg) * pk::kAccumulators + reg) *
-                   pk::kThreadsPerWarpgroup +
-               th] = static_cast<float>(static_cast<double>(ref[m * kNTotal + n]) * 0.25);
-        }
-  }
+  // Each block's image is its own (blocks spread over the host's cores).
+  auto blocks = [&](unsigned, std::size_t b0, std::size_t b1) {
+    for (std::size_t blk = b0; blk < b1; ++blk) {
+      std::uint32_t mb = 0, nb = 0;
+      pk::tile_of(static_cast<std::uint32_t>(blk), kItems - 1,
+                  static_cast<std::uint32_t>(l.blocks), l.m_blocks, l.tiles, l.cluster, mb, nb);
+      const std::uint32_t m0 = mb * static_cast<std::uint32_t>(l.bm), n0 = nb * pk::kN;
+      for (int wg = 0; wg < wgs; ++wg)
+        for (int reg = 0; reg < pk::kAccumulators; ++reg)
+          for (int th = 0; th < pk::kThreadsPerWarpgroup; ++th) {
+            int row, col;
+            hopper_layout::accumulator_position(th, reg, row, col);
+            const std::size_t m = m0 + static_cast<std::uint32_t>(64 * wg + row),
+                              n = n0 + static_cast<std::uint32_t>(col);
+            want[((blk * wgs + static_cast<std::size_t>(wg)) * pk::kAccumulators + reg) *
+                     pk::kThreadsPerWarpgroup +
+                 th] = static_cast<float>(static_cast<double>(ref[m * kNTotal + n]) * 0.25);
+          }
+    }
+  };
+  parallel::for_ranges(static_cast<std::size_t>(l.blocks), blocks, 4);
   return want;
 }
 
 /// Compares every CTA's last-item accumulators with the expected image; returns the number
-/// wrong and describes the first in `first`.
-std::uint64_t check(const std::vector<float>& out, const std::vector<float>& want, int bm,
+/// wrong and describes the first in `first`. The comparison runs on the host's cores: a launch
+/// writes up to 17 MB of accumulators, and one thread checking them took several times the
+/// kernel's own time.
+std::uint64_t check(const float* out, std::size_t n_out, const std::vector<float>& want, int bm,
                     std::string& first) {
-  std::uint64_t wrong = 0;
-  const std::size_t n = std::min(out.size(), want.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    if (out[i] == want[i]) continue;  // NaN (unwritten) never compares equal
-    if (!wrong) {
-      const std::size_t th = i % pk::kThreadsPerWarpgroup,
-                        reg = (i / pk::kThreadsPerWarpgroup) % pk::kAccumulators,
-                        wgblk = i / (static_cast<std::size_t>(pk::kThreadsPerWarpgroup) *
-                                     pk::kAccumulators);
-      first = "block " + std::to_string(wgblk / static_cast<std::size_t>(bm / 64)) + " warpgroup " +
-              std::to_string(wgblk % static_cast<std::size_t>(bm / 64)) + " thread " +
-              std::to_string(th) + " register " + std::to_string(reg) + " = " +
-              std::to_string(out[i]) + ", expected " + std::to_string(want[i]);
-    }
-    ++wrong;
+  const std::size_t n = std::min(n_out, want.size());
+  const auto mm = parallel::count_mismatches(out, want.data(), n);  // NaN (unwritten) never equal
+  if (mm.count) {
+    const std::size_t i = mm.first;
+    const std::size_t th = i % pk::kThreadsPerWarpgroup,
+                      reg = (i / pk::kThreadsPerWarpgroup) % pk::kAccumulators,
+                      wgblk = i / (static_cast<std::size_t>(pk::kThreadsPerWarpgroup) *
+                                   pk::kAccumulators);
+    first = "block " + std::to_string(wgblk / static_cast<std::size_t>(bm / 64)) + " warpgroup " +
+            std::to_string(wgblk % static_cast<std::size_t>(bm / 64)) + " thread " +
+            std::to_string(th) + " register " + std::to_string(reg) + " = " +
+            std::to_string(out[i]) + ", expected " + std::to_string(want[i]);
   }
-  return wrong + (want.size() - n);
+  return mm.count + (want.size() - n);
 }
 
 double num(const json& p, const char* k) { return p.at(k).get<double>(); }
@@ -277,6 +287,7 @@ class HopperPipeline : public Experiment {
     const int blocks = sm_count;
     device::DeviceArray<float> out(static_cast<std::size_t>(blocks) * 2 * pk::kAccumulators *
                                    pk::kThreadsPerWarpgroup);
+    device::PinnedArray<float> out_host(out.size());  // every launch's accumulators land here
     device::DeviceArray<pk::Times> times(static_cast<std::size_t>(blocks));
     device::DeviceArray<unsigned> timeouts(1);
     const std::vector<std::int64_t> ref_full = expected(prob, pk::Mode::kPipeline, 1);
@@ -327,7 +338,9 @@ class HopperPipeline : public Experiment {
         return -1;
       }
       std::string first;
-      const auto wrong = check(out.download(want.size()), want, l.bm, first);
+      const std::size_t n_out = std::min(want.size(), out.size());
+      out.download_to(out_host.data(), n_out);
+      const auto wrong = check(out_host.data(), n_out, want, l.bm, first);
       if (wrong) {
         why = std::to_string(wrong) + " wrong accumulators; first: " + first;
         return -1;
