@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <set>
 
@@ -37,10 +38,13 @@ std::string tolerance_text(const Expectation& e) {
 }
 
 json to_json(const Expectation& e) {
-  return {
+  json j = {
       {"quantity", e.quantity}, {"numerator", e.numerator}, {"denominator", e.denominator},
       {"unit", e.unit},         {"expected", e.expected},   {"tolerance", e.tolerance},
       {"relative", e.relative}, {"model", e.model},         {"tolerance_text", tolerance_text(e)}};
+  if (std::isfinite(e.valid_min)) j["valid_min"] = e.valid_min;
+  if (std::isfinite(e.valid_max)) j["valid_max"] = e.valid_max;
+  return j;
 }
 
 Expectation expectation_from_json(const json& j) {
@@ -53,6 +57,8 @@ Expectation expectation_from_json(const json& j) {
   e.tolerance = j.value("tolerance", 0.0);
   e.relative = j.value("relative", true);
   e.model = j.value("model", "");
+  e.valid_min = j.value("valid_min", -std::numeric_limits<double>::infinity());
+  e.valid_max = j.value("valid_max", std::numeric_limits<double>::infinity());
   return e;
 }
 
@@ -69,6 +75,12 @@ Verdict judge(const Expectation& e, const std::vector<double>& reads) {
   const double tol = e.relative ? e.tolerance * std::fabs(e.expected) : e.tolerance;
   auto within = [&](double m) { return std::fabs(m - e.expected) <= tol; };
   v.measured = stats::median(reads);
+  for (double r : reads)
+    if (!(r >= e.valid_min && r <= e.valid_max)) {
+      v.judged = false;
+      v.invalid_read = r;
+      return v;
+    }
   v.agrees = within(v.measured);
   for (double r : reads) v.agreeing_reads += within(r) ? 1 : 0;
   return v;
@@ -143,6 +155,7 @@ json collect(Context& ctx, const Declaration& d) {
       j["reads"] = reads;
       j["measured"] = v.measured;
       j["agrees"] = v.agrees;
+      j["judged"] = v.judged;
       checks.push_back(j);
     }
     rec["probes"].push_back(
@@ -159,11 +172,22 @@ void cross_check(ExperimentResult& r) {
     return;
   }
   std::size_t checks = 0, agreeing = 0, reads = 0, consistent_reads = 0, k = 0;
+  json unjudged = json::array();
   for (const auto& p : rec.value("probes", json::array())) {
     for (const auto& c : p.value("checks", json::array())) {
       const auto e = expectation_from_json(c);
       const auto v = judge(e, c.value("reads", std::vector<double>{}));
       if (v.reads == 0) continue;
+      if (!v.judged) {
+        // The metric read a value the quantity cannot take (an L2 hit rate of 366 % on the
+        // H200's partitioned L2, whose slices also count the other partition's requests): it
+        // does not measure what the check assumes, so it neither agrees nor disagrees.
+        unjudged.push_back({{"quantity", e.quantity},
+                            {"at", p.value("label", std::string())},
+                            {"read", v.invalid_read},
+                            {"valid", {e.valid_min, e.valid_max}}});
+        continue;
+      }
       ++checks;
       reads += v.reads;
       consistent_reads += v.agrees ? v.agreeing_reads : v.reads - v.agreeing_reads;
@@ -187,6 +211,11 @@ void cross_check(ExperimentResult& r) {
       r.findings.push_back(f);
     }
   }
+  if (!unjudged.empty())
+    r.statistics["counters_unjudged"] = {
+        {"checks", unjudged},
+        {"why", "a read outside the values the quantity can take: the metric counts something "
+                "other than what the check assumes"}};
   if (checks == 0) return;
   Finding f;
   f.name = r.id + ".counters.agreement";
@@ -197,7 +226,10 @@ void cross_check(ExperimentResult& r) {
   f.method = std::to_string(agreeing) + " of " + std::to_string(checks) +
              " counter checks within tolerance of the model; " + rec.value("method", "");
   r.findings.push_back(f);
-  r.statistics["counters"] = {{"checks", checks}, {"agreeing", agreeing}, {"reads", reads}};
+  r.statistics["counters"] = {{"checks", checks},
+                              {"agreeing", agreeing},
+                              {"reads", reads},
+                              {"unjudged", unjudged.size()}};
 }
 
 }  // namespace gpuprobe::counters

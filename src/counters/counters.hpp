@@ -5,6 +5,7 @@
 // profiler over separate launches after the timed ones, and cross_check() turns the record into
 // findings. Without the profiler the record says why and the timings are untouched.
 #include <functional>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -25,6 +26,10 @@ struct Expectation {
   double tolerance = 0;  ///< allowed |measured - expected|, relative or absolute (below)
   bool relative = true;  ///< tolerance is a fraction of expected; else in the quantity's unit
   std::string model;     ///< where the expected value comes from
+  /// The values a read can take when the metric measures what the check assumes (a hit rate:
+  /// 0..100 %); a read outside leaves the check unjudged (the metric counts something else).
+  double valid_min = -std::numeric_limits<double>::infinity();
+  double valid_max = std::numeric_limits<double>::infinity();
 };
 
 /// One configuration of the experiment's kernel.
@@ -60,6 +65,8 @@ void cross_check(ExperimentResult& r);
 struct Verdict {
   double measured = 0;
   bool agrees = false;
+  bool judged = true;   ///< false: a read fell outside the expectation's valid range
+  double invalid_read = 0;  ///< the first such read
   std::size_t agreeing_reads = 0, reads = 0;
 };
 Verdict judge(const Expectation& e, const std::vector<double>& reads);

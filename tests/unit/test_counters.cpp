@@ -118,6 +118,41 @@ TEST_F(CountersFixture, DisagreementIsAFindingWithBothNumbers) {
   EXPECT_DOUBLE_EQ(r.findings[1].value, 50);  // one of two checks agrees
 }
 
+// A hit rate of 366 % (the H200's L2 counters around a one-thread chase) is no fraction of the
+// chase's sectors: the check is left unjudged, neither a disagreement nor an agreement, and the
+// statistics say which and why; a rate inside 0..100 is judged as before.
+TEST_F(CountersFixture, AReadOutsideTheValidRangeLeavesTheCheckUnjudged) {
+  fake.values = {{"hit.pct", 365.9}, {"dram.sum", 1010}};
+  counters::Declaration d;
+  counters::Expectation hit{"L2 sector hit rate", "hit.pct", "", "%", 100.0, 10.0, false, "fits"};
+  hit.valid_min = 0;
+  hit.valid_max = 100.5;
+  d.probes.push_back({"l2 3 MiB",
+                      {},
+                      [] {},
+                      {hit, {"DRAM bytes read", "dram.sum", "", "bytes", 1000.0, 20.0, false, "i"}}});
+  Context ctx{*dev, options, board};
+  ExperimentResult r;
+  r.id = "latency.chase";
+  r.samples["counters"] = counters::collect(ctx, d);
+  EXPECT_FALSE(r.samples["counters"]["probes"][0]["checks"][0]["judged"].get<bool>());
+  EXPECT_EQ(r.samples["counters"]["probes"][0]["checks"][0]["valid_max"].get<double>(), 100.5);
+  counters::cross_check(r);
+  ASSERT_EQ(r.findings.size(), 1u);  // no disagreement finding
+  EXPECT_EQ(r.findings[0].name, "latency.chase.counters.agreement");
+  EXPECT_DOUBLE_EQ(r.findings[0].value, 100);  // the one judged check agrees
+  EXPECT_EQ(r.statistics["counters"]["unjudged"], 1);
+  EXPECT_EQ(r.statistics["counters_unjudged"]["checks"][0]["read"].get<double>(), 365.9);
+  // Inside the range the same check is judged: 60 % disagrees with 100 +- 10.
+  fake.values["hit.pct"] = 60;
+  ExperimentResult q;
+  q.id = "latency.chase";
+  q.samples["counters"] = counters::collect(ctx, d);
+  counters::cross_check(q);
+  ASSERT_EQ(q.findings.size(), 2u);
+  EXPECT_EQ(q.findings[0].name, "latency.chase.counters.disagreement.1");
+}
+
 TEST_F(CountersFixture, ManyProbesAreReadInBoundedSessionsInOrder) {
   class Counting : public FakeReader {
    public:

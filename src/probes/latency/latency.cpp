@@ -319,7 +319,10 @@ json chase_counters(Context& ctx,
     std::vector<counters::Expectation> checks;
     const auto rate = [](const char* what, const char* metric, double expected, double tol,
                          const std::string& model) {
-      return counters::Expectation{what, metric, "", "%", expected, tol, false, model};
+      counters::Expectation e{what, metric, "", "%", expected, tol, false, model};
+      e.valid_min = 0;  // a hit rate
+      e.valid_max = 100.5;  // 100 % and the metric's rounding
+      return e;
     };
     if (set <= l1 / 2) {
       checks.push_back(
