@@ -90,6 +90,17 @@ def structure_text():
                    (", ".join(f"`{k}` = {f[k]['value']:g}" + (f" ({f[k]['policy']})" if f[k].get('policy') else "") +
                               f" (confidence {f[k]['confidence']:.2f})" for k in found) if found else
                     "none (two targets of one kind must agree)") + ".")
+    si = f.get("cache.l2.set_index_bits")
+    if si and "page_bits" in si:
+        phys = [b for b in si["bits"] if b not in si["page_bits"]]
+        pairs = ", ".join(f"({a}, {b})" for a, b in si["equal_pairs"]) or "none"
+        out.append(f"- L2 set index (flips of one conflict-set member's address bits): each of the physical bits "
+                   f"{', '.join(str(b) for b in phys)} moves a line to another set; pairs that cancel: {pairs}"
+                   + ("; such a pair moves a line by fewer lines than there are sets, so the index is no modulo (kind "
+                      f"`{si['kind']}`)" if si.get("modulo_refuted") else f" (kind `{si['kind']}`)")
+                   + (f"; bits {si['page_bits'][0]}..{si['page_bits'][-1]} lie above the {2 ** si['first_page_bit'] // 2**20} MiB page "
+                      "and change its physical frame, which user code cannot see: the frame matters, its columns are out of reach."
+                      if si["page_bits"] else "."))
     if ways and "cycles" in ways[0]["samples"].get("line_by_stride", {}) and "cache.l2.line_size" in f:
         lb = ways[0]["samples"]["line_by_stride"]
         med = [sorted(c)[len(c) // 2] for c in lb["cycles"]]

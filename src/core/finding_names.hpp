@@ -46,6 +46,7 @@ inline constexpr const char* kCacheL1Replacement = "cache.l1.replacement";
 
 // cache.l2.ways
 inline constexpr const char* kCacheL2LineSize = "cache.l2.line_size";
+inline constexpr const char* kCacheL2SetIndexBits = "cache.l2.set_index_bits";
 
 // latency.tlb
 inline constexpr const char* kTlbLevels = "tlb.levels";
@@ -155,6 +156,7 @@ inline constexpr Produced kShared[] = {
     {kCacheL1Sets, "cache.l1.ways"},
     {kCacheL1LineSize, "cache.l1.ways"},
     {kCacheL2LineSize, "cache.l2.ways"},
+    {kCacheL2SetIndexBits, "cache.l2.ways"},
     {kCacheL1Replacement, "cache.l1.ways"},
     {kTlbLevels, "latency.tlb"},
     {kTlbPageSize, "latency.tlb"},
