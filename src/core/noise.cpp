@@ -41,6 +41,29 @@ Judgement judge(double a, double ca, double b, double cb) {
   return j;
 }
 
+Judgement judge_replicates(double a, double se_a, std::size_t k_a, double b, double se_b,
+                           std::size_t k_b) {
+  Judgement j;
+  const double d = std::fabs(b - a);
+  if (d == 0 || std::isnan(d) || k_a < 2 || k_b < 2 || !(se_a >= 0) || !(se_b >= 0)) return j;
+  const double va = se_a * se_a, vb = se_b * se_b;
+  if (va + vb == 0) {
+    j.z = std::numeric_limits<double>::infinity();
+    j.beyond = true;
+    return j;
+  }
+  const double t = d / std::sqrt(va + vb);
+  const double nu = (va + vb) * (va + vb) /
+                    (va * va / static_cast<double>(k_a - 1) + vb * vb / static_cast<double>(k_b - 1));
+  const int dof = std::max(1, static_cast<int>(std::floor(nu)));
+  const double within = confidence::student_t_two_sided(t, dof);
+  // The normal deviate with the same two-sided probability (erf(z / sqrt 2) = within).
+  j.z = within >= 1.0 ? std::numeric_limits<double>::infinity()
+                      : std::sqrt(2.0) * erfinv(within);
+  j.beyond = confidence::separation(j.z) >= kBeyondSeparation;
+  return j;
+}
+
 namespace {
 const char* const kByteUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
 }

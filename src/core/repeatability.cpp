@@ -23,6 +23,8 @@ json table(const std::vector<json>& results) {
   struct Series {
     std::string unit;
     std::vector<json> values, confidences;  // null where a run lacks the finding
+    std::vector<double> standard_errors;       // -1 where the run states none
+    std::vector<std::size_t> replicates;       // 0 where the finding is no replicate median
   };
   std::vector<std::string> order;
   std::map<std::string, Series> by_name;
@@ -37,19 +39,32 @@ json table(const std::vector<json>& results) {
           it->second.unit = f.at("unit").get<std::string>();
           it->second.values.assign(n, nullptr);
           it->second.confidences.assign(n, nullptr);
+          it->second.standard_errors.assign(n, -1.0);
+          it->second.replicates.assign(n, 0);
         }
         it->second.values[run] = f.at("value").get<double>();
         it->second.confidences[run] = f.at("confidence").get<double>();
+        // A replicate median states its standard error and how many replicates gave it.
+        const auto se = f.find("standard_error");
+        const auto rep = f.find("replicates");
+        if (se != f.end() && se->is_number() && rep != f.end() && rep->is_object() &&
+            rep->contains("replicates") && rep->at("replicates").is_number_unsigned()) {
+          it->second.standard_errors[run] = se->get<double>();
+          it->second.replicates[run] = rep->at("replicates").get<std::size_t>();
+        }
       }
   json rows = json::array();
   int beyond_count = 0;
   for (const auto& name : order) {
     const auto& s = by_name[name];
-    std::vector<double> v, c;
+    std::vector<double> v, c, se;
+    std::vector<std::size_t> k;
     for (std::size_t run = 0; run < n; ++run)
       if (!s.values[run].is_null()) {
         v.push_back(s.values[run].get<double>());
         c.push_back(s.confidences[run].get<double>());
+        se.push_back(s.standard_errors[run]);
+        k.push_back(s.replicates[run]);
       }
     json row = {{"name", name},
                 {"unit", s.unit},
@@ -57,13 +72,17 @@ json table(const std::vector<json>& results) {
                 {"confidences", s.confidences},
                 {"runs_with_finding", v.size()}};
     double max_z = 0;
-    bool beyond = false;
+    bool beyond = false, welch = false;
     // A bound is not an estimate: two runs' lower (upper) bounds never contradict each other,
     // the tightest holds for both. Their z is kept, the judgement is not made.
     const bool lower = ends_with(name, "_lower_bound"), upper = ends_with(name, "_upper_bound");
     for (std::size_t i = 0; i < v.size(); ++i)
       for (std::size_t j = i + 1; j < v.size(); ++j) {
-        const auto judged = noise::judge(v[i], c[i], v[j], c[j]);
+        const bool replicated = k[i] >= 2 && k[j] >= 2 && se[i] >= 0 && se[j] >= 0;
+        welch = welch || replicated;
+        const auto judged = replicated
+                                ? noise::judge_replicates(v[i], se[i], k[i], v[j], se[j], k[j])
+                                : noise::judge(v[i], c[i], v[j], c[j]);
         max_z = std::max(max_z, judged.z);
         beyond = beyond || (judged.beyond && !lower && !upper);
       }
@@ -81,6 +100,7 @@ json table(const std::vector<json>& results) {
                    std::fabs(median));
     row["max_z"] = std::isfinite(max_z) ? json(max_z) : json("inf");
     row["beyond_stated_spread"] = beyond;
+    if (welch) row["judged_by"] = "welch_t";
     beyond_count += beyond;
     rows.push_back(row);
   }
@@ -88,7 +108,10 @@ json table(const std::vector<json>& results) {
           {"judgement",
            "a finding moves beyond its stated spread when two runs differ with separation >= " +
                std::to_string(noise::kBeyondSeparation) +
-               ", each run's standard error read back from its confidence (see compare)"},
+               ", each run's standard error read back from its confidence (see compare); "
+               "between two replicate medians (a finding with standard_error and replicates), "
+               "by Welch's t on the standard errors the replicates gave, its two-sided "
+               "probability read as a normal z (judged_by: welch_t)"},
           {"beyond", beyond_count},
           {"findings", rows}};
 }

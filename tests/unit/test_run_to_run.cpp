@@ -15,6 +15,7 @@
 #include "core/confidence.hpp"
 #include "core/experiment.hpp"
 #include "core/noise.hpp"
+#include "core/repeatability.hpp"
 #include "core/stats.hpp"
 #include "device/model_device.hpp"
 #include "finding_lookup.hpp"
@@ -424,6 +425,46 @@ TEST(RunToRun, LinkHostRoundsThatMoveCoverTheRunsTheyCameFrom) {
     EXPECT_FALSE(noise::judge(bw->value, bw->confidence, other, bw->confidence).beyond) << other;
   for (double other : {7.708, 6.651, 6.738})
     EXPECT_FALSE(noise::judge(lat->value, lat->confidence, other, lat->confidence).beyond) << other;
+}
+
+}  // namespace
+}  // namespace gpuprobe
+
+namespace gpuprobe {
+namespace {
+
+// Two replicate medians are judged by Welch's t on the standard errors their replicates gave
+// (k - 1 degrees of freedom each): the same difference and standard errors are within the runs'
+// spread from 3 replicates and beyond it from 30. The H200's TLB penalty, 8 (se 0.55), 10
+// (se 0.25) and 10.5 (se 0.26) cycles from 3 replicates each, read as exact normal errors, was
+// called beyond.
+TEST(RunToRun, ReplicateMediansAreJudgedByWelchsT) {
+  const auto few = noise::judge_replicates(8, 0.4, 3, 10, 0.2, 3);
+  const auto many = noise::judge_replicates(8, 0.4, 30, 10, 0.2, 30);
+  EXPECT_FALSE(few.beyond) << few.z;
+  EXPECT_TRUE(many.beyond) << many.z;
+  EXPECT_LT(few.z, many.z);
+  EXPECT_FALSE(noise::judge_replicates(8.0, 0.5527, 3, 10.0, 0.2452, 3).beyond);
+  EXPECT_TRUE(noise::judge_replicates(8.0, 0.05, 3, 10.0, 0.05, 3).beyond);
+  EXPECT_FALSE(noise::judge_replicates(10, 0.3, 3, 10, 0.3, 3).beyond);
+  // The repeat table uses it where both runs state a standard error and their replicates, and
+  // reads the confidence back otherwise.
+  const auto run = [](double value, double se, double confidence, bool replicated) {
+    json f = {{"name", "tlb.l1.miss_penalty"}, {"unit", "cycles"}, {"value", value},
+              {"confidence", confidence}};
+    if (replicated) {
+      f["standard_error"] = se;
+      f["replicates"] = {{"replicates", 3u}, {"standard_error", se}};
+    }
+    return json{{"experiments", {{{"id", "latency.tlb"}, {"findings", {f}}}}}};
+  };
+  const auto welch = repeatability::table({run(8, 0.5527, 0.2006, true), run(10.5, 0.2614, 0.4939, true)});
+  EXPECT_EQ(welch.at("beyond"), 0);
+  EXPECT_EQ(welch.at("findings")[0].at("judged_by"), "welch_t");
+  const auto read_back =
+      repeatability::table({run(8, 0.5527, 0.2006, false), run(10.5, 0.2614, 0.4939, false)});
+  EXPECT_EQ(read_back.at("beyond"), 1);
+  EXPECT_FALSE(read_back.at("findings")[0].contains("judged_by"));
 }
 
 }  // namespace
