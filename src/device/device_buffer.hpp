@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -83,32 +84,26 @@ class DeviceArray {
 /// `n` elements of T in page-locked host memory; move-only. A large kernel output copied back
 /// after every launch lands here: a fresh pageable vector per launch costs its page faults, its
 /// zeroing and a staged copy, several times what the copy itself does.
+/// Frees what cudaMallocHost allocated (cudaFreeHost's error, at teardown, is not checked).
+struct PinnedFree {
+  void operator()(void* p) const { cudaFreeHost(p); }
+};
+
 template <class T>
 class PinnedArray {
  public:
   PinnedArray() = default;
   explicit PinnedArray(std::size_t n) : n_(n) {
-    if (n_) GP_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&ptr_), n_ * sizeof(T)));
+    if (n_ == 0) return;
+    void* p = nullptr;
+    GP_CUDA_CHECK(cudaMallocHost(&p, n_ * sizeof(T)));
+    ptr_.reset(static_cast<T*>(p));
   }
-  ~PinnedArray() {
-    if (ptr_) cudaFreeHost(ptr_);
-  }
-  PinnedArray(PinnedArray&& o) noexcept : ptr_(o.ptr_), n_(o.n_) {
-    o.ptr_ = nullptr;
-    o.n_ = 0;
-  }
-  PinnedArray& operator=(PinnedArray&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    std::swap(n_, o.n_);
-    return *this;
-  }
-  PinnedArray(const PinnedArray&) = delete;
-  PinnedArray& operator=(const PinnedArray&) = delete;
-  T* data() const { return ptr_; }
-  std::size_t size() const { return n_; }
+  T* data() const { return ptr_.get(); }
+  std::size_t size() const { return ptr_ ? n_ : 0; }
 
  private:
-  T* ptr_ = nullptr;
+  std::unique_ptr<T, PinnedFree> ptr_;
   std::size_t n_ = 0;
 };
 
