@@ -695,6 +695,62 @@ PolicyResult infer_policy(Probe& p, Level level, const Calibration& cal, const C
   return r;
 }
 
+CyclicResult cyclic_retention(Probe& p, Level level, const Calibration& cal,
+                              const ConflictSet& set, int orders, int rounds) {
+  CyclicResult r;
+  if (!set.found || set.lines.size() < 3 || rounds < 2 || orders < 1) return r;
+  const std::size_t n = set.lines.size();  // ways + 1
+  const std::size_t per_call = n * static_cast<std::size_t>(rounds);
+  if (p.max_sequence != 0 && per_call > p.max_sequence) return r;
+  std::mt19937_64 rng(p.seed * 7919 + 17 + static_cast<int>(level));
+  std::size_t hits = 0, timed = 0;
+  r.round_retention.assign(static_cast<std::size_t>(rounds - 1), 0.0);
+  std::vector<int> all;
+  for (int o = 0; o < orders; ++o) {
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    AccessSequence s = base_sequence(p, level);
+    for (int k = 0; k < rounds; ++k)
+      for (int a : order) {
+        s.sequence.push_back(set.lines[static_cast<std::size_t>(a)]);
+        if (o == 0) all.push_back(a);
+      }
+    s.timed_from = static_cast<std::uint32_t>(n);  // the first round fills the set
+    const auto t = p.call(s);
+    for (std::size_t i = 0; i < t.cycles.size(); ++i) {
+      const bool hit = t.cycles[i] <= cal.threshold;
+      hits += hit ? 1 : 0;
+      ++timed;
+      r.round_retention[i / n] += hit ? 1.0 : 0.0;
+    }
+  }
+  for (auto& x : r.round_retention) x /= static_cast<double>(n * static_cast<std::size_t>(orders));
+  r.measured = timed > 0;
+  r.retention = timed ? static_cast<double>(hits) / static_cast<double>(timed) : 0.0;
+  r.rounds = static_cast<std::size_t>(rounds);
+  r.orders = static_cast<std::size_t>(orders);
+  r.lines = n;
+  // What the deterministic classes give over the same cycle (all miss for LRU and FIFO).
+  const std::uint32_t w = static_cast<std::uint32_t>(n - 1);
+  std::vector<std::string> classes = {"lru", "fifo"};
+  if ((w & (w - 1)) == 0) classes.push_back("tree_plru");
+  for (const auto& c : classes) {
+    std::size_t h = 0, total = 0;
+    std::vector<int> prefix;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (i >= n) {
+        const auto resident = simulate_set(c, w, prefix);
+        h += std::binary_search(resident.begin(), resident.end(), all[i]) ? 1 : 0;
+        ++total;
+      }
+      prefix.push_back(all[i]);
+    }
+    r.predicted[c] = total ? static_cast<double>(h) / static_cast<double>(total) : 0.0;
+  }
+  return r;
+}
+
 CapacityResult infer_capacity(Probe& p, Level level, const Calibration& cal,
                               std::uint32_t line_bytes, std::uint64_t max_bytes, double precision) {
   CapacityResult r;

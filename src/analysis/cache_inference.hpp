@@ -181,6 +181,24 @@ struct PolicyResult {
 PolicyResult infer_policy(Probe& p, Level level, const Calibration& cal, const ConflictSet& set,
                           int tests = 6);
 
+/// Cyclic retention: the conflict set's ways + 1 lines read in one fixed random order, round
+/// after round (the order a chase over a working set past the cache gives each set). LRU, FIFO
+/// and tree-PLRU miss every access of this cycle (each line is evicted just before its turn);
+/// a policy that does not (random victims, an insertion below the most recent place) keeps some.
+/// The policy sequences above judge which line leaves when one new line arrives, and cannot see
+/// where the new line is placed; this test can. `retention` = hits / timed accesses over the
+/// rounds after the first, `round_hits` per timed round, `predicted` what each deterministic
+/// class gives (simulate_set).
+struct CyclicResult {
+  bool measured = false;
+  double retention = 0;
+  std::vector<double> round_retention;  ///< per timed round, over the orders
+  std::size_t rounds = 0, orders = 0, lines = 0;
+  nlohmann::json predicted = nlohmann::json::object();
+};
+CyclicResult cyclic_retention(Probe& p, Level level, const Calibration& cal,
+                              const ConflictSet& set, int orders = 2, int rounds = 8);
+
 /// Capacity: the largest number of consecutive lines (from a 2 MiB-aligned start, random order)
 /// that do not conflict, by doubling then bisection to `precision`.
 struct CapacityResult {

@@ -362,6 +362,47 @@ TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
   EXPECT_EQ(plain.kind, "modulo_non_power_of_two");
 }
 
+// A cycle over a conflict set's ways + 1 lines misses every access under LRU and FIFO, and
+// under tree-PLRU once settled (each line leaves just before its turn); it keeps a large share
+// under random
+// victims: the policy sequences cannot see that difference where the victim is the same.
+TEST(CacheInference, CyclicRetentionTellsThrashingFromKeeping) {
+  using namespace analysis::cache;
+  const auto retention = [](Replacement policy) {
+    ModelConfig c = device::builtin_model_config("tiny");
+    c.l1.line_bytes = 128;
+    c.l1.ways = 4;
+    c.l1.policy = policy;
+    c.l1.set_hash_masks.clear();
+    c.l1_shared_unified_bytes = 32 * 4 * 128;
+    c.default_shared_carveout_bytes = 0;
+    c.shared_per_sm_bytes = 0;
+    c.l1.capacity_bytes = 0;
+    device::ModelDevice dev(c);
+    auto buf = dev.alloc_probe_buffer(4 * kMiB);
+    Probe p = probe_on(dev, *buf, 4 * kMiB, 3);
+    const auto cal = calibrate(p, Level::kL1);
+    const auto set = find_conflict_set(p, Level::kL1, cal, 4096);
+    EXPECT_TRUE(set.found);
+    return cyclic_retention(p, Level::kL1, cal, set);
+  };
+  for (auto pol : {Replacement::kLru, Replacement::kFifo, Replacement::kTreePlru}) {
+    const auto r = retention(pol);
+    ASSERT_TRUE(r.measured);
+    EXPECT_EQ(r.lines, 5u);
+    // The model's own class keeps exactly what the reference simulation predicts: nothing for
+    // LRU and FIFO, a hit of the first rounds for tree-PLRU before it settles into thrashing.
+    EXPECT_DOUBLE_EQ(r.retention, r.predicted.at(device::to_string(pol)).get<double>())
+        << device::to_string(pol);
+    EXPECT_LT(r.retention, 0.05);
+    EXPECT_EQ(r.predicted.at("lru").get<double>(), 0.0);
+    EXPECT_EQ(r.predicted.at("fifo").get<double>(), 0.0);
+    EXPECT_EQ(r.round_retention.size(), 7u);
+  }
+  const auto random = retention(Replacement::kRandom);
+  EXPECT_GT(random.retention, 0.3);  // about 0.6 in the long run for 4 ways and 5 lines
+}
+
 TEST(CacheInference, RecoversRandomModelledHierarchies) {
   std::mt19937_64 rng(20261201);
   const int kHierarchies = std::getenv("GP_HIERARCHIES") ? std::atoi(std::getenv("GP_HIERARCHIES")) : 200;

@@ -479,6 +479,46 @@ void policy_finding(const std::string& lv, const json& rec, std::vector<Finding>
                  {{"policy", cls}, {"deterministic", pol.at("deterministic")}}});
 }
 
+json cyclic_record(analysis::cache::Probe& p, Level level, const LevelRun& lr) {
+  const auto c = analysis::cache::cyclic_retention(p, level, lr.cal, lr.set);
+  if (!c.measured) return {{"measured", false}};
+  return {{"measured", true},
+          {"retention", c.retention},
+          {"round_retention", c.round_retention},
+          {"rounds", c.rounds},
+          {"orders", c.orders},
+          {"lines", c.lines},
+          {"predicted", c.predicted}};
+}
+
+/// cache.<level>.cyclic_retention: the share of a ways + 1 line cycle that still hits (see
+/// analysis::cache::cyclic_retention). Confidence: the rounds that agree with it within one
+/// line of the cycle (agreement), times the calibration's hit/miss separation.
+void cyclic_finding(const std::string& lv, const json& rec, std::vector<Finding>& out) {
+  if (!rec.contains("cyclic") || !rec["cyclic"].value("measured", false)) return;
+  const auto& c = rec["cyclic"];
+  const double value = c.at("retention").get<double>();
+  const double lines = c.at("lines").get<double>();
+  std::size_t agreeing = 0, rounds = 0;
+  for (const auto& x : c.at("round_retention")) {
+    ++rounds;
+    agreeing += std::fabs(x.get<double>() - value) <= 1.0 / lines ? 1 : 0;
+  }
+  out.push_back({"cache." + lv + ".cyclic_retention",
+                 value,
+                 "fraction",
+                 confidence::combine({confidence::agreement(agreeing, rounds),
+                                      calibration_separation(rec.at("calibration"))}),
+                 "the conflict set's ways + 1 lines read in one fixed random order round after "
+                 "round (as a chase past the cache visits each set): the share of accesses after "
+                 "the first round that hit. LRU, FIFO and tree-PLRU keep none (predicted); random "
+                 "victims or an insertion below the most recent place keep some. The policy "
+                 "sequences see which line leaves, not where a new line is placed",
+                 {{"predicted", c.at("predicted")},
+                  {"round_retention", c.at("round_retention")},
+                  {"lines", c.at("lines")}}});
+}
+
 constexpr std::array<std::uint32_t, 4> kLineStrides = {64, 128, 256, 512};
 constexpr double kLineWorkingSetFactor = 1.25;
 
@@ -521,6 +561,7 @@ class WaysExperiment : public Experiment {
     if (lr.agreed) {
       rec["line"] = line_record(s->probe, level_, lr, rec);
       rec["policy"] = policy_record(s->probe, level_, lr);
+      rec["cyclic"] = cyclic_record(s->probe, level_, lr);
       struct {
         bool found;
         std::uint32_t line_bytes;
@@ -663,6 +704,7 @@ class WaysExperiment : public Experiment {
                      [](const Finding& f) { return f.name == "cache.l2.line_size"; }))
       line_by_stride_finding(rec, r.findings);
     policy_finding(lv, rec, r.findings);
+    cyclic_finding(lv, rec, r.findings);
     if (!rec.value("pools_agree", false) && rec.contains("pools")) {
       // No set, but targets whose repeatable eviction needs every one of g disjoint groups of
       // the shortest evicting prefix: each group holds a line the target competes with.
