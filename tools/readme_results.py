@@ -138,6 +138,11 @@ def structure_text():
                    f"{g['replay.worst_error_percent']['value']:.1f}% at {g['replay.worst_error_percent']['working_set_bytes'] / 2**20:.2f} MiB "
                    f"({g['replay.worst_error_percent']['region']}); per region: " +
                    ", ".join(f"{k} {g['replay.' + k + '.worst_error_percent']['value']:.1f}%" for k in sorted(regions)) + ".")
+    others = sorted(p.name for p in (res / "other_cards").glob("GPU-*") if (p / "result.json").exists())
+    if others:
+        out.append(f"- Other H200s of the pool ([results/h200/other_cards](results/h200/other_cards/README.md)): "
+                   + ", ".join(others) + "; every call lands on another card, and some findings differ by card "
+                   "(DRAM latency; whether the eviction sweeps find a minimal L2 set).")
     return "\n".join(out)
 
 
