@@ -465,12 +465,8 @@ TargetSelection near_home_targets(Probe& p, std::size_t n, std::uint64_t alignme
 
 std::optional<double> near_home_threshold(const std::vector<double>& cold_cycles) {
   if (cold_cycles.size() < 8) return std::nullopt;
-  const double cap = 1.5 * stats::median(cold_cycles);
-  std::vector<double> kept;
-  for (double v : cold_cycles)
-    if (v <= cap) kept.push_back(v);
   // The optimal split (not an iterated one: from the extremes, one walk left in pulls it off).
-  const auto sp = stats::two_means(kept);
+  const auto sp = stats::two_means(stats::at_most_median_multiple(cold_cycles, 1.5).kept);
   if (!sp.found) return std::nullopt;
   const std::size_t quarter = cold_cycles.size() / 4;
   if (sp.low.size() < quarter || sp.high.size() < quarter ||

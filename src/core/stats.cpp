@@ -60,6 +60,15 @@ double spread_confidence(const nlohmann::json& m) {
   return confidence_from_spread((m.at("p95").get<double>() - m.at("p5").get<double>()) / med);
 }
 
+Capped at_most_median_multiple(const std::vector<double>& values, double factor) {
+  Capped c;
+  if (values.empty()) return c;
+  c.cap = factor * median(values);
+  for (double v : values)
+    if (v <= c.cap) c.kept.push_back(v);
+  return c;
+}
+
 TwoMeans two_means(std::vector<double> v, std::size_t min_class) {
   TwoMeans s;
   const std::size_t n = v.size();

@@ -53,6 +53,15 @@ TwoMeans two_means(std::vector<double> values, std::size_t min_class = 1);
 /// added, with at least `min_class` values a side.
 bool classes_apart(const TwoMeans& split, std::size_t min_class = 3);
 
+/// The values at most `factor` x the sample's median, in their order, and that cap: latencies
+/// with a one-off delay on top (a translation miss) left out before two_means, where a few of
+/// them would become a class of their own. An empty sample gives an empty one and cap 0.
+struct Capped {
+  std::vector<double> kept;
+  double cap = 0;
+};
+Capped at_most_median_multiple(const std::vector<double>& values, double factor);
+
 /// The median, or 0 for an empty sample.
 inline double median_or_zero(const std::vector<double>& v) { return v.empty() ? 0.0 : median(v); }
 

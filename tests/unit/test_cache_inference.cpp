@@ -267,6 +267,40 @@ Recovered recover(const Drawn& d, std::uint64_t seed) {
   return r;
 }
 
+/// A tiny modelled GPU whose unified storage is all L1: 32 sets x 4 ways of 128-B lines, set
+/// index by `masks` (GF(2) hash; empty: modulo), replacement `policy`.
+ModelConfig l1_only_model(Replacement policy, std::vector<std::uint64_t> masks) {
+  ModelConfig c = device::builtin_model_config("tiny");
+  c.l1.line_bytes = 128;
+  c.l1.ways = 4;
+  c.l1.policy = policy;
+  c.l1.set_hash_masks = std::move(masks);
+  c.l1_shared_unified_bytes = 32 * 4 * 128;
+  c.default_shared_carveout_bytes = 0;
+  c.shared_per_sm_bytes = 0;
+  c.l1.capacity_bytes = 0;
+  return c;
+}
+
+/// What the targeted L1 inferences start from: a probe over 4 MiB of `buf`, the calibration and
+/// a minimal conflict set (expected to be found).
+struct L1Start {
+  analysis::cache::Probe probe;
+  analysis::cache::Calibration cal;
+  analysis::cache::ConflictSet set;
+};
+L1Start l1_start(device::ModelDevice& dev, device::ProbeBuffer& buf, std::uint64_t seed,
+                 std::uint64_t contiguous = 0) {
+  using namespace analysis::cache;
+  L1Start st;
+  st.probe = probe_on(dev, buf, 4 * kMiB, seed);
+  st.probe.contiguous_bytes = contiguous;
+  st.cal = calibrate(st.probe, Level::kL1);
+  st.set = find_conflict_set(st.probe, Level::kL1, st.cal, 4096);
+  EXPECT_TRUE(st.set.found);
+  return st;
+}
+
 // Bits at or above the device's page move a line to another physical frame: the inference
 // records that they change the set but neither pairs them nor judges the kind on them. The
 // hash has bits 7..11 (one per set-index bit) and bits 17 and 18 in every mask (equal
@@ -274,27 +308,14 @@ Recovered recover(const Drawn& d, std::uint64_t seed) {
 // tested, and 17 and 18 are page bits.
 TEST(CacheInference, SetIndexTestsPairsOnlyBelowThePage) {
   using namespace analysis::cache;
-  ModelConfig c = device::builtin_model_config("tiny");
-  c.l1.line_bytes = 128;
-  c.l1.ways = 4;
-  c.l1.policy = Replacement::kLru;
-  c.l1.set_hash_masks.clear();
+  std::vector<std::uint64_t> masks;
   for (int i = 0; i < 5; ++i)
-    c.l1.set_hash_masks.push_back((std::uint64_t{1} << (7 + i)) | (std::uint64_t{3} << 17));
-  c.l1.capacity_bytes = 32 * 4 * 128;
-  c.l1_shared_unified_bytes = c.l1.capacity_bytes;
-  c.default_shared_carveout_bytes = 0;
-  c.shared_per_sm_bytes = 0;
-  c.l1.capacity_bytes = 0;
-  device::ModelDevice dev(c);
+    masks.push_back((std::uint64_t{1} << (7 + i)) | (std::uint64_t{3} << 17));
+  device::ModelDevice dev(l1_only_model(Replacement::kLru, masks));
   auto buf = dev.alloc_probe_buffer(4 * kMiB);
   const auto run = [&](std::uint64_t contiguous) {
-    Probe p = probe_on(dev, *buf, 4 * kMiB, 5);
-    p.contiguous_bytes = contiguous;
-    const auto cal = calibrate(p, Level::kL1);
-    const auto set = find_conflict_set(p, Level::kL1, cal, 4096);
-    EXPECT_TRUE(set.found);
-    return infer_set_index(p, Level::kL1, cal, set, 128, 32 * 4 * 128);
+    auto st = l1_start(dev, *buf, 5, contiguous);
+    return infer_set_index(st.probe, Level::kL1, st.cal, st.set, 128, 32 * 4 * 128);
   };
   const auto flat = run(0);
   EXPECT_EQ(flat.bits, (std::vector<int>{7, 8, 9, 10, 11, 17, 18}));
@@ -321,16 +342,12 @@ TEST(CacheInference, SetIndexTestsPairsOnlyBelowThePage) {
 TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
   using namespace analysis::cache;
   const auto kind = [](bool shared_column) {
-    ModelConfig c = device::builtin_model_config("tiny");
-    c.l1.line_bytes = 128;
-    c.l1.ways = 4;
-    c.l1.policy = Replacement::kLru;
-    c.l1.set_hash_masks.clear();
-    for (int i = 0; i < 5; ++i) c.l1.set_hash_masks.push_back(std::uint64_t{1} << (7 + i));
+    std::vector<std::uint64_t> masks;
+    for (int i = 0; i < 5; ++i) masks.push_back(std::uint64_t{1} << (7 + i));
     // Columns: bit 7 + i is e_i; bit 12 is e0 + e1, bit 13 the same or e0 + e2, bit 14
     // e1 + e2 + e3.
     const auto add = [&](int bit, std::initializer_list<int> rows) {
-      for (int i : rows) c.l1.set_hash_masks[static_cast<std::size_t>(i)] |= std::uint64_t{1} << bit;
+      for (int i : rows) masks[static_cast<std::size_t>(i)] |= std::uint64_t{1} << bit;
     };
     add(12, {0, 1});
     if (shared_column)
@@ -338,19 +355,11 @@ TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
     else
       add(13, {0, 2});
     add(14, {1, 2, 3});
-    c.l1_shared_unified_bytes = 32 * 4 * 128;
-    c.default_shared_carveout_bytes = 0;
-    c.shared_per_sm_bytes = 0;
-    c.l1.capacity_bytes = 0;
-    device::ModelDevice dev(c);
+    device::ModelDevice dev(l1_only_model(Replacement::kLru, masks));
     auto buf = dev.alloc_probe_buffer(4 * kMiB);
-    Probe p = probe_on(dev, *buf, 4 * kMiB, 9);
-    p.contiguous_bytes = 32 * kKiB;
-    const auto cal = calibrate(p, Level::kL1);
-    const auto set = find_conflict_set(p, Level::kL1, cal, 4096);
-    EXPECT_TRUE(set.found);
+    auto st = l1_start(dev, *buf, 9, 32 * kKiB);
     // 100 sets of 4 x 128 B: 12800 B, more than bits 12 and 13 move a line (12288 B).
-    return infer_set_index(p, Level::kL1, cal, set, 128, 100 * 4 * 128);
+    return infer_set_index(st.probe, Level::kL1, st.cal, st.set, 128, 100 * 4 * 128);
   };
   const auto hashed = kind(true);
   EXPECT_EQ(hashed.equal_pairs, (std::vector<std::pair<int, int>>{{12, 13}}));
@@ -364,27 +373,15 @@ TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
 
 // A cycle over a conflict set's ways + 1 lines misses every access under LRU and FIFO, and
 // under tree-PLRU once settled (each line leaves just before its turn); it keeps a large share
-// under random
-// victims: the policy sequences cannot see that difference where the victim is the same.
+// under random victims: the policy sequences cannot see that difference where the victim is
+// the same.
 TEST(CacheInference, CyclicRetentionTellsThrashingFromKeeping) {
   using namespace analysis::cache;
   const auto retention = [](Replacement policy) {
-    ModelConfig c = device::builtin_model_config("tiny");
-    c.l1.line_bytes = 128;
-    c.l1.ways = 4;
-    c.l1.policy = policy;
-    c.l1.set_hash_masks.clear();
-    c.l1_shared_unified_bytes = 32 * 4 * 128;
-    c.default_shared_carveout_bytes = 0;
-    c.shared_per_sm_bytes = 0;
-    c.l1.capacity_bytes = 0;
-    device::ModelDevice dev(c);
+    device::ModelDevice dev(l1_only_model(policy, {}));
     auto buf = dev.alloc_probe_buffer(4 * kMiB);
-    Probe p = probe_on(dev, *buf, 4 * kMiB, 3);
-    const auto cal = calibrate(p, Level::kL1);
-    const auto set = find_conflict_set(p, Level::kL1, cal, 4096);
-    EXPECT_TRUE(set.found);
-    return cyclic_retention(p, Level::kL1, cal, set);
+    auto st = l1_start(dev, *buf, 3);
+    return cyclic_retention(st.probe, Level::kL1, st.cal, st.set);
   };
   for (auto pol : {Replacement::kLru, Replacement::kFifo, Replacement::kTreePlru}) {
     const auto r = retention(pol);

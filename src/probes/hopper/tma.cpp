@@ -93,6 +93,13 @@ confidence::ReplicateSummary tma_latency_replicates(const std::vector<json>& poi
 /// odds, at the same cost (five replicates of 3 repetitions against three of 5).
 constexpr int kTmaLatencyReplicates = 5;
 
+/// {"points", "points_failing_verification"} of a TMA experiment's recorded points.
+json points_statistics(const json& points) {
+  std::size_t bad = 0;
+  for (const auto& p : points) bad += p.at("verified").get<bool>() ? 0 : 1;
+  return {{"points", points.size()}, {"points_failing_verification", bad}};
+}
+
 /// Each replicate's cycle samples of one point (empty when the result kept only summaries).
 std::vector<std::vector<double>> tma_latency_samples(const std::vector<json>& points) {
   std::vector<std::vector<double>> reps;
@@ -126,17 +133,14 @@ struct LatencyClasses {
 /// on (so that whole-cycle jitter of one class is never two).
 LatencyClasses latency_classes(const std::vector<std::vector<double>>& replicates) {
   LatencyClasses c;
-  std::vector<double> v;
-  for (const auto& r : replicates) v.insert(v.end(), r.begin(), r.end());
-  if (v.empty()) return c;  // a result that kept only summaries
+  std::vector<double> all;
+  for (const auto& r : replicates) all.insert(all.end(), r.begin(), r.end());
+  if (all.empty()) return c;  // a result that kept only summaries
   // Samples above 1.5 x the median (a translation miss on top of the copy: 2386 cycles among
   // 906 and 1090 on the H200) belong to no class; as outliers of a few they would otherwise
   // become the upper "class" of a two-means split and hide the real one.
-  const double cutoff = 1.5 * stats::median(v);
-  v.erase(std::remove_if(v.begin(), v.end(), [&](double x) { return x > cutoff; }), v.end());
-  c.outliers = 0;
-  for (const auto& r : replicates)
-    for (double x : r) c.outliers += x > cutoff ? 1 : 0;
+  auto [v, cutoff] = stats::at_most_median_multiple(all, 1.5);
+  c.outliers = all.size() - v.size();
   const auto splits = [](const stats::TwoMeans& t) {
     return stats::classes_apart(t, 3) && stats::median(t.high) - stats::median(t.low) >
                                              confidence::kDefaultTolerance * stats::median(t.low);
@@ -239,9 +243,7 @@ class TmaLatency : public Experiment {
         {"l2_regime", "an identical untimed launch first (the L1 is invalidated per launch)"},
         {"dram_regime", "L2 flushed by streaming 2 x L2 before the timed launch"}};
     r.samples = {{"points", points}};
-    std::size_t bad = 0;
-    for (const auto& p : points) bad += p.at("verified").get<bool>() ? 0 : 1;
-    r.statistics = {{"points", points.size()}, {"points_failing_verification", bad}};
+    r.statistics = points_statistics(points);
     // One row per (copy, regime, size): the replicates' median of medians, their extremes, the
     // samples in all, and whether every replicate's copies checked out.
     Curve c{"latency",
@@ -604,9 +606,7 @@ class TmaBandwidth : public Experiment {
                              std::to_string(info.mem_bus_width_bits) + " bit / 8"},
         {"expected_checksum", expected}};
     r.samples = {{"points", points}};
-    std::size_t bad = 0;
-    for (const auto& p : points) bad += p.at("verified").get<bool>() ? 0 : 1;
-    r.statistics = {{"points", points.size()}, {"points_failing_verification", bad}};
+    r.statistics = points_statistics(points);
     Curve c{"bandwidth",
             {"direction", "source", "tile_bytes", "stages", "gb_s_median", "gb_s_min", "gb_s_max",
              "n", "percent_of_peak", "verified"},
