@@ -500,6 +500,69 @@ LineSizeResult infer_line_size(Probe& p, Level level, const Calibration& cal,
   return r;
 }
 
+std::uint64_t in_page_distance_gcd(const std::vector<std::uint64_t>& lines,
+                                   std::uint32_t line_bytes, std::uint64_t contiguous_bytes) {
+  std::uint64_t g = 0;
+  if (line_bytes == 0) return 0;
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    for (std::size_t k = i + 1; k < lines.size(); ++k) {
+      const std::uint64_t a = lines[i] / line_bytes, b = lines[k] / line_bytes;
+      if (contiguous_bytes != 0 && lines[i] / contiguous_bytes != lines[k] / contiguous_bytes)
+        continue;
+      if (a == b) continue;
+      g = std::gcd(g, a > b ? a - b : b - a);
+    }
+  return g;
+}
+
+void judge_set_index_kind(SetIndexResult& r, const std::vector<std::uint64_t>& lines,
+                          std::uint64_t ways, std::uint32_t line_bytes,
+                          std::uint64_t capacity_bytes, std::uint64_t contiguous_bytes) {
+  const std::uint64_t sets_from_capacity =
+      capacity_bytes && ways ? capacity_bytes / (std::uint64_t{line_bytes} * ways) : 0;
+  // The kind is judged on the physical bits; above them every flip changes the page.
+  const int highest_physical =
+      r.first_page_bit < 0 ? r.highest_bit_tested : r.first_page_bit - 1;
+  std::vector<int> judged;
+  for (int b : r.bits)
+    if (r.first_page_bit < 0 || b < r.first_page_bit) judged.push_back(b);
+  bool contiguous = !judged.empty() && judged.front() == r.lowest_bit_tested;
+  for (std::size_t i = 1; i < judged.size(); ++i)
+    contiguous = contiguous && judged[i] == judged[i - 1] + 1;
+  const bool all_bits = contiguous && judged.back() == highest_physical;
+  const bool pow2_sets = sets_from_capacity && !(sets_from_capacity & (sets_from_capacity - 1));
+  // A modulo over m sets keeps a line's set only when the address moves by a multiple of
+  // m lines: a pair of bits whose flip moves it by less than that (2^i + 2^j < m x line) and
+  // keeps the set rules any modulo out.
+  const bool by_pair =
+      sets_from_capacity &&
+      std::any_of(r.equal_pairs.begin(), r.equal_pairs.end(), [&](const auto& pr) {
+        return (std::uint64_t{1} << pr.first) + (std::uint64_t{1} << pr.second) <
+               sets_from_capacity * line_bytes;
+      });
+  r.member_distance_gcd_lines = in_page_distance_gcd(lines, line_bytes, contiguous_bytes);
+  const bool by_distance = sets_from_capacity && r.member_distance_gcd_lines != 0 &&
+                           r.member_distance_gcd_lines % sets_from_capacity != 0;
+  const bool modulo_refuted = by_pair || by_distance;
+  r.modulo_refuted = modulo_refuted;
+  r.modulo_refuted_by = by_pair ? "equal_pair" : by_distance ? "member_distance" : "";
+  if (r.bits.empty()) {
+    r.kind = "single_set";
+    r.sets = 1;
+  } else if (contiguous && r.equal_pairs.empty() && r.page_bits.empty() && !all_bits &&
+             (!sets_from_capacity || sets_from_capacity == (std::uint64_t{1} << judged.size())) &&
+             r.member_distance_gcd_lines % (std::uint64_t{1} << judged.size()) == 0) {
+    r.kind = "modulo_power_of_two";
+    r.sets = std::uint64_t{1} << judged.size();
+  } else if (all_bits && sets_from_capacity && !pow2_sets && !modulo_refuted) {
+    r.kind = "modulo_non_power_of_two";
+    r.sets = sets_from_capacity;
+  } else {
+    r.kind = "xor_hash";
+    r.sets = sets_from_capacity;
+  }
+}
+
 SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
                                const ConflictSet& set, std::uint32_t line_bytes,
                                std::uint64_t capacity_bytes) {
@@ -540,42 +603,7 @@ SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
           {{"flip_bits", {physical_bits[i], physical_bits[k]}}, {"same_set", same}});
       if (same) r.equal_pairs.emplace_back(physical_bits[i], physical_bits[k]);
     }
-  const std::uint64_t ways = set.ways;
-  const std::uint64_t sets_from_capacity =
-      capacity_bytes && ways ? capacity_bytes / (std::uint64_t{line_bytes} * ways) : 0;
-  // The kind is judged on the physical bits; above them every flip changes the page.
-  const int highest_physical =
-      r.first_page_bit < 0 ? r.highest_bit_tested : r.first_page_bit - 1;
-  const auto& judged = physical_bits;
-  bool contiguous = !judged.empty() && judged.front() == r.lowest_bit_tested;
-  for (std::size_t i = 1; i < judged.size(); ++i)
-    contiguous = contiguous && judged[i] == judged[i - 1] + 1;
-  const bool all_bits = contiguous && judged.back() == highest_physical;
-  const bool pow2_sets = sets_from_capacity && !(sets_from_capacity & (sets_from_capacity - 1));
-  // A modulo over m sets keeps a line's set only when the address moves by a multiple of
-  // m lines: a pair of bits whose flip moves it by less than that (2^i + 2^j < m x line) and
-  // keeps the set rules any modulo out.
-  const bool modulo_refuted =
-      sets_from_capacity &&
-      std::any_of(r.equal_pairs.begin(), r.equal_pairs.end(), [&](const auto& pr) {
-        return (std::uint64_t{1} << pr.first) + (std::uint64_t{1} << pr.second) <
-               sets_from_capacity * line_bytes;
-      });
-  r.modulo_refuted = modulo_refuted;
-  if (r.bits.empty()) {
-    r.kind = "single_set";
-    r.sets = 1;
-  } else if (contiguous && r.equal_pairs.empty() && r.page_bits.empty() && !all_bits &&
-             (!sets_from_capacity || sets_from_capacity == (std::uint64_t{1} << judged.size()))) {
-    r.kind = "modulo_power_of_two";
-    r.sets = std::uint64_t{1} << judged.size();
-  } else if (all_bits && sets_from_capacity && !pow2_sets && !modulo_refuted) {
-    r.kind = "modulo_non_power_of_two";
-    r.sets = sets_from_capacity;
-  } else {
-    r.kind = "xor_hash";
-    r.sets = sets_from_capacity;
-  }
+  judge_set_index_kind(r, set.lines, set.ways, line_bytes, capacity_bytes, p.contiguous_bytes);
   return r;
 }
 

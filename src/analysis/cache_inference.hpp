@@ -158,12 +158,30 @@ struct SetIndexResult {
   std::vector<int> page_bits;  ///< tested bits at or above first_page_bit that change the set
   /// An equal pair moves the line by fewer lines than the sets (capacity / (line x ways)): no
   /// modulo can keep its set, so the index is a hash ("xor_hash") whatever the set count.
+  /// Also refuted when two members of the conflict set that lie in one page (their physical
+  /// distance is their offsets') are not a multiple of the sets apart: a modulo puts lines m
+  /// apart, and only them, in one set.
   bool modulo_refuted = false;
+  /// What refuted it: "equal_pair", "member_distance" or "" (not refuted).
+  std::string modulo_refuted_by;
+  /// The greatest common divisor of the in-page distances between conflict-set members, in
+  /// lines (0 = no two members share a page): a modulo over m sets needs m to divide it.
+  std::uint64_t member_distance_gcd_lines = 0;
   std::string kind;  ///< "modulo_power_of_two", "xor_hash", "modulo_non_power_of_two", "unknown"
   std::uint64_t sets = 0;  ///< 2^bits for modulo_power_of_two, else from capacity (0 = unknown)
   nlohmann::json tests = nlohmann::json::array();       ///< one-bit flips
   nlohmann::json pair_tests = nlohmann::json::array();  ///< two-bit flips of physical bits
 };
+/// The greatest common divisor of the distances, in lines, between lines that lie in one block of
+/// `contiguous_bytes` (0 = every address is physical: all are compared); 0 when no two do.
+std::uint64_t in_page_distance_gcd(const std::vector<std::uint64_t>& lines,
+                                   std::uint32_t line_bytes, std::uint64_t contiguous_bytes);
+/// Judges r.kind, r.sets and the modulo refutation from the flips already in r (bits,
+/// page_bits, equal_pairs, lowest/highest_bit_tested, first_page_bit) and the conflict set's
+/// lines: the part of infer_set_index that needs no GPU, so a recorded result can be re-judged.
+void judge_set_index_kind(SetIndexResult& r, const std::vector<std::uint64_t>& lines,
+                          std::uint64_t ways, std::uint32_t line_bytes,
+                          std::uint64_t capacity_bytes, std::uint64_t contiguous_bytes);
 SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
                                const ConflictSet& set, std::uint32_t line_bytes,
                                std::uint64_t capacity_bytes);

@@ -292,6 +292,18 @@ json model_from_result(const json& result) {
     else if (p != "lru" && p != "fifo" && p != "tree_plru" && p != "random")
       not_measured.push_back(std::string(lv) + " replacement policy: " + p + " (LRU modelled)");
   }
+  for (const char* lv : {"l1", "l2"}) {
+    const auto it = extra.find(std::string("cache.") + lv + ".set_index_bits");
+    if (it == extra.end() || !it->second.contains("kind") || !it->second["kind"].is_string())
+      continue;
+    const std::string kind = it->second["kind"].get<std::string>();
+    const auto& masks = lv == std::string("l1") ? c.l1.set_hash_masks : c.l2.set_hash_masks;
+    if (kind == "xor_hash" && masks.empty())
+      not_measured.push_back(std::string(lv) +
+                             " set index: a hash (no modulo fits the measured conflicts), "
+                             "whose function is not measured; modulo indexing modelled, which "
+                             "fills the sets of a contiguous range evenly");
+  }
   if (c.tlb.empty()) not_measured.push_back("TLB (none modelled)");
   if (two_sides && c.dram_near_home_latency_cycles == 0)
     not_measured.push_back("DRAM latency by home partition (dram_latency_cycles for both)");

@@ -341,7 +341,7 @@ TEST(CacheInference, SetIndexTestsPairsOnlyBelowThePage) {
 // column in the first hash and not in the second; bits 7..14 are physical (32 KiB pages).
 TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
   using namespace analysis::cache;
-  const auto kind = [](bool shared_column) {
+  const auto kind = [](bool shared_column, std::uint64_t contiguous = 32 * kKiB) {
     std::vector<std::uint64_t> masks;
     for (int i = 0; i < 5; ++i) masks.push_back(std::uint64_t{1} << (7 + i));
     // Columns: bit 7 + i is e_i; bit 12 is e0 + e1, bit 13 the same or e0 + e2, bit 14
@@ -357,7 +357,7 @@ TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
     add(14, {1, 2, 3});
     device::ModelDevice dev(l1_only_model(Replacement::kLru, masks));
     auto buf = dev.alloc_probe_buffer(4 * kMiB);
-    auto st = l1_start(dev, *buf, 9, 32 * kKiB);
+    auto st = l1_start(dev, *buf, 9, contiguous);
     // 100 sets of 4 x 128 B: 12800 B, more than bits 12 and 13 move a line (12288 B).
     return infer_set_index(st.probe, Level::kL1, st.cal, st.set, 128, 100 * 4 * 128);
   };
@@ -365,10 +365,53 @@ TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
   EXPECT_EQ(hashed.equal_pairs, (std::vector<std::pair<int, int>>{{12, 13}}));
   EXPECT_TRUE(hashed.modulo_refuted);
   EXPECT_EQ(hashed.kind, "xor_hash");
+  EXPECT_EQ(hashed.modulo_refuted_by, "equal_pair");
+  // No pair cancels in the second hash; with 32 KiB pages no two members share a page, so
+  // nothing refutes a modulo over the 100 sets the capacity implies.
   const auto plain = kind(false);
   EXPECT_TRUE(plain.equal_pairs.empty());
+  EXPECT_EQ(plain.member_distance_gcd_lines, 0u);
   EXPECT_FALSE(plain.modulo_refuted);
   EXPECT_EQ(plain.kind, "modulo_non_power_of_two");
+  // Where every address is physical, the members' own distances (no multiple of 100 lines:
+  // the hash has 32 sets) refute it.
+  const auto whole = kind(false, 0);
+  EXPECT_TRUE(whole.modulo_refuted);
+  EXPECT_EQ(whole.modulo_refuted_by, "member_distance");
+  EXPECT_NE(whole.member_distance_gcd_lines % 100, 0u);
+  EXPECT_EQ(whole.kind, "xor_hash");
+}
+
+// A true modulo over a set count that is no power of two (the model's plain index over 100
+// sets): every member of a conflict set is a multiple of 100 lines from the others, nothing
+// refutes the modulo, and the kind says so.
+TEST(CacheInference, AModuloOverHundredSetsKeepsItsKind) {
+  using namespace analysis::cache;
+  ModelConfig c = l1_only_model(Replacement::kLru, {});
+  c.l1_shared_unified_bytes = 100 * 4 * 128;
+  device::ModelDevice dev(c);
+  auto buf = dev.alloc_probe_buffer(4 * kMiB);
+  auto st = l1_start(dev, *buf, 9, 32 * kKiB);
+  const auto r = infer_set_index(st.probe, Level::kL1, st.cal, st.set, 128, 100 * 4 * 128);
+  EXPECT_FALSE(r.modulo_refuted);
+  EXPECT_EQ(r.modulo_refuted_by, "");
+  EXPECT_NE(r.member_distance_gcd_lines, 0u);
+  EXPECT_EQ(r.member_distance_gcd_lines % 100, 0u);
+  EXPECT_EQ(r.kind, "modulo_non_power_of_two");
+  EXPECT_EQ(r.sets, 100u);
+}
+
+// The distances that judge a modulo are taken only within one page: lines of different pages
+// are apart by their frames' distance, which user code cannot see.
+TEST(CacheInference, MemberDistancesAreTakenWithinAPage) {
+  using analysis::cache::in_page_distance_gcd;
+  const std::uint64_t page = 2 * kMiB;
+  // In-page offsets 0, 432 x 128 and 864 x 128 (gcd 432 lines); a fourth line in the next
+  // page, 1 line past its start, would make the gcd 1 if it were compared.
+  const std::vector<std::uint64_t> lines{0, 432 * 128, 864 * 128, page + 128};
+  EXPECT_EQ(in_page_distance_gcd(lines, 128, page), 432u);
+  EXPECT_EQ(in_page_distance_gcd(lines, 128, 0), 1u);
+  EXPECT_EQ(in_page_distance_gcd({0, page + 128}, 128, page), 0u);
 }
 
 // A cycle over a conflict set's ways + 1 lines misses every access under LRU and FIFO, and

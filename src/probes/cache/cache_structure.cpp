@@ -113,6 +113,35 @@ std::uint64_t alignment_for(const analysis::cache::Probe& p, Level level) {
   return a;
 }
 
+/// The set-index record with its kind, sets and modulo refutation judged again from its flips
+/// and the conflict set's lines (analysis::cache::judge_set_index_kind), so that a recorded
+/// result is judged by the current rules.
+json rejudged_set_index(const json& rec) {
+  json si = rec.at("set_index");
+  analysis::cache::SetIndexResult r;
+  r.bits = si.at("bits").get<std::vector<int>>();
+  r.page_bits = si.value("page_bits", std::vector<int>{});
+  for (const auto& pr : si.at("equal_pairs"))
+    r.equal_pairs.emplace_back(pr.at(0).get<int>(), pr.at(1).get<int>());
+  r.lowest_bit_tested = si.value("lowest_bit_tested", 0);
+  r.highest_bit_tested = si.value("highest_bit_tested", 0);
+  r.first_page_bit = si.value("first_page_bit", -1);
+  const auto& cs = rec.at("conflict_set");
+  const auto lines = cs.value("lines", std::vector<std::uint64_t>{});
+  const std::uint64_t contiguous =
+      r.first_page_bit >= 0 && r.first_page_bit < 63 ? std::uint64_t{1} << r.first_page_bit : 0;
+  analysis::cache::judge_set_index_kind(r, lines, cs.value("ways", 0u),
+                                        rec.value("line_bytes", 0u),
+                                        rec.value("capacity_bytes_used", std::uint64_t{0}),
+                                        contiguous);
+  si["kind"] = r.kind;
+  si["sets"] = r.sets;
+  si["modulo_refuted"] = r.modulo_refuted;
+  si["modulo_refuted_by"] = r.modulo_refuted_by;
+  si["member_distance_gcd_lines"] = r.member_distance_gcd_lines;
+  return si;
+}
+
 json calibration_json(const analysis::cache::Calibration& c) {
   return {{"ok", c.ok},
           {"hit_cycles", c.hit_cycles},
@@ -616,6 +645,8 @@ class WaysExperiment : public Experiment {
                           {"first_page_bit", idx.first_page_bit},
                           {"page_bits", idx.page_bits},
                           {"modulo_refuted", idx.modulo_refuted},
+                          {"modulo_refuted_by", idx.modulo_refuted_by},
+                          {"member_distance_gcd_lines", idx.member_distance_gcd_lines},
                           {"tests", idx.tests},
                           {"pair_tests", idx.pair_tests}};
     }
@@ -728,7 +759,7 @@ class WaysExperiment : public Experiment {
     if (!rec["conflict_set"].value("found", false) || !rec.value("pools_agree", false)) return;
     r.findings.push_back(ways_finding("cache." + lv + ".ways", rec));
     if (rec.contains("set_index")) {
-      const auto& si = rec.at("set_index");
+      const json si = rejudged_set_index(rec);
       const std::size_t tests = si.at("tests").size();
       const double conf = confidence::combine(
           {confidence::agreement(tests, tests), calibration_separation(rec.at("calibration"))});
@@ -748,6 +779,8 @@ class WaysExperiment : public Experiment {
                              {"first_page_bit", si.value("first_page_bit", -1)},
                              {"page_bits", si.value("page_bits", json::array())},
                              {"modulo_refuted", si.value("modulo_refuted", false)},
+                             {"modulo_refuted_by", si.value("modulo_refuted_by", "")},
+                             {"member_distance_gcd_lines", si.value("member_distance_gcd_lines", 0)},
                              {"kind", si.at("kind")}}});
       if (si.at("sets").get<std::uint64_t>() > 0)
         r.findings.push_back({"cache." + lv + ".sets",
