@@ -719,36 +719,64 @@ PolicyResult infer_policy(Probe& p, Level level, const Calibration& cal, const C
   return r;
 }
 
+std::vector<std::uint64_t> out_of_set_lines(const ConflictSet& set, const std::vector<int>& bits,
+                                            int first_page_bit, std::uint64_t buffer_bytes) {
+  std::vector<std::uint64_t> out;
+  const std::unordered_set<std::uint64_t> members(set.lines.begin(), set.lines.end());
+  std::unordered_set<std::uint64_t> seen;
+  for (std::uint64_t m : set.lines)
+    for (int b : bits) {
+      if (first_page_bit >= 0 && b >= first_page_bit) continue;
+      const std::uint64_t f = m ^ (std::uint64_t{1} << b);
+      if (f >= buffer_bytes || members.count(f) || !seen.insert(f).second) continue;
+      out.push_back(f);
+    }
+  return out;
+}
+
 CyclicResult cyclic_retention(Probe& p, Level level, const Calibration& cal,
-                              const ConflictSet& set, int orders, int rounds) {
+                              const ConflictSet& set, int orders, int rounds,
+                              const std::vector<std::uint64_t>& fillers,
+                              std::size_t fillers_per_access) {
   CyclicResult r;
   if (!set.found || set.lines.size() < 3 || rounds < 2 || orders < 1) return r;
+  if (fillers.empty()) fillers_per_access = 0;
   const std::size_t n = set.lines.size();  // ways + 1
-  const std::size_t per_call = n * static_cast<std::size_t>(rounds);
+  const std::size_t per_call = n * static_cast<std::size_t>(rounds) * (1 + fillers_per_access);
   if (p.max_sequence != 0 && per_call > p.max_sequence) return r;
   std::mt19937_64 rng(p.seed * 7919 + 17 + static_cast<int>(level));
   std::size_t hits = 0, timed = 0;
   r.round_retention.assign(static_cast<std::size_t>(rounds - 1), 0.0);
   std::vector<int> all;
+  std::size_t next_filler = 0;
   for (int o = 0; o < orders; ++o) {
     std::vector<int> order(n);
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), rng);
     AccessSequence s = base_sequence(p, level);
+    std::vector<std::size_t> judged;  // sequence positions of the set's timed accesses
     for (int k = 0; k < rounds; ++k)
       for (int a : order) {
+        if (k > 0) judged.push_back(s.sequence.size());
         s.sequence.push_back(set.lines[static_cast<std::size_t>(a)]);
         if (o == 0) all.push_back(a);
+        for (std::size_t f = 0; f < fillers_per_access; ++f)
+          s.sequence.push_back(fillers[next_filler++ % fillers.size()]);
       }
-    s.timed_from = static_cast<std::uint32_t>(n);  // the first round fills the set
+    // The first round fills the set.
+    s.timed_from = static_cast<std::uint32_t>(n * (1 + fillers_per_access));
     const auto t = p.call(s);
-    for (std::size_t i = 0; i < t.cycles.size(); ++i) {
-      const bool hit = t.cycles[i] <= cal.threshold;
+    for (std::size_t i = 0; i < judged.size(); ++i) {
+      const std::size_t at = judged[i] - s.timed_from;
+      if (at >= t.cycles.size()) throw VerificationError("cyclic retention: a timing is missing");
+      const bool hit = t.cycles[at] <= cal.threshold;
       hits += hit ? 1 : 0;
       ++timed;
       r.round_retention[i / n] += hit ? 1.0 : 0.0;
     }
   }
+  r.fillers_per_access = fillers_per_access;
+  r.fillers = fillers_per_access ? fillers.size() : 0;
   for (auto& x : r.round_retention) x /= static_cast<double>(n * static_cast<std::size_t>(orders));
   r.measured = timed > 0;
   r.retention = timed ? static_cast<double>(hits) / static_cast<double>(timed) : 0.0;

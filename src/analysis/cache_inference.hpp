@@ -207,15 +207,29 @@ PolicyResult infer_policy(Probe& p, Level level, const Calibration& cal, const C
 /// where the new line is placed; this test can. `retention` = hits / timed accesses over the
 /// rounds after the first, `round_hits` per timed round, `predicted` what each deterministic
 /// class gives (simulate_set).
+///
+/// Interleaved (`fillers_per_access` > 0): after every access to the cycle, that many accesses
+/// to `fillers`, lines outside the set (taken in turn), as a chase's other lines come between
+/// two visits to one set; only the set's accesses are judged. A policy confined to the set
+/// keeps what it keeps without them (the same prediction); a policy or a storage that is shared
+/// between sets can keep more or less.
 struct CyclicResult {
   bool measured = false;
   double retention = 0;
   std::vector<double> round_retention;  ///< per timed round, over the orders
   std::size_t rounds = 0, orders = 0, lines = 0;
+  std::size_t fillers_per_access = 0, fillers = 0;
   nlohmann::json predicted = nlohmann::json::object();
 };
 CyclicResult cyclic_retention(Probe& p, Level level, const Calibration& cal,
-                              const ConflictSet& set, int orders = 2, int rounds = 8);
+                              const ConflictSet& set, int orders = 2, int rounds = 8,
+                              const std::vector<std::uint64_t>& fillers = {},
+                              std::size_t fillers_per_access = 0);
+/// Lines outside a conflict set: each member with one set-index bit flipped (`bits`, the
+/// physical ones below `first_page_bit`, -1 = all), other members left out. Every such flip
+/// ended the conflict in infer_set_index, so these lines lie in other sets.
+std::vector<std::uint64_t> out_of_set_lines(const ConflictSet& set, const std::vector<int>& bits,
+                                            int first_page_bit, std::uint64_t buffer_bytes);
 
 /// Capacity: the largest number of consecutive lines (from a 2 MiB-aligned start, random order)
 /// that do not conflict, by doubling then bisection to `precision`.

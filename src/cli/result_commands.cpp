@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -306,46 +308,45 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     return 0;
   });
 
-  // Sensitivity to the L2's replacement class (the structural chase only): the same model with
-  // each class, at the sweep's working sets past the L1. A comparison, not a fit: the replay
-  // above keeps the class the result's evidence gives (LRU when it decides none).
-  Curve sensitivity{"l2_policy_sensitivity",
-                    {"working_set_bytes", "measured_cycles", "lru", "fifo", "tree_plru", "random"},
-                    {},
-                    chart_hints("the exported model with each L2 replacement class (dashed) "
-                                "against the measurement (solid)",
-                                "working_set_bytes", "bytes", "measured_cycles", "cycles", true)
-                        .with_model({"lru", "fifo", "tree_plru", "random"})};
-  json policy_worst = json::object();
-  if (model.value("chase_structural", false) && measured_findings.count("l1.capacity")) {
-    const double from = 2 * measured_findings["l1.capacity"];
-    std::vector<const Point*> past_l1;
-    std::vector<std::vector<json>> rows;
+  // Sensitivities: the same model with one part changed, at the sweep's working sets of one
+  // region. Comparisons, not fits: the replay above keeps what the result's evidence gives.
+  struct Variant {
+    std::string label;
+    std::function<void(json&)> change;  ///< edits the model; empty = not applicable
+    std::string not_applicable;
+  };
+  const auto sensitivity_of = [&](const std::string& name, const std::string& title, double from,
+                                  double to, const std::vector<Variant>& variants,
+                                  json& worst_out) {
+    std::vector<std::string> columns{"working_set_bytes", "measured_cycles"};
+    for (const auto& v : variants) columns.push_back(v.label);
+    Curve c{name, columns, {},
+            chart_hints(title, "working_set_bytes", "bytes", "measured_cycles", "cycles", true)
+                .with_model(std::vector<std::string>(columns.begin() + 2, columns.end()))};
+    std::vector<const Point*> in_range;
     for (const auto& p : sweep_points)
-      if (p.ws >= from) {
-        past_l1.push_back(&p);
-        rows.push_back({p.ws, p.measured});
+      if (p.ws >= from && p.ws < to) {
+        in_range.push_back(&p);
+        c.rows.push_back({p.ws, p.measured});
       }
-    const auto l2_ways = model.value("l2_ways", 0u);
-    for (const char* policy : {"lru", "fifo", "tree_plru", "random"}) {
-      // Tree-PLRU needs a power of two of at most 32 ways (a binary tree over the ways).
-      if (std::string(policy) == "tree_plru" &&
-          (l2_ways == 0 || l2_ways > 32 || (l2_ways & (l2_ways - 1)) != 0)) {
-        policy_worst[policy] = "not applicable: " + std::to_string(l2_ways) + " ways";
-        for (auto& row : rows) row.push_back(nullptr);
+    if (in_range.empty()) return c;
+    for (const auto& v : variants) {
+      if (!v.change) {
+        worst_out[v.label] = "not applicable: " + v.not_applicable;
+        for (auto& row : c.rows) row.push_back(nullptr);
         continue;
       }
       json alt = model;
-      alt["l2_policy"] = policy;
+      v.change(alt);
       device::ModelDevice adev(device::model_config_from_json(alt));
       FindingBoard aboard;
       Context actx{adev, options, aboard};
       json worst_by_region = json::object();
       from_file(path, [&] {
-        for (std::size_t k = 0; k < past_l1.size(); ++k) {
-          const Point& p = *past_l1[k];
+        for (std::size_t k = 0; k < in_range.size(); ++k) {
+          const Point& p = *in_range[k];
           const double r = replay_at(actx, p);
-          rows[k].push_back(r);
+          c.rows[k].push_back(r);
           const double err = std::fabs(100.0 * (r - p.measured) / p.measured);
           if (!worst_by_region.contains(p.region) ||
               err > worst_by_region[p.region]["error_percent"].get<double>())
@@ -353,9 +354,45 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
         }
         return 0;
       });
-      policy_worst[policy] = worst_by_region;
+      worst_out[v.label] = worst_by_region;
     }
-    sensitivity.rows = std::move(rows);
+    return c;
+  };
+  const auto policy_variants = [&](const std::string& lv) {
+    std::vector<Variant> out;
+    const auto ways = model.value(lv + "_ways", 0u);
+    for (const char* policy : {"lru", "fifo", "tree_plru", "random"}) {
+      // Tree-PLRU needs a power of two of at most 32 ways (a binary tree over the ways).
+      if (std::string(policy) == "tree_plru" &&
+          (ways == 0 || ways > 32 || (ways & (ways - 1)) != 0)) {
+        out.push_back({policy, {}, std::to_string(ways) + " ways"});
+        continue;
+      }
+      out.push_back({policy, [lv, policy](json& m) { m[lv + "_policy"] = policy; }, ""});
+    }
+    return out;
+  };
+  json policy_worst = json::object(), l1_worst = json::object();
+  Curve sensitivity, l1_sensitivity;
+  if (model.value("chase_structural", false) && measured_findings.count("l1.capacity")) {
+    const double l1_cap = measured_findings["l1.capacity"];
+    sensitivity = sensitivity_of("l2_policy_sensitivity",
+                                 "the exported model with each L2 replacement class (dashed) "
+                                 "against the measurement (solid)",
+                                 2 * l1_cap, std::numeric_limits<double>::infinity(),
+                                 policy_variants("l2"), policy_worst);
+    // The L1's knee: each replacement class, and a scrambled index (a contiguous range placed
+    // as at random, the unevenness a hashed index could give) with LRU.
+    auto l1_variants = policy_variants("l1");
+    l1_variants.push_back({"lru_scrambled_index", [](json& m) {
+                             m["l1_policy"] = "lru";
+                             m["l1_set_hash_masks"] = json::array();
+                             m["l1_set_index"] = "scrambled";
+                           }, ""});
+    l1_sensitivity = sensitivity_of("l1_sensitivity",
+                                    "the exported model with each L1 replacement class and with "
+                                    "a scrambled L1 index (dashed) against the measurement (solid)",
+                                    0.9 * l1_cap, 2 * l1_cap, l1_variants, l1_worst);
   }
 
   ExperimentResult er;
@@ -374,6 +411,16 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
          "the exported model with each L2 replacement class, everything else equal, at the "
          "sweep's working sets past 2 x l1.capacity; a comparison, not a fit: the replay's "
          "findings use the class the result's evidence gives"}};
+  }
+  if (!l1_sensitivity.rows.empty()) {
+    er.curves.push_back(l1_sensitivity);
+    er.statistics["l1_sensitivity"] = {
+        {"worst_error_percent_by_region", l1_worst},
+        {"note",
+         "the exported model with each L1 replacement class, and with LRU over a scrambled "
+         "index (a contiguous range spread over the sets as a random placement would), "
+         "everything else equal, at the sweep's working sets from 0.9 to 2 x l1.capacity; a "
+         "comparison, not a fit: the replay keeps the class and the modulo index it exports"}};
   }
   // The confidence of a replay error is the measured point's own precision: the model's side
   // is computed (its noise is the model's), the GPU's side is what could move.

@@ -52,6 +52,8 @@ void check_structure(const std::string& who, const std::string& lvl, const Cache
                          "the line (" +
                          std::to_string(c.line_bytes) + " B)");
   }
+  if (c.scrambled_index && !c.set_hash_masks.empty())
+    throw UsageError(f + "set index 'scrambled' with set_hash_masks; allowed: one of the two");
 }
 
 }  // namespace
@@ -206,9 +208,11 @@ nlohmann::json to_json(const ModelConfig& c) {
       {"l1_policy", to_string(c.l1.policy)},
       {"l1_sector_bytes", c.l1.sector_bytes},
       {"l1_set_hash_masks", c.l1.set_hash_masks},
+      {"l1_set_index", c.l1.scrambled_index ? "scrambled" : "modulo"},
       {"l2_policy", to_string(c.l2.policy)},
       {"l2_sector_bytes", c.l2.sector_bytes},
       {"l2_set_hash_masks", c.l2.set_hash_masks},
+      {"l2_set_index", c.l2.scrambled_index ? "scrambled" : "modulo"},
       {"l2_partitions", sequence_partitions(c)},
       {"l2_partition_masks", c.l2_partition_masks},
       {"l2_replication", c.l2_replication},

@@ -52,6 +52,10 @@ struct CacheConfig {
   Replacement policy = Replacement::kLru;     ///< run_sequence only
   std::uint32_t sector_bytes = 0;             ///< 0 = the line; run_sequence only
   std::vector<std::uint64_t> set_hash_masks;  ///< empty = modulo; run_sequence only
+  /// Set index = a fixed 64-bit mix of the line number, modulo the sets (run_sequence and the
+  /// structural chase only; not with set_hash_masks): a stand-in for a hash that spreads a
+  /// contiguous range over the sets as a random placement would, which a modulo never does.
+  bool scrambled_index = false;
 };
 
 /// One TLB level (run_sequence only). A miss at this level costs miss_penalty_cycles on top of

@@ -126,6 +126,14 @@ ModelConfig model_config_from_json(const json& j) {
   c.l2.sector_bytes = static_cast<std::uint32_t>(optional_unsigned(j, "l2_sector_bytes", 0));
   c.l1.set_hash_masks = masks(j, "l1_set_hash_masks");
   c.l2.set_hash_masks = masks(j, "l2_set_hash_masks");
+  for (auto [key, cache] : {std::pair{"l1_set_index", &c.l1}, std::pair{"l2_set_index", &c.l2}}) {
+    if (!j.contains(key)) continue;
+    const std::string v = need<std::string>(j, key);
+    if (v != "modulo" && v != "scrambled")
+      throw UsageError(std::string("model file: '") + key + "' is '" + v +
+                       "'; allowed: modulo, scrambled");
+    cache->scrambled_index = v == "scrambled";
+  }
   c.l2_partitions = static_cast<int>(optional_unsigned(j, "l2_partitions", 0));
   c.l2_partition_masks = masks(j, "l2_partition_masks");
   c.l2_replication = j.contains("l2_replication") ? need<bool>(j, "l2_replication") : true;

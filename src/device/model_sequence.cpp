@@ -59,6 +59,13 @@ std::uint64_t SetCache::set_of(std::uint64_t address) const {
       const std::uint64_t low = address & ((std::uint64_t{1} << squeeze_bit_) - 1);
       address = ((address >> (squeeze_bit_ + 1)) << squeeze_bit_) | low;
     }
+    if (config_.scrambled_index) {
+      // splitmix64's finaliser: every bit of the line number moves every bit of the set.
+      std::uint64_t z = address / config_.line_bytes + 0x9e3779b97f4a7c15ull;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      return (z ^ (z >> 31)) % sets_;
+    }
     return (address / config_.line_bytes) % sets_;
   }
   std::uint64_t s = 0;

@@ -443,6 +443,40 @@ TEST(CacheInference, CyclicRetentionTellsThrashingFromKeeping) {
   EXPECT_GT(random.retention, 0.3);  // about 0.6 in the long run for 4 ways and 5 lines
 }
 
+// Lines of other sets between a cycle's accesses change nothing for a policy confined to the
+// set: LRU and FIFO still keep none, random victims still keep some. The fillers are members
+// with one set-index bit flipped: in the model's 32-set modulo only bits 7..11 index, and no
+// filler may share the cycle's set.
+TEST(CacheInference, InterleavedCyclicRetentionUsesOtherSetsOnly) {
+  using namespace analysis::cache;
+  const auto run = [](Replacement policy) {
+    device::ModelDevice dev(l1_only_model(policy, {}));
+    auto buf = dev.alloc_probe_buffer(4 * kMiB);
+    auto st = l1_start(dev, *buf, 3);
+    const auto idx = infer_set_index(st.probe, Level::kL1, st.cal, st.set, 128, 32 * 4 * 128);
+    EXPECT_EQ(idx.bits, (std::vector<int>{7, 8, 9, 10, 11}));
+    const auto fillers = out_of_set_lines(st.set, idx.bits, idx.first_page_bit, 4 * kMiB);
+    EXPECT_EQ(fillers.size(), st.set.lines.size() * 5);
+    const std::uint64_t set = st.set.lines.front() / 128 % 32;
+    for (auto f : fillers) EXPECT_NE(f / 128 % 32, set);
+    return cyclic_retention(st.probe, Level::kL1, st.cal, st.set, 2, 8, fillers, 16);
+  };
+  for (auto pol : {Replacement::kLru, Replacement::kFifo}) {
+    const auto r = run(pol);
+    ASSERT_TRUE(r.measured);
+    EXPECT_EQ(r.fillers_per_access, 16u);
+    EXPECT_EQ(r.retention, 0.0) << device::to_string(pol);
+  }
+  const auto random = run(Replacement::kRandom);
+  ASSERT_TRUE(random.measured);
+  EXPECT_GT(random.retention, 0.3);
+  // A flip at or above the page is not taken (its frame is unknown).
+  ConflictSet one;
+  one.found = true;
+  one.lines = {0};
+  EXPECT_EQ(out_of_set_lines(one, {7, 21}, 21, 4 * kMiB), (std::vector<std::uint64_t>{128}));
+}
+
 TEST(CacheInference, RecoversRandomModelledHierarchies) {
   std::mt19937_64 rng(20261201);
   const int kHierarchies = std::getenv("GP_HIERARCHIES") ? std::atoi(std::getenv("GP_HIERARCHIES")) : 200;

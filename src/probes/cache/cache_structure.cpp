@@ -520,6 +520,33 @@ json cyclic_record(analysis::cache::Probe& p, Level level, const LevelRun& lr) {
           {"predicted", c.predicted}};
 }
 
+/// The cycle again with lines of other sets between its accesses (as many as one staged
+/// sequence holds, at most kMaxFillersPerAccess): the one-bit flips of its members that
+/// infer_set_index found to leave the set.
+constexpr std::size_t kMaxFillersPerAccess = 64;
+constexpr int kInterleavedRounds = 8, kInterleavedOrders = 2;
+json interleaved_cyclic_record(analysis::cache::Probe& p, Level level, const LevelRun& lr,
+                               const analysis::cache::SetIndexResult& idx, std::uint64_t span) {
+  const auto fillers =
+      analysis::cache::out_of_set_lines(lr.set, idx.bits, idx.first_page_bit, span);
+  const std::size_t per_round = lr.set.lines.size() * kInterleavedRounds;
+  const std::size_t fit = device::kSequenceStagedAccesses / per_round;
+  if (fillers.empty() || fit < 2) return {{"measured", false}};
+  const auto c = analysis::cache::cyclic_retention(p, level, lr.cal, lr.set, kInterleavedOrders,
+                                                   kInterleavedRounds, fillers,
+                                                   std::min(kMaxFillersPerAccess, fit - 1));
+  if (!c.measured) return {{"measured", false}};
+  return {{"measured", true},
+          {"retention", c.retention},
+          {"round_retention", c.round_retention},
+          {"rounds", c.rounds},
+          {"orders", c.orders},
+          {"lines", c.lines},
+          {"fillers", c.fillers},
+          {"fillers_per_access", c.fillers_per_access},
+          {"predicted", c.predicted}};
+}
+
 /// cache.<level>.cyclic_retention: the share of a ways + 1 line cycle that still hits (see
 /// analysis::cache::cyclic_retention). Confidence: the rounds that agree with it within one
 /// line of the cycle (agreement), times the calibration's hit/miss separation.
@@ -546,6 +573,30 @@ void cyclic_finding(const std::string& lv, const json& rec, std::vector<Finding>
                  {{"predicted", c.at("predicted")},
                   {"round_retention", c.at("round_retention")},
                   {"lines", c.at("lines")}}});
+  if (!c.contains("interleaved") || !c["interleaved"].value("measured", false)) return;
+  const auto& in = c["interleaved"];
+  const double iv = in.at("retention").get<double>();
+  std::size_t in_agreeing = 0, in_rounds = 0;
+  for (const auto& x : in.at("round_retention")) {
+    ++in_rounds;
+    in_agreeing += std::fabs(x.get<double>() - iv) <= 1.0 / lines ? 1 : 0;
+  }
+  out.push_back({"cache." + lv + ".interleaved_retention",
+                 iv,
+                 "fraction",
+                 confidence::combine({confidence::agreement(in_agreeing, in_rounds),
+                                      calibration_separation(rec.at("calibration"))}),
+                 "the same cycle with fillers_per_access lines of other sets (members with one "
+                 "set-index bit flipped) read after each of its accesses, as a chase's other "
+                 "lines come between two visits to one set: the share of the set's accesses "
+                 "after the first round that hit. A policy confined to the set keeps what it "
+                 "keeps without them (cyclic_retention); a different share means the sets "
+                 "share their replacement state or their storage",
+                 {{"predicted", in.at("predicted")},
+                  {"round_retention", in.at("round_retention")},
+                  {"fillers", in.at("fillers")},
+                  {"fillers_per_access", in.at("fillers_per_access")},
+                  {"without_fillers", value}}});
 }
 
 constexpr std::array<std::uint32_t, 4> kLineStrides = {64, 128, 256, 512};
@@ -649,6 +700,8 @@ class WaysExperiment : public Experiment {
                           {"member_distance_gcd_lines", idx.member_distance_gcd_lines},
                           {"tests", idx.tests},
                           {"pair_tests", idx.pair_tests}};
+      if (rec["cyclic"].value("measured", false))
+        rec["cyclic"]["interleaved"] = interleaved_cyclic_record(s->probe, level_, lr, idx, span);
     }
     if (level_ == Level::kL2) rec["line_by_stride"] = line_by_stride_record(ctx);
     rec["sequences"] = s->probe.calls;
