@@ -607,6 +607,86 @@ SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
   return r;
 }
 
+HashColumnsResult infer_hash_columns(Probe& p, Level level, const Calibration& cal,
+                                     const ConflictSet& set, const std::vector<int>& index_bits,
+                                     int lowest_bit, int first_page_bit, int max_rank) {
+  HashColumnsResult r;
+  if (!set.found || set.lines.size() < 2 || lowest_bit < 0) {
+    r.note = "no conflict set";
+    return r;
+  }
+  const int top = std::min(first_page_bit >= 0 ? first_page_bit : 63,
+                           log2_floor(p.buffer_bytes));
+  const std::unordered_set<std::uint64_t> members(set.lines.begin(), set.lines.end());
+  const std::unordered_set<int> in_index(index_bits.begin(), index_bits.end());
+  // Whether moving one member (from the `first`-th that can move) by `flip` keeps it in the
+  // set (the moved set still conflicts).
+  const auto same_set = [&](std::uint64_t flip, std::size_t first = 0) {
+    for (std::size_t j = first; j < set.lines.size(); ++j) {
+      const std::uint64_t moved = set.lines[j] ^ flip;
+      if (members.count(moved) || moved >= p.buffer_bytes) continue;
+      auto lines = set.lines;
+      lines[j] = moved;
+      ++r.tests;
+      return conflicts(p, level, cal, lines);
+    }
+    return false;
+  };
+  std::vector<std::vector<int>> column_of;  // per searched bit: independent bits (empty = 0)
+  std::vector<int> searched;
+  for (int b = lowest_bit; b < top; ++b) {
+    r.highest_bit_searched = b;
+    searched.push_back(b);
+    if (!in_index.count(b)) {
+      column_of.emplace_back();  // its flip alone keeps the set
+      continue;
+    }
+    const std::size_t n = r.independent_bits.size();
+    bool dependent = false;
+    for (std::uint64_t v = 1; v < (std::uint64_t{1} << n); ++v) {
+      std::uint64_t flip = std::uint64_t{1} << b;
+      std::vector<int> combo;
+      for (std::size_t k = 0; k < n; ++k)
+        if ((v >> k) & 1) {
+          flip ^= std::uint64_t{1} << r.independent_bits[k];
+          combo.push_back(r.independent_bits[k]);
+        }
+      if (same_set(flip)) {
+        r.dependent.emplace_back(b, combo);
+        column_of.push_back(combo);
+        dependent = true;
+        break;
+      }
+    }
+    if (dependent) continue;
+    if (static_cast<int>(n) >= max_rank) {
+      r.note = "rank above " + std::to_string(max_rank) + " at bit " + std::to_string(b) +
+               ": not searched further";
+      r.highest_bit_searched = b - 1;
+      searched.pop_back();
+      r.rank = static_cast<int>(n);
+      return r;
+    }
+    r.independent_bits.push_back(b);
+    column_of.push_back({b});
+  }
+  r.rank = static_cast<int>(r.independent_bits.size());
+  r.found = r.rank > 0;
+  for (const auto& [b, combo] : r.dependent) {
+    std::uint64_t flip = std::uint64_t{1} << b;
+    for (int k : combo) flip ^= std::uint64_t{1} << k;
+    r.verified += same_set(flip, 1) ? 1 : 0;
+  }
+  for (int k : r.independent_bits) {
+    std::uint64_t m = 0;
+    for (std::size_t i = 0; i < searched.size(); ++i)
+      if (std::find(column_of[i].begin(), column_of[i].end(), k) != column_of[i].end())
+        m |= std::uint64_t{1} << searched[i];
+    r.masks.push_back(m);
+  }
+  return r;
+}
+
 std::vector<int> simulate_set(const std::string& policy, std::uint32_t ways,
                               const std::vector<int>& accesses) {
   // An independent reference for the hypotheses (not the model's implementation).

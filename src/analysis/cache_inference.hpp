@@ -186,6 +186,32 @@ SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
                                const ConflictSet& set, std::uint32_t line_bytes,
                                std::uint64_t capacity_bytes);
 
+/// The columns of a GF(2)-linear set index (an XOR hash): bits are taken from the line upward;
+/// a bit whose flip, together with the flip of some combination v of the bits found independent
+/// before it, keeps a conflict-set member in its set has the column of v (dependent: found by
+/// trying every such v, one conflict test each); a bit for which no v does is independent (a
+/// new column). The sets are 2^rank. Only bits below the page (physical) are searched, and the
+/// search stops once the rank passes `max_rank` (2^rank tests per later bit). A bit whose flip
+/// alone keeps the set (not in `index_bits`) has column 0.
+struct HashColumnsResult {
+  bool found = false;         ///< every searched bit was resolved
+  int rank = 0;               ///< independent bits: the sets are 2^rank
+  std::vector<int> independent_bits;
+  /// Dependent bits and the independent bits whose combined flip undoes theirs.
+  std::vector<std::pair<int, std::vector<int>>> dependent;
+  int highest_bit_searched = -1;
+  /// bit k of the set = parity(address & masks[k]) over the searched bits (independent bit k
+  /// plus every dependent bit whose combination holds it): the model's set_hash_masks.
+  std::vector<std::uint64_t> masks;
+  std::size_t tests = 0;
+  /// Each dependent column tested again on another member: how many kept the set.
+  std::size_t verified = 0;
+  std::string note;
+};
+HashColumnsResult infer_hash_columns(Probe& p, Level level, const Calibration& cal,
+                                     const ConflictSet& set, const std::vector<int>& index_bits,
+                                     int lowest_bit, int first_page_bit, int max_rank = 10);
+
 /// Replacement policy class from sequences over one conflict set (fill in a random order,
 /// random re-accesses, one new line, then a timed probe of each member in its own sequence),
 /// compared with what LRU, FIFO and tree-PLRU predict; identical sequences repeated to detect

@@ -387,8 +387,20 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     l1_variants.push_back({"lru_scrambled_index", [](json& m) {
                              m["l1_policy"] = "lru";
                              m["l1_set_hash_masks"] = json::array();
+                             m["l1_tag_bytes"] = 0;
                              m["l1_set_index"] = "scrambled";
                            }, ""});
+    // A decoupled L1 (measured tags over more lines than it holds): each data victim, and the
+    // coupled L1 the capacity alone gives (sets = capacity / (line x ways), modulo).
+    if (model.value("l1_tag_bytes", 0u) > 0) {
+      for (const char* v : {"own_set", "global_lru", "random"})
+        l1_variants.push_back({std::string("data_victim_") + v,
+                               [v](json& m) { m["l1_data_victim"] = v; }, ""});
+      l1_variants.push_back({"coupled_modulo", [](json& m) {
+                               m["l1_set_hash_masks"] = json::array();
+                               m["l1_tag_bytes"] = 0;
+                             }, ""});
+    }
     l1_sensitivity = sensitivity_of("l1_sensitivity",
                                     "the exported model with each L1 replacement class and with "
                                     "a scrambled L1 index (dashed) against the measurement (solid)",

@@ -93,8 +93,12 @@ void validate(const ModelConfig& c) {
     throw UsageError("model '" + c.name +
                      "': shared memory per SM exceeds the unified L1/shared size");
   CacheConfig l1 = c.l1;
-  l1.capacity_bytes = l1_capacity_bytes(c, -1);
+  l1.capacity_bytes = c.l1_tag_bytes ? c.l1_tag_bytes : l1_capacity_bytes(c, -1);
   check_cache("'" + c.name + "' L1", l1);
+  if (c.l1_tag_bytes != 0 && c.l1_tag_bytes < l1_capacity_bytes(c, 0))
+    throw UsageError("model '" + c.name + "': the L1 tags (" + std::to_string(c.l1_tag_bytes) +
+                     " B) cover less than the largest L1 (" +
+                     std::to_string(l1_capacity_bytes(c, 0)) + " B); allowed: tags >= lines");
   check_cache("'" + c.name + "' L2", c.l2);
   if (c.l2_partitioned) {
     check_cache("'" + c.name + "' L2 near partition", c.l2_near);
@@ -209,6 +213,8 @@ nlohmann::json to_json(const ModelConfig& c) {
       {"l1_sector_bytes", c.l1.sector_bytes},
       {"l1_set_hash_masks", c.l1.set_hash_masks},
       {"l1_set_index", c.l1.scrambled_index ? "scrambled" : "modulo"},
+      {"l1_tag_bytes", c.l1_tag_bytes},
+      {"l1_data_victim", to_string(c.l1_data_victim)},
       {"l2_policy", to_string(c.l2.policy)},
       {"l2_sector_bytes", c.l2.sector_bytes},
       {"l2_set_hash_masks", c.l2.set_hash_masks},

@@ -36,6 +36,15 @@ std::string to_string(Replacement r);
 /// Parses "lru", "fifo", "tree_plru", "random"; throws UsageError naming the allowed values.
 Replacement parse_replacement(const std::string& text);
 
+/// Which line leaves when a decoupled cache's data store is full but the new line's set still
+/// has a free tag (see CacheConfig::data_capacity_bytes): the least recently used line of that
+/// set ("own_set"; the globally least recently used one when the set is empty), the globally
+/// least recently used line ("global_lru"), or a random line ("random").
+enum class DataVictim { kOwnSet, kGlobalLru, kRandom };
+std::string to_string(DataVictim v);
+/// Parses "own_set", "global_lru", "random"; throws UsageError naming the allowed values.
+DataVictim parse_data_victim(const std::string& text);
+
 /// One set-associative cache level. Set index = (address / line_bytes) % sets, with
 /// sets = capacity / (line_bytes * ways), or, when set_hash_masks is not empty, bit i of the set
 /// index = parity(address & set_hash_masks[i]) (sets must then be 2^masks).
@@ -56,6 +65,12 @@ struct CacheConfig {
   /// structural chase only; not with set_hash_masks): a stand-in for a hash that spreads a
   /// contiguous range over the sets as a random placement would, which a modulo never does.
   bool scrambled_index = false;
+  /// A decoupled cache (run_sequence and the structural chase only): capacity_bytes sizes the
+  /// tags (sets x ways x line) and at most this many bytes of lines are held at once; 0 = every
+  /// tag holds its line. When the lines fill it, a miss whose set has a free tag evicts per
+  /// data_victim.
+  std::uint64_t data_capacity_bytes = 0;
+  DataVictim data_victim = DataVictim::kOwnSet;
 };
 
 /// One TLB level (run_sequence only). A miss at this level costs miss_penalty_cycles on top of
@@ -110,6 +125,12 @@ struct ModelConfig {
   /// A far-homed line read by an SM is copied into the SM's partition (served there at near
   /// latency until evicted; the copy competes for the same sets as the homed lines).
   bool l2_replication = true;
+  /// The L1's tag array when it outnumbers the lines it can hold (a decoupled L1): sets x ways
+  /// x line bytes, the sets indexed by l1.set_hash_masks or a modulo; the carve-out then sets
+  /// only how many lines are held (CacheConfig::data_capacity_bytes, l1_data_victim). 0 = one
+  /// array whose capacity the carve-out sets. run_sequence and the structural chase only.
+  std::uint64_t l1_tag_bytes = 0;
+  DataVictim l1_data_victim = DataVictim::kOwnSet;
   /// Partition side of each SM; empty = sm % partitions.
   std::vector<int> sm_partition;
   /// TLB levels, first = closest to the SM; empty = no TLB cost. One hierarchy for all SMs.

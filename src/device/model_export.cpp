@@ -126,6 +126,9 @@ ModelConfig model_config_from_json(const json& j) {
   c.l2.sector_bytes = static_cast<std::uint32_t>(optional_unsigned(j, "l2_sector_bytes", 0));
   c.l1.set_hash_masks = masks(j, "l1_set_hash_masks");
   c.l2.set_hash_masks = masks(j, "l2_set_hash_masks");
+  c.l1_tag_bytes = optional_unsigned(j, "l1_tag_bytes", 0);
+  if (j.contains("l1_data_victim"))
+    c.l1_data_victim = parse_data_victim(need<std::string>(j, "l1_data_victim"));
   for (auto [key, cache] : {std::pair{"l1_set_index", &c.l1}, std::pair{"l2_set_index", &c.l2}}) {
     if (!j.contains(key)) continue;
     const std::string v = need<std::string>(j, key);
@@ -245,6 +248,24 @@ json model_from_result(const json& result) {
   };
   c.l1.policy = policy_of("cache.l1.replacement");
   c.l2.policy = policy_of("cache.l2.replacement");
+  // The L1's tags as measured (cache.l1.tag_sets: the XOR hash's masks): when they name more
+  // lines than the L1 holds, the model's L1 is decoupled (tags apart from lines).
+  bool l1_tags_measured = false;
+  if (auto it = extra.find("cache.l1.tag_sets"); it != extra.end() && f.count("cache.l1.tag_sets")) {
+    const json& e = it->second;
+    std::vector<std::uint64_t> m;
+    if (e.contains("masks") && e["masks"].is_array())
+      for (const auto& x : e["masks"])
+        if (x.is_number_unsigned()) m.push_back(x.get<std::uint64_t>());
+    const auto sets = static_cast<std::uint64_t>(f["cache.l1.tag_sets"]);
+    const std::uint64_t tags = sets * kLine * kL1Ways;
+    if (!m.empty() && (std::uint64_t{1} << m.size()) == sets &&
+        tags >= l1_capacity_bytes(c, 0)) {
+      c.l1.set_hash_masks = m;
+      c.l1_tag_bytes = tags;
+      l1_tags_measured = true;
+    }
+  }
   if ((c.l1.policy == Replacement::kTreePlru && (kL1Ways & (kL1Ways - 1))) ||
       (c.l2.policy == Replacement::kTreePlru && (kL2Ways & (kL2Ways - 1))))
     throw UsageError("the result's tree-PLRU finding needs a power-of-two number of ways");
@@ -300,6 +321,11 @@ json model_from_result(const json& result) {
     else if (p != "lru" && p != "fifo" && p != "tree_plru" && p != "random")
       not_measured.push_back(std::string(lv) + " replacement policy: " + p + " (LRU modelled)");
   }
+  if (l1_tags_measured && c.l1_tag_bytes > l1_capacity_bytes(c, -1))
+    not_measured.push_back(
+        "l1 data victim: the L1 holds fewer lines than its tags name (cache.l1.tag_capacity); "
+        "which line leaves when the lines are full and the new line's set has a free tag is "
+        "not measured: " + to_string(c.l1_data_victim) + " modelled");
   for (const char* lv : {"l1", "l2"}) {
     const auto it = extra.find(std::string("cache.") + lv + ".set_index_bits");
     if (it == extra.end() || !it->second.contains("kind") || !it->second["kind"].is_string())
@@ -358,6 +384,11 @@ std::string accelsim_config(const json& model) {
       << ways << "," << replacement_letter(pol) << ":" << wr << ":m:L:" << sif
       << ",A:512:8,16:0,32\n";
   };
+  if (c.l1_tag_bytes > l1_capacity_bytes(c, -1))
+    o << "# L1D tags: " << c.l1_tag_bytes / c.l1.line_bytes / (c.l1.ways ? c.l1.ways : 1)
+      << " sets (the XOR masks below) name " << c.l1_tag_bytes
+      << " B, more than the lines held: the syntax has one array, written with the lines' "
+         "capacity\n";
   line("-gpgpu_cache:dl1", c.l1, l1_capacity_bytes(c, -1), "T", "L1D (default carve-out)");
   const int parts = sequence_partitions(c);
   line("-gpgpu_cache:dl2", c.l2, c.l2.capacity_bytes / static_cast<std::uint64_t>(parts), "B",

@@ -27,6 +27,25 @@ Replacement parse_replacement(const std::string& text) {
                    "'; allowed: lru, fifo, tree_plru, random");
 }
 
+std::string to_string(DataVictim v) {
+  switch (v) {
+    case DataVictim::kOwnSet:
+      return "own_set";
+    case DataVictim::kGlobalLru:
+      return "global_lru";
+    case DataVictim::kRandom:
+      return "random";
+  }
+  return "own_set";
+}
+
+DataVictim parse_data_victim(const std::string& text) {
+  if (text == "own_set") return DataVictim::kOwnSet;
+  if (text == "global_lru") return DataVictim::kGlobalLru;
+  if (text == "random") return DataVictim::kRandom;
+  throw UsageError("unknown data victim '" + text + "'; allowed: own_set, global_lru, random");
+}
+
 int sequence_partitions(const ModelConfig& c) {
   if (c.l2_partitions > 0) return c.l2_partitions;
   return c.l2_partitioned ? 2 : 1;
@@ -42,10 +61,14 @@ SetCache::SetCache(const CacheConfig& config, std::uint64_t seed) : config_(conf
   sets_ = ways_ ? lines / ways_ : 0;
   const std::uint32_t sector = config.sector_bytes ? config.sector_bytes : config.line_bytes;
   sectors_ = config.line_bytes / sector;
+  data_lines_ = config.line_bytes ? config.data_capacity_bytes / config.line_bytes : 0;
   clear();
 }
 
 void SetCache::clear() {
+  held_ = 0;
+  use_clock_ = 0;
+  last_use_.assign(sets_ * ways_, 0);
   tags_.assign(sets_ * ways_, 0);
   sectors_present_.assign(sets_ * ways_, 0);
   stamps_.assign(sets_ * ways_, 0);
@@ -135,6 +158,45 @@ bool SetCache::contains(std::uint64_t address) const {
   return false;
 }
 
+void SetCache::invalidate(std::uint64_t slot) {
+  if (tags_[slot] == 0) return;
+  tags_[slot] = 0;
+  sectors_present_[slot] = 0;
+  --held_;
+}
+
+std::uint32_t SetCache::free_data(std::uint64_t set, std::uint32_t free_way) {
+  const std::uint64_t base = set * ways_;
+  const auto least_recent = [&](std::uint64_t from, std::uint64_t to) {
+    std::uint64_t best = ~std::uint64_t{0};
+    for (std::uint64_t i = from; i < to; ++i)
+      if (tags_[i] != 0 && (best == ~std::uint64_t{0} || last_use_[i] < last_use_[best])) best = i;
+    return best;
+  };
+  std::uint64_t slot = ~std::uint64_t{0};
+  switch (config_.data_victim) {
+    case DataVictim::kOwnSet:
+      slot = least_recent(base, base + ways_);
+      if (slot != ~std::uint64_t{0}) {
+        invalidate(slot);
+        return static_cast<std::uint32_t>(slot - base);
+      }
+      slot = least_recent(0, tags_.size());
+      break;
+    case DataVictim::kGlobalLru:
+      slot = least_recent(0, tags_.size());
+      break;
+    case DataVictim::kRandom: {
+      // A random held line: draw slots until one holds a line (held_ > 0 here).
+      do slot = rng_() % tags_.size();
+      while (tags_[slot] == 0);
+      break;
+    }
+  }
+  if (slot != ~std::uint64_t{0}) invalidate(slot);
+  return free_way;
+}
+
 bool SetCache::access(std::uint64_t address) {
   if (sets_ == 0) return false;
   const std::uint64_t tag = address / config_.line_bytes + 1;
@@ -145,11 +207,19 @@ bool SetCache::access(std::uint64_t address) {
   for (std::uint32_t w = 0; w < ways_; ++w) {
     if (tags_[base + w] != tag) continue;
     touch(set, w, false);
+    last_use_[base + w] = ++use_clock_;
     if (sectors_present_[base + w] & sector_bit) return true;
     sectors_present_[base + w] |= sector_bit;
     return false;
   }
-  const std::uint32_t w = victim(set);
+  std::uint32_t w = victim(set);
+  if (tags_[base + w] != 0) {
+    invalidate(base + w);
+  } else if (data_lines_ != 0 && held_ >= data_lines_) {
+    w = free_data(set, w);
+  }
+  ++held_;
+  last_use_[base + w] = ++use_clock_;
   tags_[base + w] = tag;
   sectors_present_[base + w] = sector_bit;
   touch(set, w, true);
@@ -163,6 +233,11 @@ SequenceModel::SequenceModel(const ModelConfig& c, std::uint64_t l1_bytes)
   partitions = sequence_partitions(c);
   CacheConfig l1c = c.l1;
   l1c.capacity_bytes = l1_bytes;
+  if (c.l1_tag_bytes != 0) {
+    l1c.capacity_bytes = c.l1_tag_bytes;
+    l1c.data_capacity_bytes = l1_bytes;
+    l1c.data_victim = c.l1_data_victim;
+  }
   l1 = SetCache(l1c, c.seed * 7 + 1);
   CacheConfig part = c.l2;
   part.capacity_bytes = c.l2.capacity_bytes / static_cast<std::uint64_t>(partitions);

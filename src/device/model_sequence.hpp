@@ -32,6 +32,10 @@ class SetCache {
  private:
   void touch(std::uint64_t set, std::uint32_t way, bool fill);
   std::uint32_t victim(std::uint64_t set);
+  /// A decoupled store is full and `set` has a free tag: frees a line's data (and its tag) per
+  /// the data victim policy; returns the way of `set` to fill.
+  std::uint32_t free_data(std::uint64_t set, std::uint32_t free_way);
+  void invalidate(std::uint64_t slot);
 
   CacheConfig config_;
   std::uint64_t sets_ = 0;
@@ -42,6 +46,11 @@ class SetCache {
   std::vector<std::uint64_t> stamps_;  ///< LRU: last use; FIFO: fill time
   std::vector<std::uint64_t> plru_;    ///< per set: tree bits, node n at bit n (1-based heap)
   std::uint64_t clock_ = 0;
+  // Decoupled store: the most lines held (0 = every tag), lines held, last use of each slot.
+  std::uint64_t data_lines_ = 0, held_ = 0;
+  std::vector<std::uint64_t> last_use_;
+
+  std::uint64_t use_clock_ = 0;
   unsigned squeeze_bit_ = 0;
   std::mt19937_64 rng_;
 };

@@ -477,6 +477,96 @@ TEST(CacheInference, InterleavedCyclicRetentionUsesOtherSetsOnly) {
   EXPECT_EQ(out_of_set_lines(one, {7, 21}, 21, 4 * kMiB), (std::vector<std::uint64_t>{128}));
 }
 
+// The XOR hash's columns, bit by bit: a 32-set L1 whose index takes bits 7..11 and folds bits
+// 12, 14 and 16 into them (bit 13 and 15 are not in the index). The recovered masks must put
+// any two addresses in one set exactly when the model's masks do.
+TEST(CacheInference, HashColumnsRecoverAFoldedIndex) {
+  using namespace analysis::cache;
+  std::vector<std::uint64_t> masks;
+  for (int i = 0; i < 5; ++i) masks.push_back(std::uint64_t{1} << (7 + i));
+  masks[0] |= std::uint64_t{1} << 12;
+  masks[2] |= std::uint64_t{1} << 12;
+  masks[1] |= std::uint64_t{1} << 14;
+  masks[4] |= (std::uint64_t{1} << 14) | (std::uint64_t{1} << 16);
+  device::ModelDevice dev(l1_only_model(Replacement::kLru, masks));
+  auto buf = dev.alloc_probe_buffer(4 * kMiB);
+  auto st = l1_start(dev, *buf, 5, 128 * kKiB);  // bits 7..16 physical
+  const auto idx = infer_set_index(st.probe, Level::kL1, st.cal, st.set, 128, 32 * 4 * 128);
+  const auto hc = infer_hash_columns(st.probe, Level::kL1, st.cal, st.set, idx.bits,
+                                     idx.lowest_bit_tested, idx.first_page_bit);
+  ASSERT_TRUE(hc.found) << hc.note;
+  EXPECT_EQ(hc.rank, 5);
+  EXPECT_EQ(hc.independent_bits, (std::vector<int>{7, 8, 9, 10, 11}));
+  EXPECT_EQ(hc.highest_bit_searched, 16);
+  EXPECT_EQ(hc.dependent.size(), 3u);  // bits 12, 14, 16
+  EXPECT_EQ(hc.verified, 3u);
+  const auto set_of = [](const std::vector<std::uint64_t>& m, std::uint64_t a) {
+    std::uint64_t s = 0;
+    for (std::size_t i = 0; i < m.size(); ++i)
+      s |= static_cast<std::uint64_t>(__builtin_parityll(a & m[i])) << i;
+    return s;
+  };
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 2000; ++i) {
+    const std::uint64_t a = (rng() % (128 * kKiB)) & ~std::uint64_t{127};
+    const std::uint64_t b = (rng() % (128 * kKiB)) & ~std::uint64_t{127};
+    EXPECT_EQ(set_of(masks, a) == set_of(masks, b), set_of(hc.masks, a) == set_of(hc.masks, b));
+  }
+  // With a rank cap below the index's, the search stops and says so.
+  const auto capped = infer_hash_columns(st.probe, Level::kL1, st.cal, st.set, idx.bits,
+                                         idx.lowest_bit_tested, idx.first_page_bit, 3);
+  EXPECT_FALSE(capped.note.empty());
+  EXPECT_EQ(capped.rank, 3);
+}
+
+// A decoupled L1: tags for 32 sets x 4 ways, lines for only 96. Lines 0..95 fill it (three per
+// set, no set is full), line 0 is read again, then line 96 (set 0, which has a free tag) needs
+// room: global_lru frees line 1 (now the oldest), own_set line 32 (set 0's oldest).
+TEST(CacheInference, DecoupledL1EvictsByItsDataVictim) {
+  const auto probe = [](device::DataVictim v) {
+    ModelConfig c = l1_only_model(Replacement::kLru, {});
+    c.l1_shared_unified_bytes = 96 * 128;  // 96 lines held
+    c.l1_tag_bytes = 32 * 4 * 128;         // 128 tags
+    c.l1_data_victim = v;
+    device::ModelDevice dev(c);
+    auto buf = dev.alloc_probe_buffer(4 * kMiB);
+    device::AccessSequence s;
+    s.op = device::LoadOp::kCa;
+    s.sm = 0;
+    for (int i = 0; i < 96; ++i) s.sequence.push_back(static_cast<std::uint64_t>(i) * 128);
+    s.sequence.push_back(0);
+    s.sequence.push_back(96 * 128);
+    s.timed_from = static_cast<std::uint32_t>(s.sequence.size());
+    s.sequence.push_back(1 * 128);
+    s.sequence.push_back(32 * 128);
+    s.sequence.push_back(0);
+    return dev.run_sequence(*buf, s).cycles;
+  };
+  const double hit = l1_only_model(Replacement::kLru, {}).l1.hit_latency_cycles;
+  const auto g = probe(device::DataVictim::kGlobalLru);
+  EXPECT_GT(g[0], hit);  // line 1 left
+  EXPECT_EQ(g[2], hit);  // line 0, read again, stayed
+  const auto o = probe(device::DataVictim::kOwnSet);
+  EXPECT_EQ(o[0], hit);  // line 1 stayed
+  EXPECT_GT(o[1], hit);  // line 32 left
+  EXPECT_EQ(o[2], hit);
+  // A coupled model of the same tags keeps all 97 lines (the tags hold 128).
+  ModelConfig full = l1_only_model(Replacement::kLru, {});
+  full.l1_shared_unified_bytes = 32 * 4 * 128;
+  device::ModelDevice fdev(full);
+  auto fbuf = fdev.alloc_probe_buffer(4 * kMiB);
+  device::AccessSequence fs;
+  fs.op = device::LoadOp::kCa;
+  for (int i = 0; i < 97; ++i) fs.sequence.push_back(static_cast<std::uint64_t>(i) * 128);
+  fs.timed_from = static_cast<std::uint32_t>(fs.sequence.size());
+  fs.sequence.push_back(1 * 128);
+  EXPECT_EQ(fdev.run_sequence(*fbuf, fs).cycles[0], hit);
+  // Fewer tags than lines is no decoupled cache.
+  ModelConfig bad = l1_only_model(Replacement::kLru, {});
+  bad.l1_tag_bytes = 16 * 128;
+  EXPECT_THROW(device::ModelDevice{bad}, UsageError);
+}
+
 TEST(CacheInference, RecoversRandomModelledHierarchies) {
   std::mt19937_64 rng(20261201);
   const int kHierarchies = std::getenv("GP_HIERARCHIES") ? std::atoi(std::getenv("GP_HIERARCHIES")) : 200;

@@ -153,6 +153,36 @@ TEST(ModelExport, StructureFindingsReachTheModel) {
   EXPECT_TRUE(said) << tied.at("not_measured");
 }
 
+// Measured L1 tags (cache.l1.tag_sets with its XOR masks) that name more lines than the L1
+// holds give a decoupled L1: the masks index the tags, the carve-out sizes the lines, and the
+// data victim is listed as not measured. Masks that do not match the sets are not used.
+TEST(ModelExport, MeasuredL1TagsMakeADecoupledL1) {
+  auto result = committed_h200();
+  std::vector<std::uint64_t> masks;
+  for (int i = 0; i < 9; ++i) masks.push_back(std::uint64_t{1} << (7 + i));
+  masks[0] |= std::uint64_t{1} << 16;
+  nlohmann::json tag = {{"name", "cache.l1.tag_sets"}, {"value", 512.0}, {"unit", "sets"},
+                        {"confidence", 0.8},          {"masks", masks}};
+  for (auto& e : result.at("experiments"))
+    if (e.at("id") == "cache.l1.ways") e["findings"].push_back(tag);
+  const auto m = device::model_from_result(result);
+  EXPECT_EQ(m.at("l1_tag_bytes"), 512u * 4 * 128);
+  EXPECT_EQ(m.at("l1_set_hash_masks").size(), 9u);
+  EXPECT_EQ(m.at("l1_set_hash_masks")[0], masks[0]);
+  bool said = false;
+  for (const auto& n : m.at("not_measured"))
+    said = said || n.get<std::string>().find("l1 data victim") != std::string::npos;
+  EXPECT_TRUE(said) << m.at("not_measured");
+  // The model it describes loads and runs.
+  EXPECT_NO_THROW(device::model_config_from_json(m));
+  for (auto& e : result.at("experiments"))
+    for (auto& f : e.at("findings"))
+      if (f.at("name") == "cache.l1.tag_sets") f["masks"] = {128, 256};
+  const auto bad = device::model_from_result(result);
+  EXPECT_EQ(bad.at("l1_tag_bytes"), 0u);
+  EXPECT_TRUE(bad.at("l1_set_hash_masks").empty());
+}
+
 TEST(ModelExport, BadModelFilesAreRefused) {
   auto j = device::model_from_result(committed_h200());
   j.erase("l2_ways");

@@ -702,6 +702,22 @@ class WaysExperiment : public Experiment {
                           {"pair_tests", idx.pair_tests}};
       if (rec["cyclic"].value("measured", false))
         rec["cyclic"]["interleaved"] = interleaved_cyclic_record(s->probe, level_, lr, idx, span);
+      // The XOR hash's columns (L1 only: an L2 set needs eviction sweeps to be seen).
+      if (level_ == Level::kL1 && line.found && !idx.bits.empty()) {
+        const auto hc = analysis::cache::infer_hash_columns(
+            s->probe, level_, lr.cal, lr.set, idx.bits, idx.lowest_bit_tested, idx.first_page_bit);
+        json dep = json::array();
+        for (const auto& [b, combo] : hc.dependent) dep.push_back({{"bit", b}, {"equals", combo}});
+        rec["hash_columns"] = {{"found", hc.found},
+                               {"rank", hc.rank},
+                               {"independent_bits", hc.independent_bits},
+                               {"dependent", dep},
+                               {"highest_bit_searched", hc.highest_bit_searched},
+                               {"masks", hc.masks},
+                               {"tests", hc.tests},
+                               {"verified", hc.verified},
+                               {"note", hc.note}};
+      }
     }
     if (level_ == Level::kL2) rec["line_by_stride"] = line_by_stride_record(ctx);
     rec["sequences"] = s->probe.calls;
@@ -835,7 +851,62 @@ class WaysExperiment : public Experiment {
                              {"modulo_refuted_by", si.value("modulo_refuted_by", "")},
                              {"member_distance_gcd_lines", si.value("member_distance_gcd_lines", 0)},
                              {"kind", si.at("kind")}}});
-      if (si.at("sets").get<std::uint64_t>() > 0)
+      const bool hashed = rec.contains("hash_columns") &&
+                          rec["hash_columns"].value("found", false) &&
+                          rec["hash_columns"].value("note", std::string()).empty();
+      if (hashed) {
+        // The XOR hash measured column by column: its rank gives the sets of the tags; tags
+        // x ways x line beyond the capacity the chase holds means the lines are stored apart
+        // from the tags (fewer than the tags can name).
+        const auto& hc = rec["hash_columns"];
+        const auto rank = hc.at("rank").get<int>();
+        const auto dependent = hc.at("dependent").size();
+        const double sets = std::ldexp(1.0, rank);
+        const double hconf = confidence::combine(
+            {conf, dependent ? confidence::agreement(hc.at("verified").get<std::size_t>(),
+                                                     dependent)
+                             : 1.0});
+        r.findings.push_back(
+            {"cache." + lv + ".tag_sets",
+             sets,
+             "sets",
+             hconf,
+             "2^rank of the set index's XOR hash, measured column by column: a bit is dependent "
+             "when flipping it together with some combination of the independent bits below it "
+             "keeps a conflict-set member in its set (each dependent column tested again on "
+             "another member); masks[k]: bit k of the set = parity(address & masks[k]) over "
+             "the searched (physical) bits",
+             {{"independent_bits", hc.at("independent_bits")},
+              {"dependent", hc.at("dependent")},
+              {"masks", hc.at("masks")},
+              {"highest_bit_searched", hc.at("highest_bit_searched")},
+              {"tests", hc.at("tests")}}});
+        const double ways = rec["conflict_set"].value("ways", 0.0);
+        const double line = rec.value("line_bytes", 0.0);
+        const double cap = rec.value("capacity_bytes_used", 0.0);
+        if (ways > 0 && line > 0 && cap > 0) {
+          const double tags = sets * ways * line;
+          r.findings.push_back(
+              {"cache." + lv + ".tag_capacity",
+               tags,
+               "bytes",
+               hconf,
+               "tag_sets x ways x line: the bytes the tags can name. Above the capacity the "
+               "chase holds (capacity_bytes) the lines are stored apart from the tags "
+               "(decoupled): a line can leave while its set has a free tag",
+               {{"capacity_bytes", cap},
+                {"tags_over_capacity", tags / cap},
+                {"decoupled", tags > cap * 1.03}}});
+        }
+      }
+      if (hashed) {
+        r.findings.push_back({"cache." + lv + ".sets",
+                              std::ldexp(1.0, rec["hash_columns"].at("rank").get<int>()),
+                              "sets",
+                              conf,
+                              "the tags' sets: 2^rank of the measured XOR hash (tag_sets)",
+                              {{"capacity_bytes", rec.value("capacity_bytes_used", 0)}}});
+      } else if (si.at("sets").get<std::uint64_t>() > 0)
         r.findings.push_back({"cache." + lv + ".sets",
                               si.at("sets").get<double>(),
                               "sets",
