@@ -67,6 +67,12 @@ def structure_text():
                    f"replacement {cls('cache.l1.replacement')} (confidences {f['cache.l1.ways']['confidence']:.2f}, "
                    f"{f['cache.l1.sets']['confidence']:.2f}, {f['cache.l1.line_size']['confidence']:.2f}, "
                    f"{f['cache.l1.replacement']['confidence']:.2f}).")
+        if "cache.l1.tag_capacity" in f:
+            t = f["cache.l1.tag_capacity"]
+            out.append(f"- L1 tags: {v('cache.l1.tag_sets', 0)} sets under an XOR hash measured column by column "
+                       f"name {t['value'] / 1024:.0f} KiB of lines, the L1 holds {t['capacity_bytes'] / 1024:.2f} KiB: "
+                       + ("lines are stored apart from the tags (decoupled)" if t.get("decoupled") else "one array")
+                       + f" (confidence {t['confidence']:.2f}).")
     ways = [e for e in r["experiments"] if e["id"] == "cache.l2.ways"]
     if ways:
         rec = ways[0]["samples"]

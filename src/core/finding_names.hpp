@@ -43,6 +43,8 @@ inline constexpr const char* kCacheL1Ways = "cache.l1.ways";
 inline constexpr const char* kCacheL1Sets = "cache.l1.sets";
 inline constexpr const char* kCacheL1LineSize = "cache.l1.line_size";
 inline constexpr const char* kCacheL1Replacement = "cache.l1.replacement";
+inline constexpr const char* kCacheL1TagSets = "cache.l1.tag_sets";
+inline constexpr const char* kCacheL1TagCapacity = "cache.l1.tag_capacity";
 
 // cache.l2.ways
 inline constexpr const char* kCacheL2LineSize = "cache.l2.line_size";
@@ -157,6 +159,8 @@ inline constexpr Produced kShared[] = {
     {kCacheL1LineSize, "cache.l1.ways"},
     {kCacheL2LineSize, "cache.l2.ways"},
     {kCacheL2SetIndexBits, "cache.l2.ways"},
+    {kCacheL1TagSets, "cache.l1.ways"},
+    {kCacheL1TagCapacity, "cache.l1.ways"},
     {kCacheL1Replacement, "cache.l1.ways"},
     {kTlbLevels, "latency.tlb"},
     {kTlbPageSize, "latency.tlb"},
