@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <random>
 #include <unordered_set>
@@ -684,6 +685,151 @@ HashColumnsResult infer_hash_columns(Probe& p, Level level, const Calibration& c
         m |= std::uint64_t{1} << searched[i];
     r.masks.push_back(m);
   }
+  return r;
+}
+
+DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal,
+                                   std::uint32_t line_bytes,
+                                   const std::vector<std::uint64_t>& masks,
+                                   std::uint64_t tag_lines) {
+  DataVictimResult r;
+  if (line_bytes == 0 || masks.empty() || tag_lines == 0) {
+    r.note = "no measured tags";
+    return r;
+  }
+  const auto set_of = [&](std::uint64_t line) {
+    std::uint64_t s = 0;
+    for (std::size_t i = 0; i < masks.size(); ++i)
+      s |= static_cast<std::uint64_t>(__builtin_parityll(line * line_bytes & masks[i])) << i;
+    return s;
+  };
+  const std::uint64_t max_seq = p.max_sequence ? p.max_sequence : 1u << 20;
+  const std::uint64_t top = std::min<std::uint64_t>({tag_lines, max_seq / 2,
+                                                     p.buffer_bytes / line_bytes});
+  // Whether lines 0..n-1, read in order, all survive a second pass.
+  const auto all_held = [&](std::uint64_t n) {
+    AccessSequence s = base_sequence(p, level);
+    for (int round = 0; round < 2; ++round)
+      for (std::uint64_t i = 0; i < n; ++i) s.sequence.push_back(i * line_bytes);
+    s.timed_from = static_cast<std::uint32_t>(n);
+    const auto t = p.call(s);
+    return std::none_of(t.cycles.begin(), t.cycles.end(),
+                        [&](double c) { return c > cal.threshold; });
+  };
+  if (all_held(top)) {
+    r.note = "every one of " + std::to_string(top) + " lines is held: the tags are not outnumbered";
+    return r;
+  }
+  std::uint64_t lo = 16, hi = top;
+  if (!all_held(lo)) {
+    r.note = "16 consecutive lines are not held";
+    return r;
+  }
+  while (hi - lo > 1) {
+    const std::uint64_t mid = (lo + hi) / 2;
+    (all_held(mid) ? lo : hi) = mid;
+  }
+  r.lines_held = lo;
+  const std::uint64_t d =
+      std::min<std::uint64_t>({128, tag_lines - lo, max_seq - lo - 1, lo / 4});
+  if (d < 4) {
+    r.note = "no room above the lines held for new lines";
+    return r;
+  }
+  const std::uint64_t k = lo + d;
+  r.filled = k;
+  // Own-set eviction: each new line frees its set's oldest line still there.
+  std::vector<std::uint64_t> own;
+  {
+    std::map<std::uint64_t, std::vector<std::uint64_t>> by_set;
+    for (std::uint64_t i = 0; i < lo; ++i) by_set[set_of(i)].push_back(i);
+    for (std::uint64_t n = lo; n < k; ++n) {
+      auto& v = by_set[set_of(n)];
+      if (!v.empty()) {
+        own.push_back(v.front());
+        v.erase(v.begin());
+      }
+      v.push_back(n);
+    }
+  }
+  std::mt19937_64 rng(p.seed * 2654435761u + 97);
+  const auto sample = [&](std::vector<std::uint64_t> v, std::size_t n) {
+    std::shuffle(v.begin(), v.end(), rng);
+    if (v.size() > n) v.resize(n);
+    return v;
+  };
+  std::vector<std::uint64_t> oldest(d);
+  std::iota(oldest.begin(), oldest.end(), 0);
+  const std::unordered_set<std::uint64_t> named(own.begin(), own.end());
+  constexpr int kBins = 4;
+  constexpr std::size_t kPerGroup = 24;
+  std::vector<std::vector<std::uint64_t>> groups{sample(oldest, kPerGroup), sample(own, kPerGroup)};
+  for (int b = 0; b < kBins; ++b) {
+    std::vector<std::uint64_t> bin;
+    for (std::uint64_t i = d + (lo - d) * b / kBins; i < d + (lo - d) * (b + 1) / kBins; ++i)
+      if (!named.count(i)) bin.push_back(i);
+    groups.push_back(sample(bin, kPerGroup));
+  }
+  std::vector<std::size_t> probed(groups.size(), 0), evicted(groups.size(), 0);
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (std::uint64_t line : groups[g]) {
+      AccessSequence s = base_sequence(p, level);
+      for (std::uint64_t i = 0; i < k; ++i) s.sequence.push_back(i * line_bytes);
+      s.sequence.push_back(line * line_bytes);
+      s.timed_from = static_cast<std::uint32_t>(k);
+      const auto t = p.call(s);
+      if (t.cycles.empty()) throw VerificationError("data victim: the probe's timing is missing");
+      const bool gone = t.cycles[0] > cal.threshold;
+      ++probed[g];
+      evicted[g] += gone ? 1 : 0;
+      r.evidence.push_back({{"line", line},
+                            {"group", g == 0 ? "oldest" : g == 1 ? "own_set" : "age_bin_" + std::to_string(g - 2)},
+                            {"evicted", gone}});
+    }
+  r.oldest_probed = probed[0];
+  r.oldest_evicted = evicted[0];
+  r.own_probed = probed[1];
+  r.own_evicted = evicted[1];
+  r.bin_probed.assign(probed.begin() + 2, probed.end());
+  r.bin_evicted.assign(evicted.begin() + 2, evicted.end());
+  const auto rate = [&](std::size_t g) {
+    return probed[g] ? static_cast<double>(evicted[g]) / static_cast<double>(probed[g]) : 0.0;
+  };
+  double bins_max = 0;
+  for (std::size_t g = 2; g < groups.size(); ++g) bins_max = std::max(bins_max, rate(g));
+  // What each class predicts for the probes: which are gone.
+  const std::unordered_set<std::uint64_t> oldest_set(oldest.begin(), oldest.end());
+  const auto consistent_with = [&](const std::string& cls) {
+    std::size_t ok = 0;
+    for (const auto& e : r.evidence) {
+      const auto line = e.at("line").get<std::uint64_t>();
+      const bool gone = e.at("evicted").get<bool>();
+      bool predicted = false;
+      if (cls == "global_lru") predicted = oldest_set.count(line) > 0;
+      if (cls == "own_set") predicted = named.count(line) > 0;
+      ok += predicted == gone ? 1 : 0;
+    }
+    return ok;
+  };
+  // Random victims: d of k lines leave, each line alike.
+  const double flat = static_cast<double>(d) / static_cast<double>(k);
+  const double flat_max = 3 * flat + 0.1;
+  r.probes = r.evidence.size();
+  if (rate(0) >= 0.9 && bins_max <= 0.1) {
+    r.victim = "global_lru";
+    r.consistent = consistent_with("global_lru");
+  } else if (rate(1) >= 0.9 && bins_max <= 0.1) {
+    r.victim = "own_set";
+    r.consistent = consistent_with("own_set");
+  } else if (rate(0) <= flat_max && rate(1) <= flat_max && bins_max <= flat_max) {
+    r.victim = "random";
+    r.consistent = r.probes;  // every group within the flat bound
+  } else {
+    r.victim = "none";
+    // The evidence against the best of the deterministic classes.
+    r.consistent = r.probes - std::max(consistent_with("global_lru"), consistent_with("own_set"));
+  }
+  r.measured = true;
   return r;
 }
 

@@ -212,6 +212,32 @@ HashColumnsResult infer_hash_columns(Probe& p, Level level, const Calibration& c
                                      const ConflictSet& set, const std::vector<int>& index_bits,
                                      int lowest_bit, int first_page_bit, int max_rank = 10);
 
+/// Which line leaves a decoupled cache (tags naming more lines than it holds) when its lines
+/// are full and the new line's set still has a free tag. Consecutive lines from the buffer's
+/// start fill at most `ways` lines of any set up to tag_lines (the hash is balanced over a
+/// contiguous range: each aligned block of sets x line holds one line of every set), so a miss
+/// there is no set conflict. Lines held: the largest n whose lines 0..n-1, read in order and
+/// again, give no miss on the second pass (bisection). Then lines 0..n+d-1 are read in order
+/// and one line is probed per sequence: a sample of the d oldest (global LRU leaves them),
+/// a sample of the lines own-set eviction names (each new line's oldest set-mate, from
+/// `masks`), and samples of four age bins of the rest. Classes: global_lru, own_set, random
+/// (no group stands out), none (evictions that no class predicts, e.g. only among the oldest
+/// lines but not the oldest first). Each probe is one sequence.
+struct DataVictimResult {
+  bool measured = false;
+  std::string note;
+  std::uint64_t lines_held = 0, filled = 0;
+  std::string victim;  ///< "global_lru", "own_set", "random", "none"
+  std::size_t oldest_probed = 0, oldest_evicted = 0, own_probed = 0, own_evicted = 0;
+  std::vector<std::size_t> bin_probed, bin_evicted;  ///< by age, oldest bin first
+  std::size_t consistent = 0, probes = 0;  ///< probes as the chosen class predicts
+  nlohmann::json evidence = nlohmann::json::array();  ///< per probe: line, group, evicted
+};
+DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal,
+                                   std::uint32_t line_bytes,
+                                   const std::vector<std::uint64_t>& masks,
+                                   std::uint64_t tag_lines);
+
 /// Replacement policy class from sequences over one conflict set (fill in a random order,
 /// random re-accesses, one new line, then a timed probe of each member in its own sequence),
 /// compared with what LRU, FIFO and tree-PLRU predict; identical sequences repeated to detect

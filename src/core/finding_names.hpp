@@ -45,6 +45,7 @@ inline constexpr const char* kCacheL1LineSize = "cache.l1.line_size";
 inline constexpr const char* kCacheL1Replacement = "cache.l1.replacement";
 inline constexpr const char* kCacheL1TagSets = "cache.l1.tag_sets";
 inline constexpr const char* kCacheL1TagCapacity = "cache.l1.tag_capacity";
+inline constexpr const char* kCacheL1DataVictim = "cache.l1.data_victim";
 
 // cache.l2.ways
 inline constexpr const char* kCacheL2LineSize = "cache.l2.line_size";
@@ -161,6 +162,7 @@ inline constexpr Produced kShared[] = {
     {kCacheL2SetIndexBits, "cache.l2.ways"},
     {kCacheL1TagSets, "cache.l1.ways"},
     {kCacheL1TagCapacity, "cache.l1.ways"},
+    {kCacheL1DataVictim, "cache.l1.ways"},
     {kCacheL1Replacement, "cache.l1.ways"},
     {kTlbLevels, "latency.tlb"},
     {kTlbPageSize, "latency.tlb"},

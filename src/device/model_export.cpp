@@ -266,6 +266,15 @@ json model_from_result(const json& result) {
       l1_tags_measured = true;
     }
   }
+  bool l1_victim_measured = false, l1_victim_none = false;
+  if (auto it = extra.find("cache.l1.data_victim"); l1_tags_measured && it != extra.end()) {
+    const std::string v = it->second.value("victim", std::string());
+    if (v == "own_set" || v == "global_lru" || v == "random") {
+      c.l1_data_victim = parse_data_victim(v);
+      l1_victim_measured = true;
+    }
+    l1_victim_none = v == "none";
+  }
   if ((c.l1.policy == Replacement::kTreePlru && (kL1Ways & (kL1Ways - 1))) ||
       (c.l2.policy == Replacement::kTreePlru && (kL2Ways & (kL2Ways - 1))))
     throw UsageError("the result's tree-PLRU finding needs a power-of-two number of ways");
@@ -321,11 +330,14 @@ json model_from_result(const json& result) {
     else if (p != "lru" && p != "fifo" && p != "tree_plru" && p != "random")
       not_measured.push_back(std::string(lv) + " replacement policy: " + p + " (LRU modelled)");
   }
-  if (l1_tags_measured && c.l1_tag_bytes > l1_capacity_bytes(c, -1))
+  if (l1_tags_measured && c.l1_tag_bytes > l1_capacity_bytes(c, -1) && !l1_victim_measured)
     not_measured.push_back(
         "l1 data victim: the L1 holds fewer lines than its tags name (cache.l1.tag_capacity); "
-        "which line leaves when the lines are full and the new line's set has a free tag is "
-        "not measured: " + to_string(c.l1_data_victim) + " modelled");
+        "which line leaves when the lines are full and the new line's set has a free tag is " +
+        std::string(l1_victim_none ? "none of own_set, global_lru and random "
+                                     "(cache.l1.data_victim)"
+                                   : "not measured") +
+        ": " + to_string(c.l1_data_victim) + " modelled");
   for (const char* lv : {"l1", "l2"}) {
     const auto it = extra.find(std::string("cache.") + lv + ".set_index_bits");
     if (it == extra.end() || !it->second.contains("kind") || !it->second["kind"].is_string())

@@ -567,6 +567,46 @@ TEST(CacheInference, DecoupledL1EvictsByItsDataVictim) {
   EXPECT_THROW(device::ModelDevice{bad}, UsageError);
 }
 
+// The data victim of a decoupled L1 (tags: 64 sets x 4 ways under a folded XOR hash; lines:
+// 160) is recovered for each modelled rule: the lines held, then which probes left.
+TEST(CacheInference, DataVictimOfADecoupledL1IsRecovered) {
+  using namespace analysis::cache;
+  std::vector<std::uint64_t> masks;
+  for (int i = 0; i < 6; ++i) masks.push_back(std::uint64_t{1} << (7 + i));
+  masks[0] |= std::uint64_t{1} << 13;
+  masks[2] |= std::uint64_t{1} << 13;
+  masks[1] |= std::uint64_t{1} << 14;
+  masks[3] |= std::uint64_t{1} << 14;
+  masks[5] |= std::uint64_t{1} << 14;
+  for (auto [victim, name] : {std::pair{device::DataVictim::kGlobalLru, "global_lru"},
+                              std::pair{device::DataVictim::kOwnSet, "own_set"},
+                              std::pair{device::DataVictim::kRandom, "random"}}) {
+    ModelConfig c = l1_only_model(Replacement::kLru, masks);
+    c.l1_shared_unified_bytes = 160 * 128;
+    c.l1_tag_bytes = 64 * 4 * 128;
+    c.l1_data_victim = victim;
+    device::ModelDevice dev(c);
+    auto buf = dev.alloc_probe_buffer(4 * kMiB);
+    auto probe = probe_on(dev, *buf, 4 * kMiB, 7);
+    const auto cal = calibrate(probe, Level::kL1);
+    const auto r = infer_data_victim(probe, Level::kL1, cal, 128, masks, 256);
+    ASSERT_TRUE(r.measured) << r.note;
+    EXPECT_EQ(r.lines_held, 160u) << name;
+    EXPECT_EQ(r.victim, name);
+    EXPECT_GT(r.consistent, r.probes * 9 / 10) << name;
+  }
+  // Tags that name no more lines than are held: nothing to measure, and it says so.
+  ModelConfig full = l1_only_model(Replacement::kLru, masks);
+  full.l1_shared_unified_bytes = 64 * 4 * 128;
+  device::ModelDevice fdev(full);
+  auto fbuf = fdev.alloc_probe_buffer(4 * kMiB);
+  auto fprobe = probe_on(fdev, *fbuf, 4 * kMiB, 7);
+  const auto fr = infer_data_victim(fprobe, Level::kL1, calibrate(fprobe, Level::kL1), 128,
+                                    masks, 256);
+  EXPECT_FALSE(fr.measured);
+  EXPECT_FALSE(fr.note.empty());
+}
+
 TEST(CacheInference, RecoversRandomModelledHierarchies) {
   std::mt19937_64 rng(20261201);
   const int kHierarchies = std::getenv("GP_HIERARCHIES") ? std::atoi(std::getenv("GP_HIERARCHIES")) : 200;

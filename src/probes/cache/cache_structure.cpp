@@ -708,6 +708,28 @@ class WaysExperiment : public Experiment {
             s->probe, level_, lr.cal, lr.set, idx.bits, idx.lowest_bit_tested, idx.first_page_bit);
         json dep = json::array();
         for (const auto& [b, combo] : hc.dependent) dep.push_back({{"bit", b}, {"equals", combo}});
+        // A decoupled L1 (its tags name more lines than the chase holds): which line leaves.
+        const std::uint64_t tag_lines =
+            hc.found ? (std::uint64_t{1} << hc.rank) * lr.set.ways : 0;
+        if (hc.found && hc.note.empty() && capacity && line.line_bytes &&
+            tag_lines * line.line_bytes > capacity) {
+          const auto dv = analysis::cache::infer_data_victim(s->probe, level_, lr.cal,
+                                                             line.line_bytes, hc.masks, tag_lines);
+          rec["data_victim"] = {{"measured", dv.measured},
+                                {"note", dv.note},
+                                {"lines_held", dv.lines_held},
+                                {"filled", dv.filled},
+                                {"victim", dv.victim},
+                                {"oldest_probed", dv.oldest_probed},
+                                {"oldest_evicted", dv.oldest_evicted},
+                                {"own_probed", dv.own_probed},
+                                {"own_evicted", dv.own_evicted},
+                                {"bin_probed", dv.bin_probed},
+                                {"bin_evicted", dv.bin_evicted},
+                                {"consistent", dv.consistent},
+                                {"probes", dv.probes},
+                                {"evidence", dv.evidence}};
+        }
         rec["hash_columns"] = {{"found", hc.found},
                                {"rank", hc.rank},
                                {"independent_bits", hc.independent_bits},
@@ -898,6 +920,32 @@ class WaysExperiment : public Experiment {
                 {"tags_over_capacity", tags / cap},
                 {"decoupled", tags > cap * 1.03}}});
         }
+      }
+      if (rec.contains("data_victim") && rec["data_victim"].value("measured", false)) {
+        const auto& dv = rec["data_victim"];
+        const std::string v = dv.at("victim").get<std::string>();
+        const double code = v == "global_lru" ? 0 : v == "own_set" ? 1 : v == "random" ? 2 : 4;
+        r.findings.push_back(
+            {"cache." + lv + ".data_victim",
+             code,
+             "class",
+             confidence::combine(
+                 {confidence::agreement(dv.at("consistent").get<std::size_t>(),
+                                        dv.at("probes").get<std::size_t>()),
+                  calibration_separation(rec.at("calibration"))}),
+             "value: 0 global_lru, 1 own_set, 2 random, 4 none of these. Consecutive lines "
+             "(at most ways per set) past the lines held (lines_held, in the sequences' "
+             "carve-out) are read in order, then one line per sequence is probed: samples of the "
+             "oldest lines, of the lines own-set eviction names, and of four age bins of the "
+             "rest. Confidence: the probes as the class predicts (for none: those the best "
+             "deterministic class gets wrong)",
+             {{"victim", v},
+              {"lines_held", dv.at("lines_held")},
+              {"filled", dv.at("filled")},
+              {"oldest", {dv.at("oldest_evicted"), dv.at("oldest_probed")}},
+              {"own_set", {dv.at("own_evicted"), dv.at("own_probed")}},
+              {"age_bins_evicted", dv.at("bin_evicted")},
+              {"age_bins_probed", dv.at("bin_probed")}}});
       }
       if (hashed) {
         r.findings.push_back({"cache." + lv + ".sets",
