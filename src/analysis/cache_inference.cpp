@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
@@ -792,43 +793,46 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
   r.own_evicted = evicted[1];
   r.bin_probed.assign(probed.begin() + 2, probed.end());
   r.bin_evicted.assign(evicted.begin() + 2, evicted.end());
-  const auto rate = [&](std::size_t g) {
-    return probed[g] ? static_cast<double>(evicted[g]) / static_cast<double>(probed[g]) : 0.0;
-  };
-  double bins_max = 0;
-  for (std::size_t g = 2; g < groups.size(); ++g) bins_max = std::max(bins_max, rate(g));
-  // What each class predicts for the probes: which are gone.
+  // Each class predicts, per probe, whether it is gone (random: d of k alike). A class's
+  // misfit z is the largest, over the groups, of |observed - predicted rate| / se, se the
+  // binomial spread of the predicted rate, kept within [2 %, 98 %] (a stray slow or fast probe
+  // must not refute a certain prediction).
   const std::unordered_set<std::uint64_t> oldest_set(oldest.begin(), oldest.end());
-  const auto consistent_with = [&](const std::string& cls) {
-    std::size_t ok = 0;
-    for (const auto& e : r.evidence) {
-      const auto line = e.at("line").get<std::uint64_t>();
-      const bool gone = e.at("evicted").get<bool>();
-      bool predicted = false;
-      if (cls == "global_lru") predicted = oldest_set.count(line) > 0;
-      if (cls == "own_set") predicted = named.count(line) > 0;
-      ok += predicted == gone ? 1 : 0;
-    }
-    return ok;
-  };
-  // Random victims: d of k lines leave, each line alike.
   const double flat = static_cast<double>(d) / static_cast<double>(k);
-  const double flat_max = 3 * flat + 0.1;
+  const auto misfit = [&](const std::string& cls) {
+    double worst = 0;
+    std::size_t at = 0;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      if (probed[g] == 0) continue;
+      double predicted = 0;
+      for (std::uint64_t line : groups[g])
+        predicted += cls == "global_lru" ? (oldest_set.count(line) ? 1.0 : 0.0)
+                     : cls == "own_set"  ? (named.count(line) ? 1.0 : 0.0)
+                                         : flat;
+      predicted /= static_cast<double>(probed[g]);
+      const double n = static_cast<double>(probed[g]);
+      const double q = std::clamp(predicted, 0.02, 0.98);
+      const double se = std::sqrt(q * (1 - q) / n);
+      const double z = std::fabs(static_cast<double>(evicted[g]) / n - predicted) / se;
+      if (z > worst) {
+        worst = z;
+        at = g;
+      }
+    }
+    (void)at;
+    return worst;
+  };
+  for (const char* cls : {"global_lru", "own_set", "random"}) r.misfit_z[cls] = misfit(cls);
+  std::string best;
+  for (const auto& [cls, z] : r.misfit_z)
+    if (best.empty() || z < r.misfit_z[best]) best = cls;
+  // Consistent within 3 standard errors in every group: that class; else none of them.
+  r.victim = r.misfit_z[best] <= kMisfitZ ? best : "none";
+  double rejected = std::numeric_limits<double>::infinity();
+  for (const auto& [cls, z] : r.misfit_z)
+    if (cls != r.victim) rejected = std::min(rejected, z);
+  r.rejected_z = rejected;
   r.probes = r.evidence.size();
-  if (rate(0) >= 0.9 && bins_max <= 0.1) {
-    r.victim = "global_lru";
-    r.consistent = consistent_with("global_lru");
-  } else if (rate(1) >= 0.9 && bins_max <= 0.1) {
-    r.victim = "own_set";
-    r.consistent = consistent_with("own_set");
-  } else if (rate(0) <= flat_max && rate(1) <= flat_max && bins_max <= flat_max) {
-    r.victim = "random";
-    r.consistent = r.probes;  // every group within the flat bound
-  } else {
-    r.victim = "none";
-    // The evidence against the best of the deterministic classes.
-    r.consistent = r.probes - std::max(consistent_with("global_lru"), consistent_with("own_set"));
-  }
   r.measured = true;
   return r;
 }

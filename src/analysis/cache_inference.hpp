@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -223,6 +224,7 @@ HashColumnsResult infer_hash_columns(Probe& p, Level level, const Calibration& c
 /// `masks`), and samples of four age bins of the rest. Classes: global_lru, own_set, random
 /// (no group stands out), none (evictions that no class predicts, e.g. only among the oldest
 /// lines but not the oldest first). Each probe is one sequence.
+inline constexpr double kMisfitZ = 3.0;
 struct DataVictimResult {
   bool measured = false;
   std::string note;
@@ -230,7 +232,12 @@ struct DataVictimResult {
   std::string victim;  ///< "global_lru", "own_set", "random", "none"
   std::size_t oldest_probed = 0, oldest_evicted = 0, own_probed = 0, own_evicted = 0;
   std::vector<std::size_t> bin_probed, bin_evicted;  ///< by age, oldest bin first
-  std::size_t consistent = 0, probes = 0;  ///< probes as the chosen class predicts
+  std::size_t probes = 0;
+  /// Per class, the largest |observed - predicted eviction rate| / se over the probe groups;
+  /// the class is the one within kMisfitZ, else none; rejected_z = the smallest misfit of the
+  /// classes not chosen (the confidence's separation).
+  std::map<std::string, double> misfit_z;
+  double rejected_z = 0;
   nlohmann::json evidence = nlohmann::json::array();  ///< per probe: line, group, evicted
 };
 DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal,

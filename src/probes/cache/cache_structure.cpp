@@ -726,7 +726,8 @@ class WaysExperiment : public Experiment {
                                 {"own_evicted", dv.own_evicted},
                                 {"bin_probed", dv.bin_probed},
                                 {"bin_evicted", dv.bin_evicted},
-                                {"consistent", dv.consistent},
+                                {"misfit_z", dv.misfit_z},
+                                {"rejected_z", dv.rejected_z},
                                 {"probes", dv.probes},
                                 {"evidence", dv.evidence}};
         }
@@ -929,23 +930,24 @@ class WaysExperiment : public Experiment {
             {"cache." + lv + ".data_victim",
              code,
              "class",
-             confidence::combine(
-                 {confidence::agreement(dv.at("consistent").get<std::size_t>(),
-                                        dv.at("probes").get<std::size_t>()),
-                  calibration_separation(rec.at("calibration"))}),
+             confidence::combine({confidence::separation(dv.at("rejected_z").get<double>()),
+                                  calibration_separation(rec.at("calibration"))}),
              "value: 0 global_lru, 1 own_set, 2 random, 4 none of these. Consecutive lines "
              "(at most ways per set) past the lines held (lines_held, in the sequences' "
              "carve-out) are read in order, then one line per sequence is probed: samples of the "
              "oldest lines, of the lines own-set eviction names, and of four age bins of the "
-             "rest. Confidence: the probes as the class predicts (for none: those the best "
-             "deterministic class gets wrong)",
+             "rest. Each class predicts which probes are gone (random: the same share of "
+             "each group); its misfit is the largest |observed - predicted| / se over the "
+             "groups; the class within 3 se, else none. Confidence: the separation of the "
+             "closest class not chosen (its misfit as z)",
              {{"victim", v},
               {"lines_held", dv.at("lines_held")},
               {"filled", dv.at("filled")},
               {"oldest", {dv.at("oldest_evicted"), dv.at("oldest_probed")}},
               {"own_set", {dv.at("own_evicted"), dv.at("own_probed")}},
               {"age_bins_evicted", dv.at("bin_evicted")},
-              {"age_bins_probed", dv.at("bin_probed")}}});
+              {"age_bins_probed", dv.at("bin_probed")},
+              {"misfit_z", dv.at("misfit_z")}}});
       }
       if (hashed) {
         r.findings.push_back({"cache." + lv + ".sets",
