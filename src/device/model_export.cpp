@@ -293,10 +293,23 @@ json model_from_result(const json& result) {
   // a miss costs the DRAM latency of its home where cache.l2.far_hit measured both.
   const bool two_sides = c.l2_partitioned && !c.l2_partition_masks.empty() &&
                          f.count("l2.replication") && f.count("l2.far_hit_latency");
+  bool l2_from_replicas = false;
   if (two_sides) {
     c.l2_partitions = 2;
     c.l2_replication = f["l2.replication"] > 0.5;
     c.chase_structural = true;
+    // A partition's capacity as cache.l2.far_hit measures it directly (the copies one SM's
+    // partition holds), rather than the sweep's l2.capacity: on a soft knee that is where the
+    // latency first rises, which moves with the sweep's points from run to run (55.4 to 57.9
+    // MiB over three runs of one card).
+    if (f.count("l2.replica_capacity") && f["l2.replica_capacity"] > 0) {
+      const std::uint64_t part = round_down(f["l2.replica_capacity"], l2_unit / 2);
+      if (part * 2 >= l1_capacity_bytes(c, 0) && part > 0) {
+        c.l2.capacity_bytes = part * 2;
+        c.l2_near.capacity_bytes = part;
+        l2_from_replicas = true;
+      }
+    }
     if (f.count(finding::kDramLatencyNearHome) && f.count(finding::kDramLatencyFarHome)) {
       c.dram_near_home_latency_cycles = f[finding::kDramLatencyNearHome];
       c.dram_far_home_latency_cycles = f[finding::kDramLatencyFarHome];
@@ -309,7 +322,9 @@ json model_from_result(const json& result) {
       {"from", "gpuprobe result"},
       {"device_uuid", d.value("uuid", std::string(""))},
       {"result_git_sha", result.value("tool", json::object()).value("git_sha", "")},
-      {"result_started_utc", result.value("started_utc", std::string(""))}};
+      {"result_started_utc", result.value("started_utc", std::string(""))},
+      {"l2_capacity_from", l2_from_replicas ? "2 x l2.replica_capacity (cache.l2.far_hit)"
+                                            : "l2.capacity (latency.sweep)"}};
   json not_measured = json::array();
   if (!f.count("cache.l1.ways")) not_measured.push_back("l1_ways (4 assumed)");
   if (!f.count("cache.l2.ways")) not_measured.push_back("l2_ways (16 assumed)");
@@ -350,6 +365,9 @@ json model_from_result(const json& result) {
                              "whose function is not measured; modulo indexing modelled, which "
                              "fills the sets of a contiguous range evenly");
   }
+  if (two_sides && !l2_from_replicas)
+    not_measured.push_back("a partition's capacity (l2.replica_capacity): the sweep's l2.capacity "
+                           "used, where a soft knee first rises");
   if (c.tlb.empty()) not_measured.push_back("TLB (none modelled)");
   if (two_sides && c.dram_near_home_latency_cycles == 0)
     not_measured.push_back("DRAM latency by home partition (dram_latency_cycles for both)");
