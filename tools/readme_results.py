@@ -73,6 +73,12 @@ def structure_text():
                        f"name {t['value'] / 1024:.0f} KiB of lines, the L1 holds {t['capacity_bytes'] / 1024:.2f} KiB: "
                        + ("lines are stored apart from the tags (decoupled)" if t.get("decoupled") else "one array")
                        + f" (confidence {t['confidence']:.2f}).")
+        if "cache.l1.data_victim" in f:
+            dv = f["cache.l1.data_victim"]
+            mz = ", ".join(f"{k} {z:.1f}" for k, z in sorted(dv.get("misfit_z", {}).items()))
+            out.append(f"- L1 data victim (a line leaving while its set has a free tag; {dv['lines_held']} lines held in "
+                       f"the sequences' carve-out): {dv['victim']} of global_lru / own_set / random "
+                       f"(misfits in standard errors: {mz}; confidence {dv['confidence']:.2f}).")
     ways = [e for e in r["experiments"] if e["id"] == "cache.l2.ways"]
     if ways:
         rec = ways[0]["samples"]

@@ -429,10 +429,11 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     er.statistics["l1_sensitivity"] = {
         {"worst_error_percent_by_region", l1_worst},
         {"note",
-         "the exported model with each L1 replacement class, and with LRU over a scrambled "
-         "index (a contiguous range spread over the sets as a random placement would), "
-         "everything else equal, at the sweep's working sets from 0.9 to 2 x l1.capacity; a "
-         "comparison, not a fit: the replay keeps the class and the modulo index it exports"}};
+         "the exported model with each L1 replacement class, with LRU over a scrambled "
+         "index (a contiguous range spread over the sets as a random placement would), and, "
+         "for a decoupled L1, with each data victim and as the coupled modulo L1 its capacity "
+         "alone gives; everything else equal, at the sweep's working sets from 0.9 to 2 x "
+         "l1.capacity; a comparison, not a fit: the replay keeps what it exports"}};
   }
   // The confidence of a replay error is the measured point's own precision: the model's side
   // is computed (its noise is the model's), the GPU's side is what could move.

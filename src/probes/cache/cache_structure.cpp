@@ -555,16 +555,21 @@ void cyclic_finding(const std::string& lv, const json& rec, std::vector<Finding>
   const auto& c = rec["cyclic"];
   const double value = c.at("retention").get<double>();
   const double lines = c.at("lines").get<double>();
-  std::size_t agreeing = 0, rounds = 0;
-  for (const auto& x : c.at("round_retention")) {
-    ++rounds;
-    agreeing += std::fabs(x.get<double>() - value) <= 1.0 / lines ? 1 : 0;
-  }
+  // The rounds whose retention lies within one line of the cycle of the whole's, as agreement
+  // times the calibration's separation.
+  const auto round_confidence = [&](const json& cycle, double whole) {
+    std::size_t agreeing = 0, rounds = 0;
+    for (const auto& x : cycle.at("round_retention")) {
+      ++rounds;
+      agreeing += std::fabs(x.get<double>() - whole) <= 1.0 / lines ? 1 : 0;
+    }
+    return confidence::combine({confidence::agreement(agreeing, rounds),
+                                calibration_separation(rec.at("calibration"))});
+  };
   out.push_back({"cache." + lv + ".cyclic_retention",
                  value,
                  "fraction",
-                 confidence::combine({confidence::agreement(agreeing, rounds),
-                                      calibration_separation(rec.at("calibration"))}),
+                 round_confidence(c, value),
                  "the conflict set's ways + 1 lines read in one fixed random order round after "
                  "round (as a chase past the cache visits each set): the share of accesses after "
                  "the first round that hit. LRU, FIFO and tree-PLRU keep none (predicted); random "
@@ -576,16 +581,10 @@ void cyclic_finding(const std::string& lv, const json& rec, std::vector<Finding>
   if (!c.contains("interleaved") || !c["interleaved"].value("measured", false)) return;
   const auto& in = c["interleaved"];
   const double iv = in.at("retention").get<double>();
-  std::size_t in_agreeing = 0, in_rounds = 0;
-  for (const auto& x : in.at("round_retention")) {
-    ++in_rounds;
-    in_agreeing += std::fabs(x.get<double>() - iv) <= 1.0 / lines ? 1 : 0;
-  }
   out.push_back({"cache." + lv + ".interleaved_retention",
                  iv,
                  "fraction",
-                 confidence::combine({confidence::agreement(in_agreeing, in_rounds),
-                                      calibration_separation(rec.at("calibration"))}),
+                 round_confidence(in, iv),
                  "the same cycle with fillers_per_access lines of other sets (members with one "
                  "set-index bit flipped) read after each of its accesses, as a chase's other "
                  "lines come between two visits to one set: the share of the set's accesses "
