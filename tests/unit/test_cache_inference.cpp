@@ -608,6 +608,31 @@ TEST(CacheInference, DataVictimOfADecoupledL1IsRecovered) {
   EXPECT_FALSE(fr.note.empty());
 }
 
+// Lines of the first tags' worth (at most `ways` per tag set) conflict only through the
+// store that holds them: a decoupled L1 whose 160 lines are stored without sets gives a minimal
+// conflict set of 161; a coupled L1 of the same tags gives none (they all fit).
+TEST(CacheInference, StoredLinesConflictOnlyInADecoupledL1) {
+  using namespace analysis::cache;
+  const auto data_set = [](std::uint64_t held) {
+    ModelConfig c = l1_only_model(Replacement::kLru, {});
+    c.l1_shared_unified_bytes = held * 128;
+    c.l1_tag_bytes = 64 * 4 * 128;
+    if (held == 256) c.l1_tag_bytes = 0;
+    device::ModelDevice dev(c);
+    auto buf = dev.alloc_probe_buffer(4 * kMiB);
+    auto probe = probe_on(dev, *buf, 4 * kMiB, 11);
+    const auto cal = calibrate(probe, Level::kL1);
+    probe.buffer_bytes = 64 * 4 * 128;  // the first tags' worth of lines
+    return find_conflict_set(probe, Level::kL1, cal, 4096, 128);
+  };
+  const auto decoupled = data_set(160);
+  ASSERT_TRUE(decoupled.found) << decoupled.note;
+  EXPECT_EQ(decoupled.ways, 160u);
+  EXPECT_TRUE(decoupled.minimal_verified);
+  const auto coupled = data_set(256);
+  EXPECT_FALSE(coupled.found);
+}
+
 TEST(CacheInference, RecoversRandomModelledHierarchies) {
   std::mt19937_64 rng(20261201);
   const int kHierarchies = std::getenv("GP_HIERARCHIES") ? std::atoi(std::getenv("GP_HIERARCHIES")) : 200;

@@ -714,6 +714,18 @@ class WaysExperiment : public Experiment {
             tag_lines * line.line_bytes > capacity) {
           const auto dv = analysis::cache::infer_data_victim(s->probe, level_, lr.cal,
                                                              line.line_bytes, hc.masks, tag_lines);
+          // Sets of the lines themselves: random lines of the first tag_lines lines (at most
+          // `ways` per tag set, so no tag conflicts) grown until they conflict, then reduced.
+          auto dp = s->probe;
+          std::uint64_t span = 1;
+          while (span * 2 <= tag_lines * line.line_bytes) span *= 2;
+          dp.buffer_bytes = span;
+          const auto ds = analysis::cache::find_conflict_set(
+              dp, level_, lr.cal, device::kSequenceStagedAccesses, line.line_bytes);
+          s->probe.accesses = dp.accesses;  // dp began as a copy: its counts include ours
+          s->probe.calls = dp.calls;
+          rec["data_sets"] = conflict_set_json(ds, s->probe.seed);
+          rec["data_sets"]["span_bytes"] = span;
           rec["data_victim"] = {{"measured", dv.measured},
                                 {"note", dv.note},
                                 {"lines_held", dv.lines_held},
@@ -919,6 +931,28 @@ class WaysExperiment : public Experiment {
                {{"capacity_bytes", cap},
                 {"tags_over_capacity", tags / cap},
                 {"decoupled", tags > cap * 1.03}}});
+        }
+      }
+      if (rec.contains("data_sets")) {
+        const auto& ds = rec["data_sets"];
+        if (ds.value("found", false) && ds.value("checks", 0) > 0 &&
+            ds.value("checks", 0) == ds.value("checks_passed", -1)) {
+          r.findings.push_back(
+              {"cache." + lv + ".data_ways",
+               ds.at("ways").get<double>(),
+               "lines",
+               confidence::combine({confidence::agreement(ds.at("checks_passed").get<std::size_t>(),
+                                                          ds.at("checks").get<std::size_t>()),
+                                    calibration_separation(rec.at("calibration"))}),
+               "a minimal conflict set among lines that share no tag set beyond its ways (random "
+               "lines of the first span_bytes, which the tags' hash spreads evenly): its size "
+               "less one is how many lines one set of the stored lines holds; as many as the lines "
+               "held means they are stored without sets",
+               {{"lines", ds.at("lines")}, {"span_bytes", ds.value("span_bytes", 0)}}});
+        } else {
+          r.statistics["data_sets"] =
+              "no minimal conflict among lines that share no tag set beyond its ways (" +
+              ds.value("note", std::string()) + ")";
         }
       }
       if (rec.contains("data_victim") && rec["data_victim"].value("measured", false)) {
