@@ -415,26 +415,22 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
                    {"model", model}};
   er.samples = {{"points", points}};
   er.curves = {curve, errors};
-  if (!sensitivity.rows.empty()) {
-    er.curves.push_back(sensitivity);
-    er.statistics["l2_policy_sensitivity"] = {
-        {"worst_error_percent_by_region", policy_worst},
-        {"note",
-         "the exported model with each L2 replacement class, everything else equal, at the "
-         "sweep's working sets past 2 x l1.capacity; a comparison, not a fit: the replay's "
-         "findings use the class the result's evidence gives"}};
-  }
-  if (!l1_sensitivity.rows.empty()) {
-    er.curves.push_back(l1_sensitivity);
-    er.statistics["l1_sensitivity"] = {
-        {"worst_error_percent_by_region", l1_worst},
-        {"note",
-         "the exported model with each L1 replacement class, with LRU over a scrambled "
-         "index (a contiguous range spread over the sets as a random placement would), and, "
-         "for a decoupled L1, with each data victim and as the coupled modulo L1 its capacity "
-         "alone gives; everything else equal, at the sweep's working sets from 0.9 to 2 x "
-         "l1.capacity; a comparison, not a fit: the replay keeps what it exports"}};
-  }
+  const auto add_sensitivity = [&](Curve& c, const json& worst_by, const char* note) {
+    if (c.rows.empty()) return;
+    er.curves.push_back(c);
+    er.statistics[c.name] = {{"worst_error_percent_by_region", worst_by}, {"note", note}};
+  };
+  add_sensitivity(sensitivity, policy_worst,
+                  "the exported model with each L2 replacement class, everything else equal, at "
+                  "the sweep's working sets past 2 x l1.capacity; a comparison, not a fit: the "
+                  "replay's findings use the class the result's evidence gives");
+  add_sensitivity(l1_sensitivity, l1_worst,
+                  "the exported model with each L1 replacement class, with LRU over a scrambled "
+                  "index (a contiguous range spread over the sets as a random placement would), "
+                  "and, for a decoupled L1, with each data victim and as the coupled modulo L1 "
+                  "its capacity alone gives; everything else equal, at the sweep's working sets "
+                  "from 0.9 to 2 x l1.capacity; a comparison, not a fit: the replay keeps what "
+                  "it exports");
   // The confidence of a replay error is the measured point's own precision: the model's side
   // is computed (its noise is the model's), the GPU's side is what could move.
   for (const auto& [key, w] : worst) {
