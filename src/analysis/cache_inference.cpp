@@ -520,6 +520,10 @@ std::uint64_t in_page_distance_gcd(const std::vector<std::uint64_t>& lines,
 void judge_set_index_kind(SetIndexResult& r, const std::vector<std::uint64_t>& lines,
                           std::uint64_t ways, std::uint32_t line_bytes,
                           std::uint64_t capacity_bytes, std::uint64_t contiguous_bytes) {
+  if (line_bytes == 0) {
+    r.kind = "unknown";
+    return;
+  }
   const std::uint64_t sets_from_capacity =
       capacity_bytes && ways ? capacity_bytes / (std::uint64_t{line_bytes} * ways) : 0;
   // The kind is judged on the physical bits; above them every flip changes the page.
@@ -536,11 +540,13 @@ void judge_set_index_kind(SetIndexResult& r, const std::vector<std::uint64_t>& l
   // A modulo over m sets keeps a line's set only when the address moves by a multiple of
   // m lines: a pair of bits whose flip moves it by less than that (2^i + 2^j < m x line) and
   // keeps the set rules any modulo out.
+  const auto in_range = [](int b) { return b >= 0 && b < 63; };
   const bool by_pair =
       sets_from_capacity &&
       std::any_of(r.equal_pairs.begin(), r.equal_pairs.end(), [&](const auto& pr) {
-        return (std::uint64_t{1} << pr.first) + (std::uint64_t{1} << pr.second) <
-               sets_from_capacity * line_bytes;
+        return in_range(pr.first) && in_range(pr.second) &&
+               (std::uint64_t{1} << pr.first) + (std::uint64_t{1} << pr.second) <
+                   sets_from_capacity * line_bytes;
       });
   r.member_distance_gcd_lines = in_page_distance_gcd(lines, line_bytes, contiguous_bytes);
   const bool by_distance = sets_from_capacity && r.member_distance_gcd_lines != 0 &&
@@ -551,7 +557,8 @@ void judge_set_index_kind(SetIndexResult& r, const std::vector<std::uint64_t>& l
   if (r.bits.empty()) {
     r.kind = "single_set";
     r.sets = 1;
-  } else if (contiguous && r.equal_pairs.empty() && r.page_bits.empty() && !all_bits &&
+  } else if (contiguous && judged.size() < 63 && r.equal_pairs.empty() && r.page_bits.empty() &&
+             !all_bits &&
              (!sets_from_capacity || sets_from_capacity == (std::uint64_t{1} << judged.size())) &&
              r.member_distance_gcd_lines % (std::uint64_t{1} << judged.size()) == 0) {
     r.kind = "modulo_power_of_two";
@@ -722,6 +729,10 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
     return r;
   }
   std::uint64_t lo = 16, hi = top;
+  if (hi <= lo) {
+    r.note = "fewer than 17 lines can be read twice in one sequence";
+    return r;
+  }
   if (!all_held(lo)) {
     r.note = "16 consecutive lines are not held";
     return r;
@@ -731,8 +742,13 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
     (all_held(mid) ? lo : hi) = mid;
   }
   r.lines_held = lo;
-  const std::uint64_t d =
-      std::min<std::uint64_t>({128, tag_lines - lo, max_seq - lo - 1, lo / 4});
+  const std::uint64_t buffer_lines = p.buffer_bytes / line_bytes;
+  if (lo + 4 > buffer_lines || lo + 5 > max_seq) {
+    r.note = "no room above the lines held for new lines";
+    return r;
+  }
+  const std::uint64_t d = std::min<std::uint64_t>(
+      {128, tag_lines - lo, max_seq - lo - 1, lo / 4, buffer_lines - lo});
   if (d < 4) {
     r.note = "no room above the lines held for new lines";
     return r;

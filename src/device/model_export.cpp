@@ -1,6 +1,7 @@
 #include "device/model_export.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -257,10 +258,12 @@ json model_from_result(const json& result) {
     if (e.contains("masks") && e["masks"].is_array())
       for (const auto& x : e["masks"])
         if (x.is_number_unsigned()) m.push_back(x.get<std::uint64_t>());
-    const auto sets = static_cast<std::uint64_t>(f["cache.l1.tag_sets"]);
+    const double sets_value = f["cache.l1.tag_sets"];
+    const bool sane = !m.empty() && m.size() < 32 && std::isfinite(sets_value) &&
+                      sets_value == std::ldexp(1.0, static_cast<int>(m.size()));
+    const std::uint64_t sets = sane ? std::uint64_t{1} << m.size() : 0;
     const std::uint64_t tags = sets * kLine * kL1Ways;
-    if (!m.empty() && (std::uint64_t{1} << m.size()) == sets &&
-        tags >= l1_capacity_bytes(c, 0)) {
+    if (sane && tags >= l1_capacity_bytes(c, 0)) {
       c.l1.set_hash_masks = m;
       c.l1_tag_bytes = tags;
       l1_tags_measured = true;

@@ -233,7 +233,9 @@ SequenceModel::SequenceModel(const ModelConfig& c, std::uint64_t l1_bytes)
   partitions = sequence_partitions(c);
   CacheConfig l1c = c.l1;
   l1c.capacity_bytes = l1_bytes;
-  if (c.l1_tag_bytes != 0) {
+  // A decoupled L1 holding no lines at this carve-out is no L1 (capacity 0), not one whose
+  // tags all hold lines (data_capacity_bytes 0 means that).
+  if (c.l1_tag_bytes != 0 && l1_bytes != 0) {
     l1c.capacity_bytes = c.l1_tag_bytes;
     l1c.data_capacity_bytes = l1_bytes;
     l1c.data_victim = c.l1_data_victim;

@@ -306,6 +306,7 @@ TEST(CacheGpuColdCapacity, BisectionBracketsTheCapacity) {
 #include <map>
 #include <string>
 
+#include "core/error.hpp"
 #include "core/experiment.hpp"
 
 namespace gpuprobe {
@@ -356,6 +357,62 @@ TEST(CacheGpuRecordedH200, FindingsFollowFromTheSamples) {
   EXPECT_GT(far_touch.extra.at("second_touch_gb_s").get<double>(), far_touch.value);
   EXPECT_TRUE(found.count("l1.cold_capacity"));
   EXPECT_TRUE(found.count("l2.cold_capacity"));
+}
+
+}  // namespace
+}  // namespace gpuprobe
+
+namespace gpuprobe {
+namespace {
+
+nlohmann::json committed_l1_ways() {
+  std::ifstream in(std::string(GPUPROBE_SOURCE_DIR) + "/results/h200/result.json");
+  EXPECT_TRUE(in.good());
+  const auto result = nlohmann::json::parse(in);
+  for (const auto& e : result.at("experiments"))
+    if (e.at("id") == "cache.l1.ways") return e;
+  ADD_FAILURE() << "no cache.l1.ways in results/h200";
+  return {};
+}
+
+// The set index of a recorded result is judged again by the current rules; a record made
+// without a line size is left as recorded (no division by a zero line, no sets finding from
+// an empty list of bits), and a bit beyond an address is the file's fault, not a crash.
+TEST(CacheGpuRecordedH200, SetIndexRejudgingGuardsItsInputs) {
+  auto e = committed_l1_ways();
+  const auto r = replay_analysis(e);
+  ASSERT_TRUE(r.has_value());
+  bool hashed = false;
+  for (const auto& f : r->findings)
+    if (f.name == "cache.l1.set_index_bits")
+      hashed = f.extra.at("kind") == "xor_hash" &&
+               f.extra.at("modulo_refuted_by") == "member_distance";
+  EXPECT_TRUE(hashed);
+
+  // As the experiment records a set index it could not judge (pools disagreeing on the line:
+  // the first pool's line kept, the index unknown, nothing searched beyond it).
+  for (unsigned line : {0u, 128u}) {
+    auto no_line = e;
+    auto& s = no_line["samples"];
+    s["line_bytes"] = line;
+    s["line"]["found"] = false;
+    s["set_index"]["bits"] = nlohmann::json::array();
+    s["set_index"]["kind"] = "unknown";
+    s["set_index"]["sets"] = 0;
+    s.erase("hash_columns");
+    s.erase("data_victim");
+    s.erase("data_sets");
+    const auto r2 = replay_analysis(no_line);
+    ASSERT_TRUE(r2.has_value());
+    for (const auto& f : r2->findings) {
+      EXPECT_NE(f.name, "cache.l1.sets") << "line " << line;
+      if (f.name == "cache.l1.set_index_bits") EXPECT_EQ(f.extra.at("kind"), "unknown");
+    }
+  }
+
+  auto far_bit = e;
+  far_bit["samples"]["set_index"]["equal_pairs"] = {{70, 71}};
+  EXPECT_THROW(replay_analysis(far_bit), UsageError);
 }
 
 }  // namespace

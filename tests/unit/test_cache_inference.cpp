@@ -561,6 +561,22 @@ TEST(CacheInference, DecoupledL1EvictsByItsDataVictim) {
   fs.timed_from = static_cast<std::uint32_t>(fs.sequence.size());
   fs.sequence.push_back(1 * 128);
   EXPECT_EQ(fdev.run_sequence(*fbuf, fs).cycles[0], hit);
+  // At a carve-out that leaves no lines the decoupled L1 is no L1: a line read twice misses
+  // twice (its tags alone hold nothing).
+  {
+    ModelConfig c = l1_only_model(Replacement::kLru, {});
+    c.l1_shared_unified_bytes = 96 * 128;
+    c.shared_per_sm_bytes = 96 * 128;
+    c.l1_tag_bytes = 32 * 4 * 128;
+    device::ModelDevice dev(c);
+    auto buf = dev.alloc_probe_buffer(4 * kMiB);
+    device::AccessSequence s;
+    s.op = device::LoadOp::kCa;
+    s.carveout_percent = 100;
+    s.sequence = {0, 0};
+    const auto t = dev.run_sequence(*buf, s);
+    EXPECT_GT(t.cycles[1], hit);
+  }
   // Fewer tags than lines is no decoupled cache.
   ModelConfig bad = l1_only_model(Replacement::kLru, {});
   bad.l1_tag_bytes = 16 * 128;

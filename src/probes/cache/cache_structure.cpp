@@ -118,11 +118,23 @@ std::uint64_t alignment_for(const analysis::cache::Probe& p, Level level) {
 /// result is judged by the current rules.
 json rejudged_set_index(const json& rec) {
   json si = rec.at("set_index");
+  // A record made without a line size was not judged (kind "unknown"): nothing to re-judge.
+  const auto recorded_line = rec.value("line_bytes", 0u);
+  if (recorded_line == 0 || !rec.contains("line") || !rec["line"].value("found", false) ||
+      si.value("kind", std::string()) == "unknown")
+    return si;
+  const auto bit = [](int b) {
+    if (b < 0 || b > 62) throw UsageError("set_index: bit " + std::to_string(b) +
+                                          " is out of range; allowed: 0..62");
+    return b;
+  };
   analysis::cache::SetIndexResult r;
   r.bits = si.at("bits").get<std::vector<int>>();
   r.page_bits = si.value("page_bits", std::vector<int>{});
+  for (int b : r.bits) bit(b);
+  for (int b : r.page_bits) bit(b);
   for (const auto& pr : si.at("equal_pairs"))
-    r.equal_pairs.emplace_back(pr.at(0).get<int>(), pr.at(1).get<int>());
+    r.equal_pairs.emplace_back(bit(pr.at(0).get<int>()), bit(pr.at(1).get<int>()));
   r.lowest_bit_tested = si.value("lowest_bit_tested", 0);
   r.highest_bit_tested = si.value("highest_bit_tested", 0);
   r.first_page_bit = si.value("first_page_bit", -1);
@@ -130,8 +142,7 @@ json rejudged_set_index(const json& rec) {
   const auto lines = cs.value("lines", std::vector<std::uint64_t>{});
   const std::uint64_t contiguous =
       r.first_page_bit >= 0 && r.first_page_bit < 63 ? std::uint64_t{1} << r.first_page_bit : 0;
-  analysis::cache::judge_set_index_kind(r, lines, cs.value("ways", 0u),
-                                        rec.value("line_bytes", 0u),
+  analysis::cache::judge_set_index_kind(r, lines, cs.value("ways", 0u), recorded_line,
                                         rec.value("capacity_bytes_used", std::uint64_t{0}),
                                         contiguous);
   si["kind"] = r.kind;
@@ -530,7 +541,10 @@ json interleaved_cyclic_record(analysis::cache::Probe& p, Level level, const Lev
   const auto fillers =
       analysis::cache::out_of_set_lines(lr.set, idx.bits, idx.first_page_bit, span);
   const std::size_t per_round = lr.set.lines.size() * kInterleavedRounds;
-  const std::size_t fit = device::kSequenceStagedAccesses / per_round;
+  const std::size_t limit =
+      p.max_sequence ? std::min(p.max_sequence, device::kSequenceStagedAccesses)
+                     : device::kSequenceStagedAccesses;
+  const std::size_t fit = limit / per_round;
   if (fillers.empty() || fit < 2) return {{"measured", false}};
   const auto c = analysis::cache::cyclic_retention(p, level, lr.cal, lr.set, kInterleavedOrders,
                                                    kInterleavedRounds, fillers,
