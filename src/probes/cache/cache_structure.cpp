@@ -519,16 +519,24 @@ void policy_finding(const std::string& lv, const json& rec, std::vector<Finding>
                  {{"policy", cls}, {"deterministic", pol.at("deterministic")}}});
 }
 
-json cyclic_record(analysis::cache::Probe& p, Level level, const LevelRun& lr) {
-  const auto c = analysis::cache::cyclic_retention(p, level, lr.cal, lr.set);
+json cyclic_json(const analysis::cache::CyclicResult& c) {
   if (!c.measured) return {{"measured", false}};
-  return {{"measured", true},
-          {"retention", c.retention},
-          {"round_retention", c.round_retention},
-          {"rounds", c.rounds},
-          {"orders", c.orders},
-          {"lines", c.lines},
-          {"predicted", c.predicted}};
+  json j = {{"measured", true},
+            {"retention", c.retention},
+            {"round_retention", c.round_retention},
+            {"rounds", c.rounds},
+            {"orders", c.orders},
+            {"lines", c.lines},
+            {"predicted", c.predicted}};
+  if (c.fillers_per_access) {
+    j["fillers"] = c.fillers;
+    j["fillers_per_access"] = c.fillers_per_access;
+  }
+  return j;
+}
+
+json cyclic_record(analysis::cache::Probe& p, Level level, const LevelRun& lr) {
+  return cyclic_json(analysis::cache::cyclic_retention(p, level, lr.cal, lr.set));
 }
 
 /// The cycle again with lines of other sets between its accesses (as many as one staged
@@ -546,19 +554,10 @@ json interleaved_cyclic_record(analysis::cache::Probe& p, Level level, const Lev
                      : device::kSequenceStagedAccesses;
   const std::size_t fit = limit / per_round;
   if (fillers.empty() || fit < 2) return {{"measured", false}};
-  const auto c = analysis::cache::cyclic_retention(p, level, lr.cal, lr.set, kInterleavedOrders,
-                                                   kInterleavedRounds, fillers,
-                                                   std::min(kMaxFillersPerAccess, fit - 1));
-  if (!c.measured) return {{"measured", false}};
-  return {{"measured", true},
-          {"retention", c.retention},
-          {"round_retention", c.round_retention},
-          {"rounds", c.rounds},
-          {"orders", c.orders},
-          {"lines", c.lines},
-          {"fillers", c.fillers},
-          {"fillers_per_access", c.fillers_per_access},
-          {"predicted", c.predicted}};
+  return cyclic_json(analysis::cache::cyclic_retention(p, level, lr.cal, lr.set,
+                                                      kInterleavedOrders, kInterleavedRounds,
+                                                      fillers,
+                                                      std::min(kMaxFillersPerAccess, fit - 1)));
 }
 
 /// cache.<level>.cyclic_retention: the share of a ways + 1 line cycle that still hits (see
