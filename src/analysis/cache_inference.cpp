@@ -37,6 +37,13 @@ AccessSequence base_sequence(const Probe& p, Level level) {
 
 int log2_floor(std::uint64_t v) { return 63 - __builtin_clzll(v); }
 
+/// The offsets of lines 0 .. n-1 from the buffer's start.
+std::vector<std::uint64_t> consecutive_lines(std::uint64_t n, std::uint32_t line_bytes) {
+  std::vector<std::uint64_t> v(n);
+  for (std::uint64_t i = 0; i < n; ++i) v[i] = i * line_bytes;
+  return v;
+}
+
 std::vector<std::uint64_t> random_lines(std::mt19937_64& rng, std::uint64_t span,
                                         std::uint64_t alignment, std::size_t n,
                                         std::unordered_set<std::uint64_t>& used) {
@@ -527,8 +534,7 @@ void judge_set_index_kind(SetIndexResult& r, const std::vector<std::uint64_t>& l
   const std::uint64_t sets_from_capacity =
       capacity_bytes && ways ? capacity_bytes / (std::uint64_t{line_bytes} * ways) : 0;
   // The kind is judged on the physical bits; above them every flip changes the page.
-  const int highest_physical =
-      r.first_page_bit < 0 ? r.highest_bit_tested : r.first_page_bit - 1;
+  const int highest_physical = r.first_page_bit < 0 ? r.highest_bit_tested : r.first_page_bit - 1;
   std::vector<int> judged;
   for (int b : r.bits)
     if (r.first_page_bit < 0 || b < r.first_page_bit) judged.push_back(b);
@@ -541,13 +547,12 @@ void judge_set_index_kind(SetIndexResult& r, const std::vector<std::uint64_t>& l
   // m lines: a pair of bits whose flip moves it by less than that (2^i + 2^j < m x line) and
   // keeps the set rules any modulo out.
   const auto in_range = [](int b) { return b >= 0 && b < 63; };
-  const bool by_pair =
-      sets_from_capacity &&
-      std::any_of(r.equal_pairs.begin(), r.equal_pairs.end(), [&](const auto& pr) {
-        return in_range(pr.first) && in_range(pr.second) &&
-               (std::uint64_t{1} << pr.first) + (std::uint64_t{1} << pr.second) <
-                   sets_from_capacity * line_bytes;
-      });
+  const bool by_pair = sets_from_capacity &&
+                       std::any_of(r.equal_pairs.begin(), r.equal_pairs.end(), [&](const auto& pr) {
+                         return in_range(pr.first) && in_range(pr.second) &&
+                                (std::uint64_t{1} << pr.first) + (std::uint64_t{1} << pr.second) <
+                                    sets_from_capacity * line_bytes;
+                       });
   r.member_distance_gcd_lines = in_page_distance_gcd(lines, line_bytes, contiguous_bytes);
   const bool by_distance = sets_from_capacity && r.member_distance_gcd_lines != 0 &&
                            r.member_distance_gcd_lines % sets_from_capacity != 0;
@@ -624,8 +629,7 @@ HashColumnsResult infer_hash_columns(Probe& p, Level level, const Calibration& c
     r.note = "no conflict set";
     return r;
   }
-  const int top = std::min(first_page_bit >= 0 ? first_page_bit : 63,
-                           log2_floor(p.buffer_bytes));
+  const int top = std::min(first_page_bit >= 0 ? first_page_bit : 63, log2_floor(p.buffer_bytes));
   const std::unordered_set<std::uint64_t> members(set.lines.begin(), set.lines.end());
   const std::unordered_set<int> in_index(index_bits.begin(), index_bits.end());
   // Whether moving one member (from the `first`-th that can move) by `flip` keeps it in the
@@ -672,7 +676,6 @@ HashColumnsResult infer_hash_columns(Probe& p, Level level, const Calibration& c
       r.note = "rank above " + std::to_string(max_rank) + " at bit " + std::to_string(b) +
                ": not searched further";
       r.highest_bit_searched = b - 1;
-      searched.pop_back();
       r.rank = static_cast<int>(n);
       return r;
     }
@@ -706,19 +709,17 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
     return r;
   }
   const auto set_of = [&](std::uint64_t line) {
-    std::uint64_t s = 0;
-    for (std::size_t i = 0; i < masks.size(); ++i)
-      s |= static_cast<std::uint64_t>(__builtin_parityll(line * line_bytes & masks[i])) << i;
-    return s;
+    return device::xor_set_index(line * line_bytes, masks);
   };
   const std::uint64_t max_seq = p.max_sequence ? p.max_sequence : 1u << 20;
-  const std::uint64_t top = std::min<std::uint64_t>({tag_lines, max_seq / 2,
-                                                     p.buffer_bytes / line_bytes});
+  const std::uint64_t top =
+      std::min<std::uint64_t>({tag_lines, max_seq / 2, p.buffer_bytes / line_bytes});
   // Whether lines 0..n-1, read in order, all survive a second pass.
   const auto all_held = [&](std::uint64_t n) {
     AccessSequence s = base_sequence(p, level);
-    for (int round = 0; round < 2; ++round)
-      for (std::uint64_t i = 0; i < n; ++i) s.sequence.push_back(i * line_bytes);
+    const auto once = consecutive_lines(n, line_bytes);
+    s.sequence = once;
+    s.sequence.insert(s.sequence.end(), once.begin(), once.end());
     s.timed_from = static_cast<std::uint32_t>(n);
     const auto t = p.call(s);
     return std::none_of(t.cycles.begin(), t.cycles.end(),
@@ -747,8 +748,8 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
     r.note = "no room above the lines held for new lines";
     return r;
   }
-  const std::uint64_t d = std::min<std::uint64_t>(
-      {128, tag_lines - lo, max_seq - lo - 1, lo / 4, buffer_lines - lo});
+  const std::uint64_t d =
+      std::min<std::uint64_t>({128, tag_lines - lo, max_seq - lo - 1, lo / 4, buffer_lines - lo});
   if (d < 4) {
     r.note = "no room above the lines held for new lines";
     return r;
@@ -788,10 +789,11 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
     groups.push_back(sample(bin, kPerGroup));
   }
   std::vector<std::size_t> probed(groups.size(), 0), evicted(groups.size(), 0);
+  const auto fill = consecutive_lines(k, line_bytes);
   for (std::size_t g = 0; g < groups.size(); ++g)
     for (std::uint64_t line : groups[g]) {
       AccessSequence s = base_sequence(p, level);
-      for (std::uint64_t i = 0; i < k; ++i) s.sequence.push_back(i * line_bytes);
+      s.sequence = fill;
       s.sequence.push_back(line * line_bytes);
       s.timed_from = static_cast<std::uint32_t>(k);
       const auto t = p.call(s);
@@ -800,7 +802,9 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
       ++probed[g];
       evicted[g] += gone ? 1 : 0;
       r.evidence.push_back({{"line", line},
-                            {"group", g == 0 ? "oldest" : g == 1 ? "own_set" : "age_bin_" + std::to_string(g - 2)},
+                            {"group", g == 0   ? "oldest"
+                                      : g == 1 ? "own_set"
+                                               : "age_bin_" + std::to_string(g - 2)},
                             {"evicted", gone}});
     }
   r.oldest_probed = probed[0];
@@ -817,7 +821,6 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
   const double flat = static_cast<double>(d) / static_cast<double>(k);
   const auto misfit = [&](const std::string& cls) {
     double worst = 0;
-    std::size_t at = 0;
     for (std::size_t g = 0; g < groups.size(); ++g) {
       if (probed[g] == 0) continue;
       double predicted = 0;
@@ -830,12 +833,8 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
       const double q = std::clamp(predicted, 0.02, 0.98);
       const double se = std::sqrt(q * (1 - q) / n);
       const double z = std::fabs(static_cast<double>(evicted[g]) / n - predicted) / se;
-      if (z > worst) {
-        worst = z;
-        at = g;
-      }
+      worst = std::max(worst, z);
     }
-    (void)at;
     return worst;
   };
   for (const char* cls : {"global_lru", "own_set", "random"}) r.misfit_z[cls] = misfit(cls);
@@ -980,9 +979,8 @@ std::vector<std::uint64_t> out_of_set_lines(const ConflictSet& set, const std::v
   return out;
 }
 
-CyclicResult cyclic_retention(Probe& p, Level level, const Calibration& cal,
-                              const ConflictSet& set, int orders, int rounds,
-                              const std::vector<std::uint64_t>& fillers,
+CyclicResult cyclic_retention(Probe& p, Level level, const Calibration& cal, const ConflictSet& set,
+                              int orders, int rounds, const std::vector<std::uint64_t>& fillers,
                               std::size_t fillers_per_access) {
   CyclicResult r;
   if (!set.found || set.lines.size() < 3 || rounds < 2 || orders < 1) return r;
@@ -1053,11 +1051,7 @@ CapacityResult infer_capacity(Probe& p, Level level, const Calibration& cal,
                               std::uint32_t line_bytes, std::uint64_t max_bytes, double precision) {
   CapacityResult r;
   if (line_bytes == 0) return r;
-  const auto lines_of = [&](std::uint64_t n) {
-    std::vector<std::uint64_t> v(n);
-    for (std::uint64_t i = 0; i < n; ++i) v[i] = i * line_bytes;
-    return v;
-  };
+  const auto lines_of = [&](std::uint64_t n) { return consecutive_lines(n, line_bytes); };
   std::uint64_t limit = std::min(max_bytes, p.buffer_bytes) / line_bytes;
   if (p.max_sequence && level == Level::kL1)
     limit = std::min<std::uint64_t>(limit, p.max_sequence / kRounds);

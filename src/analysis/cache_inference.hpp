@@ -7,8 +7,8 @@
 // threshold derived from measured hit and miss latencies, never from fixed cycle numbers.
 #include <cstdint>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -195,8 +195,8 @@ SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
 /// search stops once the rank passes `max_rank` (2^rank tests per later bit). A bit whose flip
 /// alone keeps the set (not in `index_bits`) has column 0.
 struct HashColumnsResult {
-  bool found = false;         ///< every searched bit was resolved
-  int rank = 0;               ///< independent bits: the sets are 2^rank
+  bool found = false;  ///< every searched bit was resolved
+  int rank = 0;        ///< independent bits: the sets are 2^rank
   std::vector<int> independent_bits;
   /// Dependent bits and the independent bits whose combined flip undoes theirs.
   std::vector<std::pair<int, std::vector<int>>> dependent;
@@ -280,8 +280,8 @@ struct CyclicResult {
   std::size_t fillers_per_access = 0, fillers = 0;
   nlohmann::json predicted = nlohmann::json::object();
 };
-CyclicResult cyclic_retention(Probe& p, Level level, const Calibration& cal,
-                              const ConflictSet& set, int orders = 2, int rounds = 8,
+CyclicResult cyclic_retention(Probe& p, Level level, const Calibration& cal, const ConflictSet& set,
+                              int orders = 2, int rounds = 8,
                               const std::vector<std::uint64_t>& fillers = {},
                               std::size_t fillers_per_access = 0);
 /// Lines outside a conflict set: each member with one set-index bit flipped (`bits`, the

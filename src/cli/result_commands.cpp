@@ -320,7 +320,9 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
                                   json& worst_out) {
     std::vector<std::string> columns{"working_set_bytes", "measured_cycles"};
     for (const auto& v : variants) columns.push_back(v.label);
-    Curve c{name, columns, {},
+    Curve c{name,
+            columns,
+            {},
             chart_hints(title, "working_set_bytes", "bytes", "measured_cycles", "cycles", true)
                 .with_model(std::vector<std::string>(columns.begin() + 2, columns.end()))};
     std::vector<const Point*> in_range;
@@ -384,22 +386,26 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     // The L1's knee: each replacement class, and a scrambled index (a contiguous range placed
     // as at random, the unevenness a hashed index could give) with LRU.
     auto l1_variants = policy_variants("l1");
-    l1_variants.push_back({"lru_scrambled_index", [](json& m) {
+    l1_variants.push_back({"lru_scrambled_index",
+                           [](json& m) {
                              m["l1_policy"] = "lru";
                              m["l1_set_hash_masks"] = json::array();
                              m["l1_tag_bytes"] = 0;
                              m["l1_set_index"] = "scrambled";
-                           }, ""});
+                           },
+                           ""});
     // A decoupled L1 (measured tags over more lines than it holds): each data victim, and the
     // coupled L1 the capacity alone gives (sets = capacity / (line x ways), modulo).
     if (model.value("l1_tag_bytes", 0u) > 0) {
       for (const char* v : {"own_set", "global_lru", "random"})
-        l1_variants.push_back({std::string("data_victim_") + v,
-                               [v](json& m) { m["l1_data_victim"] = v; }, ""});
-      l1_variants.push_back({"coupled_modulo", [](json& m) {
+        l1_variants.push_back(
+            {std::string("data_victim_") + v, [v](json& m) { m["l1_data_victim"] = v; }, ""});
+      l1_variants.push_back({"coupled_modulo",
+                             [](json& m) {
                                m["l1_set_hash_masks"] = json::array();
                                m["l1_tag_bytes"] = 0;
-                             }, ""});
+                             },
+                             ""});
     }
     l1_sensitivity = sensitivity_of("l1_sensitivity",
                                     "the exported model with each L1 replacement class and with "

@@ -41,6 +41,15 @@ namespace gpuprobe::device {
 /// (this many x 12 B), so every launch sees the same carve-out and the same L1.
 inline constexpr std::size_t kSequenceStagedAccesses = 4096;
 
+/// A GF(2)-linear set index: bit i of the set is the parity of address & masks[i] (the form of
+/// the modelled caches' set_hash_masks and of the masks infer_hash_columns measures).
+inline std::uint64_t xor_set_index(std::uint64_t address, const std::vector<std::uint64_t>& masks) {
+  std::uint64_t s = 0;
+  for (std::size_t i = 0; i < masks.size(); ++i)
+    s |= static_cast<std::uint64_t>(__builtin_parityll(address & masks[i])) << i;
+  return s;
+}
+
 /// Device memory for access sequences; offsets are bytes from its start (which is aligned to
 /// 2 MiB, so in-page address bits equal offset bits).
 class ProbeBuffer {
@@ -56,8 +65,8 @@ struct AccessSequence {
   int sm = -1;                          ///< SM that runs `sequence`; -1 = any
   std::vector<std::uint64_t> place;     ///< loads run first on place_sm (empty = none)
   int place_sm = -1;
-  bool flush_l2 = false;      ///< evict the whole L2 (and the L1) before `place`/`sequence`
-  int carveout_percent = -1;  ///< preferred shared-memory carveout; -1 = driver default
+  bool flush_l2 = false;             ///< evict the whole L2 (and the L1) before `place`/`sequence`
+  int carveout_percent = -1;         ///< preferred shared-memory carveout; -1 = driver default
   std::vector<std::uint64_t> sweep;  ///< lines loaded in bulk on `sm` after place (see above)
   int sweep_rounds = 1;              ///< passes over `sweep` (1..16)
 };

@@ -252,7 +252,8 @@ json model_from_result(const json& result) {
   // The L1's tags as measured (cache.l1.tag_sets: the XOR hash's masks): when they name more
   // lines than the L1 holds, the model's L1 is decoupled (tags apart from lines).
   bool l1_tags_measured = false;
-  if (auto it = extra.find("cache.l1.tag_sets"); it != extra.end() && f.count("cache.l1.tag_sets")) {
+  if (auto it = extra.find("cache.l1.tag_sets");
+      it != extra.end() && f.count("cache.l1.tag_sets")) {
     const json& e = it->second;
     std::vector<std::uint64_t> m;
     if (e.contains("masks") && e["masks"].is_array())
@@ -369,8 +370,9 @@ json model_from_result(const json& result) {
                              "fills the sets of a contiguous range evenly");
   }
   if (two_sides && !l2_from_replicas)
-    not_measured.push_back("a partition's capacity (l2.replica_capacity): the sweep's l2.capacity "
-                           "used, where a soft knee first rises");
+    not_measured.push_back(
+        "a partition's capacity (l2.replica_capacity): the sweep's l2.capacity "
+        "used, where a soft knee first rises");
   if (c.tlb.empty()) not_measured.push_back("TLB (none modelled)");
   if (two_sides && c.dram_near_home_latency_cycles == 0)
     not_measured.push_back("DRAM latency by home partition (dram_latency_cycles for both)");

@@ -91,10 +91,7 @@ std::uint64_t SetCache::set_of(std::uint64_t address) const {
     }
     return (address / config_.line_bytes) % sets_;
   }
-  std::uint64_t s = 0;
-  for (std::size_t i = 0; i < config_.set_hash_masks.size(); ++i)
-    s |= static_cast<std::uint64_t>(parity(address & config_.set_hash_masks[i])) << i;
-  return s;
+  return xor_set_index(address, config_.set_hash_masks);
 }
 
 void SetCache::touch(std::uint64_t set, std::uint32_t way, bool fill) {

@@ -385,8 +385,8 @@ TEST(CacheGpuRecordedH200, SetIndexRejudgingGuardsItsInputs) {
   bool hashed = false;
   for (const auto& f : r->findings)
     if (f.name == "cache.l1.set_index_bits")
-      hashed = f.extra.at("kind") == "xor_hash" &&
-               f.extra.at("modulo_refuted_by") == "member_distance";
+      hashed =
+          f.extra.at("kind") == "xor_hash" && f.extra.at("modulo_refuted_by") == "member_distance";
   EXPECT_TRUE(hashed);
 
   // As the experiment records a set index it could not judge (pools disagreeing on the line:

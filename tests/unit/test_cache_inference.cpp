@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 
@@ -63,8 +63,8 @@ Drawn random_hierarchy(std::mt19937_64& rng, int index) {
   const auto level = [&](std::uint32_t min_sets, std::uint32_t max_sets, device::CacheConfig& c) {
     c.line_bytes = pick({64, 128});
     c.policy = policies[rng() % 4];
-    c.ways = c.policy == Replacement::kTreePlru ? pick({4, 8, 16})
-                                                 : pick({4, 5, 6, 8, 12, 16, 20, 24});
+    c.ways =
+        c.policy == Replacement::kTreePlru ? pick({4, 8, 16}) : pick({4, 5, 6, 8, 12, 16, 20, 24});
     std::uint64_t sets;
     if (rng() % 2) {  // modulo over a set count that is usually not a power of two
       sets = min_sets + rng() % (max_sets - min_sets + 1);
@@ -116,8 +116,8 @@ Drawn random_hierarchy(std::mt19937_64& rng, int index) {
     c.l2_replication = rng() % 2;
   }
   // TLB: the first level reaches at least the 16 MiB the cache and partition probes use; the
-  // second holds at most an eighth of one L2 partition's lines (where the first level allows), so that the TLB walk's lines stay
-  // in the L2 (both fully associative, LRU).
+  // second holds at most an eighth of one L2 partition's lines (where the first level allows), so
+  // that the TLB walk's lines stay in the L2 (both fully associative, LRU).
   const std::uint64_t page = std::uint64_t{256} * kKiB << (rng() % 4);
   const std::uint64_t e1 = std::max<std::uint64_t>(16 * kMiB / page, 8 + rng() % 24);
   const std::uint64_t l2_lines = d.l2_partition_bytes / c.l2.line_bytes;
@@ -269,6 +269,17 @@ Recovered recover(const Drawn& d, std::uint64_t seed) {
 
 /// A tiny modelled GPU whose unified storage is all L1: 32 sets x 4 ways of 128-B lines, set
 /// index by `masks` (GF(2) hash; empty: modulo), replacement `policy`.
+/// The masks of a 2^n-set XOR index over bits 7 .. 7 + n - 1, with each fold (bit, rows) adding
+/// `bit` to those rows' masks (its column is their sum).
+std::vector<std::uint64_t> folded_masks(
+    int n, const std::vector<std::pair<int, std::vector<int>>>& folds) {
+  std::vector<std::uint64_t> masks;
+  for (int i = 0; i < n; ++i) masks.push_back(std::uint64_t{1} << (7 + i));
+  for (const auto& [bit, rows] : folds)
+    for (int row : rows) masks[static_cast<std::size_t>(row)] |= std::uint64_t{1} << bit;
+  return masks;
+}
+
 ModelConfig l1_only_model(Replacement policy, std::vector<std::uint64_t> masks) {
   ModelConfig c = device::builtin_model_config("tiny");
   c.l1.line_bytes = 128;
@@ -342,19 +353,12 @@ TEST(CacheInference, SetIndexTestsPairsOnlyBelowThePage) {
 TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
   using namespace analysis::cache;
   const auto kind = [](bool shared_column, std::uint64_t contiguous = 32 * kKiB) {
-    std::vector<std::uint64_t> masks;
-    for (int i = 0; i < 5; ++i) masks.push_back(std::uint64_t{1} << (7 + i));
     // Columns: bit 7 + i is e_i; bit 12 is e0 + e1, bit 13 the same or e0 + e2, bit 14
     // e1 + e2 + e3.
-    const auto add = [&](int bit, std::initializer_list<int> rows) {
-      for (int i : rows) masks[static_cast<std::size_t>(i)] |= std::uint64_t{1} << bit;
-    };
-    add(12, {0, 1});
-    if (shared_column)
-      add(13, {0, 1});
-    else
-      add(13, {0, 2});
-    add(14, {1, 2, 3});
+    const auto masks =
+        folded_masks(5, {{12, {0, 1}},
+                         {13, shared_column ? std::vector<int>{0, 1} : std::vector<int>{0, 2}},
+                         {14, {1, 2, 3}}});
     device::ModelDevice dev(l1_only_model(Replacement::kLru, masks));
     auto buf = dev.alloc_probe_buffer(4 * kMiB);
     auto st = l1_start(dev, *buf, 9, contiguous);
@@ -482,12 +486,7 @@ TEST(CacheInference, InterleavedCyclicRetentionUsesOtherSetsOnly) {
 // any two addresses in one set exactly when the model's masks do.
 TEST(CacheInference, HashColumnsRecoverAFoldedIndex) {
   using namespace analysis::cache;
-  std::vector<std::uint64_t> masks;
-  for (int i = 0; i < 5; ++i) masks.push_back(std::uint64_t{1} << (7 + i));
-  masks[0] |= std::uint64_t{1} << 12;
-  masks[2] |= std::uint64_t{1} << 12;
-  masks[1] |= std::uint64_t{1} << 14;
-  masks[4] |= (std::uint64_t{1} << 14) | (std::uint64_t{1} << 16);
+  const auto masks = folded_masks(5, {{12, {0, 2}}, {14, {1, 4}}, {16, {4}}});
   device::ModelDevice dev(l1_only_model(Replacement::kLru, masks));
   auto buf = dev.alloc_probe_buffer(4 * kMiB);
   auto st = l1_start(dev, *buf, 5, 128 * kKiB);  // bits 7..16 physical
@@ -587,13 +586,7 @@ TEST(CacheInference, DecoupledL1EvictsByItsDataVictim) {
 // 160) is recovered for each modelled rule: the lines held, then which probes left.
 TEST(CacheInference, DataVictimOfADecoupledL1IsRecovered) {
   using namespace analysis::cache;
-  std::vector<std::uint64_t> masks;
-  for (int i = 0; i < 6; ++i) masks.push_back(std::uint64_t{1} << (7 + i));
-  masks[0] |= std::uint64_t{1} << 13;
-  masks[2] |= std::uint64_t{1} << 13;
-  masks[1] |= std::uint64_t{1} << 14;
-  masks[3] |= std::uint64_t{1} << 14;
-  masks[5] |= std::uint64_t{1} << 14;
+  const auto masks = folded_masks(6, {{13, {0, 2}}, {14, {1, 3, 5}}});
   for (auto [victim, name] : {std::pair{device::DataVictim::kGlobalLru, "global_lru"},
                               std::pair{device::DataVictim::kOwnSet, "own_set"},
                               std::pair{device::DataVictim::kRandom, "random"}}) {
@@ -618,8 +611,8 @@ TEST(CacheInference, DataVictimOfADecoupledL1IsRecovered) {
   device::ModelDevice fdev(full);
   auto fbuf = fdev.alloc_probe_buffer(4 * kMiB);
   auto fprobe = probe_on(fdev, *fbuf, 4 * kMiB, 7);
-  const auto fr = infer_data_victim(fprobe, Level::kL1, calibrate(fprobe, Level::kL1), 128,
-                                    masks, 256);
+  const auto fr =
+      infer_data_victim(fprobe, Level::kL1, calibrate(fprobe, Level::kL1), 128, masks, 256);
   EXPECT_FALSE(fr.measured);
   EXPECT_FALSE(fr.note.empty());
 }
@@ -651,7 +644,8 @@ TEST(CacheInference, StoredLinesConflictOnlyInADecoupledL1) {
 
 TEST(CacheInference, RecoversRandomModelledHierarchies) {
   std::mt19937_64 rng(20261201);
-  const int kHierarchies = std::getenv("GP_HIERARCHIES") ? std::atoi(std::getenv("GP_HIERARCHIES")) : 200;
+  const int kHierarchies =
+      std::getenv("GP_HIERARCHIES") ? std::atoi(std::getenv("GP_HIERARCHIES")) : 200;
   int ok = 0;
   int fails[11] = {};
   for (int i = 0; i < kHierarchies; ++i) {
@@ -659,19 +653,19 @@ TEST(CacheInference, RecoversRandomModelledHierarchies) {
     if (std::getenv("GP_ONLY") && std::atoi(std::getenv("GP_ONLY")) != i) continue;
     const Recovered r = recover(d, 77 + static_cast<std::uint64_t>(i));
     ok += r.all() ? 1 : 0;
-    const bool parts[] = {r.l1_line,     r.l1_ways,   r.l1_capacity, r.l1_policy,
-                          r.l2_line,     r.l2_ways,   r.l2_capacity, r.l2_policy,
-                          r.partitions,  r.tlb,       r.l1_set_index};
+    const bool parts[] = {r.l1_line,    r.l1_ways, r.l1_capacity, r.l1_policy,
+                          r.l2_line,    r.l2_ways, r.l2_capacity, r.l2_policy,
+                          r.partitions, r.tlb,     r.l1_set_index};
     for (int k = 0; k < 11; ++k) fails[k] += parts[k] ? 0 : 1;
     if (!r.all()) std::printf("hierarchy %d not recovered:%s\n", i, r.why.c_str());
   }
-  std::printf("recovered %d of %d; misses: l1 line %d ways %d cap %d policy %d, l2 line %d ways "
-              "%d cap %d policy %d, partitions %d, tlb %d, l1 set index %d\n",
-              ok, kHierarchies, fails[0], fails[1], fails[2], fails[3], fails[4], fails[5],
-              fails[6], fails[7], fails[8], fails[9], fails[10]);
+  std::printf(
+      "recovered %d of %d; misses: l1 line %d ways %d cap %d policy %d, l2 line %d ways "
+      "%d cap %d policy %d, partitions %d, tlb %d, l1 set index %d\n",
+      ok, kHierarchies, fails[0], fails[1], fails[2], fails[3], fails[4], fails[5], fails[6],
+      fails[7], fails[8], fails[9], fails[10]);
   EXPECT_GE(ok, kHierarchies * 95 / 100);
 }
 
 }  // namespace
 }  // namespace gpuprobe
-

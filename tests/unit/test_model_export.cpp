@@ -169,8 +169,11 @@ TEST(ModelExport, MeasuredL1TagsMakeADecoupledL1) {
   std::vector<std::uint64_t> masks;
   for (int i = 0; i < 9; ++i) masks.push_back(std::uint64_t{1} << (7 + i));
   masks[0] |= std::uint64_t{1} << 16;
-  nlohmann::json tag = {{"name", "cache.l1.tag_sets"}, {"value", 512.0}, {"unit", "sets"},
-                        {"confidence", 0.8},          {"masks", masks}};
+  nlohmann::json tag = {{"name", "cache.l1.tag_sets"},
+                        {"value", 512.0},
+                        {"unit", "sets"},
+                        {"confidence", 0.8},
+                        {"masks", masks}};
   for (auto& e : result.at("experiments"))
     if (e.at("id") == "cache.l1.ways") e["findings"].push_back(tag);
   const auto m = device::model_from_result(result);

@@ -64,11 +64,21 @@ ExperimentResult tma_result(const std::vector<std::vector<double>>& dram_replica
   return r;
 }
 
+/// hopper.tma.latency analysed over `dram_replicates` (tma_result).
+ExperimentResult analyzed_tma(const std::vector<std::vector<double>>& dram_replicates) {
+  auto r = tma_result(dram_replicates);
+  Registry::builtin().find("hopper.tma.latency")->analyze(r);
+  return r;
+}
+
+/// The near and far DRAM classes of an analysed hopper.tma.latency (nullptr where absent).
+std::pair<const Finding*, const Finding*> dram_classes(const ExperimentResult& r) {
+  return {find(r, "hopper.tma.tensor_latency_dram"), find(r, "hopper.tma.tensor_latency_dram_far")};
+}
+
 TEST(RunToRun, TmaLatencyFromDramWhoseReplicatesAgreeIsConfident) {
-  const auto* e = Registry::builtin().find("hopper.tma.latency");
-  ASSERT_NE(e, nullptr);
-  auto r = tma_result({cycles(1000, 4, 5, 1), cycles(1002, 4, 5, 2), cycles(998, 4, 5, 3)});
-  e->analyze(r);
+  ASSERT_NE(Registry::builtin().find("hopper.tma.latency"), nullptr);
+  const auto r = analyzed_tma({cycles(1000, 4, 5, 1), cycles(1002, 4, 5, 2), cycles(998, 4, 5, 3)});
   const auto* f = find(r, "hopper.tma.tensor_latency_dram");
   ASSERT_NE(f, nullptr);
   EXPECT_GT(f->confidence, 0.9);
@@ -79,11 +89,8 @@ TEST(RunToRun, TmaLatencyFromDramWhoseReplicatesAgreeIsConfident) {
 TEST(RunToRun, TmaLatencyFromDramInTwoClassesReportsEachClass) {
   // Two replicates on one mode, one on the next 185 cycles up (the committed H200 runs: 953,
   // 1138, 953, each once stating 1.00): two classes, each its own finding.
-  const auto* e = Registry::builtin().find("hopper.tma.latency");
-  auto r = tma_result({cycles(953, 1, 5, 4), cycles(1138, 1, 5, 5), cycles(953, 1, 5, 6)});
-  e->analyze(r);
-  const auto* lo = find(r, "hopper.tma.tensor_latency_dram");
-  const auto* hi = find(r, "hopper.tma.tensor_latency_dram_far");
+  const auto r = analyzed_tma({cycles(953, 1, 5, 4), cycles(1138, 1, 5, 5), cycles(953, 1, 5, 6)});
+  const auto [lo, hi] = dram_classes(r);
   ASSERT_NE(lo, nullptr);
   ASSERT_NE(hi, nullptr);
   EXPECT_NEAR(lo->value, 953, 1);
@@ -111,12 +118,12 @@ TEST(RunToRun, TmaLatencyOutliersAndLaddersAreNoClass) {
   // 2386-cycle sample (a translation miss on top) in the split, two-means grouped 906 and 1090
   // together and called 1275 .. 2386 the far class (1831 against 1091 in the other two runs).
   // Left out (above 1.5 x the median), the classes are the other runs' 906 and 1090.
-  const auto* e = Registry::builtin().find("hopper.tma.latency");
-  auto r = tma_result({{1089, 905, 906}, {906, 1090, 1091}, {1089, 905, 906}, {1276, 1275, 1091},
-                       {2386, 1090, 1091}});
-  e->analyze(r);
-  const auto* lo = find(r, "hopper.tma.tensor_latency_dram");
-  const auto* hi = find(r, "hopper.tma.tensor_latency_dram_far");
+  const auto r = analyzed_tma({{1089, 905, 906},
+                               {906, 1090, 1091},
+                               {1089, 905, 906},
+                               {1276, 1275, 1091},
+                               {2386, 1090, 1091}});
+  const auto [lo, hi] = dram_classes(r);
   ASSERT_NE(lo, nullptr);
   ASSERT_NE(hi, nullptr);
   EXPECT_NEAR(lo->value, 906, 1);
@@ -125,8 +132,7 @@ TEST(RunToRun, TmaLatencyOutliersAndLaddersAreNoClass) {
   // Three classes where two-means finds two apart (906 and 960 against 1200) and the lower
   // splits again: more than two classes, so no near / far pair, only the pooled median.
   std::vector<std::vector<double>> three(6, std::vector<double>{906, 960, 1200});
-  auto ladder = tma_result(three);
-  e->analyze(ladder);
+  const auto ladder = analyzed_tma(three);
   const auto* f = find(ladder, "hopper.tma.tensor_latency_dram");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(find(ladder, "hopper.tma.tensor_latency_dram_far"), nullptr);
@@ -137,13 +143,10 @@ TEST(RunToRun, TmaLatencyOutliersAndLaddersAreNoClass) {
 TEST(RunToRun, TmaLatencyClassesStayWhereTheMixedMedianFlips) {
   // Runs whose mix of near and far lines differs: the median of all samples flips between the
   // classes, the classes' own findings do not move beyond what each run states.
-  const auto* e = Registry::builtin().find("hopper.tma.latency");
   std::vector<double> lo_v, lo_c, hi_v, hi_c, mixed_v;
   for (std::uint32_t run = 0; run < 6; ++run) {
-    auto r = tma_result(mixed(run % 2 ? 0.4 : 0.6, 100 + run));
-    e->analyze(r);
-    const auto* lo = find(r, "hopper.tma.tensor_latency_dram");
-    const auto* hi = find(r, "hopper.tma.tensor_latency_dram_far");
+    const auto r = analyzed_tma(mixed(run % 2 ? 0.4 : 0.6, 100 + run));
+    const auto [lo, hi] = dram_classes(r);
     ASSERT_NE(lo, nullptr) << run;
     ASSERT_NE(hi, nullptr) << run;
     lo_v.push_back(lo->value), lo_c.push_back(lo->confidence);
@@ -165,9 +168,8 @@ TEST(RunToRun, TmaLatencyClassesStayWhereTheMixedMedianFlips) {
 
 TEST(RunToRun, TmaLatencyOfOneNoisyClassIsNotSplit) {
   // One class with +-40 cycles of jitter: a split at its middle has no gap, so one finding.
-  const auto* e = Registry::builtin().find("hopper.tma.latency");
-  auto r = tma_result({cycles(950, 40, 5, 7), cycles(950, 40, 5, 8), cycles(950, 40, 5, 9)});
-  e->analyze(r);
+  const auto r =
+      analyzed_tma({cycles(950, 40, 5, 7), cycles(950, 40, 5, 8), cycles(950, 40, 5, 9)});
   EXPECT_NE(find(r, "hopper.tma.tensor_latency_dram"), nullptr);
   EXPECT_EQ(find(r, "hopper.tma.tensor_latency_dram_far"), nullptr);
 }
@@ -175,9 +177,7 @@ TEST(RunToRun, TmaLatencyOfOneNoisyClassIsNotSplit) {
 TEST(RunToRun, TmaLatencyOfIdenticalWholeCyclesIsNotCertainOfAFraction) {
   // Three identical replicates of identical whole cycles: the median is known to half a cycle,
   // not exactly (the old summaries-only path stated 1.00 for n = 3 equal samples).
-  const auto* e = Registry::builtin().find("hopper.tma.latency");
-  auto r = tma_result({{20, 20, 20}, {20, 20, 20}, {20, 20, 20}});
-  e->analyze(r);
+  const auto r = analyzed_tma({{20, 20, 20}, {20, 20, 20}, {20, 20, 20}});
   const auto* f = find(r, "hopper.tma.tensor_latency_dram");
   ASSERT_NE(f, nullptr);
   EXPECT_LT(f->confidence, 0.9);
@@ -478,7 +478,9 @@ TEST(RunToRun, ReplicateMediansAreJudgedByWelchsT) {
   // The repeat table uses it where both runs state a standard error and their replicates, and
   // reads the confidence back otherwise.
   const auto run = [](double value, double se, double confidence, bool replicated) {
-    json f = {{"name", "tlb.l1.miss_penalty"}, {"unit", "cycles"}, {"value", value},
+    json f = {{"name", "tlb.l1.miss_penalty"},
+              {"unit", "cycles"},
+              {"value", value},
               {"confidence", confidence}};
     if (replicated) {
       f["standard_error"] = se;
@@ -486,7 +488,8 @@ TEST(RunToRun, ReplicateMediansAreJudgedByWelchsT) {
     }
     return json{{"experiments", {{{"id", "latency.tlb"}, {"findings", {f}}}}}};
   };
-  const auto welch = repeatability::table({run(8, 0.5527, 0.2006, true), run(10.5, 0.2614, 0.4939, true)});
+  const auto welch =
+      repeatability::table({run(8, 0.5527, 0.2006, true), run(10.5, 0.2614, 0.4939, true)});
   EXPECT_EQ(welch.at("beyond"), 0);
   EXPECT_EQ(welch.at("findings")[0].at("judged_by"), "welch_t");
   const auto read_back =

@@ -124,8 +124,8 @@ json rejudged_set_index(const json& rec) {
       si.value("kind", std::string()) == "unknown")
     return si;
   const auto bit = [](int b) {
-    if (b < 0 || b > 62) throw UsageError("set_index: bit " + std::to_string(b) +
-                                          " is out of range; allowed: 0..62");
+    if (b < 0 || b > 62)
+      throw UsageError("set_index: bit " + std::to_string(b) + " is out of range; allowed: 0..62");
     return b;
   };
   analysis::cache::SetIndexResult r;
@@ -521,13 +521,10 @@ void policy_finding(const std::string& lv, const json& rec, std::vector<Finding>
 
 json cyclic_json(const analysis::cache::CyclicResult& c) {
   if (!c.measured) return {{"measured", false}};
-  json j = {{"measured", true},
-            {"retention", c.retention},
-            {"round_retention", c.round_retention},
-            {"rounds", c.rounds},
-            {"orders", c.orders},
-            {"lines", c.lines},
-            {"predicted", c.predicted}};
+  json j = {
+      {"measured", true},        {"retention", c.retention}, {"round_retention", c.round_retention},
+      {"rounds", c.rounds},      {"orders", c.orders},       {"lines", c.lines},
+      {"predicted", c.predicted}};
   if (c.fillers_per_access) {
     j["fillers"] = c.fillers;
     j["fillers_per_access"] = c.fillers_per_access;
@@ -549,15 +546,14 @@ json interleaved_cyclic_record(analysis::cache::Probe& p, Level level, const Lev
   const auto fillers =
       analysis::cache::out_of_set_lines(lr.set, idx.bits, idx.first_page_bit, span);
   const std::size_t per_round = lr.set.lines.size() * kInterleavedRounds;
-  const std::size_t limit =
-      p.max_sequence ? std::min(p.max_sequence, device::kSequenceStagedAccesses)
-                     : device::kSequenceStagedAccesses;
+  const std::size_t limit = p.max_sequence
+                                ? std::min(p.max_sequence, device::kSequenceStagedAccesses)
+                                : device::kSequenceStagedAccesses;
   const std::size_t fit = limit / per_round;
   if (fillers.empty() || fit < 2) return {{"measured", false}};
-  return cyclic_json(analysis::cache::cyclic_retention(p, level, lr.cal, lr.set,
-                                                      kInterleavedOrders, kInterleavedRounds,
-                                                      fillers,
-                                                      std::min(kMaxFillersPerAccess, fit - 1)));
+  return cyclic_json(analysis::cache::cyclic_retention(p, level, lr.cal, lr.set, kInterleavedOrders,
+                                                       kInterleavedRounds, fillers,
+                                                       std::min(kMaxFillersPerAccess, fit - 1)));
 }
 
 /// cache.<level>.cyclic_retention: the share of a ways + 1 line cycle that still hits (see
@@ -576,8 +572,8 @@ void cyclic_finding(const std::string& lv, const json& rec, std::vector<Finding>
       ++rounds;
       agreeing += std::fabs(x.get<double>() - whole) <= 1.0 / lines ? 1 : 0;
     }
-    return confidence::combine({confidence::agreement(agreeing, rounds),
-                                calibration_separation(rec.at("calibration"))});
+    return confidence::combine(
+        {confidence::agreement(agreeing, rounds), calibration_separation(rec.at("calibration"))});
   };
   out.push_back({"cache." + lv + ".cyclic_retention",
                  value,
@@ -721,8 +717,7 @@ class WaysExperiment : public Experiment {
         json dep = json::array();
         for (const auto& [b, combo] : hc.dependent) dep.push_back({{"bit", b}, {"equals", combo}});
         // A decoupled L1 (its tags name more lines than the chase holds): which line leaves.
-        const std::uint64_t tag_lines =
-            hc.found ? (std::uint64_t{1} << hc.rank) * lr.set.ways : 0;
+        const std::uint64_t tag_lines = hc.found ? (std::uint64_t{1} << hc.rank) * lr.set.ways : 0;
         if (hc.found && hc.note.empty() && capacity && line.line_bytes &&
             tag_lines * line.line_bytes > capacity) {
           const auto dv = analysis::cache::infer_data_victim(s->probe, level_, lr.cal,
@@ -879,25 +874,25 @@ class WaysExperiment : public Experiment {
       const std::size_t tests = si.at("tests").size();
       const double conf = confidence::combine(
           {confidence::agreement(tests, tests), calibration_separation(rec.at("calibration"))});
-      r.findings.push_back({"cache." + lv + ".set_index_bits",
-                            static_cast<double>(si.at("bits").size() -
-                                                si.value("page_bits", json::array()).size()),
-                            "bits",
-                            conf,
-                            "value: the physical address bits (below first_page_bit) whose "
-                            "flip moves a conflict-set member to another set (the conflict "
-                            "ends); pairs of such bits that keep the set are equal columns of a "
-                            "GF(2) hash. A flip at or above first_page_bit moves the line to "
-                            "another page, whose physical frame user code cannot see: those "
-                            "(page_bits) say that the frame matters, not which bit does",
-                            {{"bits", si.at("bits")},
-                             {"equal_pairs", si.at("equal_pairs")},
-                             {"first_page_bit", si.value("first_page_bit", -1)},
-                             {"page_bits", si.value("page_bits", json::array())},
-                             {"modulo_refuted", si.value("modulo_refuted", false)},
-                             {"modulo_refuted_by", si.value("modulo_refuted_by", "")},
-                             {"member_distance_gcd_lines", si.value("member_distance_gcd_lines", 0)},
-                             {"kind", si.at("kind")}}});
+      r.findings.push_back(
+          {"cache." + lv + ".set_index_bits",
+           static_cast<double>(si.at("bits").size() - si.value("page_bits", json::array()).size()),
+           "bits",
+           conf,
+           "value: the physical address bits (below first_page_bit) whose "
+           "flip moves a conflict-set member to another set (the conflict "
+           "ends); pairs of such bits that keep the set are equal columns of a "
+           "GF(2) hash. A flip at or above first_page_bit moves the line to "
+           "another page, whose physical frame user code cannot see: those "
+           "(page_bits) say that the frame matters, not which bit does",
+           {{"bits", si.at("bits")},
+            {"equal_pairs", si.at("equal_pairs")},
+            {"first_page_bit", si.value("first_page_bit", -1)},
+            {"page_bits", si.value("page_bits", json::array())},
+            {"modulo_refuted", si.value("modulo_refuted", false)},
+            {"modulo_refuted_by", si.value("modulo_refuted_by", "")},
+            {"member_distance_gcd_lines", si.value("member_distance_gcd_lines", 0)},
+            {"kind", si.at("kind")}}});
       const bool hashed = rec.contains("hash_columns") &&
                           rec["hash_columns"].value("found", false) &&
                           rec["hash_columns"].value("note", std::string()).empty();
@@ -910,9 +905,9 @@ class WaysExperiment : public Experiment {
         const auto dependent = hc.at("dependent").size();
         const double sets = std::ldexp(1.0, rank);
         const double hconf = confidence::combine(
-            {conf, dependent ? confidence::agreement(hc.at("verified").get<std::size_t>(),
-                                                     dependent)
-                             : 1.0});
+            {conf, dependent
+                       ? confidence::agreement(hc.at("verified").get<std::size_t>(), dependent)
+                       : 1.0});
         r.findings.push_back(
             {"cache." + lv + ".tag_sets",
              sets,
