@@ -711,6 +711,8 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
   const auto set_of = [&](std::uint64_t line) {
     return device::xor_set_index(line * line_bytes, masks);
   };
+  const std::uint64_t sets = std::uint64_t{1} << masks.size();
+  const std::uint64_t ways = tag_lines / sets;
   const std::uint64_t max_seq = p.max_sequence ? p.max_sequence : 1u << 20;
   const std::uint64_t top =
       std::min<std::uint64_t>({tag_lines, max_seq / 2, p.buffer_bytes / line_bytes});
@@ -754,14 +756,38 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
     r.note = "no room above the lines held for new lines";
     return r;
   }
+  // The second fill: about one eviction per set (a cycle over the sets evicts each set's oldest
+  // line once and no second one; random sets leave e^-1 of the sets and evict a second line
+  // from a quarter), no set past its ways (no tag conflict).
+  std::uint64_t e2 = std::min<std::uint64_t>(
+      {sets, tag_lines - lo, max_seq - lo - 1, buffer_lines - lo});
+  {
+    std::vector<std::uint64_t> count(sets, 0);
+    for (std::uint64_t i = 0; i < lo + e2; ++i)
+      if (++count[set_of(i)] > ways) {
+        e2 = i > lo ? i - lo : 0;
+        break;
+      }
+  }
   const std::uint64_t k = lo + d;
   r.filled = k;
-  // Own-set eviction: each new line frees its set's oldest line still there.
-  std::vector<std::uint64_t> own;
+  r.filled_cycle = lo + e2;
+  // Each line's age rank in its set among lines 0..lo-1 (0 = the set's oldest).
+  std::vector<std::uint32_t> rank(lo);
+  std::vector<std::vector<std::uint64_t>> rank_lines(2);
   {
+    std::vector<std::uint32_t> seen(sets, 0);
+    for (std::uint64_t i = 0; i < lo; ++i) {
+      rank[i] = seen[set_of(i)]++;
+      if (rank[i] < 2) rank_lines[rank[i]].push_back(i);
+    }
+  }
+  // Own-set eviction: each new line frees its set's oldest line still there.
+  const auto own_victims = [&](std::uint64_t fill) {
+    std::vector<std::uint64_t> own;
     std::map<std::uint64_t, std::vector<std::uint64_t>> by_set;
     for (std::uint64_t i = 0; i < lo; ++i) by_set[set_of(i)].push_back(i);
-    for (std::uint64_t n = lo; n < k; ++n) {
+    for (std::uint64_t n = lo; n < fill; ++n) {
       auto& v = by_set[set_of(n)];
       if (!v.empty()) {
         own.push_back(v.front());
@@ -769,7 +795,12 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
       }
       v.push_back(n);
     }
-  }
+    return own;
+  };
+  const std::vector<std::uint64_t> own = own_victims(k);
+  const std::unordered_set<std::uint64_t> named(own.begin(), own.end());
+  const auto own2 = own_victims(lo + e2);
+  const std::unordered_set<std::uint64_t> named2(own2.begin(), own2.end());
   std::mt19937_64 rng(p.seed * 2654435761u + 97);
   const auto sample = [&](std::vector<std::uint64_t> v, std::size_t n) {
     std::shuffle(v.begin(), v.end(), rng);
@@ -778,66 +809,93 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
   };
   std::vector<std::uint64_t> oldest(d);
   std::iota(oldest.begin(), oldest.end(), 0);
-  const std::unordered_set<std::uint64_t> named(own.begin(), own.end());
   constexpr int kBins = 4;
-  constexpr std::size_t kPerGroup = 24;
-  std::vector<std::vector<std::uint64_t>> groups{sample(oldest, kPerGroup), sample(own, kPerGroup)};
+  constexpr std::size_t kPerGroup = 24, kPerCycleGroup = 32;
+  struct Group {
+    std::string name;
+    std::uint64_t fill;
+    std::vector<std::uint64_t> lines;
+  };
+  std::vector<Group> groups{{"oldest", k, sample(oldest, kPerGroup)},
+                            {"own_set", k, sample(own, kPerGroup)}};
   for (int b = 0; b < kBins; ++b) {
     std::vector<std::uint64_t> bin;
     for (std::uint64_t i = d + (lo - d) * b / kBins; i < d + (lo - d) * (b + 1) / kBins; ++i)
       if (!named.count(i)) bin.push_back(i);
-    groups.push_back(sample(bin, kPerGroup));
+    groups.push_back({"age_bin_" + std::to_string(b), k, sample(bin, kPerGroup)});
   }
+  if (e2 >= sets / 2) {
+    groups.push_back({"set_oldest", lo + e2, sample(rank_lines[0], kPerCycleGroup)});
+    groups.push_back({"set_second", lo + e2, sample(rank_lines[1], kPerCycleGroup)});
+  }
+  // Each class's chance that a probed line is gone after `fill` consecutive lines.
+  const auto predicted = [&](const std::string& cls, std::uint64_t line, std::uint64_t fill) {
+    const double evictions = static_cast<double>(fill - lo);
+    const double x = evictions / static_cast<double>(sets);  // evictions per set
+    const double r_ = rank[line];
+    if (cls == "global_lru") return line < fill - lo ? 1.0 : 0.0;
+    if (cls == "own_set") return (fill == k ? named : named2).count(line) ? 1.0 : 0.0;
+    if (cls == "random") return 1.0 - std::pow(1.0 - 1.0 / static_cast<double>(lo), evictions);
+    if (cls == "set_cycle") return std::clamp(x - r_, 0.0, 1.0);
+    // random_set: gone when its set was drawn more than `rank` times (Poisson, mean x).
+    double term = std::exp(-x), below = 0;
+    for (int j = 0; j <= static_cast<int>(r_); ++j) {
+      below += term;
+      term *= x / (j + 1);
+    }
+    return std::clamp(1.0 - below, 0.0, 1.0);
+  };
   std::vector<std::size_t> probed(groups.size(), 0), evicted(groups.size(), 0);
-  const auto fill = consecutive_lines(k, line_bytes);
-  for (std::size_t g = 0; g < groups.size(); ++g)
-    for (std::uint64_t line : groups[g]) {
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto fill = consecutive_lines(groups[g].fill, line_bytes);
+    for (std::uint64_t line : groups[g].lines) {
       AccessSequence s = base_sequence(p, level);
       s.sequence = fill;
       s.sequence.push_back(line * line_bytes);
-      s.timed_from = static_cast<std::uint32_t>(k);
+      s.timed_from = static_cast<std::uint32_t>(fill.size());
       const auto t = p.call(s);
       if (t.cycles.empty()) throw VerificationError("data victim: the probe's timing is missing");
       const bool gone = t.cycles[0] > cal.threshold;
       ++probed[g];
       evicted[g] += gone ? 1 : 0;
       r.evidence.push_back({{"line", line},
-                            {"group", g == 0   ? "oldest"
-                                      : g == 1 ? "own_set"
-                                               : "age_bin_" + std::to_string(g - 2)},
+                            {"group", groups[g].name},
+                            {"filled", groups[g].fill},
+                            {"rank_in_set", rank[line]},
                             {"evicted", gone}});
     }
+    r.groups.push_back({{"group", groups[g].name},
+                        {"filled", groups[g].fill},
+                        {"probed", probed[g]},
+                        {"evicted", evicted[g]}});
+  }
   r.oldest_probed = probed[0];
   r.oldest_evicted = evicted[0];
   r.own_probed = probed[1];
   r.own_evicted = evicted[1];
-  r.bin_probed.assign(probed.begin() + 2, probed.end());
-  r.bin_evicted.assign(evicted.begin() + 2, evicted.end());
-  // Each class predicts, per probe, whether it is gone (random: d of k alike). A class's
-  // misfit z is the largest, over the groups, of |observed - predicted rate| / se, se the
-  // binomial spread of the predicted rate, kept within [2 %, 98 %] (a stray slow or fast probe
-  // must not refute a certain prediction).
-  const std::unordered_set<std::uint64_t> oldest_set(oldest.begin(), oldest.end());
-  const double flat = static_cast<double>(d) / static_cast<double>(k);
+  for (int b = 0; b < kBins; ++b) {
+    r.bin_probed.push_back(probed[2 + b]);
+    r.bin_evicted.push_back(evicted[2 + b]);
+  }
+  // A class's misfit z is the largest, over the groups, of |observed - predicted rate| / se, se
+  // the binomial spread of the predicted rate kept within [5 %, 95 %]: one probe is one load's
+  // timing, so a prediction of certainty allows a stray probe in twenty.
   const auto misfit = [&](const std::string& cls) {
     double worst = 0;
     for (std::size_t g = 0; g < groups.size(); ++g) {
       if (probed[g] == 0) continue;
-      double predicted = 0;
-      for (std::uint64_t line : groups[g])
-        predicted += cls == "global_lru" ? (oldest_set.count(line) ? 1.0 : 0.0)
-                     : cls == "own_set"  ? (named.count(line) ? 1.0 : 0.0)
-                                         : flat;
-      predicted /= static_cast<double>(probed[g]);
+      double pred = 0;
+      for (std::uint64_t line : groups[g].lines) pred += predicted(cls, line, groups[g].fill);
       const double n = static_cast<double>(probed[g]);
-      const double q = std::clamp(predicted, 0.02, 0.98);
+      pred /= n;
+      const double q = std::clamp(pred, 0.05, 0.95);
       const double se = std::sqrt(q * (1 - q) / n);
-      const double z = std::fabs(static_cast<double>(evicted[g]) / n - predicted) / se;
-      worst = std::max(worst, z);
+      worst = std::max(worst, std::fabs(static_cast<double>(evicted[g]) / n - pred) / se);
     }
     return worst;
   };
-  for (const char* cls : {"global_lru", "own_set", "random"}) r.misfit_z[cls] = misfit(cls);
+  for (const char* cls : {"global_lru", "own_set", "random", "random_set", "set_cycle"})
+    r.misfit_z[cls] = misfit(cls);
   std::string best;
   for (const auto& [cls, z] : r.misfit_z)
     if (best.empty() || z < r.misfit_z[best]) best = cls;

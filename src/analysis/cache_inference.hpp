@@ -221,17 +221,24 @@ HashColumnsResult infer_hash_columns(Probe& p, Level level, const Calibration& c
 /// again, give no miss on the second pass (bisection). Then lines 0..n+d-1 are read in order
 /// and one line is probed per sequence: a sample of the d oldest (global LRU leaves them),
 /// a sample of the lines own-set eviction names (each new line's oldest set-mate, from
-/// `masks`), and samples of four age bins of the rest. Classes: global_lru, own_set, random
-/// (no group stands out), none (evictions that no class predicts, e.g. only among the oldest
-/// lines but not the oldest first). Each probe is one sequence.
+/// `masks`), and samples of four age bins of the rest. A second fill of about one new line per
+/// set (n + sets lines, no set past its ways) is probed at each set's oldest and second-oldest
+/// line (by `masks`): a pointer cycling over the sets evicts every set's oldest line once and
+/// no second one; random sets leave e^-1 of the oldest and take a second line from a quarter.
+/// Classes: global_lru, own_set, random (a random line), random_set (the oldest line of a
+/// random set), set_cycle (the oldest line of the next set of a cycle over all sets), none
+/// (evictions no class predicts). Each probe is one sequence.
 inline constexpr double kMisfitZ = 3.0;
 struct DataVictimResult {
   bool measured = false;
   std::string note;
   std::uint64_t lines_held = 0, filled = 0;
-  std::string victim;  ///< "global_lru", "own_set", "random", "none"
+  std::uint64_t filled_cycle = 0;  ///< lines of the second fill (about one new line per set)
+  /// "global_lru", "own_set", "random", "random_set", "set_cycle", "none"
+  std::string victim;
   std::size_t oldest_probed = 0, oldest_evicted = 0, own_probed = 0, own_evicted = 0;
   std::vector<std::size_t> bin_probed, bin_evicted;  ///< by age, oldest bin first
+  nlohmann::json groups = nlohmann::json::array();   ///< per group: name, filled, probed, evicted
   std::size_t probes = 0;
   /// Per class, the largest |observed - predicted eviction rate| / se over the probe groups;
   /// the class is the one within kMisfitZ, else none; rejected_z = the smallest misfit of the

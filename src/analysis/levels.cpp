@@ -501,6 +501,7 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
     const double bracket_precision =
         bracket > 0 ? std::min(1.0, std::log1p(confidence::kDefaultTolerance) / bracket) : 1.0;
     t.confidence = confidence::combine({step_separation[k], bracket_precision});
+    t.step_separation = step_separation[k];
     out.transitions.push_back(t);
   }
   return out;

@@ -57,6 +57,7 @@ struct Transition {
   /// chance that it lies within kDefaultTolerance of the estimate, min(1, ln(1 + tol) /
   /// ln(x_first_off / x_last_on)).
   double confidence = 0;
+  double step_separation = 0;  ///< the separation factor of `confidence` alone
 };
 
 struct LevelAnalysis {

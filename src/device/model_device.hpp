@@ -39,10 +39,13 @@ Replacement parse_replacement(const std::string& text);
 /// Which line leaves when a decoupled cache's data store is full but the new line's set still
 /// has a free tag (see CacheConfig::data_capacity_bytes): the least recently used line of that
 /// set ("own_set"; the globally least recently used one when the set is empty), the globally
-/// least recently used line ("global_lru"), or a random line ("random").
-enum class DataVictim { kOwnSet, kGlobalLru, kRandom };
+/// least recently used line ("global_lru"), a random line ("random"), the least recently used
+/// line of a random set ("random_set"), or that of the next set of a pointer that cycles over
+/// all sets ("set_cycle"; each set once per `sets` evictions, as measured on the H200's L1).
+enum class DataVictim { kOwnSet, kGlobalLru, kRandom, kRandomSet, kSetCycle };
 std::string to_string(DataVictim v);
-/// Parses "own_set", "global_lru", "random"; throws UsageError naming the allowed values.
+/// Parses "own_set", "global_lru", "random", "random_set", "set_cycle"; throws UsageError
+/// naming the allowed values.
 DataVictim parse_data_victim(const std::string& text);
 
 /// One set-associative cache level. Set index = (address / line_bytes) % sets, with

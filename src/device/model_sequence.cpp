@@ -35,6 +35,10 @@ std::string to_string(DataVictim v) {
       return "global_lru";
     case DataVictim::kRandom:
       return "random";
+    case DataVictim::kRandomSet:
+      return "random_set";
+    case DataVictim::kSetCycle:
+      return "set_cycle";
   }
   return "own_set";
 }
@@ -43,7 +47,10 @@ DataVictim parse_data_victim(const std::string& text) {
   if (text == "own_set") return DataVictim::kOwnSet;
   if (text == "global_lru") return DataVictim::kGlobalLru;
   if (text == "random") return DataVictim::kRandom;
-  throw UsageError("unknown data victim '" + text + "'; allowed: own_set, global_lru, random");
+  if (text == "random_set") return DataVictim::kRandomSet;
+  if (text == "set_cycle") return DataVictim::kSetCycle;
+  throw UsageError("unknown data victim '" + text +
+                   "'; allowed: own_set, global_lru, random, random_set, set_cycle");
 }
 
 int sequence_partitions(const ModelConfig& c) {
@@ -74,6 +81,8 @@ void SetCache::clear() {
   stamps_.assign(sets_ * ways_, 0);
   plru_.assign(sets_, 0);
   clock_ = 0;
+  // The set cycle's pointer starts anywhere (on the H200 it is not reset by a launch).
+  cycle_ = sets_ ? rng_() % sets_ : 0;
 }
 
 std::uint64_t SetCache::set_of(std::uint64_t address) const {
@@ -187,6 +196,22 @@ std::uint32_t SetCache::free_data(std::uint64_t set, std::uint32_t free_way) {
       // A random held line: draw slots until one holds a line (held_ > 0 here).
       do slot = rng_() % tags_.size();
       while (tags_[slot] == 0);
+      break;
+    }
+    case DataVictim::kRandomSet: {
+      // The least recently used line of a random set that holds one (held_ > 0 here).
+      do {
+        const std::uint64_t s = rng_() % sets_;
+        slot = least_recent(s * ways_, (s + 1) * ways_);
+      } while (slot == ~std::uint64_t{0});
+      break;
+    }
+    case DataVictim::kSetCycle: {
+      // The least recently used line of the next set, in a cycle over all sets, that holds one.
+      for (std::uint64_t n = 0; n < sets_ && slot == ~std::uint64_t{0}; ++n) {
+        slot = least_recent(cycle_ * ways_, (cycle_ + 1) * ways_);
+        cycle_ = (cycle_ + 1) % sets_;
+      }
       break;
     }
   }

@@ -51,6 +51,7 @@ class SetCache {
   std::vector<std::uint64_t> last_use_;
 
   std::uint64_t use_clock_ = 0;
+  std::uint64_t cycle_ = 0;  ///< DataVictim::kSetCycle: the next set the pointer visits
   unsigned squeeze_bit_ = 0;
   std::mt19937_64 rng_;
 };

@@ -583,13 +583,17 @@ TEST(CacheInference, DecoupledL1EvictsByItsDataVictim) {
 }
 
 // The data victim of a decoupled L1 (tags: 64 sets x 4 ways under a folded XOR hash; lines:
-// 160) is recovered for each modelled rule: the lines held, then which probes left.
+// 160) is recovered for each modelled rule: the lines held, then which probes left. A random
+// set and a cycle over the sets both take each set's oldest line, scattered over the ages; the
+// second fill (one new line per set) tells them apart by how many sets lose none or two.
 TEST(CacheInference, DataVictimOfADecoupledL1IsRecovered) {
   using namespace analysis::cache;
   const auto masks = folded_masks(6, {{13, {0, 2}}, {14, {1, 3, 5}}});
   for (auto [victim, name] : {std::pair{device::DataVictim::kGlobalLru, "global_lru"},
                               std::pair{device::DataVictim::kOwnSet, "own_set"},
-                              std::pair{device::DataVictim::kRandom, "random"}}) {
+                              std::pair{device::DataVictim::kRandom, "random"},
+                              std::pair{device::DataVictim::kRandomSet, "random_set"},
+                              std::pair{device::DataVictim::kSetCycle, "set_cycle"}}) {
     ModelConfig c = l1_only_model(Replacement::kLru, masks);
     c.l1_shared_unified_bytes = 160 * 128;
     c.l1_tag_bytes = 64 * 4 * 128;

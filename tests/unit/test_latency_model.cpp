@@ -83,6 +83,24 @@ TEST(LatencySweepOnModel, RecoversModelledH200) {
   expect_latency(f, "dram.latency", 820);
 }
 
+// The L1 knee refined to one node: 1736 lines (not a round size) between sweep points 1.5 %
+// apart; the finding is the exact capacity and its bracket one node wide.
+TEST(LatencySweepOnModel, L1KneeRefinedToOneNode) {
+  ModelConfig c = partitioned(1736 * 128, 0, 8 * 1024 * 1024, 32, 270, 0, 600);
+  c.l2_partitioned = false;
+  c.l2.hit_latency_cycles = 270;
+  c.l2.capacity_bytes = 8 * 1024 * 1024;
+  c.l1.ways = 4;
+  device::ModelDevice dev(c);
+  const auto f = run_experiment(dev, "latency.sweep");
+  ASSERT_TRUE(f.count("l1.capacity"));
+  EXPECT_EQ(f.at("l1.capacity").value, 1736.0 * 128);
+  ASSERT_TRUE(f.at("l1.capacity").extra.contains("bracket_bytes"));
+  EXPECT_EQ(f.at("l1.capacity").extra["bracket_bytes"][1].get<double>(), 1737.0 * 128);
+  EXPECT_TRUE(f.at("l1.capacity").extra.contains("sweep_bracket_bytes"));
+  EXPECT_GT(f.at("l1.capacity").confidence, 0.9);
+}
+
 TEST(LatencySweepOnModel, UnpartitionedL2HasNoFarLevel) {
   ModelConfig c = partitioned(96 * 1024, 0, 3 * 1024 * 1024, 40, 250, 0, 600);
   c.l2_partitioned = false;

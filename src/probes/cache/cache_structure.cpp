@@ -738,7 +738,9 @@ class WaysExperiment : public Experiment {
                                 {"note", dv.note},
                                 {"lines_held", dv.lines_held},
                                 {"filled", dv.filled},
+                                {"filled_cycle", dv.filled_cycle},
                                 {"victim", dv.victim},
+                                {"groups", dv.groups},
                                 {"oldest_probed", dv.oldest_probed},
                                 {"oldest_evicted", dv.oldest_evicted},
                                 {"own_probed", dv.own_probed},
@@ -966,21 +968,29 @@ class WaysExperiment : public Experiment {
       if (rec.contains("data_victim") && rec["data_victim"].value("measured", false)) {
         const auto& dv = rec["data_victim"];
         const std::string v = dv.at("victim").get<std::string>();
-        const double code = v == "global_lru" ? 0 : v == "own_set" ? 1 : v == "random" ? 2 : 4;
+        const double code = v == "global_lru" ? 0
+                            : v == "own_set"  ? 1
+                            : v == "random"   ? 2
+                            : v == "random_set" ? 3
+                            : v == "set_cycle"  ? 5
+                                                : 4;
         r.findings.push_back(
             {"cache." + lv + ".data_victim",
              code,
              "class",
              confidence::combine({confidence::separation(dv.at("rejected_z").get<double>()),
                                   calibration_separation(rec.at("calibration"))}),
-             "value: 0 global_lru, 1 own_set, 2 random, 4 none of these. Consecutive lines "
-             "(at most ways per set) past the lines held (lines_held, in the sequences' "
-             "carve-out) are read in order, then one line per sequence is probed: samples of the "
-             "oldest lines, of the lines own-set eviction names, and of four age bins of the "
-             "rest. Each class predicts which probes are gone (random: the same share of "
-             "each group); its misfit is the largest |observed - predicted| / se over the "
-             "groups; the class within 3 se, else none. Confidence: the separation of the "
-             "closest class not chosen (its misfit as z)",
+             "value: 0 global_lru, 1 own_set, 2 random, 3 random_set, 5 set_cycle, 4 none of "
+             "these. Consecutive lines (at most ways per set) past the lines held (lines_held, "
+             "in the sequences' carve-out) are read in order, then one line per sequence is "
+             "probed: samples of the oldest lines, of the lines own-set eviction names, and of "
+             "four age bins of the rest; then, after about one new line per set "
+             "(filled_cycle), samples of each set's oldest and second-oldest line. Each class "
+             "predicts which probes are gone (random: the same share of each group; "
+             "random_set: a set drawn more times than the line's age rank; set_cycle: each "
+             "set once per sets evictions); its misfit is the largest |observed - predicted| / "
+             "se over the groups; the class within 3 se, else none. Confidence: the separation "
+             "of the closest class not chosen (its misfit as z)",
              {{"victim", v},
               {"lines_held", dv.at("lines_held")},
               {"filled", dv.at("filled")},
@@ -988,6 +998,7 @@ class WaysExperiment : public Experiment {
               {"own_set", {dv.at("own_evicted"), dv.at("own_probed")}},
               {"age_bins_evicted", dv.at("bin_evicted")},
               {"age_bins_probed", dv.at("bin_probed")},
+              {"groups", dv.value("groups", json::array())},
               {"misfit_z", dv.at("misfit_z")}}});
       }
       if (hashed) {

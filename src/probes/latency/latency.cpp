@@ -204,6 +204,54 @@ void check_sizes(const device::Device& dev, const RunOptions& o) {
                      units::format_bytes(free > need - hi ? free - (need - hi) : 0));
 }
 
+/// The L1 knee to one node: the sweep brackets it to 1.5 %, and on the H200 that bracket (1730
+/// .. 1749 lines) spans a 20 % rise of the curve, so a model given the bracket's low end misses
+/// lines the GPU holds. A chase over n nodes of which the L1 holds fewer than n misses at least
+/// n - held times per pass (every pass reads all n), so "held" is a median below the L1 level
+/// plus half a miss per pass: (next level - L1 level) / (2 n). Bisection over node counts
+/// between the sweep's bracket; null when the sweep found no L1 knee.
+json refine_l1_knee(Context& ctx, LoadOp op, const analysis::LevelAnalysis& levels,
+                    std::uint32_t stride, double l2) {
+  if (!device::caches_in_l1(op) || levels.transitions.empty() ||
+      !is_l1_knee(0, levels.transitions[0], true, l2))
+    return nullptr;
+  const auto& t = levels.transitions[0];
+  const double hit = levels.plateaus[t.below].level;
+  const double next = levels.plateaus[t.below + 1].level;
+  std::uint64_t a = static_cast<std::uint64_t>(t.x_last_on) / stride;
+  std::uint64_t b = static_cast<std::uint64_t>(t.x_first_off) / stride;
+  json pts = json::array();
+  const auto held = [&](std::uint64_t nodes) {
+    const auto p = measure_chase(ctx, op, nodes * stride, -1);
+    const double limit = hit + (next - hit) / (2.0 * static_cast<double>(nodes));
+    const bool all = p.cycles.summary.median <= limit;
+    json j = to_json(p);
+    j["nodes"] = nodes;
+    j["held_limit_cycles"] = limit;
+    j["all_held"] = all;
+    pts.push_back(j);
+    return all;
+  };
+  bool found = false;
+  if (b > a && held(a) && !held(b)) {
+    found = true;
+    while (b - a > 1) {
+      const std::uint64_t m = a + (b - a) / 2;
+      (held(m) ? a : b) = m;
+    }
+  }
+  return {{"found", found},
+          {"nodes_held", found ? a : 0},
+          {"nodes_not_held", found ? b : 0},
+          {"node_stride_bytes", stride},
+          {"l1_level_cycles", hit},
+          {"next_level_cycles", next},
+          {"criterion",
+           "all held: median cycles per load <= L1 level + (next level - L1 level) / (2 nodes), "
+           "fewer than half a miss per pass"},
+          {"points", pts}};
+}
+
 // ---------------------------------------------------------------------------------------------
 
 class LatencySweep : public Experiment {
@@ -259,6 +307,8 @@ class LatencySweep : public Experiment {
     // on-plateau band; analyze_sweep takes the knee's confidence from the spread of the knees.
     json knees = json::array();
     const auto levels = analysis::find_levels(curve_from_points(points));
+    const json l1_refinement = refine_l1_knee(ctx, op, levels, o.node_stride,
+                                              static_cast<double>(ctx.device.info().l2_bytes));
     if (const auto near = near_partition_knee(levels, device::caches_in_l1(op),
                                               static_cast<double>(ctx.device.info().l2_bytes))) {
       const auto& tn = levels.transitions[*near];
@@ -287,6 +337,7 @@ class LatencySweep : public Experiment {
     }
     r.parameters.update(clock_for_ns(clocks, ctx.device));
     r.samples = {{"points", points}, {"near_knee_replicates", knees}};
+    if (!l1_refinement.is_null()) r.samples["l1_knee_refinement"] = l1_refinement;
     r.statistics = {{"points_measured", points.size()}};
     r.curves.push_back(curve_table("curve", points, r.parameters));
   }
@@ -609,6 +660,24 @@ void analyze_sweep(ExperimentResult& r) {
                   "largest working set on the L1 plateau (knee bracketed by bisection); " + method,
                   json::object()};
       cap.extra["bracket_bytes"] = {t.x_last_on, t.x_first_off};
+      // Refined to one node (refine_l1_knee) when the refinement straddled the knee inside the
+      // sweep's bracket.
+      if (const auto it = r.samples.find("l1_knee_refinement");
+          it != r.samples.end() && it->is_object() && it->value("found", false)) {
+        const double stride = it->at("node_stride_bytes").get<double>();
+        const double on = it->at("nodes_held").get<double>() * stride;
+        const double off = it->at("nodes_not_held").get<double>() * stride;
+        if (on >= t.x_last_on && off <= t.x_first_off && off > on) {
+          cap.value = on;
+          cap.extra["bracket_bytes"] = {on, off};
+          cap.extra["sweep_bracket_bytes"] = {t.x_last_on, t.x_first_off};
+          const double precision =
+              std::min(1.0, std::log1p(confidence::kDefaultTolerance) / std::log(off / on));
+          cap.confidence = confidence::combine({t.step_separation, precision});
+          cap.method += "; refined to one node: the largest chase with fewer than half a miss "
+                        "per pass (samples.l1_knee_refinement)";
+        }
+      }
       r.findings.push_back(cap);
       next_plateau = t.below + 1;
       continue;
