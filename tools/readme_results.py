@@ -77,7 +77,7 @@ def structure_text():
             dv = f["cache.l1.data_victim"]
             mz = ", ".join(f"{k} {z:.1f}" for k, z in sorted(dv.get("misfit_z", {}).items()))
             out.append(f"- L1 data victim (a line leaving while its set has a free tag; {dv['lines_held']} lines held in "
-                       f"the sequences' carve-out): {dv['victim']} of global_lru / own_set / random "
+                       f"the sequences' carve-out): {dv['victim']} of global_lru / own_set / random / random_set / set_cycle "
                        f"(misfits in standard errors: {mz}; confidence {dv['confidence']:.2f}).")
     ways = [e for e in r["experiments"] if e["id"] == "cache.l2.ways"]
     if ways:
