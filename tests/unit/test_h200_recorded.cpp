@@ -64,7 +64,22 @@ INSTANTIATE_TEST_SUITE_P(
     Runs, H200Recorded,
     ::testing::Values(Recorded{"h200_latency_sweep_run1.json", 32.02, 280.33, 524.49, 682.03},
                       Recorded{"h200_latency_sweep_run2.json", 32.02, 280.33, 524.49, 682.03},
-                      Recorded{"h200_latency_sweep_run3.json", 32.02, 273.69, 519.45, 677.31}));
+                      Recorded{"h200_latency_sweep_run3.json", 32.02, 273.69, 519.45, 677.31},
+                      // GPU-71145b83, with the L1 knee refined to one node (binary f1b3a7b);
+                      // the reference chase at the same working sets (crosscheck.txt).
+                      Recorded{"h200_latency_sweep_run4.json", 32.02, 272.92, 504.02, 650.24}));
+
+// The recorded refinement of the L1 knee (GPU-71145b83): the chase holds 1736 lines and misses
+// at 1737, so l1.capacity is 1736 x 128 B with a one-node bracket inside the sweep's.
+TEST(H200RecordedL1, KneeRefinedToOneLine) {
+  const auto f = analyze_recorded("h200_latency_sweep_run4.json");
+  ASSERT_TRUE(f.count("l1.capacity"));
+  const auto& c = f.at("l1.capacity");
+  EXPECT_EQ(c.value, 1736.0 * 128);
+  EXPECT_EQ(c.extra.at("bracket_bytes")[1].get<double>(), 1737.0 * 128);
+  EXPECT_LT(c.extra.at("sweep_bracket_bytes")[0].get<double>(), c.value);
+  EXPECT_GT(c.confidence, 0.9);
+}
 
 }  // namespace
 }  // namespace gpuprobe

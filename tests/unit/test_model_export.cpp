@@ -180,12 +180,27 @@ TEST(ModelExport, MeasuredL1TagsMakeADecoupledL1) {
   EXPECT_EQ(m.at("l1_tag_bytes"), 512u * 4 * 128);
   EXPECT_EQ(m.at("l1_set_hash_masks").size(), 9u);
   EXPECT_EQ(m.at("l1_set_hash_masks")[0], masks[0]);
-  bool said = false;
-  for (const auto& n : m.at("not_measured"))
-    said = said || n.get<std::string>().find("l1 data victim") != std::string::npos;
-  EXPECT_TRUE(said) << m.at("not_measured");
+  // The committed result measured the data victim (set_cycle): the model takes it.
+  EXPECT_EQ(m.at("l1_data_victim"), "set_cycle");
+  const auto says_victim = [](const nlohmann::json& model) {
+    bool said = false;
+    for (const auto& n : model.at("not_measured"))
+      said = said || n.get<std::string>().find("l1 data victim") != std::string::npos;
+    return said;
+  };
+  EXPECT_FALSE(says_victim(m)) << m.at("not_measured");
   // The model it describes loads and runs.
   EXPECT_NO_THROW(device::model_config_from_json(m));
+  // Without a measured data victim the model keeps own_set and lists it as not measured.
+  auto unmeasured = result;
+  for (auto& e : unmeasured.at("experiments")) {
+    auto& fs = e.at("findings");
+    for (auto it = fs.begin(); it != fs.end();)
+      it = it->at("name") == "cache.l1.data_victim" ? fs.erase(it) : it + 1;
+  }
+  const auto u = device::model_from_result(unmeasured);
+  EXPECT_EQ(u.at("l1_data_victim"), "own_set");
+  EXPECT_TRUE(says_victim(u)) << u.at("not_measured");
   for (auto& e : result.at("experiments"))
     for (auto& f : e.at("findings"))
       if (f.at("name") == "cache.l1.tag_sets") f["masks"] = {128, 256};
