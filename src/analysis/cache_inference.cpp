@@ -759,8 +759,8 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
   // The second fill: about one eviction per set (a cycle over the sets evicts each set's oldest
   // line once and no second one; random sets leave e^-1 of the sets and evict a second line
   // from a quarter), no set past its ways (no tag conflict).
-  std::uint64_t e2 = std::min<std::uint64_t>(
-      {sets, tag_lines - lo, max_seq - lo - 1, buffer_lines - lo});
+  std::uint64_t e2 =
+      std::min<std::uint64_t>({sets, tag_lines - lo, max_seq - lo - 1, buffer_lines - lo});
   {
     std::vector<std::uint64_t> count(sets, 0);
     for (std::uint64_t i = 0; i < lo + e2; ++i)
@@ -773,13 +773,15 @@ DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal
   r.filled = k;
   r.filled_cycle = lo + e2;
   // Each line's age rank in its set among lines 0..lo-1 (0 = the set's oldest).
-  std::vector<std::uint32_t> rank(lo);
+  // Ranks of every line either fill reads (an own-set victim can be a new line when a set gets
+  // more new lines than it had old ones); the sampled ranks 0 and 1 are of lines 0..lo-1.
+  std::vector<std::uint32_t> rank(std::max(k, lo + e2));
   std::vector<std::vector<std::uint64_t>> rank_lines(2);
   {
     std::vector<std::uint32_t> seen(sets, 0);
-    for (std::uint64_t i = 0; i < lo; ++i) {
+    for (std::uint64_t i = 0; i < rank.size(); ++i) {
       rank[i] = seen[set_of(i)]++;
-      if (rank[i] < 2) rank_lines[rank[i]].push_back(i);
+      if (i < lo && rank[i] < 2) rank_lines[rank[i]].push_back(i);
     }
   }
   // Own-set eviction: each new line frees its set's oldest line still there.

@@ -1,7 +1,5 @@
 #include "analysis/levels.hpp"
 
-#include "core/confidence.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -111,9 +109,9 @@ class Curve {
   // model curve would otherwise split at any difference).
   double step_z(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) const {
     const double s = std::max(sigma_, sigma_floor());
-    const double se = kMedianEfficiency * s *
-                      std::sqrt(1.0 / static_cast<double>(a.size()) +
-                                1.0 / static_cast<double>(b.size()));
+    const double se =
+        kMedianEfficiency * s *
+        std::sqrt(1.0 / static_cast<double>(a.size()) + 1.0 / static_cast<double>(b.size()));
     return std::fabs(std::log(level(a)) - std::log(level(b))) / se;
   }
   bool one_level(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) const {
@@ -450,8 +448,8 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
   for (std::size_t k = 0; k + 1 < out.plateaus.size(); ++k) {
     const Plateau& lo = out.plateaus[k];
     const Plateau& hi = out.plateaus[k + 1];
-    const double z = std::fabs(std::log(hi.level / lo.level)) /
-                     std::hypot(point_sigma(lo), point_sigma(hi));
+    const double z =
+        std::fabs(std::log(hi.level / lo.level)) / std::hypot(point_sigma(lo), point_sigma(hi));
     step_separation.push_back(confidence::separation(z));
   }
   for (std::size_t k = 0; k < merged.size(); ++k) {

@@ -43,27 +43,27 @@ struct Plateau {
 /// The boundary between plateau `below` and the next one: the curve leaves the lower plateau
 /// somewhere in (x_last_on, x_first_off].
 struct Transition {
-  std::size_t below = 0;  ///< index into plateaus
-  double x_last_on = 0;   ///< largest x still on the lower plateau
-  double x_first_off = 0; ///< smallest larger x that is off it
-  double estimate = 0;    ///< the capacity: x_last_on (the largest working set that still fits)
+  std::size_t below = 0;   ///< index into plateaus
+  double x_last_on = 0;    ///< largest x still on the lower plateau
+  double x_first_off = 0;  ///< smallest larger x that is off it
+  double estimate = 0;     ///< the capacity: x_last_on (the largest working set that still fits)
   double level_below = 0, level_above = 0;
   /// core/confidence.hpp: separation of the two levels times the precision of the bracket.
   /// Separation: z = |ln level_above - ln level_below| / sqrt(s_below^2 + s_above^2), s the
   /// per-point spread of a plateau (1.4826 MAD / level) in quadrature with rel_tolerance / 2 (a
   /// point within rel_tolerance counts as on a level, so the finder allows that much deviation,
   /// as two sigma, on one level): a 3 % step is weak (about 0.6) however quiet the curve, a step
-  /// of 2x certain, and every step less certain as the noise rises. Bracket precision: the capacity lies anywhere in (x_last_on, x_first_off], so the
-  /// chance that it lies within kDefaultTolerance of the estimate, min(1, ln(1 + tol) /
-  /// ln(x_first_off / x_last_on)).
+  /// of 2x certain, and every step less certain as the noise rises. Bracket precision: the capacity
+  /// lies anywhere in (x_last_on, x_first_off], so the chance that it lies within kDefaultTolerance
+  /// of the estimate, min(1, ln(1 + tol) / ln(x_first_off / x_last_on)).
   double confidence = 0;
   double step_separation = 0;  ///< the separation factor of `confidence` alone
 };
 
 struct LevelAnalysis {
-  std::vector<Plateau> plateaus;       ///< sorted by x
-  std::vector<Transition> transitions; ///< transitions[i] is between plateaus[i] and [i+1]
-  std::string method;                  ///< a short description for the findings' "method"
+  std::vector<Plateau> plateaus;        ///< sorted by x
+  std::vector<Transition> transitions;  ///< transitions[i] is between plateaus[i] and [i+1]
+  std::string method;                   ///< a short description for the findings' "method"
 };
 
 /// Segments a curve (any order; it is sorted by x) into plateaus and transitions.
@@ -73,7 +73,7 @@ struct SweepOptions {
   double x_min = 1024;
   double x_max = 256.0 * 1024 * 1024;
   int coarse_per_octave = 2;  ///< coarse log-spaced points per doubling
-  double resolution = 0.01;   ///< stop refining a transition when x_first_off / x_last_on - 1 < this
+  double resolution = 0.01;  ///< stop refining a transition when x_first_off / x_last_on - 1 < this
   std::size_t max_points = 150;
   double align = 128;  ///< every measured x is a multiple of this
 };

@@ -81,8 +81,10 @@ void SetCache::clear() {
   stamps_.assign(sets_ * ways_, 0);
   plru_.assign(sets_, 0);
   clock_ = 0;
-  // The set cycle's pointer starts anywhere (on the H200 it is not reset by a launch).
-  cycle_ = sets_ ? rng_() % sets_ : 0;
+  // The set cycle's pointer starts anywhere (on the H200 it is not reset by a launch). Drawn
+  // only for that victim, so that other models' random streams do not move.
+  if (config_.data_victim == DataVictim::kSetCycle && data_lines_ != 0 && sets_ != 0)
+    cycle_ = rng_() % sets_;
 }
 
 std::uint64_t SetCache::set_of(std::uint64_t address) const {
@@ -199,11 +201,13 @@ std::uint32_t SetCache::free_data(std::uint64_t set, std::uint32_t free_way) {
       break;
     }
     case DataVictim::kRandomSet: {
-      // The least recently used line of a random set that holds one (held_ > 0 here).
-      do {
+      // The least recently used line of a random set that holds one (held_ > 0 here; after
+      // 64 x sets draws without one, the globally least recently used line).
+      for (std::uint64_t n = 0; n < 64 * sets_ && slot == ~std::uint64_t{0}; ++n) {
         const std::uint64_t s = rng_() % sets_;
         slot = least_recent(s * ways_, (s + 1) * ways_);
-      } while (slot == ~std::uint64_t{0});
+      }
+      if (slot == ~std::uint64_t{0}) slot = least_recent(0, tags_.size());
       break;
     }
     case DataVictim::kSetCycle: {

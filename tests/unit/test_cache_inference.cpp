@@ -589,25 +589,32 @@ TEST(CacheInference, DecoupledL1EvictsByItsDataVictim) {
 TEST(CacheInference, DataVictimOfADecoupledL1IsRecovered) {
   using namespace analysis::cache;
   const auto masks = folded_masks(6, {{13, {0, 2}}, {14, {1, 3, 5}}});
+  // Ten probe seeds (other sampled lines) per rule: the rule is named, within kMisfitZ, and
+  // every other rule refuted beyond it, in at least 9 of 10.
   for (auto [victim, name] : {std::pair{device::DataVictim::kGlobalLru, "global_lru"},
                               std::pair{device::DataVictim::kOwnSet, "own_set"},
                               std::pair{device::DataVictim::kRandom, "random"},
                               std::pair{device::DataVictim::kRandomSet, "random_set"},
                               std::pair{device::DataVictim::kSetCycle, "set_cycle"}}) {
-    ModelConfig c = l1_only_model(Replacement::kLru, masks);
-    c.l1_shared_unified_bytes = 160 * 128;
-    c.l1_tag_bytes = 64 * 4 * 128;
-    c.l1_data_victim = victim;
-    device::ModelDevice dev(c);
-    auto buf = dev.alloc_probe_buffer(4 * kMiB);
-    auto probe = probe_on(dev, *buf, 4 * kMiB, 7);
-    const auto cal = calibrate(probe, Level::kL1);
-    const auto r = infer_data_victim(probe, Level::kL1, cal, 128, masks, 256);
-    ASSERT_TRUE(r.measured) << r.note;
-    EXPECT_EQ(r.lines_held, 160u) << name;
-    EXPECT_EQ(r.victim, name);
-    EXPECT_LE(r.misfit_z.at(name), kMisfitZ) << name;
-    EXPECT_GT(r.rejected_z, kMisfitZ) << name;  // the other classes are refuted
+    int recovered = 0;
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      ModelConfig c = l1_only_model(Replacement::kLru, masks);
+      c.l1_shared_unified_bytes = 160 * 128;
+      c.l1_tag_bytes = 64 * 4 * 128;
+      c.l1_data_victim = victim;
+      c.seed = seed;
+      device::ModelDevice dev(c);
+      auto buf = dev.alloc_probe_buffer(4 * kMiB);
+      auto probe = probe_on(dev, *buf, 4 * kMiB, 7 + seed);
+      const auto cal = calibrate(probe, Level::kL1);
+      const auto r = infer_data_victim(probe, Level::kL1, cal, 128, masks, 256);
+      ASSERT_TRUE(r.measured) << r.note;
+      EXPECT_EQ(r.lines_held, 160u) << name;
+      EXPECT_EQ(r.filled_cycle, 224u) << name;  // one new line per set
+      recovered += r.victim == name && r.misfit_z.at(name) <= kMisfitZ && r.rejected_z > kMisfitZ;
+    }
+    EXPECT_GE(recovered, 9) << name;
+    std::printf("data victim %s: recovered in %d of 10 seeds\n", name, recovered);
   }
   // Tags that name no more lines than are held: nothing to measure, and it says so.
   ModelConfig full = l1_only_model(Replacement::kLru, masks);
@@ -619,6 +626,33 @@ TEST(CacheInference, DataVictimOfADecoupledL1IsRecovered) {
       infer_data_victim(fprobe, Level::kL1, calibrate(fprobe, Level::kL1), 128, masks, 256);
   EXPECT_FALSE(fr.measured);
   EXPECT_FALSE(fr.note.empty());
+}
+
+// A lopsided hash (4 sets of 64 ways, each 64 consecutive lines one set): a set gets more new
+// lines than it had old ones, so an own-set victim can be a new line. Its age rank is still the
+// rank in its set (a review found it read past the ranks of the old lines).
+TEST(CacheInference, DataVictimRanksNewLinesToo) {
+  using namespace analysis::cache;
+  const std::vector<std::uint64_t> masks{std::uint64_t{1} << 13, std::uint64_t{1} << 14};
+  ModelConfig c = l1_only_model(Replacement::kLru, masks);
+  c.l1.ways = 64;
+  c.l1_shared_unified_bytes = 192 * 128;
+  c.l1_tag_bytes = 4 * 64 * 128;
+  c.l1_data_victim = device::DataVictim::kOwnSet;
+  device::ModelDevice dev(c);
+  auto buf = dev.alloc_probe_buffer(4 * kMiB);
+  auto probe = probe_on(dev, *buf, 4 * kMiB, 7);
+  const auto r =
+      infer_data_victim(probe, Level::kL1, calibrate(probe, Level::kL1), 128, masks, 256);
+  ASSERT_TRUE(r.measured) << r.note;
+  EXPECT_EQ(r.lines_held, 192u);
+  for (const auto& e : r.evidence) {
+    const auto line = e.at("line").get<std::uint64_t>();
+    // Lines 64s .. 64s+63 are set s's first 64; line L is the (L / 256)-th of its set's lines
+    // after them in each later block of 256.
+    EXPECT_EQ(e.at("rank_in_set").get<std::uint64_t>(), (line % 256) % 64 + 64 * (line / 256))
+        << line;
+  }
 }
 
 // Lines of the first tags' worth (at most `ways` per tag set) conflict only through the

@@ -968,9 +968,9 @@ class WaysExperiment : public Experiment {
       if (rec.contains("data_victim") && rec["data_victim"].value("measured", false)) {
         const auto& dv = rec["data_victim"];
         const std::string v = dv.at("victim").get<std::string>();
-        const double code = v == "global_lru" ? 0
-                            : v == "own_set"  ? 1
-                            : v == "random"   ? 2
+        const double code = v == "global_lru"   ? 0
+                            : v == "own_set"    ? 1
+                            : v == "random"     ? 2
                             : v == "random_set" ? 3
                             : v == "set_cycle"  ? 5
                                                 : 4;
@@ -986,7 +986,8 @@ class WaysExperiment : public Experiment {
              "probed: samples of the oldest lines, of the lines own-set eviction names, and of "
              "four age bins of the rest; then, after about one new line per set "
              "(filled_cycle), samples of each set's oldest and second-oldest line. Each class "
-             "predicts which probes are gone (random: the same share of each group; "
+             "predicts which probes are gone (random: any held line alike, 1 - (1 - 1/held)^"
+             "evictions; "
              "random_set: a set drawn more times than the line's age rank; set_cycle: each "
              "set once per sets evictions); its misfit is the largest |observed - predicted| / "
              "se over the groups; the class within 3 se, else none. Confidence: the separation "

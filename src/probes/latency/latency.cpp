@@ -371,7 +371,7 @@ json chase_counters(Context& ctx,
     const auto rate = [](const char* what, const char* metric, double expected, double tol,
                          const std::string& model) {
       counters::Expectation e{what, metric, "", "%", expected, tol, false, model};
-      e.valid_min = 0;  // a hit rate
+      e.valid_min = 0;      // a hit rate
       e.valid_max = 100.5;  // 100 % and the metric's rounding
       return e;
     };
@@ -662,20 +662,26 @@ void analyze_sweep(ExperimentResult& r) {
       cap.extra["bracket_bytes"] = {t.x_last_on, t.x_first_off};
       // Refined to one node (refine_l1_knee) when the refinement straddled the knee inside the
       // sweep's bracket.
+      // An optional record: a wrong-typed one is ignored (the sweep's bracket stands).
+      const auto number = [](const json& j, const char* k) {
+        return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
+      };
       if (const auto it = r.samples.find("l1_knee_refinement");
-          it != r.samples.end() && it->is_object() && it->value("found", false)) {
-        const double stride = it->at("node_stride_bytes").get<double>();
-        const double on = it->at("nodes_held").get<double>() * stride;
-        const double off = it->at("nodes_not_held").get<double>() * stride;
-        if (on >= t.x_last_on && off <= t.x_first_off && off > on) {
+          it != r.samples.end() && it->is_object() && it->contains("found") &&
+          (*it)["found"].is_boolean() && (*it)["found"].get<bool>()) {
+        const double stride = number(*it, "node_stride_bytes");
+        const double on = number(*it, "nodes_held") * stride;
+        const double off = number(*it, "nodes_not_held") * stride;
+        if (on > 0 && on >= t.x_last_on && off <= t.x_first_off && off > on) {
           cap.value = on;
           cap.extra["bracket_bytes"] = {on, off};
           cap.extra["sweep_bracket_bytes"] = {t.x_last_on, t.x_first_off};
           const double precision =
               std::min(1.0, std::log1p(confidence::kDefaultTolerance) / std::log(off / on));
           cap.confidence = confidence::combine({t.step_separation, precision});
-          cap.method += "; refined to one node: the largest chase with fewer than half a miss "
-                        "per pass (samples.l1_knee_refinement)";
+          cap.method +=
+              "; refined to one node: the largest chase with fewer than half a miss "
+              "per pass (samples.l1_knee_refinement)";
         }
       }
       r.findings.push_back(cap);
