@@ -1,7 +1,8 @@
+#include "core/device.hpp"
+
 #include <string>
 
 #include "core/error.hpp"
-#include "core/device.hpp"
 
 namespace gpuprobe::device {
 
@@ -48,6 +49,10 @@ nlohmann::json to_json(const ClockReading& c) {
           {"temperature_c", c.temperature_c},
           {"throttle_reasons_mask", c.throttle_reasons},
           {"throttle_reasons", c.throttle_names}};
+}
+
+SampledChase Device::sampled_chase(Chain&, const ChaseParams&, std::uint32_t) {
+  throw UsageError("this device cannot time single steps of a chase (sampled_chase)");
 }
 
 }  // namespace gpuprobe::device

@@ -85,6 +85,17 @@ struct ChaseTiming {
   bool verified = false;  ///< the chase ended on the node the host predicted
 };
 
+/// Per-step latencies of one chase: sample k is timed step k * every (steps counted from
+/// start_step + warmup_steps), each read around its own load (%clock64 before and after, the
+/// timer's cost included), with the chain node it loaded.
+struct SampledChase {
+  std::vector<std::uint32_t> cycles;
+  std::vector<std::uint32_t> nodes;
+  std::uint32_t every = 1;
+  int smid = -1;
+  bool verified = false;  ///< the chase ended on the node the host predicted
+};
+
 struct TimerCalibration {
   double clock64_overhead_cycles = 0;  ///< cost of back-to-back clock64() reads
   double clock32_overhead_cycles = 0;  ///< the same for %clock
@@ -107,6 +118,9 @@ class Device {
   virtual std::unique_ptr<Chain> make_chain(const ChainSpec& spec) = 0;
   /// One single-thread dependent chase; throws VerificationError if it ends on the wrong node.
   virtual ChaseTiming chase(Chain& chain, const ChaseParams& params) = 0;
+  /// One single-thread chase that times every `every`-th timed step on its own (the mixture
+  /// of a region's loads, not only their mean). Devices without it throw UsageError.
+  virtual SampledChase sampled_chase(Chain& chain, const ChaseParams& params, std::uint32_t every);
   /// Single-thread chase through a random cycle in shared memory of `bytes` bytes.
   virtual ChaseTiming shared_chase(std::uint32_t bytes, std::uint32_t node_stride_bytes,
                                    std::uint64_t timed_steps) = 0;

@@ -31,6 +31,8 @@ inline constexpr const char* kL2PartitionSmGroupSizes = "l2.partition.sm_group_s
 
 // cache.l2.far_hit
 inline constexpr const char* kL2FarHitLatency = "l2.far_hit_latency";
+inline constexpr const char* kL2MixtureMissLatency = "l2.mixture.miss_latency";
+inline constexpr const char* kL2MixturePageSpread = "l2.mixture.page_spread";
 inline constexpr const char* kDramLatencyNearHome = "dram.latency_near_home";
 inline constexpr const char* kDramLatencyFarHome = "dram.latency_far_home";
 
@@ -151,6 +153,8 @@ inline constexpr Produced kShared[] = {
     {kL2PartitionNearLatency, "cache.l2.partition"},
     {kL2PartitionSmGroupSizes, "cache.l2.partition"},
     {kL2FarHitLatency, "cache.l2.far_hit"},
+    {kL2MixtureMissLatency, "cache.l2.mixture"},
+    {kL2MixturePageSpread, "cache.l2.mixture"},
     {kDramLatencyNearHome, "cache.l2.far_hit"},
     {kDramLatencyFarHome, "cache.l2.far_hit"},
     {kCacheL1FetchGranularity, "cache.fetch_granularity"},

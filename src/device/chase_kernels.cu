@@ -52,6 +52,30 @@ __global__ void chase_kernel(const std::uint64_t* start, std::uint64_t warmup, s
   out->smid = sm_id();
 }
 
+template <LoadOp kOp>
+__global__ void sampled_chase_kernel(const std::uint64_t* start, std::uint64_t warmup,
+                                     std::uint64_t steps, std::uint32_t every,
+                                     std::uint32_t* samples, ChaseOut* out) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  std::uint64_t p = reinterpret_cast<std::uint64_t>(start);
+  for (std::uint64_t i = 0; i < warmup; ++i) p = load_next<kOp>(p);
+  wait_for(p, out);
+  const std::uint64_t t_begin = clock64();
+  std::uint32_t k = 0, taken = 0;  // k: steps since the last sample
+  for (std::uint64_t i = 0; i < steps; ++i) {
+    const std::uint64_t t0 = clock64();
+    p = load_next<kOp>(p);
+    wait_for(p, out);
+    const std::uint64_t t1 = clock64();
+    if (k == 0) __stcg(samples + taken++, static_cast<unsigned>(t1 - t0));
+    if (++k == every) k = 0;
+  }
+  out->end_address = p;
+  out->cycles = clock64() - t_begin;
+  out->globaltimer_ns = 0;
+  out->smid = sm_id();
+}
+
 __global__ void build_chain_kernel(std::uint64_t* base, const std::uint32_t* next,
                                    std::uint64_t nodes, std::uint32_t stride_words) {
   const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
@@ -126,7 +150,31 @@ void launch_chase_op(const std::uint64_t* start, std::uint64_t warmup, std::uint
   GP_CUDA_CHECK_LAUNCH();
 }
 
+template <LoadOp kOp>
+void launch_sampled_chase_op(const std::uint64_t* start, std::uint64_t warmup, std::uint64_t steps,
+                             std::uint32_t every, std::uint32_t* samples, int carveout_percent,
+                             ChaseOut* out, cudaStream_t stream) {
+  GP_CUDA_CHECK(cudaFuncSetAttribute(sampled_chase_kernel<kOp>,
+                                     cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     carveout_percent));
+  sampled_chase_kernel<kOp><<<1, 1, 0, stream>>>(start, warmup, steps, every, samples, out);
+  GP_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
+
+void launch_sampled_chase(LoadOp op, const std::uint64_t* start, std::uint64_t warmup,
+                          std::uint64_t steps, std::uint32_t every, std::uint32_t* samples,
+                          int carveout_percent, ChaseOut* out, cudaStream_t stream) {
+  if (every == 0) throw std::invalid_argument("sampled chase: every must be > 0");
+  const bool launched =
+      dispatch<LoadOp::kDefault, LoadOp::kCa, LoadOp::kCg, LoadOp::kCv, LoadOp::kNc>(
+          op, [&](auto kop) {
+            launch_sampled_chase_op<decltype(kop)::value>(start, warmup, steps, every, samples,
+                                                          carveout_percent, out, stream);
+          });
+  if (!launched) throw std::invalid_argument("sampled chase: unknown load operator");
+}
 
 void launch_build_chain(std::uint64_t* base, const std::uint32_t* next, std::uint64_t nodes,
                         std::uint32_t stride_bytes, cudaStream_t stream) {

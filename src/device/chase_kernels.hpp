@@ -28,6 +28,12 @@ void launch_flush(std::uint64_t* buffer, std::uint64_t bytes, int sm_count, cuda
 void launch_chase(LoadOp op, const std::uint64_t* start, std::uint64_t warmup, std::uint64_t steps,
                   int carveout_percent, ChaseOut* out, cudaStream_t stream);
 
+/// The chase of launch_chase that also times every `every`-th timed step on its own
+/// (%clock64 around the load; `samples[i / every]`, written past the L1 with st.global.cg).
+void launch_sampled_chase(LoadOp op, const std::uint64_t* start, std::uint64_t warmup,
+                          std::uint64_t steps, std::uint32_t every, std::uint32_t* samples,
+                          int carveout_percent, ChaseOut* out, cudaStream_t stream);
+
 /// Single-thread chase through `nodes` nodes `stride_bytes` apart in dynamic shared memory,
 /// successors given by `next` (global memory); the chase starts at node 0.
 void launch_shared_chase(const std::uint32_t* next, std::uint32_t nodes, std::uint32_t stride_bytes,

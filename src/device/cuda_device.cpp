@@ -220,6 +220,43 @@ class CudaDevice : public Device, public Sequencer {
     return t;
   }
 
+  SampledChase sampled_chase(Chain& chain_base, const ChaseParams& params,
+                             std::uint32_t every) override {
+    auto& chain = dynamic_cast<CudaChain&>(chain_base);
+    if (every == 0) throw UsageError("sampled chase: every must be > 0");
+    if (params.timed_steps == 0) throw UsageError("sampled chase: timed_steps must be > 0");
+    const std::uint64_t n_samples = (params.timed_steps + every - 1) / every;
+    if (n_samples > (std::uint64_t{1} << 28))
+      throw UsageError("sampled chase: more than 2^28 samples; sample less often");
+    DeviceBuffer samples(n_samples * sizeof(std::uint32_t));
+    const auto* start = reinterpret_cast<const std::uint64_t*>(chain.address_of(params.start_step));
+    kernels::launch_sampled_chase(params.op, start, params.warmup_steps, params.timed_steps, every,
+                                  samples.as<std::uint32_t>(), params.carveout_percent, out_,
+                                  stream_);
+    kernels::ChaseOut out{};
+    SampledChase r;
+    r.cycles.resize(n_samples);
+    GP_CUDA_CHECK(cudaMemcpyAsync(&out, out_, sizeof(out), cudaMemcpyDeviceToHost, stream_));
+    GP_CUDA_CHECK(cudaMemcpyAsync(r.cycles.data(), samples.as<std::uint32_t>(), samples.bytes(),
+                                  cudaMemcpyDeviceToHost, stream_));
+    GP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const std::uint64_t first = params.start_step + params.warmup_steps;
+    const std::uint64_t expected = chain.address_of(first + params.timed_steps);
+    if (out.end_address != expected) {
+      std::ostringstream msg;
+      msg << "sampled chase verification failed: ended on 0x" << std::hex << out.end_address
+          << ", host predicted 0x" << expected;
+      throw VerificationError(msg.str());
+    }
+    r.nodes.reserve(n_samples);
+    for (std::uint64_t k = 0; k < n_samples; ++k)
+      r.nodes.push_back(analysis::node_after(chain.order(), first + k * every));
+    r.every = every;
+    r.smid = static_cast<int>(out.smid);
+    r.verified = true;
+    return r;
+  }
+
   ChaseTiming shared_chase(std::uint32_t bytes, std::uint32_t stride,
                            std::uint64_t timed_steps) override {
     if (stride < 4 || stride % 4 != 0)
@@ -278,9 +315,7 @@ class CudaDevice : public Device, public Sequencer {
     return buffer;
   }
 
-  std::size_t max_sequence_length() const override {
-    return kernels::kSequenceMaxAccesses;
-  }
+  std::size_t max_sequence_length() const override { return kernels::kSequenceMaxAccesses; }
 
   std::size_t max_sweep_length() const override { return kernels::kSweepMaxLines; }
 
@@ -323,8 +358,8 @@ class CudaDevice : public Device, public Sequencer {
     if (sweep_status_.size() == 0) sweep_status_ = DeviceArray<kernels::SweepStatus>(1);
     // An eviction decision runs the same test two or three times: its offsets go up once.
     if (uploaded_sweep_ != s.sweep) {
-      GP_CUDA_CHECK(cudaMemcpyAsync(sweep_offsets_.get(), s.sweep.data(),
-                                    n * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream_));
+      GP_CUDA_CHECK(cudaMemcpyAsync(sweep_offsets_.get(), s.sweep.data(), n * sizeof(std::uint64_t),
+                                    cudaMemcpyHostToDevice, stream_));
       uploaded_sweep_ = s.sweep;
     }
     GP_CUDA_CHECK(cudaMemsetAsync(sweep_status_.get(), 0, sizeof(kernels::SweepStatus), stream_));
@@ -335,8 +370,7 @@ class CudaDevice : public Device, public Sequencer {
     p.rounds = static_cast<std::uint32_t>(s.sweep_rounds);
     p.sm = s.sm;
     p.status = sweep_status_.get();
-    kernels::launch_sweep(s.op, p, static_cast<unsigned>((4 << attempt) * info_.sm_count),
-                          stream_);
+    kernels::launch_sweep(s.op, p, static_cast<unsigned>((4 << attempt) * info_.sm_count), stream_);
     kernels::SweepStatus st{};
     GP_CUDA_CHECK(cudaMemcpyAsync(&st, p.status, sizeof st, cudaMemcpyDeviceToHost, stream_));
     GP_CUDA_CHECK(cudaStreamSynchronize(stream_));

@@ -436,6 +436,92 @@ ChaseTiming ModelDevice::chase(Chain& chain, const ChaseParams& params) {
   return t;
 }
 
+SampledChase ModelDevice::sampled_chase(Chain& chain, const ChaseParams& params,
+                                        std::uint32_t every) {
+  auto* mc = dynamic_cast<ModelChain*>(&chain);
+  if (mc == nullptr || mc->ledger() != ledger_.get())
+    throw UsageError("sampled chase: the chain was not made by this model device");
+  if (every == 0) throw UsageError("sampled chase: every must be > 0");
+  if (params.timed_steps == 0) throw UsageError("sampled chase: timed_steps must be > 0");
+  // The warm-up as chase() runs it, then the timed steps one by one.
+  SampledChase r;
+  r.every = every;
+  const auto& order = mc->order();
+  const std::uint64_t first = params.start_step + params.warmup_steps;
+  const auto cost = [&](const ModelChaseStats& st) {
+    const double l2_latency =
+        config_.l2_partitioned ? config_.l2_near.hit_latency_cycles : config_.l2.hit_latency_cycles;
+    return static_cast<double>(st.l1_hits) * config_.l1.hit_latency_cycles +
+           static_cast<double>(st.l2_hits) * l2_latency +
+           static_cast<double>(st.l2_far_hits) * config_.l2_far_hit_latency_cycles +
+           static_cast<double>(st.dram_loads) * config_.dram_latency_cycles;
+  };
+  const bool use_l1 = caches_in_l1(params.op);
+  const bool part = config_.l2_partitioned;
+  const auto& next = mc->next();
+  const std::uint64_t base = mc->base();
+  const std::uint32_t stride = mc->spec().node_stride_bytes;
+  std::uint32_t node = order[params.start_step % order.size()];
+  std::uint64_t step = 0;
+  const auto one = [&](bool sample) {
+    double c = 0;
+    ModelChaseStats st;
+    if (config_.chase_structural) {
+      node = walk_structural(next, base, stride, node, use_l1, 1, &c, &st);
+    } else {
+      const std::uint64_t at = first + step;
+      if (use_l1 && part)
+        node = walk<true, true, true>(order, next, base, stride, node, at, 1, st);
+      else if (use_l1)
+        node = walk<true, false, true>(order, next, base, stride, node, at, 1, st);
+      else if (part)
+        node = walk<false, true, true>(order, next, base, stride, node, at, 1, st);
+      else
+        node = walk<false, false, true>(order, next, base, stride, node, at, 1, st);
+      c = cost(st);
+    }
+    if (sample) r.cycles.push_back(static_cast<std::uint32_t>(std::lround(c)));
+    ++step;
+  };
+  const std::uint64_t capacity = l1_capacity_bytes(config_, params.carveout_percent);
+  if (capacity != l1_capacity_) {
+    l1_ = CacheSim(with_capacity(config_.l1, capacity));
+    l1_capacity_ = capacity;
+  }
+  l1_.clear();
+  if (config_.chase_structural) {
+    structural(capacity).invalidate_l1();
+    node = walk_structural(next, base, stride, node, use_l1, params.warmup_steps, nullptr, nullptr);
+  } else {
+    ModelChaseStats ignored;
+    const std::uint64_t at = params.start_step % order.size();
+    if (use_l1 && part)
+      node = walk<true, true, false>(order, next, base, stride, node, at, params.warmup_steps,
+                                     ignored);
+    else if (use_l1)
+      node = walk<true, false, false>(order, next, base, stride, node, at, params.warmup_steps,
+                                      ignored);
+    else if (part)
+      node = walk<false, true, false>(order, next, base, stride, node, at, params.warmup_steps,
+                                      ignored);
+    else
+      node = walk<false, false, false>(order, next, base, stride, node, at, params.warmup_steps,
+                                       ignored);
+  }
+  for (std::uint64_t i = 0; i < params.timed_steps; ++i) {
+    const bool sample = i % every == 0;
+    if (sample) r.nodes.push_back(node);
+    one(sample);
+  }
+  const std::uint32_t expected = analysis::node_after(order, first + params.timed_steps);
+  if (node != expected)
+    throw VerificationError("model sampled chase ended on node " + std::to_string(node) +
+                            ", expected node " + std::to_string(expected));
+  r.smid = 0;
+  r.verified = true;
+  return r;
+}
+
 ChaseTiming ModelDevice::shared_chase(std::uint32_t bytes, std::uint32_t node_stride_bytes,
                                       std::uint64_t timed_steps) {
   if (node_stride_bytes == 0) throw UsageError("shared chase: node stride must be > 0 bytes");

@@ -270,6 +270,10 @@ class ModelDevice : public Device, public Sequencer {
   /// Simulates warmup_steps + timed_steps loads from node order[0]. Throws UsageError if
   /// timed_steps is 0, the chain is not this device's, or carveout_percent is invalid.
   ChaseTiming chase(Chain& chain, const ChaseParams& params) override;
+  /// The chase above, one step at a time: a sampled step costs what its level costs (no timer
+  /// overhead, no noise).
+  SampledChase sampled_chase(Chain& chain, const ChaseParams& params,
+                             std::uint32_t every) override;
   /// shared_latency_cycles per step (plus noise). Throws UsageError unless
   /// node_stride_bytes <= bytes <= shared_per_sm_bytes, node_stride_bytes > 0, timed_steps > 0.
   ChaseTiming shared_chase(std::uint32_t bytes, std::uint32_t node_stride_bytes,

@@ -10,6 +10,7 @@
 #include "probes/cache/l2_partition.hpp"
 #include "probes/cache/cache_structure.hpp"
 #include "probes/cache/l2_far_hit.hpp"
+#include "probes/cache/l2_mixture.hpp"
 #include "probes/cache/l2_sharing.hpp"
 #include "probes/cache/cold_capacity.hpp"
 #include "probes/latency/latency.hpp"
@@ -25,6 +26,7 @@ const Registry& Registry::builtin() {
     probes::register_latency_experiments(r);
     probes::register_l2_partition_experiments(r);
     probes::register_l2_far_hit_experiments(r);
+    probes::register_l2_mixture_experiments(r);
     probes::register_l2_sharing_experiments(r);
     probes::register_cold_capacity_experiments(r);
     probes::register_fetch_granularity_experiments(r);

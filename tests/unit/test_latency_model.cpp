@@ -5,8 +5,10 @@
 #include <random>
 
 #include "analysis/granularity.hpp"
+#include "core/error.hpp"
 #include "core/experiment.hpp"
 #include "device/model_device.hpp"
+#include "finding_lookup.hpp"
 #include "measure/chase_point.hpp"
 
 namespace gpuprobe {
@@ -295,6 +297,54 @@ TEST(LatencySharedOnModel, ReportsSharedLatency) {
   auto dev = device::make_model_device("tiny");
   const auto f = run_experiment(*dev, "latency.shared");
   expect_latency(f, "shared.latency", 25);
+}
+
+}  // namespace
+}  // namespace gpuprobe
+
+namespace gpuprobe {
+namespace {
+
+// cache.l2.mixture on a partitioned model (near 1.5 MiB, whole L2 2.5 MiB, far hit 270, DRAM
+// 700): below the near knee every sampled load is a near hit, past 1.25 x none is, and what the
+// others cost is the far hit (the working sets stay within the whole L2). Without a near
+// capacity it is waived; samples whose cycles and pages differ in length are the file's fault.
+TEST(L2MixtureOnModel, NearShareAndMissCost) {
+  ModelConfig c = partitioned(48 * 1024, 1536 * 1024, 2560 * 1024, 28, 240, 270, 700);
+  device::ModelDevice dev(c);
+  const auto* e = Registry::builtin().find("cache.l2.mixture");
+  ASSERT_NE(e, nullptr);
+  RunOptions options;
+  FindingBoard board;
+  board.add({"l2.near_capacity", 1536.0 * 1024, "bytes", 0.9, "test", nlohmann::json::object()});
+  board.add({"l2.hit_latency", 240, "cycles", 0.9, "test", nlohmann::json::object()});
+  board.add({"l2.far_hit_latency", 270, "cycles", 0.9, "test", nlohmann::json::object()});
+  Context ctx{dev, options, board};
+  ExperimentResult r;
+  e->run(ctx, r);
+  ASSERT_EQ(r.status, Status::kPassed) << r.reason;
+  e->analyze(r);
+  ASSERT_FALSE(r.curves.empty());
+  const auto& rows = r.curves[0].rows;
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows.front()[1].get<double>(), 1.0);  // 0.95 x: all near
+  EXPECT_EQ(rows.back()[1].get<double>(), 0.0);   // 1.6 x: none
+  const auto* miss = test::find(r, "l2.mixture.miss_latency");
+  ASSERT_NE(miss, nullptr);
+  EXPECT_NEAR(miss->value, 270.0, 0.01 * 270);
+  EXPECT_GT(miss->confidence, 0.9);
+
+  ExperimentResult bad = r;
+  bad.findings.clear();
+  bad.curves.clear();
+  bad.samples["points"][0]["page"].erase(0);
+  EXPECT_THROW(e->analyze(bad), UsageError);
+
+  FindingBoard empty;
+  Context none{dev, options, empty};
+  ExperimentResult w;
+  e->run(none, w);
+  EXPECT_EQ(w.status, Status::kWaived);
 }
 
 }  // namespace

@@ -1,0 +1,248 @@
+// cache.l2.mixture: the latency sweep's slope between the L2 near-partition knee and the L2's is
+// a mixture (issue 10): some loads hit the SM's own partition, the others are far hits or DRAM
+// misses. A sampled chase (Device::sampled_chase: every 32nd load of one warm pass timed on its
+// own) at working sets from 0.95 to 1.6 x l2.near_capacity gives, per working set, the share of
+// near hits and the mean cost of the rest; per 2 MiB page of the chain, the share of its own
+// loads, and whether the pages differ beyond sampling noise (a page's frame enters the L2 index,
+// cache.l2.set_index_bits, so pages may load the partition unevenly).
+#include "probes/cache/l2_mixture.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/confidence.hpp"
+#include "core/error.hpp"
+#include "core/finding_names.hpp"
+#include "core/stats.hpp"
+#include "core/units.hpp"
+
+namespace gpuprobe::probes {
+namespace {
+
+using nlohmann::json;
+using units::kMiB;
+
+constexpr std::uint32_t kLine = 128;
+constexpr std::uint32_t kEvery = 32;
+constexpr std::uint64_t kPageBytes = 2 * kMiB;
+constexpr std::uint64_t kReferenceBytes = 2 * kMiB;
+constexpr std::size_t kMinPageSamples = 64;
+const std::vector<double> kFactors{0.95, 1.05, 1.15, 1.25, 1.4, 1.6};
+
+/// The sampled loads of one working set: cycles and the 2 MiB page of the buffer each one read.
+json sample(device::Device& dev, std::uint64_t bytes, std::uint64_t seed) {
+  auto chain = dev.make_chain({bytes, kLine, seed});
+  device::ChaseParams p;
+  p.op = device::LoadOp::kCg;
+  p.warmup_steps = chain->nodes();  // the first pass fills the L2 (make_chain flushed it)
+  p.timed_steps = chain->nodes();
+  const auto s = dev.sampled_chase(*chain, p, kEvery);
+  json pages = json::array();
+  for (auto n : s.nodes) pages.push_back(static_cast<std::uint64_t>(n) * kLine / kPageBytes);
+  return {{"working_set_bytes", chain->nodes() * kLine},
+          {"cycles", s.cycles},
+          {"page", pages},
+          {"smid", s.smid},
+          {"verified", s.verified}};
+}
+
+class L2Mixture : public Experiment {
+ public:
+  std::string id() const override { return "cache.l2.mixture"; }
+  std::vector<std::string> produces() const override {
+    return {finding::kL2MixtureMissLatency, finding::kL2MixturePageSpread};
+  }
+  std::string description() const override {
+    return "one SM's chase (ld.global.cg) at 0.95 .. 1.6 x l2.near_capacity with every 32nd "
+           "load timed on its own: the share of loads the SM's own L2 partition serves, what "
+           "the others cost, and how the share differs between the chase's 2 MiB pages "
+           "[uses findings of latency.sweep and cache.l2.far_hit]";
+  }
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(number_axis("working_set_factor", kFactors, "x l2.near_capacity",
+                              "working sets around the near-partition knee")),
+            fixed(int_axis("sample_every", {kEvery}, "loads",
+                           "one load in this many of one warm pass is timed"))};
+  }
+  std::vector<std::string> depends_on() const override {
+    return {"latency.sweep", "cache.l2.far_hit"};
+  }
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const auto near = ctx.prior.get(finding::kL2NearCapacity, 0.0);
+    const auto hit = ctx.prior.get(finding::kL2HitLatency, 0.0);
+    if (!near || !hit || near->value <= 0) {
+      r.status = Status::kWaived;
+      r.reason =
+          "no l2.near_capacity from latency.sweep: one L2 partition, or the sweep did not "
+          "run";
+      return;
+    }
+    const auto far = ctx.prior.get(finding::kL2FarHitLatency, 0.0);
+    auto& dev = ctx.device;
+    // The scale: a chase far below one partition (2 MiB, at most a quarter of it), every load a
+    // near hit; its sampled median
+    // is the near level with the timer's cost on it.
+    const auto reference_bytes = std::min<std::uint64_t>(
+        kReferenceBytes, static_cast<std::uint64_t>(near->value / 4) / kLine * kLine);
+    json reference =
+        sample(dev, std::max<std::uint64_t>(reference_bytes, 64 * kLine), ctx.options.seed + 100);
+    json points = json::array();
+    for (std::size_t k = 0; k < kFactors.size(); ++k) {
+      const auto bytes = static_cast<std::uint64_t>(kFactors[k] * near->value) / kLine * kLine;
+      if (bytes + 2 * dev.info().l2_bytes + 512 * kMiB > dev.free_memory()) break;
+      points.push_back(sample(dev, bytes, ctx.options.seed + 101 + k));
+    }
+    r.parameters = {{"op", "cg"},
+                    {"sample_every", kEvery},
+                    {"page_bytes", kPageBytes},
+                    {"l2_near_capacity_bytes", near->value},
+                    {"l2_hit_latency_cycles", hit->value},
+                    {"l2_far_hit_latency_cycles", far ? far->value : 0.0},
+                    {"factors", kFactors},
+                    {"protocol",
+                     "per working set: a fresh chain (make_chain flushes the L2), one untimed "
+                     "pass, then one pass with every 32nd load timed on its own (%clock64 "
+                     "around the dependent ld.global.cg); a chase of 2 MiB (at most a quarter of "
+                     "l2.near_capacity) alike for the scale"}};
+    r.samples = {{"reference", reference}, {"points", points}};
+  }
+  void analyze(ExperimentResult& r) const override;
+};
+
+struct PointStats {
+  double bytes = 0, near_share = 0, miss_mean = 0, page_min = 0, page_max = 0, z = 0;
+  std::size_t n = 0, misses = 0, pages = 0;
+};
+
+void L2Mixture::analyze(ExperimentResult& r) const {
+  const auto& S = r.samples;
+  if (!S.contains("reference") || !S.contains("points")) return;
+  std::vector<double> ref;
+  for (const auto& c : S.at("reference").at("cycles")) ref.push_back(c.get<double>());
+  if (ref.size() < 16) {
+    r.statistics["note"] = "too few reference samples";
+    return;
+  }
+  const double near_sampled = stats::median(ref);
+  const double hit = r.parameters.value("l2_hit_latency_cycles", 0.0);
+  const double far = r.parameters.value("l2_far_hit_latency_cycles", 0.0);
+  const double offset = near_sampled - hit;  // the timer's cost on a sampled load
+  // A load is a near hit below halfway to the far hit (on the sampled scale); without a far
+  // hit, below 1.3 x the near level.
+  const double threshold = far > hit ? near_sampled + 0.5 * (far - hit) : near_sampled * 1.3;
+  std::vector<PointStats> pts;
+  Curve c{"shares",
+          {"working_set_bytes", "near_share", "miss_mean_cycles", "page_share_min",
+           "page_share_max", "pages", "samples"},
+          {},
+          chart_hints("share of loads served by the SM's own L2 partition", "working_set_bytes",
+                      "bytes", "near_share", "fraction")
+              .with_model({"page_share_min", "page_share_max"})};
+  for (const auto& p : S.at("points")) {
+    const auto& cy = p.at("cycles");
+    const auto& pg = p.at("page");
+    if (!cy.is_array() || !pg.is_array() || cy.size() != pg.size())
+      throw UsageError("cache.l2.mixture: a point's cycles and pages differ in length");
+    PointStats s;
+    s.bytes = p.at("working_set_bytes").get<double>();
+    std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> by_page;  // near, all
+    double miss_sum = 0;
+    for (std::size_t i = 0; i < cy.size(); ++i) {
+      const double v = cy[i].get<double>();
+      const bool is_near = v < threshold;
+      auto& b = by_page[pg[i].get<std::uint64_t>()];
+      b.first += is_near;
+      ++b.second;
+      if (!is_near) {
+        miss_sum += v - offset;
+        ++s.misses;
+      }
+    }
+    s.n = cy.size();
+    if (s.n == 0) continue;
+    s.near_share = static_cast<double>(s.n - s.misses) / static_cast<double>(s.n);
+    s.miss_mean = s.misses ? miss_sum / static_cast<double>(s.misses) : 0;
+    // Heterogeneity of the pages: chi-square of their near counts against the pooled share,
+    // as z = (X^2 - df) / sqrt(2 df).
+    s.page_min = 1;
+    s.page_max = 0;
+    double x2 = 0;
+    const double q = s.near_share;
+    for (const auto& [page, b] : by_page) {
+      if (b.second < kMinPageSamples) continue;
+      const double share = static_cast<double>(b.first) / static_cast<double>(b.second);
+      s.page_min = std::min(s.page_min, share);
+      s.page_max = std::max(s.page_max, share);
+      ++s.pages;
+      if (q > 0 && q < 1) {
+        const double e = static_cast<double>(b.second) * q;
+        x2 +=
+            (static_cast<double>(b.first) - e) * (static_cast<double>(b.first) - e) / (e * (1 - q));
+      }
+    }
+    if (s.pages >= 2) {
+      const double df = static_cast<double>(s.pages - 1);
+      s.z = (x2 - df) / std::sqrt(2 * df);
+    }
+    if (s.pages == 0) s.page_min = s.page_max = s.near_share;
+    pts.push_back(s);
+    c.rows.push_back({s.bytes, s.near_share, s.miss_mean, s.page_min, s.page_max,
+                      static_cast<double>(s.pages), static_cast<double>(s.n)});
+  }
+  r.curves.push_back(c);
+  r.statistics["near_level_sampled_cycles"] = near_sampled;
+  r.statistics["timer_offset_cycles"] = offset;
+  r.statistics["near_threshold_cycles"] = threshold;
+  // What a miss costs: the mean of the loads past the near level, at the working sets where
+  // most loads miss (on the chase's scale); its confidence is how little it moves between them.
+  std::vector<double> miss_means;
+  for (const auto& s : pts)
+    if (s.near_share < 0.5 && s.misses >= kMinPageSamples) miss_means.push_back(s.miss_mean);
+  if (miss_means.size() >= 3) {
+    const double v = stats::median(miss_means);
+    r.findings.push_back(
+        {finding::kL2MixtureMissLatency,
+         v,
+         "cycles",
+         confidence::precision(miss_means, v),
+         "mean cost of the sampled loads past the near level (far hits and DRAM misses), on the "
+         "chase's scale (the 2 MiB chase's sampled median less l2.hit_latency taken off); "
+         "median over the working sets where fewer than half the loads hit near",
+         {{"per_working_set", miss_means}}});
+  }
+  // How unevenly the pages share the partition: at the working set whose share is nearest one
+  // half, the range of the pages' shares; confidence = how clearly the pages differ beyond
+  // binomial noise (the heterogeneity z as a separation).
+  const PointStats* mid = nullptr;
+  for (const auto& s : pts)
+    if (s.pages >= 4 && s.near_share > 0.05 && s.near_share < 0.95 &&
+        (!mid || std::fabs(s.near_share - 0.5) < std::fabs(mid->near_share - 0.5)))
+      mid = &s;
+  if (mid) {
+    r.findings.push_back(
+        {finding::kL2MixturePageSpread,
+         mid->page_max - mid->page_min,
+         "fraction",
+         confidence::separation(std::max(0.0, mid->z)),
+         "range of the 2 MiB pages' near-hit shares at the working set whose share is nearest "
+         "one half (pages with at least 64 samples); confidence: how clearly the pages differ "
+         "beyond binomial noise (chi-square heterogeneity as z)",
+         {{"working_set_bytes", mid->bytes},
+          {"near_share", mid->near_share},
+          {"pages", mid->pages},
+          {"page_share_min", mid->page_min},
+          {"page_share_max", mid->page_max},
+          {"heterogeneity_z", mid->z}}});
+  }
+}
+
+}  // namespace
+
+void register_l2_mixture_experiments(Registry& registry) {
+  registry.add(std::make_unique<L2Mixture>());
+}
+
+}  // namespace gpuprobe::probes
