@@ -279,6 +279,9 @@ std::vector<double> nice_ticks(double lo, double hi, bool log, bool bytes) {
       step = m * mag;
       break;
     }
+  // Bytes on a linear axis: a power-of-two step, so that the labels are round in binary units
+  // (a decimal step reads "47.6837 MiB" and runs past the chart's edge).
+  if (bytes && raw >= 1) step = std::pow(2.0, std::ceil(std::log2(raw)));
   const double first = std::floor(lo / step) * step;
   for (int i = 0; first + i * step < hi + step * 0.999; ++i) {
     const double v = first + i * step;

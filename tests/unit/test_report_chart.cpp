@@ -27,6 +27,13 @@ TEST(ReportTicks, RoundValues) {
   EXPECT_LE(b.size(), 11u);
   for (double v : b) EXPECT_EQ(std::exp2(std::round(std::log2(v))), v);
   EXPECT_EQ(report::nice_ticks(1, 1e6, true, false).size(), 7u);  // powers of ten
+  // Bytes on a linear axis step by a power of two: 27 .. 45.6 MB gets 4 MiB steps ("44 MiB",
+  // not "47.6837 MiB").
+  const auto lin = report::nice_ticks(27063936, 45581440, false, true);
+  ASSERT_GE(lin.size(), 2u);
+  EXPECT_EQ(lin[1] - lin[0], 4.0 * 1024 * 1024);
+  for (double v : lin) EXPECT_EQ(std::fmod(v, 4.0 * 1024 * 1024), 0.0);
+  EXPECT_EQ(report::tick_label(lin[1], true).find('.'), std::string::npos);
   EXPECT_EQ(report::tick_label(1048576, true), "1 MiB");
   EXPECT_EQ(report::tick_label(1536, true), "1.5 KiB");
   EXPECT_EQ(report::tick_label(4200, false), "4200");
