@@ -139,6 +139,17 @@ def structure_text():
                    f"{mixed_model:.1f} ({(mixed_model / f['l2.mixed_latency']['value'] - 1) * 100:+.1f} %): one SM's set beyond its "
                    f"partition (home lines and copies of far-homed lines share it) reads far-homed lines from the other "
                    f"partition and misses its own home lines to DRAM.")
+    mix = [e for e in r["experiments"] if e["id"] == "cache.l2.mixture"]
+    if mix and "l2.mixture.miss_latency" in f and mix[0].get("curves"):
+        rows = [l.split(",") for l in (res / mix[0]["curves"][0]["file"]).read_text().splitlines()[1:]]
+        shares = ", ".join(f"{float(x[1]):.2f} at {float(x[0]) / 1e6:.1f} MB" for x in rows)
+        ps = f.get("l2.mixture.page_spread", {})
+        out.append(f"- The mixed region's make-up (`cache.l2.mixture`, every 32nd load of one warm pass timed on its own): "
+                   f"share of loads served by the SM's own partition {shares}; the others cost "
+                   f"{v('l2.mixture.miss_latency', 1)} cycles on the chase's scale (far hits and DRAM misses, the same at every size)"
+                   + (f"; at {ps['working_set_bytes'] / 1e6:.1f} MB (share {ps['near_share']:.2f}) the chain's {ps['pages']} pages of 2 MiB "
+                      f"range from {ps['page_share_min']:.2f} to {ps['page_share_max']:.2f} (heterogeneity z {ps['heterogeneity_z']:.0f}): "
+                      f"the pages do not share the partition alike (a page's frame enters the L2 index)" if ps else "") + ".")
     rp_path = res / "replay" / "result.json"
     if rp_path.exists():
         rp = json.loads(rp_path.read_text())
