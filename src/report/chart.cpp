@@ -272,6 +272,7 @@ std::vector<double> nice_ticks(double lo, double hi, bool log, bool bytes) {
     return t;
   }
   const double raw = (hi - lo) / 5;
+  if (!std::isfinite(raw) || !std::isfinite(lo)) return {lo, hi};
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
   double step = mag;
   for (double m : {1.0, 2.0, 5.0, 10.0})

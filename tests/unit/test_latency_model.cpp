@@ -339,6 +339,11 @@ TEST(L2MixtureOnModel, NearShareAndMissCost) {
   bad.curves.clear();
   bad.samples["points"][0]["page"].erase(0);
   EXPECT_THROW(e->analyze(bad), UsageError);
+  ExperimentResult negative = r;
+  negative.findings.clear();
+  negative.curves.clear();
+  negative.samples["points"][0]["page"][0] = -3;
+  EXPECT_THROW(e->analyze(negative), UsageError);
 
   FindingBoard empty;
   Context none{dev, options, empty};

@@ -87,13 +87,19 @@ class L2Mixture : public Experiment {
     // is the near level with the timer's cost on it.
     const auto reference_bytes = std::min<std::uint64_t>(
         kReferenceBytes, static_cast<std::uint64_t>(near->value / 4) / kLine * kLine);
-    json reference =
-        sample(dev, std::max<std::uint64_t>(reference_bytes, 64 * kLine), ctx.options.seed + 100);
+    // At least 64 samples on the reference (analyze needs 16).
+    json reference = sample(dev, std::max<std::uint64_t>(reference_bytes, 64 * kEvery * kLine),
+                            ctx.options.seed + 100);
     json points = json::array();
     for (std::size_t k = 0; k < kFactors.size(); ++k) {
       const auto bytes = static_cast<std::uint64_t>(kFactors[k] * near->value) / kLine * kLine;
       if (bytes + 2 * dev.info().l2_bytes + 512 * kMiB > dev.free_memory()) break;
       points.push_back(sample(dev, bytes, ctx.options.seed + 101 + k));
+    }
+    if (points.empty()) {
+      r.status = Status::kWaived;
+      r.reason = "not even 0.95 x l2.near_capacity fits in free GPU memory beside the L2 flush";
+      return;
     }
     r.parameters = {{"op", "cg"},
                     {"sample_every", kEvery},
@@ -153,6 +159,8 @@ void L2Mixture::analyze(ExperimentResult& r) const {
     for (std::size_t i = 0; i < cy.size(); ++i) {
       const double v = cy[i].get<double>();
       const bool is_near = v < threshold;
+      if (!pg[i].is_number_unsigned())
+        throw UsageError("cache.l2.mixture: a sample's page is not a non-negative integer");
       auto& b = by_page[pg[i].get<std::uint64_t>()];
       b.first += is_near;
       ++b.second;
@@ -170,7 +178,16 @@ void L2Mixture::analyze(ExperimentResult& r) const {
     s.page_min = 1;
     s.page_max = 0;
     double x2 = 0;
-    const double q = s.near_share;
+    // The pooled share of the pages judged (a partial last page with few samples is left out
+    // of both the sum and the degrees of freedom).
+    std::size_t pooled_near = 0, pooled_all = 0;
+    for (const auto& [page, b] : by_page)
+      if (b.second >= kMinPageSamples) {
+        pooled_near += b.first;
+        pooled_all += b.second;
+      }
+    const double q =
+        pooled_all ? static_cast<double>(pooled_near) / static_cast<double>(pooled_all) : 0;
     for (const auto& [page, b] : by_page) {
       if (b.second < kMinPageSamples) continue;
       const double share = static_cast<double>(b.first) / static_cast<double>(b.second);
@@ -196,6 +213,9 @@ void L2Mixture::analyze(ExperimentResult& r) const {
   r.statistics["near_level_sampled_cycles"] = near_sampled;
   r.statistics["timer_offset_cycles"] = offset;
   r.statistics["near_threshold_cycles"] = threshold;
+  r.statistics["near_threshold_rule"] =
+      far > hit ? "halfway from the sampled near level to l2.far_hit_latency"
+                : "1.3 x the sampled near level (no far-hit latency above the near one)";
   // What a miss costs: the mean of the loads past the near level, at the working sets where
   // most loads miss (on the chase's scale); its confidence is how little it moves between them.
   std::vector<double> miss_means;
