@@ -370,13 +370,16 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
                    "policy";
         return;
       }
-      if (next.size() == e.size())
-        out.ways_at_least = std::max<std::uint64_t>(out.ways_at_least, g);
+      // Each group kept was needed (its removal, tried against the rest, ended the eviction),
+      // so each holds a competing line.
+      const auto kept = static_cast<std::uint64_t>(std::count(keep.begin(), keep.end(), true));
+      out.ways_at_least = std::max<std::uint64_t>(out.ways_at_least, kept);
       if (2 * g > kMaxEvictionGroups) {
-        out.note = "every one of " + std::to_string(g) + " groups of " + std::to_string(e.size()) +
-                   " lines is needed to evict the target, "
-                   "repeatably: at least " +
-                   std::to_string(out.ways_at_least) + " ways";
+        out.note = (kept == g ? "every one of " + std::to_string(g)
+                              : std::to_string(kept) + " of " + std::to_string(g)) +
+                   " groups of " + std::to_string(e.size()) +
+                   " lines are needed to evict the target, repeatably: at least " +
+                   std::to_string(out.ways_at_least) + " competing lines";
         return;
       }
       e = std::move(next);
