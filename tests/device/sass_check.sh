@@ -44,8 +44,22 @@ check_sampled() {  # $1 = enum value, $2 = name, $3 = expected load
     echo "ok   sampled $2: $expected x LDG$3, $clocks clock reads"
   fi
 }
+check_sampled 0 default ".E.64"
 check_sampled 1 ca ".E.64.STRONG.SM"
 check_sampled 2 cg ".E.64.STRONG.GPU"
+check_sampled 3 cv ".E.64.STRONG.SYS"
+check_sampled 4 nc ".E.64.CONSTANT"
+# Each timed load of the sampled chase stands alone between two clock reads: no stretch of the
+# cg kernel between consecutive clock reads holds more than one load, and some hold one.
+segments=$(body_matching "20sampled_chase_kernelILNS0_6LoadOpE2E" | awk -v re="$clock_read_re" '
+  $0 ~ re { if (seen) print n; seen = 1; n = 0; next }
+  /LDG/ { n++ }')
+if [[ -z "$segments" ]] || grep -qvE "^[01]$" <<<"$segments" || ! grep -qx 1 <<<"$segments"; then
+  echo "FAIL sampled cg: loads between consecutive clock reads: $(tr '\n' ' ' <<<"$segments")"
+  fail=1
+else
+  echo "ok   sampled cg: one load at most between consecutive clock reads"
+fi
 shared=$(body_matching "shared_chase_kernel")
 if [[ $(grep -cE "LDS " <<<"$shared" || true) -lt 8 ]]; then
   echo "FAIL shared chase: fewer than 8 LDS"; fail=1
