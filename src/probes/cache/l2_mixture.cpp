@@ -76,8 +76,8 @@ class L2Mixture : public Experiment {
     if (!near || !hit || near->value <= 0) {
       r.status = Status::kWaived;
       r.reason =
-          "no l2.near_capacity from latency.sweep: one L2 partition, or the sweep did not "
-          "run";
+          "no l2.near_capacity from latency.sweep (one L2 partition, or the sweep did not run: "
+          "gpuprobe run latency.sweep cache.l2.far_hit cache.l2.mixture)";
       return;
     }
     const auto far = ctx.prior.get(finding::kL2FarHitLatency, 0.0);
