@@ -265,3 +265,43 @@ TEST(L2Eviction, ADeviceWithoutSweepsSaysSo) {
 
 }  // namespace
 }  // namespace gpuprobe
+
+namespace gpuprobe {
+namespace {
+
+// A 200-way set among line-aligned candidates (a quarter of them congruent): at 64 groups
+// nearly every group holds a congruent line, a pass frees under a twentieth, and the search
+// stops with a lower bound. The bound is the groups that pass kept, each needed (before the
+// eighth session a pass that removed a few groups left it at the previous pass's 32).
+TEST(L2Eviction, BoundCountsTheGroupsKept) {
+  using namespace analysis::cache;
+  std::mt19937_64 rng(5);
+  Large d = random_large(rng, 3);
+  auto& c = d.config;
+  c.l2.policy = Replacement::kLru;
+  c.l2.line_bytes = 128;
+  c.l2.ways = 200;
+  c.l2.set_hash_masks.clear();
+  c.l2_partitioned = false;
+  c.l2_partitions = 1;
+  c.l2_partition_masks.clear();
+  c.l2.capacity_bytes = 4 * 200 * 128;
+  device::ModelDevice dev(c);
+  auto buf = dev.alloc_probe_buffer(64 * kMiB);
+  Probe p = probe_on(dev, *buf, 64 * kMiB, 13);
+  const auto cal = calibrate(p, Level::kL2);
+  const auto set = find_conflict_set_by_eviction(p, cal, 8192, 128);
+  EXPECT_FALSE(set.found);
+  EXPECT_TRUE(set.repeatable());
+  // Each kept group holds a congruent line: more than the 32 of the first pass, at most the
+  // 201 congruent lines an LRU set of 200 ways needs.
+  EXPECT_GT(set.ways_at_least, 32u) << set.note;
+  EXPECT_LE(set.ways_at_least, 201u);
+  EXPECT_NE(set.note.find("of 64 groups"), std::string::npos) << set.note;
+  EXPECT_NE(set.note.find(std::to_string(set.ways_at_least) + " competing lines"),
+            std::string::npos)
+      << set.note;
+}
+
+}  // namespace
+}  // namespace gpuprobe
