@@ -397,9 +397,10 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     // A decoupled L1 (measured tags over more lines than it holds): each data victim, and the
     // coupled L1 the capacity alone gives (sets = capacity / (line x ways), modulo).
     if (model.value("l1_tag_bytes", 0u) > 0) {
-      for (const char* v : {"own_set", "global_lru", "random", "random_set", "set_cycle"})
-        l1_variants.push_back(
-            {std::string("data_victim_") + v, [v](json& m) { m["l1_data_victim"] = v; }, ""});
+      for (const auto dv : device::data_victims()) {
+        const std::string v = device::to_string(dv);
+        l1_variants.push_back({"data_victim_" + v, [v](json& m) { m["l1_data_victim"] = v; }, ""});
+      }
       l1_variants.push_back({"coupled_modulo",
                              [](json& m) {
                                m["l1_set_hash_masks"] = json::array();

@@ -1,6 +1,7 @@
 // Pointer-chase kernels. One template over the load operator: the kernels differ only in the
 // PTX cache operator of the dependent load.
 #include <stdexcept>
+#include <string>
 
 #include "core/cuda_check.hpp"
 #include "core/dispatch.hpp"
@@ -141,24 +142,20 @@ __global__ void timer_calibration_kernel(std::uint64_t* out) {
   out[1] = best32;
 }
 
-template <LoadOp kOp>
-void launch_chase_op(const std::uint64_t* start, std::uint64_t warmup, std::uint64_t steps,
-                     int carveout_percent, ChaseOut* out, cudaStream_t stream) {
-  GP_CUDA_CHECK(cudaFuncSetAttribute(
-      chase_kernel<kOp>, cudaFuncAttributePreferredSharedMemoryCarveout, carveout_percent));
-  chase_kernel<kOp><<<1, 1, 0, stream>>>(start, warmup, steps, out);
+// One thread of one block, at the preferred carve-out: how every chase kernel is launched.
+template <typename Kernel, typename... Args>
+void launch_one_thread(Kernel kernel, int carveout_percent, cudaStream_t stream, Args... args) {
+  GP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     carveout_percent));
+  kernel<<<1, 1, 0, stream>>>(args...);
   GP_CUDA_CHECK_LAUNCH();
 }
 
-template <LoadOp kOp>
-void launch_sampled_chase_op(const std::uint64_t* start, std::uint64_t warmup, std::uint64_t steps,
-                             std::uint32_t every, std::uint32_t* samples, int carveout_percent,
-                             ChaseOut* out, cudaStream_t stream) {
-  GP_CUDA_CHECK(cudaFuncSetAttribute(sampled_chase_kernel<kOp>,
-                                     cudaFuncAttributePreferredSharedMemoryCarveout,
-                                     carveout_percent));
-  sampled_chase_kernel<kOp><<<1, 1, 0, stream>>>(start, warmup, steps, every, samples, out);
-  GP_CUDA_CHECK_LAUNCH();
+// Calls f with the load operator as a compile-time constant (std::integral_constant).
+template <typename F>
+void with_load_op(LoadOp op, const char* what, F&& f) {
+  if (!dispatch<LoadOp::kDefault, LoadOp::kCa, LoadOp::kCg, LoadOp::kCv, LoadOp::kNc>(op, f))
+    throw std::invalid_argument(std::string(what) + ": unknown load operator");
 }
 
 }  // namespace
@@ -167,13 +164,10 @@ void launch_sampled_chase(LoadOp op, const std::uint64_t* start, std::uint64_t w
                           std::uint64_t steps, std::uint32_t every, std::uint32_t* samples,
                           int carveout_percent, ChaseOut* out, cudaStream_t stream) {
   if (every == 0) throw std::invalid_argument("sampled chase: every must be > 0");
-  const bool launched =
-      dispatch<LoadOp::kDefault, LoadOp::kCa, LoadOp::kCg, LoadOp::kCv, LoadOp::kNc>(
-          op, [&](auto kop) {
-            launch_sampled_chase_op<decltype(kop)::value>(start, warmup, steps, every, samples,
-                                                          carveout_percent, out, stream);
-          });
-  if (!launched) throw std::invalid_argument("sampled chase: unknown load operator");
+  with_load_op(op, "sampled chase", [&](auto kop) {
+    launch_one_thread(sampled_chase_kernel<decltype(kop)::value>, carveout_percent, stream, start,
+                      warmup, steps, every, samples, out);
+  });
 }
 
 void launch_build_chain(std::uint64_t* base, const std::uint32_t* next, std::uint64_t nodes,
@@ -190,13 +184,10 @@ void launch_flush(std::uint64_t* buffer, std::uint64_t bytes, int sm_count, cuda
 
 void launch_chase(LoadOp op, const std::uint64_t* start, std::uint64_t warmup, std::uint64_t steps,
                   int carveout_percent, ChaseOut* out, cudaStream_t stream) {
-  const bool launched =
-      dispatch<LoadOp::kDefault, LoadOp::kCa, LoadOp::kCg, LoadOp::kCv, LoadOp::kNc>(
-          op, [&](auto kop) {
-            launch_chase_op<decltype(kop)::value>(start, warmup, steps, carveout_percent, out,
-                                                  stream);
-          });
-  if (!launched) throw std::invalid_argument("chase: unknown load operator");
+  with_load_op(op, "chase", [&](auto kop) {
+    launch_one_thread(chase_kernel<decltype(kop)::value>, carveout_percent, stream, start, warmup,
+                      steps, out);
+  });
 }
 
 void launch_shared_chase(const std::uint32_t* next, std::uint32_t nodes, std::uint32_t stride_bytes,

@@ -45,6 +45,18 @@ class CudaChain : public Chain {
   DeviceBuffer buffer_;
 };
 
+/// A chase must end on the node the host predicts from the chain's order.
+void verify_end(const CudaChain& chain, const ChaseParams& params, std::uint64_t end_address,
+                const char* what) {
+  const std::uint64_t expected =
+      chain.address_of(params.start_step + params.warmup_steps + params.timed_steps);
+  if (end_address == expected) return;
+  std::ostringstream msg;
+  msg << what << " verification failed: ended on 0x" << std::hex << end_address
+      << ", host predicted 0x" << expected;
+  throw VerificationError(msg.str());
+}
+
 constexpr std::uint64_t kProbeAlignment = 2ull << 20;
 // How long the sequence block waits for the placing block (~0.1 s at 2 GHz) before the launch
 // is retried with more blocks.
@@ -202,14 +214,7 @@ class CudaDevice : public Device, public Sequencer {
     kernels::ChaseOut out{};
     GP_CUDA_CHECK(cudaMemcpyAsync(&out, out_, sizeof(out), cudaMemcpyDeviceToHost, stream_));
     GP_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    const std::uint64_t expected =
-        chain.address_of(params.start_step + params.warmup_steps + params.timed_steps);
-    if (out.end_address != expected) {
-      std::ostringstream msg;
-      msg << "chase verification failed: ended on 0x" << std::hex << out.end_address
-          << ", host predicted 0x" << expected;
-      throw VerificationError(msg.str());
-    }
+    verify_end(chain, params, out.end_address, "chase");
     ChaseTiming t;
     t.total_cycles = static_cast<double>(out.cycles);
     t.cycles_per_step =
@@ -240,14 +245,8 @@ class CudaDevice : public Device, public Sequencer {
     GP_CUDA_CHECK(cudaMemcpyAsync(r.cycles.data(), samples.as<std::uint32_t>(), samples.bytes(),
                                   cudaMemcpyDeviceToHost, stream_));
     GP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    verify_end(chain, params, out.end_address, "sampled chase");
     const std::uint64_t first = params.start_step + params.warmup_steps;
-    const std::uint64_t expected = chain.address_of(first + params.timed_steps);
-    if (out.end_address != expected) {
-      std::ostringstream msg;
-      msg << "sampled chase verification failed: ended on 0x" << std::hex << out.end_address
-          << ", host predicted 0x" << expected;
-      throw VerificationError(msg.str());
-    }
     r.nodes.reserve(n_samples);
     for (std::uint64_t k = 0; k < n_samples; ++k)
       r.nodes.push_back(analysis::node_after(chain.order(), first + k * every));

@@ -35,6 +35,10 @@ using units::kMiB;
 
 std::uint64_t round_up(std::uint64_t v, std::uint64_t unit) { return (v + unit - 1) / unit * unit; }
 
+}  // namespace
+
+namespace detail {
+
 class ModelChain final : public Chain {
  public:
   ModelChain(const ChainSpec& spec, std::vector<std::uint32_t> order, std::uint64_t base,
@@ -66,6 +70,12 @@ class ModelChain final : public Chain {
   std::uint64_t base_;
   std::shared_ptr<detail::ModelLedger> ledger_;
 };
+
+}  // namespace detail
+
+using detail::ModelChain;
+
+namespace {
 
 class ModelProbeBuffer final : public ProbeBuffer {
  public:
@@ -370,12 +380,12 @@ double ModelDevice::noise_factor() {
   return f > 0.01 ? f : 0.01;
 }
 
-ChaseTiming ModelDevice::chase(Chain& chain, const ChaseParams& params) {
+const ModelChain& ModelDevice::begin_chase(Chain& chain, const ChaseParams& params,
+                                           const char* what) {
   auto* mc = dynamic_cast<ModelChain*>(&chain);
   if (mc == nullptr || mc->ledger() != ledger_.get())
-    throw UsageError("chase: the chain was not made by this model device");
-  if (params.timed_steps == 0) throw UsageError("chase: timed_steps must be > 0");
-
+    throw UsageError(std::string(what) + ": the chain was not made by this model device");
+  if (params.timed_steps == 0) throw UsageError(std::string(what) + ": timed_steps must be > 0");
   const std::uint64_t capacity = l1_capacity_bytes(config_, params.carveout_percent);
   if (capacity != l1_capacity_) {  // a reconfigured L1 starts empty
     l1_ = CacheSim(with_capacity(config_.l1, capacity));
@@ -383,47 +393,66 @@ ChaseTiming ModelDevice::chase(Chain& chain, const ChaseParams& params) {
   }
   // A kernel launch invalidates the L1 on real GPUs (seen on the H200): each chase is a launch.
   l1_.clear();
+  if (config_.chase_structural) structural(capacity).invalidate_l1();
+  return *mc;
+}
 
-  const bool use_l1 = caches_in_l1(params.op);
+double ModelDevice::fast_cost(const ModelChaseStats& st) const {
+  const double l2_latency =
+      config_.l2_partitioned ? config_.l2_near.hit_latency_cycles : config_.l2.hit_latency_cycles;
+  return static_cast<double>(st.l1_hits) * config_.l1.hit_latency_cycles +
+         static_cast<double>(st.l2_hits) * l2_latency +
+         static_cast<double>(st.l2_far_hits) * config_.l2_far_hit_latency_cycles +
+         static_cast<double>(st.dram_loads) * config_.dram_latency_cycles;
+}
+
+std::uint32_t ModelDevice::advance(const ModelChain& mc, bool use_l1, std::uint32_t node,
+                                   std::uint64_t first, std::uint64_t steps, double* cycles,
+                                   ModelChaseStats* stats) {
+  const auto& next = mc.next();
+  const std::uint64_t base = mc.base();
+  const std::uint32_t stride = mc.spec().node_stride_bytes;
+  if (config_.chase_structural)
+    return walk_structural(next, base, stride, node, use_l1, steps, cycles, stats);
+  const auto& order = mc.order();
   const bool part = config_.l2_partitioned;
-  const auto& next = mc->next();
-  const std::uint64_t base = mc->base();
-  const std::uint32_t stride = mc->spec().node_stride_bytes;
-  ModelChaseStats stats;
-  const auto& order = mc->order();
-  const std::uint64_t start = params.start_step % order.size();
-  std::uint32_t node = order[start];
-  double cycles = 0;
-  if (config_.chase_structural) {
-    structural(capacity).invalidate_l1();
-    node = walk_structural(next, base, stride, node, use_l1, params.warmup_steps, nullptr, nullptr);
-    node = walk_structural(next, base, stride, node, use_l1, params.timed_steps, &cycles, &stats);
-  } else {
-    auto run = [&](std::uint64_t first, std::uint64_t steps, auto count) {
-      constexpr bool kCount = decltype(count)::value;
-      if (use_l1 && part)
-        return walk<true, true, kCount>(order, next, base, stride, node, first, steps, stats);
-      if (use_l1)
-        return walk<true, false, kCount>(order, next, base, stride, node, first, steps, stats);
-      if (part)
-        return walk<false, true, kCount>(order, next, base, stride, node, first, steps, stats);
-      return walk<false, false, kCount>(order, next, base, stride, node, first, steps, stats);
-    };
-    node = run(start, params.warmup_steps, std::false_type{});
-    node = run(start + params.warmup_steps, params.timed_steps, std::true_type{});
-
-    const double l2_latency =
-        part ? config_.l2_near.hit_latency_cycles : config_.l2.hit_latency_cycles;
-    cycles = static_cast<double>(stats.l1_hits) * config_.l1.hit_latency_cycles +
-             static_cast<double>(stats.l2_hits) * l2_latency +
-             static_cast<double>(stats.l2_far_hits) * config_.l2_far_hit_latency_cycles +
-             static_cast<double>(stats.dram_loads) * config_.dram_latency_cycles;
+  ModelChaseStats st;
+  const auto run = [&](auto count) {
+    constexpr bool kCount = decltype(count)::value;
+    if (use_l1 && part)
+      return walk<true, true, kCount>(order, next, base, stride, node, first, steps, st);
+    if (use_l1) return walk<true, false, kCount>(order, next, base, stride, node, first, steps, st);
+    if (part) return walk<false, true, kCount>(order, next, base, stride, node, first, steps, st);
+    return walk<false, false, kCount>(order, next, base, stride, node, first, steps, st);
+  };
+  if (cycles == nullptr && stats == nullptr) return run(std::false_type{});
+  node = run(std::true_type{});
+  if (cycles) *cycles += fast_cost(st);
+  if (stats) {
+    stats->l1_hits += st.l1_hits;
+    stats->l2_hits += st.l2_hits;
+    stats->l2_far_hits += st.l2_far_hits;
+    stats->dram_loads += st.dram_loads;
   }
+  return node;
+}
+
+ChaseTiming ModelDevice::chase(Chain& chain, const ChaseParams& params) {
+  const ModelChain& mc = begin_chase(chain, params, "chase");
+  const bool use_l1 = caches_in_l1(params.op);
+  const auto& order = mc.order();
+  const std::uint64_t start = params.start_step % order.size();
+  ModelChaseStats stats;
+  double cycles = 0;
+  std::uint32_t node =
+      advance(mc, use_l1, order[start], start, params.warmup_steps, nullptr, nullptr);
+  node =
+      advance(mc, use_l1, node, start + params.warmup_steps, params.timed_steps, &cycles, &stats);
   last_stats_ = stats;
   last_final_node_ = node;
 
   const std::uint32_t expected =
-      analysis::node_after(mc->order(), start + params.warmup_steps + params.timed_steps);
+      analysis::node_after(order, start + params.warmup_steps + params.timed_steps);
   if (node != expected)
     throw VerificationError("model chase ended on node " + std::to_string(node) +
                             ", expected node " + std::to_string(expected));
@@ -438,80 +467,25 @@ ChaseTiming ModelDevice::chase(Chain& chain, const ChaseParams& params) {
 
 SampledChase ModelDevice::sampled_chase(Chain& chain, const ChaseParams& params,
                                         std::uint32_t every) {
-  auto* mc = dynamic_cast<ModelChain*>(&chain);
-  if (mc == nullptr || mc->ledger() != ledger_.get())
-    throw UsageError("sampled chase: the chain was not made by this model device");
   if (every == 0) throw UsageError("sampled chase: every must be > 0");
-  if (params.timed_steps == 0) throw UsageError("sampled chase: timed_steps must be > 0");
   // The warm-up as chase() runs it, then the timed steps one by one.
+  const ModelChain& mc = begin_chase(chain, params, "sampled chase");
+  const bool use_l1 = caches_in_l1(params.op);
+  const auto& order = mc.order();
+  const std::uint64_t start = params.start_step % order.size();
+  const std::uint64_t first = start + params.warmup_steps;
+  std::uint32_t node =
+      advance(mc, use_l1, order[start], start, params.warmup_steps, nullptr, nullptr);
   SampledChase r;
   r.every = every;
-  const auto& order = mc->order();
-  const std::uint64_t first = params.start_step + params.warmup_steps;
-  const auto cost = [&](const ModelChaseStats& st) {
-    const double l2_latency =
-        config_.l2_partitioned ? config_.l2_near.hit_latency_cycles : config_.l2.hit_latency_cycles;
-    return static_cast<double>(st.l1_hits) * config_.l1.hit_latency_cycles +
-           static_cast<double>(st.l2_hits) * l2_latency +
-           static_cast<double>(st.l2_far_hits) * config_.l2_far_hit_latency_cycles +
-           static_cast<double>(st.dram_loads) * config_.dram_latency_cycles;
-  };
-  const bool use_l1 = caches_in_l1(params.op);
-  const bool part = config_.l2_partitioned;
-  const auto& next = mc->next();
-  const std::uint64_t base = mc->base();
-  const std::uint32_t stride = mc->spec().node_stride_bytes;
-  std::uint32_t node = order[params.start_step % order.size()];
-  std::uint64_t step = 0;
-  const auto one = [&](bool sample) {
+  // Each sample: the sampled step on its own, then the steps up to the next sample in one walk.
+  for (std::uint64_t i = 0; i < params.timed_steps; i += every) {
+    r.nodes.push_back(node);
     double c = 0;
-    ModelChaseStats st;
-    if (config_.chase_structural) {
-      node = walk_structural(next, base, stride, node, use_l1, 1, &c, &st);
-    } else {
-      const std::uint64_t at = first + step;
-      if (use_l1 && part)
-        node = walk<true, true, true>(order, next, base, stride, node, at, 1, st);
-      else if (use_l1)
-        node = walk<true, false, true>(order, next, base, stride, node, at, 1, st);
-      else if (part)
-        node = walk<false, true, true>(order, next, base, stride, node, at, 1, st);
-      else
-        node = walk<false, false, true>(order, next, base, stride, node, at, 1, st);
-      c = cost(st);
-    }
-    if (sample) r.cycles.push_back(static_cast<std::uint32_t>(std::lround(c)));
-    ++step;
-  };
-  const std::uint64_t capacity = l1_capacity_bytes(config_, params.carveout_percent);
-  if (capacity != l1_capacity_) {
-    l1_ = CacheSim(with_capacity(config_.l1, capacity));
-    l1_capacity_ = capacity;
-  }
-  l1_.clear();
-  if (config_.chase_structural) {
-    structural(capacity).invalidate_l1();
-    node = walk_structural(next, base, stride, node, use_l1, params.warmup_steps, nullptr, nullptr);
-  } else {
-    ModelChaseStats ignored;
-    const std::uint64_t at = params.start_step % order.size();
-    if (use_l1 && part)
-      node = walk<true, true, false>(order, next, base, stride, node, at, params.warmup_steps,
-                                     ignored);
-    else if (use_l1)
-      node = walk<true, false, false>(order, next, base, stride, node, at, params.warmup_steps,
-                                      ignored);
-    else if (part)
-      node = walk<false, true, false>(order, next, base, stride, node, at, params.warmup_steps,
-                                      ignored);
-    else
-      node = walk<false, false, false>(order, next, base, stride, node, at, params.warmup_steps,
-                                       ignored);
-  }
-  for (std::uint64_t i = 0; i < params.timed_steps; ++i) {
-    const bool sample = i % every == 0;
-    if (sample) r.nodes.push_back(node);
-    one(sample);
+    node = advance(mc, use_l1, node, first + i, 1, &c, nullptr);
+    r.cycles.push_back(static_cast<std::uint32_t>(std::lround(c)));
+    const std::uint64_t rest = std::min<std::uint64_t>(every - 1, params.timed_steps - i - 1);
+    node = advance(mc, use_l1, node, first + i + 1, rest, nullptr, nullptr);
   }
   const std::uint32_t expected = analysis::node_after(order, first + params.timed_steps);
   if (node != expected)

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ namespace gpuprobe::device {
 namespace detail {
 struct ModelLedger;    // the device's record of live chains, shared with them
 struct SequenceModel;  // the structural hierarchy behind run_sequence
+class ModelChain;      // a chain the model made (model_device.cpp)
 }  // namespace detail
 
 /// Replacement policy of a cache level (used by run_sequence; the chase's fast path is LRU).
@@ -44,8 +46,13 @@ Replacement parse_replacement(const std::string& text);
 /// all sets ("set_cycle"; each set once per `sets` evictions, as measured on the H200's L1).
 enum class DataVictim { kOwnSet, kGlobalLru, kRandom, kRandomSet, kSetCycle };
 std::string to_string(DataVictim v);
-/// Parses "own_set", "global_lru", "random", "random_set", "set_cycle"; throws UsageError
-/// naming the allowed values.
+/// Every data victim, in declaration order (the order lists and messages name them in).
+const std::vector<DataVictim>& data_victims();
+/// Their names, comma-separated, `last_joiner` before the last (", " or " and ").
+std::string data_victim_names(const std::string& last_joiner);
+/// The data victim named `text`, or nothing.
+std::optional<DataVictim> find_data_victim(const std::string& text);
+/// Parses a data victim's name; throws UsageError naming the allowed values.
 DataVictim parse_data_victim(const std::string& text);
 
 /// One set-associative cache level. Set index = (address / line_bytes) % sets, with
@@ -272,8 +279,7 @@ class ModelDevice : public Device, public Sequencer {
   ChaseTiming chase(Chain& chain, const ChaseParams& params) override;
   /// The chase above, one step at a time: a sampled step costs what its level costs (no timer
   /// overhead, no noise).
-  SampledChase sampled_chase(Chain& chain, const ChaseParams& params,
-                             std::uint32_t every) override;
+  SampledChase sampled_chase(Chain& chain, const ChaseParams& params, std::uint32_t every) override;
   /// shared_latency_cycles per step (plus noise). Throws UsageError unless
   /// node_stride_bytes <= bytes <= shared_per_sm_bytes, node_stride_bytes > 0, timed_steps > 0.
   ChaseTiming shared_chase(std::uint32_t bytes, std::uint32_t node_stride_bytes,
@@ -306,6 +312,16 @@ class ModelDevice : public Device, public Sequencer {
                      const std::vector<std::uint32_t>& next, std::uint64_t base,
                      std::uint32_t stride, std::uint32_t node, std::uint64_t first_step,
                      std::uint64_t steps, ModelChaseStats& stats);
+  /// What every chase launch does first: checks the chain and the steps, configures the L1
+  /// for the carve-out and invalidates it (a launch does on the GPU).
+  const detail::ModelChain& begin_chase(Chain& chain, const ChaseParams& params, const char* what);
+  /// `steps` steps of the chase from `node` (step `first` of its cycle); their cost is added to
+  /// *cycles and their levels to *stats when given.
+  std::uint32_t advance(const detail::ModelChain& chain, bool use_l1, std::uint32_t node,
+                        std::uint64_t first, std::uint64_t steps, double* cycles,
+                        ModelChaseStats* stats);
+  /// The fast (non-structural) chase's cost of the loads counted in `stats`.
+  double fast_cost(const ModelChaseStats& stats) const;
   double noise_factor();
   void reset_caches();
   /// The structural hierarchy with an L1 of `l1_capacity` (a reconfigured L1 starts empty; the

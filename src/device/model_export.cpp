@@ -273,9 +273,8 @@ json model_from_result(const json& result) {
   bool l1_victim_measured = false, l1_victim_none = false;
   if (auto it = extra.find("cache.l1.data_victim"); l1_tags_measured && it != extra.end()) {
     const std::string v = it->second.value("victim", std::string());
-    if (v == "own_set" || v == "global_lru" || v == "random" || v == "random_set" ||
-        v == "set_cycle") {
-      c.l1_data_victim = parse_data_victim(v);
+    if (const auto dv = find_data_victim(v)) {
+      c.l1_data_victim = *dv;
       l1_victim_measured = true;
     }
     l1_victim_none = v == "none";
@@ -354,9 +353,8 @@ json model_from_result(const json& result) {
     not_measured.push_back(
         "l1 data victim: the L1 holds fewer lines than its tags name (cache.l1.tag_capacity); "
         "which line leaves when the lines are full and the new line's set has a free tag is " +
-        std::string(l1_victim_none ? "none of own_set, global_lru, random, random_set and "
-                                     "set_cycle (cache.l1.data_victim)"
-                                   : "not measured") +
+        (l1_victim_none ? "none of " + data_victim_names(" and ") + " (cache.l1.data_victim)"
+                        : std::string("not measured")) +
         ": " + to_string(c.l1_data_victim) + " modelled");
   for (const char* lv : {"l1", "l2"}) {
     const auto it = extra.find(std::string("cache.") + lv + ".set_index_bits");

@@ -1,5 +1,9 @@
 #include "device/model_sequence.hpp"
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "core/error.hpp"
 
 namespace gpuprobe::device {
@@ -43,14 +47,30 @@ std::string to_string(DataVictim v) {
   return "own_set";
 }
 
+const std::vector<DataVictim>& data_victims() {
+  static const std::vector<DataVictim> all{DataVictim::kOwnSet, DataVictim::kGlobalLru,
+                                           DataVictim::kRandom, DataVictim::kRandomSet,
+                                           DataVictim::kSetCycle};
+  return all;
+}
+
+std::string data_victim_names(const std::string& last_joiner) {
+  std::string out;
+  const auto& all = data_victims();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == all.size() ? last_joiner : ", ") + to_string(all[i]);
+  return out;
+}
+
+std::optional<DataVictim> find_data_victim(const std::string& text) {
+  for (DataVictim v : data_victims())
+    if (to_string(v) == text) return v;
+  return std::nullopt;
+}
+
 DataVictim parse_data_victim(const std::string& text) {
-  if (text == "own_set") return DataVictim::kOwnSet;
-  if (text == "global_lru") return DataVictim::kGlobalLru;
-  if (text == "random") return DataVictim::kRandom;
-  if (text == "random_set") return DataVictim::kRandomSet;
-  if (text == "set_cycle") return DataVictim::kSetCycle;
-  throw UsageError("unknown data victim '" + text +
-                   "'; allowed: own_set, global_lru, random, random_set, set_cycle");
+  if (const auto v = find_data_victim(text)) return *v;
+  throw UsageError("unknown data victim '" + text + "'; allowed: " + data_victim_names(", "));
 }
 
 int sequence_partitions(const ModelConfig& c) {

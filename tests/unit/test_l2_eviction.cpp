@@ -161,23 +161,28 @@ TEST(L2Eviction, APoolSmallerThanTheCacheFindsNothing) {
   EXPECT_NE(set.note.find("does not evict"), std::string::npos) << set.note;
 }
 
-// A 512-way set (every 1 KiB-aligned candidate falls into the target's set): the groups double
-// while every one is needed, each such pass raising the lower bound, until single lines are
-// the groups and the whole prefix is the minimal set.
-TEST(L2Eviction, AVeryWideSetIsFoundThroughDoublingGroups) {
-  using namespace analysis::cache;
+/// One unpartitioned modulo L2 of 4 sets x `ways` (LRU, 128-B lines) on a random large model.
+ModelConfig wide_lru_l2(std::uint32_t ways) {
   std::mt19937_64 rng(5);
   Large d = random_large(rng, 3);
   auto& c = d.config;
   c.l2.policy = Replacement::kLru;
   c.l2.line_bytes = 128;
-  c.l2.ways = 512;
+  c.l2.ways = ways;
   c.l2.set_hash_masks.clear();
   c.l2_partitioned = false;
   c.l2_partitions = 1;
   c.l2_partition_masks.clear();
-  c.l2.capacity_bytes = 4 * 512 * 128;
-  device::ModelDevice dev(c);
+  c.l2.capacity_bytes = std::uint64_t{4} * ways * 128;
+  return c;
+}
+
+// A 512-way set (every 1 KiB-aligned candidate falls into the target's set): the groups double
+// while every one is needed, each such pass raising the lower bound, until single lines are
+// the groups and the whole prefix is the minimal set.
+TEST(L2Eviction, AVeryWideSetIsFoundThroughDoublingGroups) {
+  using namespace analysis::cache;
+  device::ModelDevice dev(wide_lru_l2(512));
   auto buf = dev.alloc_probe_buffer(64 * kMiB);
   Probe p = probe_on(dev, *buf, 64 * kMiB, 13);
   const auto cal = calibrate(p, Level::kL2);
@@ -186,6 +191,29 @@ TEST(L2Eviction, AVeryWideSetIsFoundThroughDoublingGroups) {
   EXPECT_TRUE(set.repeatable());
   EXPECT_EQ(set.ways, 512u);
   EXPECT_EQ(set.ways_at_least, 512u);
+}
+
+// A 200-way set among line-aligned candidates (a quarter of them congruent): at 64 groups
+// nearly every group holds a congruent line, a pass frees under a twentieth, and the search
+// stops with a lower bound. The bound is the groups that pass kept, each needed (before the
+// eighth session a pass that removed a few groups left it at the previous pass's 32).
+TEST(L2Eviction, BoundCountsTheGroupsKept) {
+  using namespace analysis::cache;
+  device::ModelDevice dev(wide_lru_l2(200));
+  auto buf = dev.alloc_probe_buffer(64 * kMiB);
+  Probe p = probe_on(dev, *buf, 64 * kMiB, 13);
+  const auto cal = calibrate(p, Level::kL2);
+  const auto set = find_conflict_set_by_eviction(p, cal, 8192, 128);
+  EXPECT_FALSE(set.found);
+  EXPECT_TRUE(set.repeatable());
+  // Each kept group holds a congruent line: more than the 32 of the first pass, at most the
+  // 201 congruent lines an LRU set of 200 ways needs.
+  EXPECT_GT(set.ways_at_least, 32u) << set.note;
+  EXPECT_LE(set.ways_at_least, 201u);
+  EXPECT_NE(set.note.find("of 64 groups"), std::string::npos) << set.note;
+  EXPECT_NE(set.note.find(std::to_string(set.ways_at_least) + " competing lines"),
+            std::string::npos)
+      << set.note;
 }
 
 // Two partitions whose DRAM misses differ by home (700 / 940 cycles): the cold reads pick the
@@ -261,46 +289,6 @@ TEST(L2Eviction, ADeviceWithoutSweepsSaysSo) {
   const auto set = find_conflict_set_by_eviction(p, cal, d.pool_lines, 1024);
   EXPECT_FALSE(set.found);
   EXPECT_EQ(set.note, "the device runs no sweeps");
-}
-
-}  // namespace
-}  // namespace gpuprobe
-
-namespace gpuprobe {
-namespace {
-
-// A 200-way set among line-aligned candidates (a quarter of them congruent): at 64 groups
-// nearly every group holds a congruent line, a pass frees under a twentieth, and the search
-// stops with a lower bound. The bound is the groups that pass kept, each needed (before the
-// eighth session a pass that removed a few groups left it at the previous pass's 32).
-TEST(L2Eviction, BoundCountsTheGroupsKept) {
-  using namespace analysis::cache;
-  std::mt19937_64 rng(5);
-  Large d = random_large(rng, 3);
-  auto& c = d.config;
-  c.l2.policy = Replacement::kLru;
-  c.l2.line_bytes = 128;
-  c.l2.ways = 200;
-  c.l2.set_hash_masks.clear();
-  c.l2_partitioned = false;
-  c.l2_partitions = 1;
-  c.l2_partition_masks.clear();
-  c.l2.capacity_bytes = 4 * 200 * 128;
-  device::ModelDevice dev(c);
-  auto buf = dev.alloc_probe_buffer(64 * kMiB);
-  Probe p = probe_on(dev, *buf, 64 * kMiB, 13);
-  const auto cal = calibrate(p, Level::kL2);
-  const auto set = find_conflict_set_by_eviction(p, cal, 8192, 128);
-  EXPECT_FALSE(set.found);
-  EXPECT_TRUE(set.repeatable());
-  // Each kept group holds a congruent line: more than the 32 of the first pass, at most the
-  // 201 congruent lines an LRU set of 200 ways needs.
-  EXPECT_GT(set.ways_at_least, 32u) << set.note;
-  EXPECT_LE(set.ways_at_least, 201u);
-  EXPECT_NE(set.note.find("of 64 groups"), std::string::npos) << set.note;
-  EXPECT_NE(set.note.find(std::to_string(set.ways_at_least) + " competing lines"),
-            std::string::npos)
-      << set.note;
 }
 
 }  // namespace
