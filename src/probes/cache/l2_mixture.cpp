@@ -151,7 +151,8 @@ void L2Mixture::analyze(ExperimentResult& r) const {
     const auto& cy = p.at("cycles");
     const auto& pg = p.at("page");
     if (!cy.is_array() || !pg.is_array() || cy.size() != pg.size())
-      throw UsageError("cache.l2.mixture: a point's cycles and pages differ in length");
+      throw UsageError(
+          "cache.l2.mixture: a point's cycles and pages are not two arrays of one length");
     PointStats s;
     s.bytes = p.at("working_set_bytes").get<double>();
     std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> by_page;  // near, all
