@@ -1,12 +1,14 @@
 #include "cli/result_commands.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -239,12 +241,14 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   Context ctx{dev, options, board};
   Curve curve{
       "latency",
-      {"working_set_bytes", "measured_cycles", "replayed_cycles", "error_percent", "region"},
+      {"working_set_bytes", "measured_cycles", "replayed_cycles", "error_percent", "region",
+       "allocations_low_cycles", "allocations_high_cycles"},
       {},
-      chart_hints("latency against working set: measured on the GPU (solid) and "
-                  "replayed on the model exported from the same result (dashed)",
+      chart_hints("latency against working set: measured on the GPU (solid), replayed on the "
+                  "model exported from the same result (dashed), and on the L2's slope the "
+                  "lowest and highest over other allocations of one size (cache.l2.mixture)",
                   "working_set_bytes", "bytes", "measured_cycles", "cycles", true)
-          .with_model({"replayed_cycles"})};
+          .with_model({"replayed_cycles", "allocations_low_cycles", "allocations_high_cycles"})};
   Curve errors{"error",
                {"working_set_bytes", "error_percent", "region"},
                {},
@@ -287,18 +291,62 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   const auto replay_at = [&](Context& c, const Point& p) {
     return measure::chase_point_cycles(c, p.op, static_cast<std::uint64_t>(p.ws));
   };
+  // The chase's latency over other allocations of the slope's working sets (cache.l2.mixture's
+  // re-analysed "allocations": lowest and highest per drawn working set), to judge the replay
+  // against what the GPU itself gives for one size.
+  std::vector<std::array<double, 3>> drawn;  // working set, lowest, highest
+  for (std::size_t i = 0; i < recorded.at("experiments").size(); ++i) {
+    const auto& e = recorded.at("experiments")[i];
+    if (e.at("id") != "cache.l2.mixture" || e.value("status", "") != "passed") continue;
+    const auto r = from_file(path + ": experiments[" + std::to_string(i) + "] (cache.l2.mixture)",
+                             [&] { return replay_analysis(e); });
+    if (!r) continue;
+    for (const auto& c : r->curves)
+      if (c.name == "allocations")
+        for (const auto& row : c.rows)
+          drawn.push_back(
+              {row.at(0).get<double>(), row.at(2).get<double>(), row.at(4).get<double>()});
+  }
+  std::sort(drawn.begin(), drawn.end());
+  // Lowest and highest at `ws`, linear between the drawn working sets; nothing outside them.
+  const auto envelope_at = [&](double ws) -> std::optional<std::pair<double, double>> {
+    for (std::size_t k = 0; k + 1 < drawn.size(); ++k) {
+      const auto &a = drawn[k], &b = drawn[k + 1];
+      if (ws < a[0] || ws > b[0] || b[0] <= a[0]) continue;
+      const double t = (ws - a[0]) / (b[0] - a[0]);
+      return std::make_pair(a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2]));
+    }
+    return std::nullopt;
+  };
+  Worst beyond;
+  std::size_t enveloped = 0;
   // A model that cannot be measured is the result file's fault (it made the model): one line.
   from_file(path, [&] {
     for (const auto& p : sweep_points) {
       const double r = replay_at(ctx, p);
       const double err = 100.0 * (r - p.measured) / p.measured;
-      curve.rows.push_back({p.ws, p.measured, r, err, p.region});
+      json point = {{"working_set_bytes", p.ws},
+                    {"measured_cycles", p.measured},
+                    {"replayed_cycles", r},
+                    {"error_percent", err},
+                    {"region", p.region}};
+      json low = nullptr, high = nullptr;
+      if (const auto env = envelope_at(p.ws); env && p.region == "l2_mixed") {
+        // The sweep's own point is one more allocation of this size.
+        const double lo = std::min(env->first, p.measured), hi = std::max(env->second, p.measured);
+        const double out_by = r < lo ? lo - r : (r > hi ? r - hi : 0.0);
+        const double beyond_percent = 100.0 * out_by / p.measured;
+        low = lo;
+        high = hi;
+        point["allocations_low_cycles"] = lo;
+        point["allocations_high_cycles"] = hi;
+        point["beyond_allocations_percent"] = beyond_percent;
+        ++enveloped;
+        if (beyond_percent > beyond.error) beyond = {beyond_percent, p.ws, p.region, p.summary};
+      }
+      curve.rows.push_back({p.ws, p.measured, r, err, p.region, low, high});
       errors.rows.push_back({p.ws, err, p.region});
-      points.push_back({{"working_set_bytes", p.ws},
-                        {"measured_cycles", p.measured},
-                        {"replayed_cycles", r},
-                        {"error_percent", err},
-                        {"region", p.region}});
+      points.push_back(point);
       within += std::fabs(err) <= 3.0 ? 1 : 0;
       for (const std::string& key : {p.region, std::string("all")}) {
         auto& w = worst[key];
@@ -454,6 +502,17 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
              "working sets as latency.sweep measures them",
          {{"working_set_bytes", w.ws}, {"region", w.region}}});
   }
+  if (enveloped > 0)
+    er.findings.push_back(
+        {"replay.l2_mixed.worst_beyond_allocations_percent",
+         beyond.error,
+         "%",
+         confidence::precision_of_summary(beyond.summary),
+         "largest distance of the replay outside the range the GPU itself gives for one "
+         "working set on the L2's slope, relative to the measurement: the range of "
+         "cache.l2.mixture's allocations of the drawn working sets (linear between them) and "
+         "the sweep's own point; 0 where the replay lies inside it",
+         {{"working_set_bytes", beyond.ws}, {"points_judged", enveloped}}});
   er.findings.push_back(
       {"replay.points_within_3_percent",
        static_cast<double>(within) / points.size(),
@@ -478,7 +537,11 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   out << "replay of " << path << ": worst error " << worst["all"].error << " % at "
       << units::format_bytes(static_cast<std::uint64_t>(worst["all"].ws)) << " ("
       << worst["all"].region << "); " << within << " of " << points.size()
-      << " points within 3 %\nresults: " << dir << "/result.json, report: " << dir
+      << " points within 3 %";
+  if (enveloped > 0)
+    out << "; on the L2's slope at most " << beyond.error
+        << " % outside the range of the GPU's own allocations";
+  out << "\nresults: " << dir << "/result.json, report: " << dir
       << "/report.html\n";
   return 0;
 }

@@ -58,6 +58,10 @@ struct ChainSpec {
   std::uint64_t working_set_bytes = 0;
   std::uint32_t node_stride_bytes = 128;  ///< distance between nodes; 8 = one node per element
   std::uint64_t seed = 1;
+  /// The chain starts this many bytes into its allocation (a multiple of the node stride; the
+  /// allocation holds offset + working set): chases of one size at different offsets read other
+  /// physical pages (the frames of an allocation enter the L2's set index on the H200).
+  std::uint64_t offset_bytes = 0;
 };
 
 class Chain {

@@ -33,6 +33,7 @@ inline constexpr const char* kL2PartitionSmGroupSizes = "l2.partition.sm_group_s
 inline constexpr const char* kL2FarHitLatency = "l2.far_hit_latency";
 inline constexpr const char* kL2MixtureMissLatency = "l2.mixture.miss_latency";
 inline constexpr const char* kL2MixturePageSpread = "l2.mixture.page_spread";
+inline constexpr const char* kL2MixtureAllocationSpread = "l2.mixture.allocation_spread";
 inline constexpr const char* kDramLatencyNearHome = "dram.latency_near_home";
 inline constexpr const char* kDramLatencyFarHome = "dram.latency_far_home";
 
@@ -155,6 +156,7 @@ inline constexpr Produced kShared[] = {
     {kL2FarHitLatency, "cache.l2.far_hit"},
     {kL2MixtureMissLatency, "cache.l2.mixture"},
     {kL2MixturePageSpread, "cache.l2.mixture"},
+    {kL2MixtureAllocationSpread, "cache.l2.mixture"},
     {kDramLatencyNearHome, "cache.l2.far_hit"},
     {kDramLatencyFarHome, "cache.l2.far_hit"},
     {kCacheL1FetchGranularity, "cache.fetch_granularity"},

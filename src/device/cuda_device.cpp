@@ -35,7 +35,7 @@ class CudaChain : public Chain {
   std::uint64_t nodes() const override { return order_.size(); }
   const std::vector<std::uint32_t>& order() const { return order_; }
   std::uint64_t address_of(std::uint64_t step) const {
-    return reinterpret_cast<std::uint64_t>(buffer_.as<char>()) +
+    return reinterpret_cast<std::uint64_t>(buffer_.as<char>()) + spec_.offset_bytes +
            static_cast<std::uint64_t>(analysis::node_after(order_, step)) * spec_.node_stride_bytes;
   }
 
@@ -178,6 +178,10 @@ class CudaDevice : public Device, public Sequencer {
       throw UsageError("working set " + units::format_bytes(spec.working_set_bytes) +
                        " is smaller than one node (" + std::to_string(spec.node_stride_bytes) +
                        " B)");
+    if (spec.offset_bytes % spec.node_stride_bytes != 0)
+      throw UsageError("chain offset " + std::to_string(spec.offset_bytes) +
+                       " B is not a multiple of the node stride (" +
+                       std::to_string(spec.node_stride_bytes) + " B)");
     const std::uint64_t nodes64 = spec.working_set_bytes / spec.node_stride_bytes;
     if (nodes64 > 0xffffffffull)
       throw UsageError("working set " + units::format_bytes(spec.working_set_bytes) +
@@ -185,19 +189,21 @@ class CudaDevice : public Device, public Sequencer {
     ensure_flush_buffer();
     const std::uint64_t bytes = nodes64 * spec.node_stride_bytes;
     const std::uint64_t free = free_memory();
-    if (bytes + nodes64 * 4 + kMemoryMargin > free)
-      throw UsageError("working set " + units::format_bytes(bytes) +
+    if (spec.offset_bytes > free || bytes + spec.offset_bytes + nodes64 * 4 + kMemoryMargin > free)
+      throw UsageError(std::string(spec.offset_bytes ? "working set and offset " : "working set ") +
+                       units::format_bytes(bytes + spec.offset_bytes) +
                        " does not fit in free GPU memory (" + units::format_bytes(free) +
                        " free, " + units::format_bytes(kMemoryMargin) + " kept back)");
     const auto nodes = static_cast<std::uint32_t>(nodes64);
     auto order = analysis::random_cycle_order(nodes, spec.seed);
     const auto next = analysis::successors(order);
-    DeviceBuffer chain(bytes);
+    DeviceBuffer chain(bytes + spec.offset_bytes);
     {
       DeviceBuffer next_dev(next.size() * sizeof(std::uint32_t));
       GP_CUDA_CHECK(cudaMemcpyAsync(next_dev.as<std::uint32_t>(), next.data(), next_dev.bytes(),
                                     cudaMemcpyHostToDevice, stream_));
-      kernels::launch_build_chain(chain.as<std::uint64_t>(), next_dev.as<std::uint32_t>(), nodes,
+      kernels::launch_build_chain(chain.as<std::uint64_t>() + spec.offset_bytes / 8,
+                                  next_dev.as<std::uint32_t>(), nodes,
                                   spec.node_stride_bytes, stream_);
       // Push the freshly written chain out of the L2 so that every chase starts from memory.
       kernels::launch_flush(flush_.as<std::uint64_t>(), flush_.bytes(), info_.sm_count, stream_);

@@ -48,11 +48,11 @@ class ModelChain final : public Chain {
         next_(analysis::successors(order_)),
         base_(base),
         ledger_(std::move(ledger)) {
-    ledger_->live_bytes += spec_.working_set_bytes;
+    ledger_->live_bytes += spec_.working_set_bytes + spec_.offset_bytes;
     ++ledger_->live_chains;
   }
   ~ModelChain() override {
-    ledger_->live_bytes -= spec_.working_set_bytes;
+    ledger_->live_bytes -= spec_.working_set_bytes + spec_.offset_bytes;
     --ledger_->live_chains;
   }
   const ChainSpec& spec() const override { return spec_; }
@@ -299,14 +299,21 @@ std::unique_ptr<Chain> ModelDevice::make_chain(const ChainSpec& spec) {
     throw UsageError("working set " + std::to_string(spec.working_set_bytes) +
                      " B is smaller than one node (stride " +
                      std::to_string(spec.node_stride_bytes) + " B)");
+  if (spec.offset_bytes % spec.node_stride_bytes != 0)
+    throw UsageError("chain offset " + std::to_string(spec.offset_bytes) +
+                     " B is not a multiple of the node stride (" +
+                     std::to_string(spec.node_stride_bytes) + " B)");
   const std::uint64_t free = free_memory();
-  if (spec.working_set_bytes > free) {
-    std::string ws = format_bytes(spec.working_set_bytes), fr = format_bytes(free);
+  if (spec.offset_bytes > free || spec.working_set_bytes > free - spec.offset_bytes) {
+    std::string ws = format_bytes(spec.working_set_bytes + spec.offset_bytes),
+                fr = format_bytes(free);
     if (ws == fr) {
       ws = std::to_string(spec.working_set_bytes) + " B";
       fr = std::to_string(free) + " B";
     }
-    throw UsageError("working set " + ws + " does not fit in free device memory (" + fr + ")");
+    throw UsageError((spec.offset_bytes ? "working set and offset " : "working set ") + ws +
+                     " do" + (spec.offset_bytes ? "" : "es") + " not fit in free device memory (" +
+                     fr + ")");
   }
   const std::uint64_t nodes = spec.working_set_bytes / spec.node_stride_bytes;
   if (nodes > std::numeric_limits<std::uint32_t>::max())
@@ -314,8 +321,8 @@ std::unique_ptr<Chain> ModelDevice::make_chain(const ChainSpec& spec) {
                      std::to_string(nodes) + " nodes; at most 4294967295 are supported");
   // A fresh allocation: addresses restart at 0 when nothing else is live; line aligned (2 MiB).
   if (ledger_->live_chains == 0) next_base_ = 0;
-  const std::uint64_t base = next_base_;
-  next_base_ += round_up(spec.working_set_bytes, 2 * kMiB);
+  const std::uint64_t base = next_base_ + spec.offset_bytes;
+  next_base_ += round_up(spec.offset_bytes + spec.working_set_bytes, 2 * kMiB);
   auto chain = std::make_unique<ModelChain>(
       spec, analysis::random_cycle_order(static_cast<std::uint32_t>(nodes), spec.seed), base,
       ledger_);

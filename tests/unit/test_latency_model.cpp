@@ -345,11 +345,78 @@ TEST(L2MixtureOnModel, NearShareAndMissCost) {
   negative.samples["points"][0]["page"][0] = -3;
   EXPECT_THROW(e->analyze(negative), UsageError);
 
+  // The slope's working sets are drawn at three more offsets; on a modulo-indexed model every
+  // allocation gives the same chase.
+  ASSERT_TRUE(r.samples.contains("draws"));
+  EXPECT_EQ(r.samples.at("draws").size(), 12u);
+  for (const auto& d : r.samples.at("draws")) {
+    EXPECT_TRUE(d.at("verified").get<bool>());
+    EXPECT_GT(d.at("offset_bytes").get<std::uint64_t>(), 0u);
+  }
+  const auto* spread = test::find(r, "l2.mixture.allocation_spread");
+  ASSERT_NE(spread, nullptr);
+  EXPECT_LT(spread->value, 1.0);
+
   FindingBoard empty;
   Context none{dev, options, empty};
   ExperimentResult w;
   e->run(none, w);
   EXPECT_EQ(w.status, Status::kWaived);
+}
+
+// The allocations' analysis on samples whose answer is known: the scale's loads cost 250
+// sampled cycles against l2.hit_latency 240 (a timer cost of 10), the far hit 300 (threshold
+// 280). At 1 MB the point and one draw read every load near (mean 240), another draw half near
+// and half at 410 sampled cycles (mean 320): a spread of 80 / 240; at 2 MB both allocations
+// agree. A histogram bin that is not a [cycles, count] pair is the file's fault.
+TEST(L2MixtureAnalysis, AllocationSpreadFromDraws) {
+  const auto* e = Registry::builtin().find("cache.l2.mixture");
+  ASSERT_NE(e, nullptr);
+  using nlohmann::json;
+  const auto point = [](double ws, std::uint32_t cycles) {
+    return json{{"working_set_bytes", ws},
+                {"cycles", std::vector<std::uint32_t>(100, cycles)},
+                {"page", std::vector<std::uint32_t>(100, 0)}};
+  };
+  const auto draw = [](double ws, json histogram) {
+    return json{{"working_set_bytes", ws}, {"offset_bytes", 2097152}, {"cycles_histogram", histogram}};
+  };
+  ExperimentResult r;
+  r.id = "cache.l2.mixture";
+  r.parameters = {{"l2_hit_latency_cycles", 240.0}, {"l2_far_hit_latency_cycles", 300.0}};
+  r.samples = {{"reference", {{"cycles", std::vector<std::uint32_t>(64, 250)}}},
+               {"points", json::array({point(1e6, 250), point(2e6, 410)})},
+               {"draws", json::array({draw(1e6, json::array({json::array({250, 100})})),
+                                      draw(1e6, json::array({json::array({250, 50}),
+                                                             json::array({410, 50})})),
+                                      draw(2e6, json::array({json::array({410, 100})}))})}};
+  ExperimentResult good = r;
+  e->analyze(good);
+  const auto* spread = test::find(good, "l2.mixture.allocation_spread");
+  ASSERT_NE(spread, nullptr);
+  EXPECT_NEAR(spread->value, 100.0 * 80 / 240, 1e-9);
+  EXPECT_EQ(spread->extra.at("working_set_bytes").get<double>(), 1e6);
+  EXPECT_EQ(spread->extra.at("allocations").get<int>(), 3);
+  EXPECT_NEAR(spread->extra.at("near_share_min").get<double>(), 0.5, 1e-12);
+  EXPECT_NEAR(spread->extra.at("latency_max_cycles").get<double>(), 320, 1e-9);
+  EXPECT_GT(spread->confidence, 0.99);  // z = 80 / (80.4 / sqrt(100)), about 10
+  const Curve* alloc = nullptr;
+  for (const auto& c : good.curves)
+    if (c.name == "allocations") alloc = &c;
+  ASSERT_NE(alloc, nullptr);
+  ASSERT_EQ(alloc->rows.size(), 2u);
+  EXPECT_EQ(alloc->rows[1][2].get<double>(), alloc->rows[1][4].get<double>());  // 2 MB agrees
+
+  ExperimentResult bad = r;
+  bad.samples["draws"][0]["cycles_histogram"][0] = json::array({250});
+  EXPECT_THROW(e->analyze(bad), UsageError);
+  ExperimentResult negative = r;
+  negative.samples["draws"][0]["cycles_histogram"][0] = json::array({250, -4});
+  EXPECT_THROW(e->analyze(negative), UsageError);
+  ExperimentResult none = r;
+  none.samples.erase("draws");
+  e->analyze(none);
+  EXPECT_EQ(test::find(none, "l2.mixture.allocation_spread"), nullptr);
 }
 
 }  // namespace

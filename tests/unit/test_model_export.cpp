@@ -140,6 +140,65 @@ TEST(ModelExport, ReplayOfTheH200SweepLocatesItsWorstRegion) {
   std::filesystem::remove_all(dir);
 }
 
+// On the L2's slope the replay is also judged against the range other allocations of one size
+// give (cache.l2.mixture's draws). The committed result is given draws at its 1.05 and 1.15 x
+// points whose every load is a near hit: the range then reaches down to the near level, and
+// the replay's flat near level, 18 % below the sweep at 30.46 MB, lies inside it there.
+TEST(ModelExport, ReplayJudgesTheSlopeAgainstOtherAllocations) {
+  auto result = committed_h200();
+  bool drawn = false;
+  for (auto& e : result.at("experiments")) {
+    if (e.at("id") != "cache.l2.mixture") continue;
+    e.at("samples").erase("draws");
+    const auto& pts = e.at("samples").at("points");
+    std::vector<double> ref;
+    for (const auto& c : e.at("samples").at("reference").at("cycles")) ref.push_back(c);
+    std::sort(ref.begin(), ref.end());
+    const auto near = static_cast<std::uint32_t>(ref[ref.size() / 2]);
+    nlohmann::json draws = nlohmann::json::array();
+    for (std::size_t k : {1, 2})
+      draws.push_back({{"working_set_bytes", pts.at(k).at("working_set_bytes")},
+                       {"offset_bytes", 64 << 20},
+                       {"cycles_histogram", nlohmann::json::array({{near, 5000}})}});
+    e["samples"]["draws"] = draws;
+    drawn = true;
+  }
+  ASSERT_TRUE(drawn);
+  const auto dir = std::filesystem::temp_directory_path() / "gpuprobe_replay_allocations";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto file = (dir / "drawn.json").string();
+  std::ofstream(file) << result.dump();
+  std::ostringstream out;
+  ASSERT_EQ(cli::replay_command(file, (dir / "replay").string(), out), 0);
+  std::ifstream in(dir / "replay" / "result.json");
+  const auto r = nlohmann::json::parse(in);
+  const auto& e = r.at("experiments").at(0);
+  std::map<std::string, nlohmann::json> f;
+  for (const auto& x : e.at("findings")) f[x.at("name")] = x;
+  ASSERT_TRUE(f.count("replay.l2_mixed.worst_beyond_allocations_percent"));
+  EXPECT_LE(f["replay.l2_mixed.worst_beyond_allocations_percent"]["value"].get<double>(),
+            f["replay.l2_mixed.worst_error_percent"]["value"].get<double>());
+  std::size_t judged = 0;
+  for (const auto& p : e.at("samples").at("points")) {
+    if (!p.contains("beyond_allocations_percent")) continue;
+    ++judged;
+    const double lo = p.at("allocations_low_cycles"), hi = p.at("allocations_high_cycles");
+    const double m = p.at("measured_cycles"), rep = p.at("replayed_cycles");
+    EXPECT_LE(lo, m);
+    EXPECT_GE(hi, m);
+    const double beyond = p.at("beyond_allocations_percent");
+    EXPECT_EQ(beyond == 0, rep >= lo && rep <= hi) << p.dump();
+    if (std::fabs(p.at("working_set_bytes").get<double>() - 30456192) < 1) {
+      EXPECT_GT(std::fabs(p.at("error_percent").get<double>()), 15.0);
+      EXPECT_LT(beyond, 1.0);
+    }
+  }
+  EXPECT_GE(judged, 3u);
+  EXPECT_EQ(f["replay.l2_mixed.worst_beyond_allocations_percent"]["points_judged"], judged);
+  std::filesystem::remove_all(dir);
+}
+
 // The structure findings reach the model: ways and replacement as measured, nothing of them
 // under not_measured; a result naming another class (or the sweeps' tie) is modelled so.
 TEST(ModelExport, StructureFindingsReachTheModel) {

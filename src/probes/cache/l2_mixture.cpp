@@ -4,7 +4,10 @@
 // own) at working sets from 0.95 to 1.6 x l2.near_capacity gives, per working set, the share of
 // near hits and the mean cost of the rest; per 2 MiB page of the chain, the share of its own
 // loads, and whether the pages differ beyond sampling noise (a page's frame enters the L2 index,
-// cache.l2.set_index_bits, so pages may load the partition unevenly).
+// cache.l2.set_index_bits, so pages may load the partition unevenly). On the slope (0.95 to
+// 1.25 x) three more allocations of each working set (the same size at other offsets of a
+// larger allocation, so other physical pages): how much the mixture, and the chase's latency,
+// move with the pages an allocation happens to get.
 #include "probes/cache/l2_mixture.hpp"
 
 #include <algorithm>
@@ -31,6 +34,13 @@ constexpr std::uint64_t kPageBytes = 2 * kMiB;
 constexpr std::uint64_t kReferenceBytes = 2 * kMiB;
 constexpr std::size_t kMinPageSamples = 64;
 const std::vector<double> kFactors{0.95, 1.05, 1.15, 1.25, 1.4, 1.6};
+/// Working sets (the first factors) measured at other allocations too, and how many more.
+constexpr std::size_t kDrawnFactors = 4;
+constexpr std::size_t kExtraDraws = 3;
+/// A drawn allocation's timed steps (a fraction of one pass, after a whole warm pass) and the
+/// sampling interval: as many samples as a point's whole pass at kEvery.
+constexpr std::uint64_t kDrawTimedDivisor = 2;
+constexpr std::uint32_t kDrawEvery = kEvery / kDrawTimedDivisor;
 
 /// The sampled loads of one working set: cycles and the 2 MiB page of the buffer each one read.
 json sample(device::Device& dev, std::uint64_t bytes, std::uint64_t seed) {
@@ -49,17 +59,39 @@ json sample(device::Device& dev, std::uint64_t bytes, std::uint64_t seed) {
           {"verified", s.verified}};
 }
 
+/// One more allocation of a working set: the chain `offset` bytes into its allocation, one
+/// warm pass, half a pass sampled; the samples kept as a histogram of their cycles (the
+/// analysis needs only their distribution).
+json draw(device::Device& dev, std::uint64_t bytes, std::uint64_t offset, std::uint64_t seed) {
+  auto chain = dev.make_chain({bytes, kLine, seed, offset});
+  device::ChaseParams p;
+  p.op = device::LoadOp::kCg;
+  p.warmup_steps = chain->nodes();
+  p.timed_steps = std::max<std::uint64_t>(1, chain->nodes() / kDrawTimedDivisor);
+  const auto s = dev.sampled_chase(*chain, p, kDrawEvery);
+  std::map<std::uint32_t, std::uint64_t> histogram;
+  for (auto c : s.cycles) ++histogram[c];
+  json h = json::array();
+  for (const auto& [cycles, count] : histogram) h.push_back({cycles, count});
+  return {{"working_set_bytes", chain->nodes() * kLine},
+          {"offset_bytes", offset},
+          {"cycles_histogram", h},
+          {"smid", s.smid},
+          {"verified", s.verified}};
+}
+
 class L2Mixture : public Experiment {
  public:
   std::string id() const override { return "cache.l2.mixture"; }
   std::vector<std::string> produces() const override {
-    return {finding::kL2MixtureMissLatency, finding::kL2MixturePageSpread};
+    return {finding::kL2MixtureMissLatency, finding::kL2MixturePageSpread,
+            finding::kL2MixtureAllocationSpread};
   }
   std::string description() const override {
     return "one SM's chase (ld.global.cg) at 0.95 .. 1.6 x l2.near_capacity with every 32nd "
            "load timed on its own: the share of loads the SM's own L2 partition serves, what "
-           "the others cost, and how the share differs between the chase's 2 MiB pages "
-           "[uses findings of latency.sweep and cache.l2.far_hit]";
+           "the others cost, and how the share differs between the chase's 2 MiB pages and, on the slope, between "
+           "allocations of one size [uses findings of latency.sweep and cache.l2.far_hit]";
   }
   std::vector<Axis> typed_axes() const override {
     return {fixed(number_axis("working_set_factor", kFactors, "x l2.near_capacity",
@@ -96,6 +128,17 @@ class L2Mixture : public Experiment {
       if (bytes + 2 * dev.info().l2_bytes + 512 * kMiB > dev.free_memory()) break;
       points.push_back(sample(dev, bytes, ctx.options.seed + 101 + k));
     }
+    // More allocations of the slope's working sets: the same size at disjoint offsets of one
+    // larger allocation (2 MiB multiples), so each draw reads other physical pages.
+    json draws = json::array();
+    for (std::size_t k = 0; k < std::min(kDrawnFactors, points.size()); ++k) {
+      const auto bytes = points[k].at("working_set_bytes").get<std::uint64_t>();
+      const std::uint64_t step = (bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
+      if (bytes + kExtraDraws * step + 2 * dev.info().l2_bytes + 512 * kMiB > dev.free_memory())
+        break;
+      for (std::size_t d = 1; d <= kExtraDraws; ++d)
+        draws.push_back(draw(dev, bytes, d * step, ctx.options.seed + 201 + 10 * k + d));
+    }
     if (points.empty()) {
       r.status = Status::kWaived;
       r.reason = "not even 0.95 x l2.near_capacity fits in free GPU memory beside the L2 flush";
@@ -108,12 +151,18 @@ class L2Mixture : public Experiment {
                     {"l2_hit_latency_cycles", hit->value},
                     {"l2_far_hit_latency_cycles", far ? far->value : 0.0},
                     {"factors", kFactors},
+                    {"drawn_factors", kDrawnFactors},
+                    {"extra_draws", kExtraDraws},
+                    {"draw_sample_every", kDrawEvery},
                     {"protocol",
                      "per working set: a fresh chain (make_chain flushes the L2), one untimed "
                      "pass, then one pass with every 32nd load timed on its own (%clock64 "
                      "around the dependent ld.global.cg); a chase of 2 MiB (at most a quarter of "
-                     "l2.near_capacity) alike for the scale"}};
-    r.samples = {{"reference", reference}, {"points", points}};
+                     "l2.near_capacity) alike for the scale; at the first 4 working sets 3 more "
+                     "allocations (the chain at offsets 1, 2, 3 x its size rounded up to 2 MiB "
+                     "of a larger allocation, other physical pages), each one untimed pass and "
+                     "half a pass with every 16th load timed, kept as a histogram of cycles"}};
+    r.samples = {{"reference", reference}, {"points", points}, {"draws", draws}};
   }
   void analyze(ExperimentResult& r) const override;
 };
@@ -122,6 +171,129 @@ struct PointStats {
   double bytes = 0, near_share = 0, miss_mean = 0, page_min = 0, page_max = 0, z = 0;
   std::size_t n = 0, misses = 0, pages = 0;
 };
+
+/// One allocation of a working set: the mean latency of its sampled loads on the chase's scale
+/// (the timer's cost taken off), its standard error, and its share of near hits.
+struct Allocation {
+  double bytes = 0, offset = 0, mean = 0, se = 0, near_share = 0;
+  std::size_t n = 0;
+};
+
+/// Accumulates (cycles, count) pairs into an Allocation.
+struct AllocationSum {
+  double sum = 0, sum2 = 0, n = 0, near = 0;
+  void add(double cycles, double count, double offset, double threshold) {
+    const double v = cycles - offset;
+    sum += v * count;
+    sum2 += v * v * count;
+    n += count;
+    if (cycles < threshold) near += count;
+  }
+  Allocation done(double bytes, double at) const {
+    Allocation a;
+    a.bytes = bytes;
+    a.offset = at;
+    a.n = static_cast<std::size_t>(n);
+    if (n <= 0) return a;
+    a.mean = sum / n;
+    a.near_share = near / n;
+    const double var = n > 1 ? std::max(0.0, (sum2 - sum * sum / n) / (n - 1)) : 0.0;
+    a.se = std::sqrt(var / n);
+    return a;
+  }
+};
+
+/// The drawn allocations beside the points of the same working set: per working set the range
+/// of the chase's mean latency and near share over its allocations; the finding is the widest
+/// latency range relative to its median.
+void analyze_allocations(ExperimentResult& r, const std::vector<Allocation>& from_points,
+                         double offset, double threshold) {
+  const auto& S = r.samples;
+  if (!S.contains("draws")) return;
+  const auto& draws = S.at("draws");
+  if (!draws.is_array()) throw UsageError("cache.l2.mixture: draws is not an array");
+  std::map<double, std::vector<Allocation>> by_size;
+  for (const auto& d : draws) {
+    const auto& h = d.at("cycles_histogram");
+    if (!h.is_array())
+      throw UsageError("cache.l2.mixture: a draw's cycles_histogram is not an array");
+    AllocationSum sum;
+    for (const auto& bin : h) {
+      if (!bin.is_array() || bin.size() != 2 || !bin[0].is_number() ||
+          !bin[1].is_number_integer() || bin[1].get<std::int64_t>() < 0)
+        throw UsageError(
+            "cache.l2.mixture: a histogram bin is not a pair [cycles, non-negative count]");
+      sum.add(bin[0].get<double>(), bin[1].get<double>(), offset, threshold);
+    }
+    const double bytes = d.at("working_set_bytes").get<double>();
+    const auto a = sum.done(bytes, d.at("offset_bytes").get<double>());
+    if (a.n >= kMinPageSamples) by_size[bytes].push_back(a);
+  }
+  if (by_size.empty()) return;
+  for (const auto& a : from_points)
+    if (by_size.count(a.bytes) && a.n >= kMinPageSamples) by_size[a.bytes].push_back(a);
+  Curve c{"allocations",
+          {"working_set_bytes", "allocations", "latency_min", "latency_median", "latency_max",
+           "near_share_min", "near_share_max"},
+          {},
+          chart_hints("chase latency of one working set over several allocations (other "
+                      "physical pages): median, with the lowest and highest dashed",
+                      "working_set_bytes", "bytes", "latency_median", "cycles")
+              .with_model({"latency_min", "latency_max"})};
+  json per_draw = json::array();
+  double widest = -1, widest_z = 0;
+  json widest_extra;
+  for (const auto& [bytes, as] : by_size) {
+    if (as.size() < 2) continue;
+    std::vector<double> means;
+    const Allocation *lo = &as.front(), *hi = &as.front();
+    double share_lo = 1, share_hi = 0;
+    for (const auto& a : as) {
+      means.push_back(a.mean);
+      if (a.mean < lo->mean) lo = &a;
+      if (a.mean > hi->mean) hi = &a;
+      share_lo = std::min(share_lo, a.near_share);
+      share_hi = std::max(share_hi, a.near_share);
+      per_draw.push_back({{"working_set_bytes", bytes},
+                          {"offset_bytes", a.offset},
+                          {"mean_cycles", a.mean},
+                          {"standard_error_cycles", a.se},
+                          {"near_share", a.near_share},
+                          {"samples", a.n}});
+    }
+    const double med = stats::median(means);
+    c.rows.push_back({bytes, static_cast<double>(as.size()), lo->mean, med, hi->mean, share_lo,
+                      share_hi});
+    const double spread = med > 0 ? 100.0 * (hi->mean - lo->mean) / med : 0;
+    if (spread > widest) {
+      widest = spread;
+      const double se = std::sqrt(lo->se * lo->se + hi->se * hi->se);
+      widest_z = se > 0 ? (hi->mean - lo->mean) / se : (hi->mean > lo->mean ? 1e3 : 0);
+      widest_extra = {{"working_set_bytes", bytes},
+                      {"allocations", as.size()},
+                      {"latency_min_cycles", lo->mean},
+                      {"latency_median_cycles", med},
+                      {"latency_max_cycles", hi->mean},
+                      {"near_share_min", share_lo},
+                      {"near_share_max", share_hi},
+                      {"separation_z", widest_z}};
+    }
+  }
+  if (c.rows.empty()) return;
+  r.curves.push_back(c);
+  r.statistics["allocations"] = per_draw;
+  r.findings.push_back(
+      {finding::kL2MixtureAllocationSpread,
+       widest,
+       "%",
+       confidence::separation(widest_z),
+       "widest range of the chase's mean latency over allocations of one working set (the "
+       "first sampled point and 3 more at other offsets, other physical pages), relative to "
+       "their median, over the slope's working sets (0.95 .. 1.25 x l2.near_capacity); "
+       "confidence: how clearly the highest and lowest allocation differ beyond their "
+       "sampling noise (z of their means)",
+       widest_extra});
+}
 
 void L2Mixture::analyze(ExperimentResult& r) const {
   const auto& S = r.samples;
@@ -140,6 +312,7 @@ void L2Mixture::analyze(ExperimentResult& r) const {
   // hit, below 1.3 x the near level.
   const double threshold = far > hit ? near_sampled + 0.5 * (far - hit) : near_sampled * 1.3;
   std::vector<PointStats> pts;
+  std::vector<Allocation> allocations;  // the points' (offset 0), then the draws'
   Curve c{"shares",
           {"working_set_bytes", "near_share", "miss_mean_cycles", "page_share_min",
            "page_share_max", "pages", "samples"},
@@ -157,8 +330,10 @@ void L2Mixture::analyze(ExperimentResult& r) const {
     s.bytes = p.at("working_set_bytes").get<double>();
     std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> by_page;  // near, all
     double miss_sum = 0;
+    AllocationSum all;
     for (std::size_t i = 0; i < cy.size(); ++i) {
       const double v = cy[i].get<double>();
+      all.add(v, 1, offset, threshold);
       const bool is_near = v < threshold;
       if (!pg[i].is_number_unsigned())
         throw UsageError("cache.l2.mixture: a sample's page is not a non-negative integer");
@@ -207,10 +382,12 @@ void L2Mixture::analyze(ExperimentResult& r) const {
     }
     if (s.pages == 0) s.page_min = s.page_max = s.near_share;
     pts.push_back(s);
+    allocations.push_back(all.done(s.bytes, 0));
     c.rows.push_back({s.bytes, s.near_share, s.miss_mean, s.page_min, s.page_max,
                       static_cast<double>(s.pages), static_cast<double>(s.n)});
   }
   r.curves.push_back(c);
+  analyze_allocations(r, allocations, offset, threshold);
   r.statistics["near_level_sampled_cycles"] = near_sampled;
   r.statistics["timer_offset_cycles"] = offset;
   r.statistics["near_threshold_cycles"] = threshold;
