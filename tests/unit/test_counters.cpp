@@ -184,6 +184,49 @@ TEST_F(CountersFixture, ManyProbesAreReadInBoundedSessionsInOrder) {
   EXPECT_EQ(rec["probes"][3]["values"]["m"], json({3, 43, 83}));
 }
 
+// Two L2 partitions (the tiny model's: the sweep finds a near-partition knee, so latency.chase
+// has a mixed level): the L2 hit rate is checked at the near level only; at the mixed and DRAM
+// levels it is listed as not checked, with the reason, and gives no disagreement whatever it
+// reads. The L1 checks stay at every level.
+TEST_F(CountersFixture, TwoPartitionsLeaveTheL2HitRatePastTheNearPartitionUnchecked) {
+  fake.values = {{"l1tex__t_sector_hit_rate.pct", 0}, {"lts__t_sector_hit_rate.pct", 51.7}};
+  options.counters = false;  // the sweep without counters, to give latency.chase its levels
+  Context ctx{*dev, options, board};
+  const auto& reg = Registry::builtin();
+  ExperimentResult sweep;
+  reg.find("latency.sweep")->run(ctx, sweep);
+  reg.find("latency.sweep")->analyze(sweep);
+  for (const auto& f : sweep.findings) board.add(f);
+  ASSERT_TRUE(board.get("l2.mixed_latency", 0.0));
+  options.counters = true;
+  options.loads = {device::LoadOp::kCa};
+  ExperimentResult chase;
+  reg.find("latency.chase")->run(ctx, chase);
+  reg.find("latency.chase")->analyze(chase);
+  const auto& rec = chase.samples.at("counters");
+  ASSERT_EQ(rec.at("status"), "read") << rec.dump();
+  std::map<std::string, std::vector<std::string>> checked;
+  for (const auto& p : rec.at("probes"))
+    for (const auto& c : p.at("checks"))
+      checked[p.at("where").at("level")].push_back(c.at("quantity"));
+  EXPECT_EQ(checked["l2_near"], (std::vector<std::string>{"L1 sector hit rate", "L2 sector hit rate"}));
+  EXPECT_EQ(checked["l2_mixed"], (std::vector<std::string>{"L1 sector hit rate"}));
+  EXPECT_EQ(checked["dram"], (std::vector<std::string>{"L1 sector hit rate"}));
+  ASSERT_TRUE(chase.statistics.contains("counters_not_checked"));
+  const auto& nc = chase.statistics.at("counters_not_checked");
+  ASSERT_EQ(nc.size(), 2u);
+  EXPECT_EQ(nc[0].at("at"), "l2_mixed");
+  EXPECT_EQ(nc[1].at("at"), "dram");
+  EXPECT_NE(nc[0].at("why").get<std::string>().find("two L2 partitions"), std::string::npos);
+  // 51.7 % disagrees with the near level's 100 +- 10, and only there.
+  std::vector<std::string> l2_disagreements;
+  for (const auto& f : chase.findings)
+    if (f.name.find("counters.disagreement") != std::string::npos &&
+        f.extra.at("quantity") == "L2 sector hit rate")
+      l2_disagreements.push_back(f.extra.at("configuration").at("level"));
+  EXPECT_EQ(l2_disagreements, std::vector<std::string>{"l2_near"});
+}
+
 TEST_F(CountersFixture, ProfilerFailureWaivesWithTheReason) {
   fake.fail = true;
   int launches = 0, prepares = 0;
