@@ -149,18 +149,28 @@ def structure_text():
                    f"{v('l2.mixture.miss_latency', 1)} cycles on the chase's scale (far hits and DRAM misses, the same at every size)"
                    + (f"; at {ps['working_set_bytes'] / 1e6:.1f} MB (share {ps['near_share']:.2f}) the chain's {ps['pages']} pages of 2 MiB "
                       f"range from {ps['page_share_min']:.2f} to {ps['page_share_max']:.2f} (heterogeneity z {ps['heterogeneity_z']:.0f}): "
-                      f"the pages do not share the partition alike (a page's frame enters the L2 index)" if ps else "") + ".")
+                      f"the pages do not share the partition alike (a page's frame enters the L2 index)" if ps else "") + "."
+                   + (lambda a: f" Other allocations of one size (the chain at other offsets of a larger allocation, other physical pages): "
+                      f"at {a['working_set_bytes'] / 1e6:.1f} MB the chase's mean latency runs from {a['latency_min_cycles']:.1f} to "
+                      f"{a['latency_max_cycles']:.1f} cycles over {a['allocations']} allocations (near share {a['near_share_min']:.2f} .. "
+                      f"{a['near_share_max']:.2f}); `l2.mixture.allocation_spread` = {f['l2.mixture.allocation_spread']['value']:.1f} % "
+                      f"(confidence {f['l2.mixture.allocation_spread']['confidence']:.2f}): the slope's shape belongs to the allocation, "
+                      f"not to the size alone." if a else "")(f.get("l2.mixture.allocation_spread")))
     rp_path = res / "replay" / "result.json"
     if rp_path.exists():
         rp = json.loads(rp_path.read_text())
         g = {x["name"]: x for x in rp["experiments"][0]["findings"]}
-        regions = [k.split(".")[1] for k in g if k.count(".") == 2 and k.startswith("replay.")]
+        regions = [k.split(".")[1] for k in g
+                   if k.count(".") == 2 and k.startswith("replay.") and k.endswith(".worst_error_percent")]
+        beyond = g.get("replay.l2_mixed.worst_beyond_allocations_percent")
         out.append(f"- Replay (`gpuprobe replay results/h200/result.json`, [report](results/h200/replay/report.html)): "
                    f"the model exported from this result, measured at the sweep's {g['replay.points_within_3_percent']['points']} working sets, "
                    f"is within 3 % at {g['replay.points_within_3_percent']['value'] * 100:.0f}% of them; worst error "
                    f"{g['replay.worst_error_percent']['value']:.1f}% at {g['replay.worst_error_percent']['working_set_bytes'] / 2**20:.2f} MiB "
                    f"({g['replay.worst_error_percent']['region']}); per region: " +
-                   ", ".join(f"{k} {g['replay.' + k + '.worst_error_percent']['value']:.1f}%" for k in sorted(regions)) + ".")
+                   ", ".join(f"{k} {g['replay.' + k + '.worst_error_percent']['value']:.1f}%" for k in sorted(regions)) + "."
+                   + (f" On the L2's slope, against the range the GPU's own allocations give at each size ({beyond['points_judged']} points): "
+                      f"at most {beyond['value']:.1f}% outside it (at {beyond['working_set_bytes'] / 2**20:.2f} MiB)." if beyond else ""))
     others = sorted(p.name for p in (res / "other_cards").glob("GPU-*") if (p / "result.json").exists())
     if others:
         out.append(f"- Other H200s of the pool ([results/h200/other_cards](results/h200/other_cards/README.md)): "
