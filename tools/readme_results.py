@@ -154,8 +154,10 @@ def structure_text():
                       f"at {a['working_set_bytes'] / 1e6:.1f} MB the chase's mean latency runs from {a['latency_min_cycles']:.1f} to "
                       f"{a['latency_max_cycles']:.1f} cycles over {a['allocations']} allocations (near share {a['near_share_min']:.2f} .. "
                       f"{a['near_share_max']:.2f}); `l2.mixture.allocation_spread` = {f['l2.mixture.allocation_spread']['value']:.1f} % "
-                      f"(confidence {f['l2.mixture.allocation_spread']['confidence']:.2f}): the slope's shape belongs to the allocation, "
-                      f"not to the size alone." if a else "")(f.get("l2.mixture.allocation_spread")))
+                      f"(confidence {f['l2.mixture.allocation_spread']['confidence']:.2f}, heterogeneity z {a['heterogeneity_z']:.0f}): "
+                      + ("the allocations differ beyond their sampling noise, so the slope's shape belongs to the allocation, "
+                         "not to the size alone." if f['l2.mixture.allocation_spread']['confidence'] >= 0.9 else
+                         "the allocations do not clearly differ beyond their sampling noise.") if a else "")(f.get("l2.mixture.allocation_spread")))
     rp_path = res / "replay" / "result.json"
     if rp_path.exists():
         rp = json.loads(rp_path.read_text())

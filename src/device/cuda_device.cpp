@@ -192,7 +192,7 @@ class CudaDevice : public Device, public Sequencer {
     if (spec.offset_bytes > free || bytes + spec.offset_bytes + nodes64 * 4 + kMemoryMargin > free)
       throw UsageError(std::string(spec.offset_bytes ? "working set and offset " : "working set ") +
                        units::format_bytes(bytes + spec.offset_bytes) +
-                       " does not fit in free GPU memory (" + units::format_bytes(free) +
+                       (spec.offset_bytes ? " do" : " does") + " not fit in free GPU memory (" + units::format_bytes(free) +
                        " free, " + units::format_bytes(kMemoryMargin) + " kept back)");
     const auto nodes = static_cast<std::uint32_t>(nodes64);
     auto order = analysis::random_cycle_order(nodes, spec.seed);

@@ -308,7 +308,7 @@ std::unique_ptr<Chain> ModelDevice::make_chain(const ChainSpec& spec) {
     std::string ws = format_bytes(spec.working_set_bytes + spec.offset_bytes),
                 fr = format_bytes(free);
     if (ws == fr) {
-      ws = std::to_string(spec.working_set_bytes) + " B";
+      ws = std::to_string(spec.working_set_bytes + spec.offset_bytes) + " B";
       fr = std::to_string(free) + " B";
     }
     throw UsageError((spec.offset_bytes ? "working set and offset " : "working set ") + ws +

@@ -94,6 +94,12 @@ std::string counters_html(const json& e) {
         << escape(q.value("tolerance_text", "")) << "</td><td class='l" << (ok ? "" : " warn")
         << "'>" << (ok ? "agrees" : "disagrees") << "</td></tr>";
     }
+  // Checks with no known expectation, listed with the reason rather than judged.
+  for (const auto& n : c.value("not_checked", json::array()))
+    if (n.is_object())
+      o << "<tr><td class='l'>" << escape(n.value("at", "")) << "</td><td class='l'>"
+        << escape(n.value("quantity", "")) << "</td><td></td><td></td><td></td><td class='l'>"
+        << "not checked: " << escape(n.value("why", "")) << "</td></tr>";
   o << "</table></div>";
   return o.str();
 }

@@ -225,6 +225,14 @@ TEST_F(CountersFixture, TwoPartitionsLeaveTheL2HitRatePastTheNearPartitionUnchec
         f.extra.at("quantity") == "L2 sector hit rate")
       l2_disagreements.push_back(f.extra.at("configuration").at("level"));
   EXPECT_EQ(l2_disagreements, std::vector<std::string>{"l2_near"});
+  // Without a profiler no check runs, and none is listed as not checked.
+  counters::set_reader_for_testing(nullptr);
+  ExperimentResult waived;
+  reg.find("latency.chase")->run(ctx, waived);
+  reg.find("latency.chase")->analyze(waived);
+  EXPECT_EQ(waived.samples.at("counters").at("status"), "waived");
+  EXPECT_FALSE(waived.samples.at("counters").contains("not_checked"));
+  EXPECT_FALSE(waived.statistics.contains("counters_not_checked"));
 }
 
 TEST_F(CountersFixture, ProfilerFailureWaivesWithTheReason) {

@@ -356,6 +356,7 @@ TEST(L2MixtureOnModel, NearShareAndMissCost) {
   const auto* spread = test::find(r, "l2.mixture.allocation_spread");
   ASSERT_NE(spread, nullptr);
   EXPECT_LT(spread->value, 1.0);
+  EXPECT_LT(spread->confidence, 0.3);  // no allocation differs beyond its noise
 
   FindingBoard empty;
   Context none{dev, options, empty};
@@ -399,7 +400,11 @@ TEST(L2MixtureAnalysis, AllocationSpreadFromDraws) {
   EXPECT_EQ(spread->extra.at("allocations").get<int>(), 3);
   EXPECT_NEAR(spread->extra.at("near_share_min").get<double>(), 0.5, 1e-12);
   EXPECT_NEAR(spread->extra.at("latency_max_cycles").get<double>(), 320, 1e-9);
-  EXPECT_GT(spread->confidence, 0.99);  // z = 80 / (80.4 / sqrt(100)), about 10
+  // Heterogeneity: the two all-near allocations (standard error floored at 1 / sqrt(1200))
+  // weigh the pooled mean to 240; the mixed one lies 80 / (80.4 / sqrt(100)) = 10 standard
+  // errors off it: X^2 = 99, z = (99 - 2) / 2.
+  EXPECT_NEAR(spread->extra.at("heterogeneity_z").get<double>(), 48.5, 0.5);
+  EXPECT_GT(spread->confidence, 0.99);
   const Curve* alloc = nullptr;
   for (const auto& c : good.curves)
     if (c.name == "allocations") alloc = &c;

@@ -5,9 +5,9 @@
 // near hits and the mean cost of the rest; per 2 MiB page of the chain, the share of its own
 // loads, and whether the pages differ beyond sampling noise (a page's frame enters the L2 index,
 // cache.l2.set_index_bits, so pages may load the partition unevenly). On the slope (0.95 to
-// 1.25 x) three more allocations of each working set (the same size at other offsets of a
-// larger allocation, so other physical pages): how much the mixture, and the chase's latency,
-// move with the pages an allocation happens to get.
+// 1.25 x) three more allocations of each working set (the same chain, order and protocol, at
+// the end of a fresh allocation 1, 2, 3 x its size larger, so on other physical pages): how
+// much the mixture, and the chase's latency, move with the pages an allocation happens to get.
 #include "probes/cache/l2_mixture.hpp"
 
 #include <algorithm>
@@ -37,10 +37,6 @@ const std::vector<double> kFactors{0.95, 1.05, 1.15, 1.25, 1.4, 1.6};
 /// Working sets (the first factors) measured at other allocations too, and how many more.
 constexpr std::size_t kDrawnFactors = 4;
 constexpr std::size_t kExtraDraws = 3;
-/// A drawn allocation's timed steps (a fraction of one pass, after a whole warm pass) and the
-/// sampling interval: as many samples as a point's whole pass at kEvery.
-constexpr std::uint64_t kDrawTimedDivisor = 2;
-constexpr std::uint32_t kDrawEvery = kEvery / kDrawTimedDivisor;
 
 /// The sampled loads of one working set: cycles and the 2 MiB page of the buffer each one read.
 json sample(device::Device& dev, std::uint64_t bytes, std::uint64_t seed) {
@@ -59,16 +55,17 @@ json sample(device::Device& dev, std::uint64_t bytes, std::uint64_t seed) {
           {"verified", s.verified}};
 }
 
-/// One more allocation of a working set: the chain `offset` bytes into its allocation, one
-/// warm pass, half a pass sampled; the samples kept as a histogram of their cycles (the
-/// analysis needs only their distribution).
+/// One more allocation of a working set: the point's chain (same size, seed and protocol)
+/// `offset` bytes into a fresh allocation, one warm pass, one pass with every kEvery-th load
+/// timed; the samples kept as a histogram of their cycles (the analysis needs only their
+/// distribution).
 json draw(device::Device& dev, std::uint64_t bytes, std::uint64_t offset, std::uint64_t seed) {
   auto chain = dev.make_chain({bytes, kLine, seed, offset});
   device::ChaseParams p;
   p.op = device::LoadOp::kCg;
   p.warmup_steps = chain->nodes();
-  p.timed_steps = std::max<std::uint64_t>(1, chain->nodes() / kDrawTimedDivisor);
-  const auto s = dev.sampled_chase(*chain, p, kDrawEvery);
+  p.timed_steps = chain->nodes();
+  const auto s = dev.sampled_chase(*chain, p, kEvery);
   std::map<std::uint32_t, std::uint64_t> histogram;
   for (auto c : s.cycles) ++histogram[c];
   json h = json::array();
@@ -128,8 +125,8 @@ class L2Mixture : public Experiment {
       if (bytes + 2 * dev.info().l2_bytes + 512 * kMiB > dev.free_memory()) break;
       points.push_back(sample(dev, bytes, ctx.options.seed + 101 + k));
     }
-    // More allocations of the slope's working sets: the same size at disjoint offsets of one
-    // larger allocation (2 MiB multiples), so each draw reads other physical pages.
+    // More allocations of the slope's working sets: the point's chain at the end of a fresh
+    // allocation 1, 2, 3 x its size (rounded up to 2 MiB) larger, so on other physical pages.
     json draws = json::array();
     for (std::size_t k = 0; k < std::min(kDrawnFactors, points.size()); ++k) {
       const auto bytes = points[k].at("working_set_bytes").get<std::uint64_t>();
@@ -137,7 +134,7 @@ class L2Mixture : public Experiment {
       if (bytes + kExtraDraws * step + 2 * dev.info().l2_bytes + 512 * kMiB > dev.free_memory())
         break;
       for (std::size_t d = 1; d <= kExtraDraws; ++d)
-        draws.push_back(draw(dev, bytes, d * step, ctx.options.seed + 201 + 10 * k + d));
+        draws.push_back(draw(dev, bytes, d * step, ctx.options.seed + 101 + k));
     }
     if (points.empty()) {
       r.status = Status::kWaived;
@@ -153,15 +150,14 @@ class L2Mixture : public Experiment {
                     {"factors", kFactors},
                     {"drawn_factors", kDrawnFactors},
                     {"extra_draws", kExtraDraws},
-                    {"draw_sample_every", kDrawEvery},
                     {"protocol",
                      "per working set: a fresh chain (make_chain flushes the L2), one untimed "
                      "pass, then one pass with every 32nd load timed on its own (%clock64 "
                      "around the dependent ld.global.cg); a chase of 2 MiB (at most a quarter of "
                      "l2.near_capacity) alike for the scale; at the first 4 working sets 3 more "
-                     "allocations (the chain at offsets 1, 2, 3 x its size rounded up to 2 MiB "
-                     "of a larger allocation, other physical pages), each one untimed pass and "
-                     "half a pass with every 16th load timed, kept as a histogram of cycles"}};
+                     "allocations: the point's chain (same seed and protocol) at offset 1, 2, "
+                     "3 x its size rounded up to 2 MiB into a fresh allocation (other physical "
+                     "pages), its samples kept as a histogram of cycles"}};
     r.samples = {{"reference", reference}, {"points", points}, {"draws", draws}};
   }
   void analyze(ExperimentResult& r) const override;
@@ -193,6 +189,8 @@ struct AllocationSum {
     Allocation a;
     a.bytes = bytes;
     a.offset = at;
+    if (!(n <= 1e15))
+      throw UsageError("cache.l2.mixture: a histogram counts more than 1e15 samples");
     a.n = static_cast<std::size_t>(n);
     if (n <= 0) return a;
     a.mean = sum / n;
@@ -267,8 +265,23 @@ void analyze_allocations(ExperimentResult& r, const std::vector<Allocation>& fro
     const double spread = med > 0 ? 100.0 * (hi->mean - lo->mean) / med : 0;
     if (spread > widest) {
       widest = spread;
-      const double se = std::sqrt(lo->se * lo->se + hi->se * hi->se);
-      widest_z = se > 0 ? (hi->mean - lo->mean) / se : (hi->mean > lo->mean ? 1e3 : 0);
+      // Heterogeneity of all the allocations' means against their weighted mean, as z =
+      // (X^2 - df) / sqrt(2 df); a standard error is never below what whole-cycle samples
+      // allow (1 / sqrt(12 n)).
+      double sw = 0, swm = 0;
+      std::vector<double> w;
+      for (const auto& a : as) {
+        const double se = std::max(a.se, 1.0 / std::sqrt(12.0 * static_cast<double>(a.n)));
+        w.push_back(1.0 / (se * se));
+        sw += w.back();
+        swm += w.back() * a.mean;
+      }
+      const double pooled = swm / sw;
+      double x2 = 0;
+      for (std::size_t i = 0; i < as.size(); ++i)
+        x2 += w[i] * (as[i].mean - pooled) * (as[i].mean - pooled);
+      const double df = static_cast<double>(as.size() - 1);
+      widest_z = (x2 - df) / std::sqrt(2 * df);
       widest_extra = {{"working_set_bytes", bytes},
                       {"allocations", as.size()},
                       {"latency_min_cycles", lo->mean},
@@ -276,7 +289,7 @@ void analyze_allocations(ExperimentResult& r, const std::vector<Allocation>& fro
                       {"latency_max_cycles", hi->mean},
                       {"near_share_min", share_lo},
                       {"near_share_max", share_hi},
-                      {"separation_z", widest_z}};
+                      {"heterogeneity_z", widest_z}};
     }
   }
   if (c.rows.empty()) return;
@@ -286,12 +299,12 @@ void analyze_allocations(ExperimentResult& r, const std::vector<Allocation>& fro
       {finding::kL2MixtureAllocationSpread,
        widest,
        "%",
-       confidence::separation(widest_z),
+       confidence::separation(std::max(0.0, widest_z)),
        "widest range of the chase's mean latency over allocations of one working set (the "
-       "first sampled point and 3 more at other offsets, other physical pages), relative to "
-       "their median, over the slope's working sets (0.95 .. 1.25 x l2.near_capacity); "
-       "confidence: how clearly the highest and lowest allocation differ beyond their "
-       "sampling noise (z of their means)",
+       "sampled point and the same chain in 3 other allocations, other physical pages), "
+       "relative to their median, over the slope's working sets (0.95 .. 1.25 x "
+       "l2.near_capacity); confidence: how clearly the allocations' means differ beyond their "
+       "sampling noise at that working set (chi-square heterogeneity as z)",
        widest_extra});
 }
 

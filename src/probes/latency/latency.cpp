@@ -416,7 +416,9 @@ json chase_counters(Context& ctx,
                         prepare});
   }
   json out = counters::collect(ctx, d);
-  if (!not_checked.empty() && out.is_object()) out["not_checked"] = not_checked;
+  // Only a read record lists them: without the profiler no check ran at all.
+  if (!not_checked.empty() && out.is_object() && out.value("status", "") == "read")
+    out["not_checked"] = not_checked;
   return out;
 }
 
