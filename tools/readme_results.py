@@ -150,7 +150,7 @@ def structure_text():
                    + (f"; at {ps['working_set_bytes'] / 1e6:.1f} MB (share {ps['near_share']:.2f}) the chain's {ps['pages']} pages of 2 MiB "
                       f"range from {ps['page_share_min']:.2f} to {ps['page_share_max']:.2f} (heterogeneity z {ps['heterogeneity_z']:.0f}): "
                       f"the pages do not share the partition alike (a page's frame enters the L2 index)" if ps else "") + "."
-                   + (lambda a: f" Other allocations of one size (the chain at other offsets of a larger allocation, other physical pages): "
+                   + (lambda a: f" Other allocations of one size (the same chain at the end of fresh, larger allocations: other physical pages): "
                       f"at {a['working_set_bytes'] / 1e6:.1f} MB the chase's mean latency runs from {a['latency_min_cycles']:.1f} to "
                       f"{a['latency_max_cycles']:.1f} cycles over {a['allocations']} allocations (near share {a['near_share_min']:.2f} .. "
                       f"{a['near_share_max']:.2f}); `l2.mixture.allocation_spread` = {f['l2.mixture.allocation_spread']['value']:.1f} % "
