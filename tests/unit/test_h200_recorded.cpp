@@ -67,7 +67,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Recorded{"h200_latency_sweep_run3.json", 32.02, 273.69, 519.45, 677.31},
                       // GPU-71145b83, with the L1 knee refined to one node (binary f1b3a7b);
                       // the reference chase at the same working sets (crosscheck.txt).
-                      Recorded{"h200_latency_sweep_run4.json", 32.02, 272.92, 504.02, 650.24}));
+                      Recorded{"h200_latency_sweep_run4.json", 32.02, 272.92, 504.02, 650.24},
+                      // GPU-afaebaaf (binary ef1552e, results/h200/repeat/run1): the slope left
+                      // short steps beside the mixed plateau (293.7 cycles at the near knee's
+                      // onset, 553.7 on the rise into DRAM); the mixed level is the widest
+                      // plateau between the knees (527.3), not the last one. The reference
+                      // chase of the same card and session (results/h200/crosscheck.txt).
+                      Recorded{"h200_latency_sweep_run5.json", 32.02, 279.76, 524.49, 683.28}));
 
 // The recorded refinement of the L1 knee (GPU-71145b83): the chase holds 1736 lines and misses
 // at 1737, so l1.capacity is 1736 x 128 B with a one-node bracket inside the sweep's.

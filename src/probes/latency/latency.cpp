@@ -766,13 +766,30 @@ void analyze_sweep(ExperimentResult& r) {
                   std::to_string(r.samples["near_knee_replicates"].size()) +
                   " replicates' (fresh chains, bisection), confidence from their spread";
     }
-    const auto& far = levels.plateaus[tc.below];
+    // The mixed region's level: of the plateaus between the near-partition knee and the L2's,
+    // the widest (in log working set; then the most points). A slope can leave short steps on
+    // its way (a few points at the near knee's onset or on the rise into DRAM; seen on the
+    // H200: 293.7 cycles at 25.8-28.4 MiB and 553.7 at 56.0-57.9 MiB beside 527.3 at
+    // 42.8-55.4 MiB), which are not the region's level.
+    std::size_t widest = tc.below;
+    const auto width = [&](std::size_t k) {
+      const auto& p = levels.plateaus[k];
+      return p.x_max > 0 && p.x_min > 0 ? std::log(p.x_max / p.x_min) : 0.0;
+    };
+    for (std::size_t k = tn.below + 1; k < tc.below; ++k)
+      if (width(k) > width(widest) ||
+          (width(k) == width(widest) &&
+           levels.plateaus[k].last - levels.plateaus[k].first >
+               levels.plateaus[widest].last - levels.plateaus[widest].first))
+        widest = k;
+    const auto& far = levels.plateaus[widest];
     // Not a far-partition hit latency: that region mixes near hits, far hits and DRAM misses
     // (issue 10; cache.l2.far_hit measures the far hit itself).
     r.findings.push_back(latency_finding("l2.mixed_latency", far.level, plateau_confidence(far),
                                          "median of the mixed region between the L2 "
                                          "near-partition and L2 capacity knees (near hits, far "
-                                         "hits and DRAM misses; not a far-hit latency); " +
+                                         "hits and DRAM misses; not a far-hit latency): its "
+                                         "widest plateau; " +
                                              method,
                                          P));
     r.findings.back().extra["working_set_bytes_range"] = {far.x_min, far.x_max};
