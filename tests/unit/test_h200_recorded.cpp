@@ -75,6 +75,19 @@ INSTANTIATE_TEST_SUITE_P(
                       // chase of the same card and session (results/h200/crosscheck.txt).
                       Recorded{"h200_latency_sweep_run5.json", 32.02, 279.76, 524.49, 683.28}));
 
+// GPU-afaebaaf's run with short steps on its slope: the mixed level is the widest plateau
+// between the knees (527.3 cycles over 42.8-55.4 MiB; the 3-point step at 56.0-57.9 MiB reads
+// 553.7), and the L2's knee is where that plateau ends (55.4 MiB, bracket up to 56.0), not
+// past the step (57.9 MiB).
+TEST(H200RecordedL2, MixedLevelIsTheWidestPlateauAndTheKneeItsEnd) {
+  const auto f = analyze_recorded("h200_latency_sweep_run5.json");
+  EXPECT_NEAR(f.at("l2.mixed_latency").value, 527.3, 1.0);
+  const auto& range = f.at("l2.mixed_latency").extra.at("working_set_bytes_range");
+  EXPECT_LT(range[0].get<double>(), 45 * kMiB);
+  EXPECT_NEAR(f.at("l2.capacity").value, 55.44 * kMiB, 0.1 * kMiB);
+  EXPECT_GT(f.at("dram.latency").value, 680.0);
+}
+
 // The recorded refinement of the L1 knee (GPU-71145b83): the chase holds 1736 lines and misses
 // at 1737, so l1.capacity is 1736 x 128 B with a one-node bracket inside the sweep's.
 TEST(H200RecordedL1, KneeRefinedToOneLine) {

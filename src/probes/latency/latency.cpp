@@ -793,7 +793,12 @@ void analyze_sweep(ExperimentResult& r) {
                                              method,
                                          P));
     r.findings.back().extra["working_set_bytes_range"] = {far.x_min, far.x_max};
-    capacity("l2.capacity", tc, "L2 (far)");
+    // The L2's knee is where that plateau ends (as the near partition's is where the slope
+    // first rises): a step on the rise into DRAM belongs to the knee, not to the region.
+    const analysis::Transition* end = &tc;
+    for (auto i : l2_transitions)
+      if (levels.transitions[i].below == widest) end = &levels.transitions[i];
+    capacity("l2.capacity", *end, "L2 (far)");
   } else if (l2_transitions.size() == 1) {
     capacity("l2.capacity", levels.transitions[l2_transitions.front()], "L2");
   }
