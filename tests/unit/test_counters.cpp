@@ -12,6 +12,7 @@
 #include "core/progress.hpp"
 #include "counters/counters.hpp"
 #include "counters/profiler_error.hpp"
+#include "finding_lookup.hpp"
 #include "device/device.hpp"
 
 namespace gpuprobe {
@@ -193,10 +194,7 @@ TEST_F(CountersFixture, TwoPartitionsLeaveTheL2HitRatePastTheNearPartitionUnchec
   options.counters = false;  // the sweep without counters, to give latency.chase its levels
   Context ctx{*dev, options, board};
   const auto& reg = Registry::builtin();
-  ExperimentResult sweep;
-  reg.find("latency.sweep")->run(ctx, sweep);
-  reg.find("latency.sweep")->analyze(sweep);
-  for (const auto& f : sweep.findings) board.add(f);
+  test::run_and_post(ctx, board, "latency.sweep");
   ASSERT_TRUE(board.get("l2.mixed_latency", 0.0));
   options.counters = true;
   options.loads = {device::LoadOp::kCa};

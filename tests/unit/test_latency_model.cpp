@@ -271,10 +271,7 @@ TEST(LatencyChaseOnModel, UsesSweepFindingsAndMeasuresEveryLoad) {
   FindingBoard board;
   Context ctx{*dev, o, board};
   const auto& reg = Registry::builtin();
-  ExperimentResult sweep;
-  reg.find("latency.sweep")->run(ctx, sweep);
-  reg.find("latency.sweep")->analyze(sweep);
-  for (const auto& f : sweep.findings) board.add(f);
+  test::run_and_post(ctx, board, "latency.sweep");
   ExperimentResult chase;
   reg.find("latency.chase")->run(ctx, chase);
   reg.find("latency.chase")->analyze(chase);
