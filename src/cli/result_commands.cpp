@@ -536,13 +536,11 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   writer.finish(json::object());
   out << "replay of " << path << ": worst error " << worst["all"].error << " % at "
       << units::format_bytes(static_cast<std::uint64_t>(worst["all"].ws)) << " ("
-      << worst["all"].region << "); " << within << " of " << points.size()
-      << " points within 3 %";
+      << worst["all"].region << "); " << within << " of " << points.size() << " points within 3 %";
   if (enveloped > 0)
     out << "; on the L2's slope at most " << beyond.error
         << " % outside the range of the GPU's own allocations";
-  out << "\nresults: " << dir << "/result.json, report: " << dir
-      << "/report.html\n";
+  out << "\nresults: " << dir << "/result.json, report: " << dir << "/report.html\n";
   return 0;
 }
 

@@ -192,8 +192,9 @@ class CudaDevice : public Device, public Sequencer {
     if (spec.offset_bytes > free || bytes + spec.offset_bytes + nodes64 * 4 + kMemoryMargin > free)
       throw UsageError(std::string(spec.offset_bytes ? "working set and offset " : "working set ") +
                        units::format_bytes(bytes + spec.offset_bytes) +
-                       (spec.offset_bytes ? " do" : " does") + " not fit in free GPU memory (" + units::format_bytes(free) +
-                       " free, " + units::format_bytes(kMemoryMargin) + " kept back)");
+                       (spec.offset_bytes ? " do" : " does") + " not fit in free GPU memory (" +
+                       units::format_bytes(free) + " free, " + units::format_bytes(kMemoryMargin) +
+                       " kept back)");
     const auto nodes = static_cast<std::uint32_t>(nodes64);
     auto order = analysis::random_cycle_order(nodes, spec.seed);
     const auto next = analysis::successors(order);
@@ -203,8 +204,8 @@ class CudaDevice : public Device, public Sequencer {
       GP_CUDA_CHECK(cudaMemcpyAsync(next_dev.as<std::uint32_t>(), next.data(), next_dev.bytes(),
                                     cudaMemcpyHostToDevice, stream_));
       kernels::launch_build_chain(chain.as<std::uint64_t>() + spec.offset_bytes / 8,
-                                  next_dev.as<std::uint32_t>(), nodes,
-                                  spec.node_stride_bytes, stream_);
+                                  next_dev.as<std::uint32_t>(), nodes, spec.node_stride_bytes,
+                                  stream_);
       // Push the freshly written chain out of the L2 so that every chase starts from memory.
       kernels::launch_flush(flush_.as<std::uint64_t>(), flush_.bytes(), info_.sm_count, stream_);
       GP_CUDA_CHECK(cudaStreamSynchronize(stream_));

@@ -311,9 +311,9 @@ std::unique_ptr<Chain> ModelDevice::make_chain(const ChainSpec& spec) {
       ws = std::to_string(spec.working_set_bytes + spec.offset_bytes) + " B";
       fr = std::to_string(free) + " B";
     }
-    throw UsageError((spec.offset_bytes ? "working set and offset " : "working set ") + ws +
-                     " do" + (spec.offset_bytes ? "" : "es") + " not fit in free device memory (" +
-                     fr + ")");
+    throw UsageError((spec.offset_bytes ? "working set and offset " : "working set ") + ws + " do" +
+                     (spec.offset_bytes ? "" : "es") + " not fit in free device memory (" + fr +
+                     ")");
   }
   const std::uint64_t nodes = spec.working_set_bytes / spec.node_stride_bytes;
   if (nodes > std::numeric_limits<std::uint32_t>::max())

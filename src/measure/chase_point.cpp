@@ -38,24 +38,28 @@ ChasePlan plan_chase(std::uint64_t nodes, std::uint64_t working_set, std::uint64
 }
 
 json to_json(const ChasePoint& p) {
-  return {{"working_set_bytes", p.working_set},
-          {"load", device::to_string(p.op)},
-          {"carveout_percent", p.carveout},
-          {"regime", p.plan.cold ? "cold" : "hot"},
-          {"first_warmup_steps", p.plan.first_warmup_steps},
-          {"warmup_steps_per_run", p.plan.warmup_steps},
-          {"timed_steps", p.plan.timed_steps},
-          {"cycles_per_load", to_json(p.cycles)},
-          {"sm_clock_mhz_measured", p.clock_mhz},
-          {"smid", p.smid}};
+  json j = {{"working_set_bytes", p.working_set},
+            {"load", device::to_string(p.op)},
+            {"carveout_percent", p.carveout},
+            {"regime", p.plan.cold ? "cold" : "hot"},
+            {"first_warmup_steps", p.plan.first_warmup_steps},
+            {"warmup_steps_per_run", p.plan.warmup_steps},
+            {"timed_steps", p.plan.timed_steps},
+            {"cycles_per_load", to_json(p.cycles)},
+            {"sm_clock_mhz_measured", p.clock_mhz},
+            {"smid", p.smid}};
+  if (p.offset_bytes) j["offset_bytes"] = p.offset_bytes;
+  return j;
 }
 
 ChasePoint measure_chase(Context& ctx, LoadOp op, std::uint64_t working_set, int carveout,
-                         std::optional<std::uint64_t> seed) {
+                         std::optional<std::uint64_t> seed, std::uint64_t offset_bytes) {
   auto& dev = ctx.device;
-  device::ChainSpec spec{working_set, ctx.options.node_stride, seed.value_or(ctx.options.seed)};
+  device::ChainSpec spec{working_set, ctx.options.node_stride, seed.value_or(ctx.options.seed),
+                         offset_bytes};
   auto chain = dev.make_chain(spec);
   ChasePoint point;
+  point.offset_bytes = offset_bytes;
   point.working_set = chain->nodes() * spec.node_stride_bytes;
   point.op = op;
   point.carveout = carveout;

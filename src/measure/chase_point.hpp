@@ -32,13 +32,16 @@ struct ChasePoint {
   Measurement cycles;
   double clock_mhz = 0;  ///< SM clock during the chase: cycles over %globaltimer (0 = unknown)
   int smid = -1;
+  std::uint64_t offset_bytes = 0;  ///< the chain's offset into its allocation
 };
 nlohmann::json to_json(const ChasePoint& p);
 
 /// A chain of `working_set` bytes at ctx.options.node_stride (seed: ctx.options.seed unless
-/// given), chased per plan_chase with ctx.options.protocol's stopping rule.
+/// given; `offset_bytes` into its allocation, ChainSpec::offset_bytes), chased per plan_chase
+/// with ctx.options.protocol's stopping rule.
 ChasePoint measure_chase(Context& ctx, device::LoadOp op, std::uint64_t working_set, int carveout,
-                         std::optional<std::uint64_t> seed = std::nullopt);
+                         std::optional<std::uint64_t> seed = std::nullopt,
+                         std::uint64_t offset_bytes = 0);
 
 /// The median cycles per load of measure_chase, carve-out the driver's default: one
 /// latency.sweep point as the sweep measures it (`gpuprobe replay` measures the exported model

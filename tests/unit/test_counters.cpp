@@ -12,8 +12,8 @@
 #include "core/progress.hpp"
 #include "counters/counters.hpp"
 #include "counters/profiler_error.hpp"
-#include "finding_lookup.hpp"
 #include "device/device.hpp"
+#include "finding_lookup.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -128,10 +128,11 @@ TEST_F(CountersFixture, AReadOutsideTheValidRangeLeavesTheCheckUnjudged) {
   counters::Expectation hit{"L2 sector hit rate", "hit.pct", "", "%", 100.0, 10.0, false, "fits"};
   hit.valid_min = 0;
   hit.valid_max = 100.5;
-  d.probes.push_back({"l2 3 MiB",
-                      {},
-                      [] {},
-                      {hit, {"DRAM bytes read", "dram.sum", "", "bytes", 1000.0, 20.0, false, "i"}}});
+  d.probes.push_back(
+      {"l2 3 MiB",
+       {},
+       [] {},
+       {hit, {"DRAM bytes read", "dram.sum", "", "bytes", 1000.0, 20.0, false, "i"}}});
   Context ctx{*dev, options, board};
   ExperimentResult r;
   r.id = "latency.chase";
@@ -207,7 +208,8 @@ TEST_F(CountersFixture, TwoPartitionsLeaveTheL2HitRatePastTheNearPartitionUnchec
   for (const auto& p : rec.at("probes"))
     for (const auto& c : p.at("checks"))
       checked[p.at("where").at("level")].push_back(c.at("quantity"));
-  EXPECT_EQ(checked["l2_near"], (std::vector<std::string>{"L1 sector hit rate", "L2 sector hit rate"}));
+  EXPECT_EQ(checked["l2_near"],
+            (std::vector<std::string>{"L1 sector hit rate", "L2 sector hit rate"}));
   EXPECT_EQ(checked["l2_mixed"], (std::vector<std::string>{"L1 sector hit rate"}));
   EXPECT_EQ(checked["dram"], (std::vector<std::string>{"L1 sector hit rate"}));
   ASSERT_TRUE(chase.statistics.contains("counters_not_checked"));

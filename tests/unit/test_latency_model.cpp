@@ -377,17 +377,19 @@ TEST(L2MixtureAnalysis, AllocationSpreadFromDraws) {
                 {"page", std::vector<std::uint32_t>(100, 0)}};
   };
   const auto draw = [](double ws, json histogram) {
-    return json{{"working_set_bytes", ws}, {"offset_bytes", 2097152}, {"cycles_histogram", histogram}};
+    return json{
+        {"working_set_bytes", ws}, {"offset_bytes", 2097152}, {"cycles_histogram", histogram}};
   };
   ExperimentResult r;
   r.id = "cache.l2.mixture";
   r.parameters = {{"l2_hit_latency_cycles", 240.0}, {"l2_far_hit_latency_cycles", 300.0}};
-  r.samples = {{"reference", {{"cycles", std::vector<std::uint32_t>(64, 250)}}},
-               {"points", json::array({point(1e6, 250), point(2e6, 410)})},
-               {"draws", json::array({draw(1e6, json::array({json::array({250, 100})})),
-                                      draw(1e6, json::array({json::array({250, 50}),
-                                                             json::array({410, 50})})),
-                                      draw(2e6, json::array({json::array({410, 100})}))})}};
+  r.samples = {
+      {"reference", {{"cycles", std::vector<std::uint32_t>(64, 250)}}},
+      {"points", json::array({point(1e6, 250), point(2e6, 410)})},
+      {"draws",
+       json::array({draw(1e6, json::array({json::array({250, 100})})),
+                    draw(1e6, json::array({json::array({250, 50}), json::array({410, 50})})),
+                    draw(2e6, json::array({json::array({410, 100})}))})}};
   ExperimentResult good = r;
   e->analyze(good);
   const auto* spread = test::find(good, "l2.mixture.allocation_spread");

@@ -266,6 +266,22 @@ TEST(Replicates, NearPartitionKneeFromReplicateChains) {
   e->validate(*dev, options);
   e->run(ctx, r);
   ASSERT_EQ(r.samples.at("near_knee_replicates").size(), 2u);
+  // Replicate j reads other pages: its chains sit (j + 1) x the bisection's largest working set
+  // (rounded up to 2 MiB) into their allocation, and each point records that offset.
+  for (std::size_t j = 0; j < 2; ++j) {
+    const auto& k = r.samples.at("near_knee_replicates")[j];
+    const auto offset = k.at("offset_bytes").get<std::uint64_t>();
+    double largest = 0;
+    for (const auto& p : k.at("points")) {
+      EXPECT_EQ(p.at("offset_bytes").get<std::uint64_t>(), offset);
+      largest = std::max(largest, p.at("working_set_bytes").get<double>());
+    }
+    const std::uint64_t page = 2u << 20;
+    EXPECT_GT(offset, 0u);
+    EXPECT_EQ(offset % page, 0u);
+    EXPECT_GE(static_cast<double>(offset), (j + 1) * largest);
+    EXPECT_EQ(offset / (j + 1) * (j + 1), offset);
+  }
   auto near = [](ExperimentResult x, const Registry& reg) {
     x.findings.clear();
     reg.find("latency.sweep")->analyze(x);

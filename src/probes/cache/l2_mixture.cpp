@@ -87,7 +87,8 @@ class L2Mixture : public Experiment {
   std::string description() const override {
     return "one SM's chase (ld.global.cg) at 0.95 .. 1.6 x l2.near_capacity with every 32nd "
            "load timed on its own: the share of loads the SM's own L2 partition serves, what "
-           "the others cost, and how the share differs between the chase's 2 MiB pages and, on the slope, between "
+           "the others cost, and how the share differs between the chase's 2 MiB pages and, on the "
+           "slope, between "
            "allocations of one size [uses findings of latency.sweep and cache.l2.far_hit]";
   }
   std::vector<Axis> typed_axes() const override {
@@ -260,8 +261,8 @@ void analyze_allocations(ExperimentResult& r, const std::vector<Allocation>& fro
                           {"samples", a.n}});
     }
     const double med = stats::median(means);
-    c.rows.push_back({bytes, static_cast<double>(as.size()), lo->mean, med, hi->mean, share_lo,
-                      share_hi});
+    c.rows.push_back(
+        {bytes, static_cast<double>(as.size()), lo->mean, med, hi->mean, share_lo, share_hi});
     const double spread = med > 0 ? 100.0 * (hi->mean - lo->mean) / med : 0;
     if (spread > widest) {
       widest = spread;
@@ -282,23 +283,17 @@ void analyze_allocations(ExperimentResult& r, const std::vector<Allocation>& fro
         x2 += w[i] * (as[i].mean - pooled) * (as[i].mean - pooled);
       const double df = static_cast<double>(as.size() - 1);
       widest_z = (x2 - df) / std::sqrt(2 * df);
-      widest_extra = {{"working_set_bytes", bytes},
-                      {"allocations", as.size()},
-                      {"latency_min_cycles", lo->mean},
-                      {"latency_median_cycles", med},
-                      {"latency_max_cycles", hi->mean},
-                      {"near_share_min", share_lo},
-                      {"near_share_max", share_hi},
-                      {"heterogeneity_z", widest_z}};
+      widest_extra = {{"working_set_bytes", bytes},     {"allocations", as.size()},
+                      {"latency_min_cycles", lo->mean}, {"latency_median_cycles", med},
+                      {"latency_max_cycles", hi->mean}, {"near_share_min", share_lo},
+                      {"near_share_max", share_hi},     {"heterogeneity_z", widest_z}};
     }
   }
   if (c.rows.empty()) return;
   r.curves.push_back(c);
   r.statistics["allocations"] = per_draw;
   r.findings.push_back(
-      {finding::kL2MixtureAllocationSpread,
-       widest,
-       "%",
+      {finding::kL2MixtureAllocationSpread, widest, "%",
        confidence::separation(std::max(0.0, widest_z)),
        "widest range of the chase's mean latency over allocations of one working set (the "
        "sampled point and the same chain in 3 other allocations, other physical pages), "

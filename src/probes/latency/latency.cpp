@@ -301,10 +301,14 @@ class LatencySweep : public Experiment {
                     {"node_type", "64-bit address of the next node"},
                     {"buffer_alignment_bytes", 256}};
     // The near-partition knee moved 25.2 .. 28.0 MiB between runs (issue 9, "Run to run"): it
-    // depends on where a fresh chain's lines land. So it is located again in further
-    // independent replicates, each with its own chain (another seed, a fresh allocation per
-    // point), by bisection between the near plateau and the next one with the finder's own
-    // on-plateau band; analyze_sweep takes the knee's confidence from the spread of the knees.
+    // depends on where a fresh chain's lines land, i.e. on the physical pages an allocation
+    // gets (cache.l2.mixture's allocations). So it is located again in further independent
+    // replicates, each with its own chain (another seed) on other pages: replicate j's chains
+    // sit (j + 1) x the bisection's largest working set (rounded up to 2 MiB) into a fresh
+    // allocation (an allocator hands a block just freed straight back, so without the offset
+    // every replicate would read the sweep's own pages), by bisection between the near plateau
+    // and the next one with the finder's own on-plateau band; analyze_sweep takes the knee's
+    // confidence from the spread of the knees.
     json knees = json::array();
     const auto levels = analysis::find_levels(curve_from_points(points));
     const json l1_refinement = refine_l1_knee(ctx, op, levels, o.node_stride,
@@ -318,20 +322,27 @@ class LatencySweep : public Experiment {
       gpuprobe::measure::replicate(gpuprobe::measure::kReplicates - 1, [&](int j) {
         const std::uint64_t seed = o.seed + 1 + static_cast<std::uint64_t>(j);
         json pts = json::array();
+        double a = aligned(std::max(plateau.x_min, tn.x_last_on / 1.25));
+        double b = aligned(levels.plateaus[tn.below + 1].x_min);
+        constexpr std::uint64_t kPage = 2 * kMiB;
+        std::uint64_t offset = static_cast<std::uint64_t>(j + 1) *
+                               ((static_cast<std::uint64_t>(b) + kPage - 1) / kPage * kPage);
+        // Where the larger allocation does not fit, the replicate reads the sweep's pages.
+        if (offset + static_cast<std::uint64_t>(b) + 2 * ctx.device.info().l2_bytes + 512 * kMiB >
+            ctx.device.free_memory())
+          offset = 0;
         auto on = [&](double x) {
-          const auto p = measure_chase(ctx, op, static_cast<std::uint64_t>(x), -1, seed);
+          const auto p = measure_chase(ctx, op, static_cast<std::uint64_t>(x), -1, seed, offset);
           pts.push_back(to_json(p));
           return on_plateau(p.cycles.summary.median, plateau);
         };
-        double a = aligned(std::max(plateau.x_min, tn.x_last_on / 1.25));
-        double b = aligned(levels.plateaus[tn.below + 1].x_min);
         if (b > a && on(a) && !on(b))
           while (b / a > 1 + sweep.resolution) {
             const double m = aligned(std::sqrt(a * b));
             if (m <= a || m >= b) break;
             (on(m) ? a : b) = m;
           }
-        knees.push_back({{"seed", seed}, {"points", pts}});
+        knees.push_back({{"seed", seed}, {"offset_bytes", offset}, {"points", pts}});
         return 0;
       });
     }
@@ -358,8 +369,8 @@ json chase_counters(Context& ctx,
   // Two L2 partitions (the sweep found a near-partition knee, so a mixed level exists): past the
   // SM's own partition a load is looked up there and again at its home (cache.l2.far_hit), so
   // the sector hit rate counts lookups of both and no per-load model of it is known.
-  const bool two_partitions =
-      std::any_of(levels.begin(), levels.end(), [](const auto& lv) { return lv.first == "l2_mixed"; });
+  const bool two_partitions = std::any_of(levels.begin(), levels.end(),
+                                          [](const auto& lv) { return lv.first == "l2_mixed"; });
   json not_checked = json::array();
   for (const auto& [name, ws] : levels) {
     chains.push_back(dev.make_chain({ws, o.node_stride, o.seed}));
@@ -391,10 +402,12 @@ json chase_counters(Context& ctx,
                             "the set exceeds the L1: at most L1 / set of random loads hit"));
       if (two_partitions && (name == "l2_mixed" || name == "dram"))
         not_checked.push_back(
-            {{"at", name}, {"quantity", "L2 sector hit rate"},
-             {"why", "two L2 partitions: past the SM's own partition a load is looked up there "
-                     "and again at its home, so lts__t_sector_hit_rate counts lookups of both "
-                     "partitions; no per-load expectation of it is modelled"}});
+            {{"at", name},
+             {"quantity", "L2 sector hit rate"},
+             {"why",
+              "two L2 partitions: past the SM's own partition a load is looked up there "
+              "and again at its home, so lts__t_sector_hit_rate counts lookups of both "
+              "partitions; no per-load expectation of it is modelled"}});
       else
         checks.push_back(
             plan.cold ? rate("L2 sector hit rate", "lts__t_sector_hit_rate.pct", 0, 100 * l2 / set,
@@ -764,7 +777,8 @@ void analyze_sweep(ExperimentResult& r) {
       f.extra["replicates_without_knee"] = missing;
       f.method += "; median of this sweep's knee and " +
                   std::to_string(r.samples["near_knee_replicates"].size()) +
-                  " replicates' (fresh chains, bisection), confidence from their spread";
+                  " replicates' (fresh chains on other pages of a fresh allocation, bisection), "
+                  "confidence from their spread";
     }
     // The mixed region's level: of the plateaus between the near-partition knee and the L2's,
     // the widest (in log working set; then the most points). A slope can leave short steps on
