@@ -177,16 +177,21 @@ ModelConfig wide_lru_l2(std::uint32_t ways) {
   return c;
 }
 
+/// The eviction search over 8192 candidates at `alignment` on a wide_lru_l2(ways) model.
+analysis::cache::ConflictSet search_wide_lru_l2(std::uint32_t ways, std::uint64_t alignment) {
+  using namespace analysis::cache;
+  device::ModelDevice dev(wide_lru_l2(ways));
+  auto buf = dev.alloc_probe_buffer(64 * kMiB);
+  Probe p = probe_on(dev, *buf, 64 * kMiB, 13);
+  const auto cal = calibrate(p, Level::kL2);
+  return find_conflict_set_by_eviction(p, cal, 8192, alignment);
+}
+
 // A 512-way set (every 1 KiB-aligned candidate falls into the target's set): the groups double
 // while every one is needed, each such pass raising the lower bound, until single lines are
 // the groups and the whole prefix is the minimal set.
 TEST(L2Eviction, AVeryWideSetIsFoundThroughDoublingGroups) {
-  using namespace analysis::cache;
-  device::ModelDevice dev(wide_lru_l2(512));
-  auto buf = dev.alloc_probe_buffer(64 * kMiB);
-  Probe p = probe_on(dev, *buf, 64 * kMiB, 13);
-  const auto cal = calibrate(p, Level::kL2);
-  const auto set = find_conflict_set_by_eviction(p, cal, 8192, 1024);
+  const auto set = search_wide_lru_l2(512, 1024);
   EXPECT_TRUE(set.found) << set.note;
   EXPECT_TRUE(set.repeatable());
   EXPECT_EQ(set.ways, 512u);
@@ -198,12 +203,7 @@ TEST(L2Eviction, AVeryWideSetIsFoundThroughDoublingGroups) {
 // stops with a lower bound. The bound is the groups that pass kept, each needed (before the
 // eighth session a pass that removed a few groups left it at the previous pass's 32).
 TEST(L2Eviction, BoundCountsTheGroupsKept) {
-  using namespace analysis::cache;
-  device::ModelDevice dev(wide_lru_l2(200));
-  auto buf = dev.alloc_probe_buffer(64 * kMiB);
-  Probe p = probe_on(dev, *buf, 64 * kMiB, 13);
-  const auto cal = calibrate(p, Level::kL2);
-  const auto set = find_conflict_set_by_eviction(p, cal, 8192, 128);
+  const auto set = search_wide_lru_l2(200, 128);
   EXPECT_FALSE(set.found);
   EXPECT_TRUE(set.repeatable());
   // Each kept group holds a congruent line: more than the 32 of the first pass, at most the
