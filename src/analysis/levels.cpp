@@ -349,6 +349,11 @@ void validate_points(const std::vector<CurvePoint>& points) {
 
 }  // namespace
 
+double bracket_precision(double last_on, double first_off) {
+  const double bracket = std::log(first_off / last_on);
+  return bracket > 0 ? std::min(1.0, std::log1p(confidence::kDefaultTolerance) / bracket) : 1.0;
+}
+
 LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& options) {
   validate_points(points);
   if (options.min_separation_z < 0 || options.rel_tolerance < 0 || options.noise_k < 0) {
@@ -495,10 +500,8 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
     t.estimate = t.x_last_on;
     t.level_below = lo.level;
     t.level_above = hi.level;
-    const double bracket = std::log(t.x_first_off / t.x_last_on);
-    const double bracket_precision =
-        bracket > 0 ? std::min(1.0, std::log1p(confidence::kDefaultTolerance) / bracket) : 1.0;
-    t.confidence = confidence::combine({step_separation[k], bracket_precision});
+    t.confidence =
+        confidence::combine({step_separation[k], bracket_precision(t.x_last_on, t.x_first_off)});
     t.step_separation = step_separation[k];
     out.transitions.push_back(t);
   }

@@ -60,6 +60,10 @@ struct Transition {
   double step_separation = 0;  ///< the separation factor of `confidence` alone
 };
 
+/// The precision of a knee bracketed by [last_on, first_off]: min(1, ln(1 + tol) / ln(first_off
+/// / last_on)), tol = confidence::kDefaultTolerance; 1 for an empty bracket.
+double bracket_precision(double last_on, double first_off);
+
 struct LevelAnalysis {
   std::vector<Plateau> plateaus;        ///< sorted by x
   std::vector<Transition> transitions;  ///< transitions[i] is between plateaus[i] and [i+1]

@@ -301,11 +301,17 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     const auto r = from_file(path + ": experiments[" + std::to_string(i) + "] (cache.l2.mixture)",
                              [&] { return replay_analysis(e); });
     if (!r) continue;
-    for (const auto& c : r->curves)
-      if (c.name == "allocations")
-        for (const auto& row : c.rows)
-          drawn.push_back(
-              {row.at(0).get<double>(), row.at(2).get<double>(), row.at(4).get<double>()});
+    for (const auto& c : r->curves) {
+      if (c.name != "allocations") continue;
+      const auto col = [&](const char* name) {
+        return static_cast<std::size_t>(std::find(c.columns.begin(), c.columns.end(), name) -
+                                        c.columns.begin());
+      };
+      const auto ws = col("working_set_bytes"), lo = col("latency_min"), hi = col("latency_max");
+      for (const auto& row : c.rows)
+        drawn.push_back(
+            {row.at(ws).get<double>(), row.at(lo).get<double>(), row.at(hi).get<double>()});
+    }
   }
   std::sort(drawn.begin(), drawn.end());
   // Lowest and highest at `ws`, linear between the drawn working sets; nothing outside them.
@@ -331,7 +337,7 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
                     {"error_percent", err},
                     {"region", p.region}};
       json low = nullptr, high = nullptr;
-      if (const auto env = envelope_at(p.ws); env && p.region == "l2_mixed") {
+      if (const auto env = p.region == "l2_mixed" ? envelope_at(p.ws) : std::nullopt) {
         // The sweep's own point is one more allocation of this size.
         const double lo = std::min(env->first, p.measured), hi = std::max(env->second, p.measured);
         const double out_by = r < lo ? lo - r : (r > hi ? r - hi : 0.0);

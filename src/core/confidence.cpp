@@ -55,6 +55,20 @@ double separation(double z) {
   return std::clamp(std::erf(z / (2.0 * std::sqrt(2.0))), 0.0, 1.0);
 }
 
+double heterogeneity_z(const std::vector<double>& x, const std::vector<double>& w) {
+  if (x.size() < 2 || w.size() != x.size()) return 0.0;
+  double sw = 0, swx = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sw += w[i];
+    swx += w[i] * x[i];
+  }
+  const double m = swx / sw;
+  double q = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) q += w[i] * (x[i] - m) * (x[i] - m);
+  const double df = static_cast<double>(x.size() - 1);
+  return (q - df) / std::sqrt(2 * df);
+}
+
 double separation_z(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.empty() || b.empty()) return 0.0;
   const double d = std::fabs(stats::median(a) - stats::median(b));
@@ -184,8 +198,7 @@ nlohmann::json to_json(const ReplicateSummary& s) {
                       {"standard_error", s.standard_error},
                       {"between_standard_error", s.between_standard_error},
                       {"within_standard_error", s.within_standard_error}};
-  if (s.resolution_standard_error > 0)
-    j["resolution_standard_error"] = s.resolution_standard_error;
+  if (s.resolution_standard_error > 0) j["resolution_standard_error"] = s.resolution_standard_error;
   return j;
 }
 

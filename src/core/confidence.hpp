@@ -55,6 +55,10 @@ double separation(double z);
 /// z of two medians with their samples (0 when either has fewer than 2 samples and they are
 /// equal; a large z when both are exact and differ).
 double separation_z(const std::vector<double>& a, const std::vector<double>& b);
+/// Heterogeneity of values x_i with weights w_i (1 / variance): Cochran's Q = sum w_i (x_i -
+/// m)^2 about their w-weighted mean m, as z = (Q - df) / sqrt(2 df), df = n - 1 (a z for
+/// separation(): how clearly the values differ beyond their noise); 0 for fewer than 2 values.
+double heterogeneity_z(const std::vector<double>& x, const std::vector<double>& w);
 /// See the header comment; 0 when n == 0.
 double agreement(std::size_t agreeing, std::size_t trials);
 /// The product of factors, clamped to [0, 1].
@@ -66,10 +70,10 @@ double student_t_two_sided(double t, int dof);
 
 /// A quantity measured as independent replicates (see the header comment, "replicates").
 struct ReplicateSummary {
-  double value = 0;                   ///< median of the replicate medians
-  double standard_error = 0;          ///< max(between, within)
-  double between_standard_error = 0;  ///< from the spread of the replicate medians (k >= 3)
-  double within_standard_error = 0;   ///< from the noise inside each replicate
+  double value = 0;                      ///< median of the replicate medians
+  double standard_error = 0;             ///< max(between, within)
+  double between_standard_error = 0;     ///< from the spread of the replicate medians (k >= 3)
+  double within_standard_error = 0;      ///< from the noise inside each replicate
   double resolution_standard_error = 0;  ///< resolution / sqrt(12) of a quantised reading
   double precision = 0;
   std::size_t replicates = 0;

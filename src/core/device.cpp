@@ -6,6 +6,13 @@
 
 namespace gpuprobe::device {
 
+void check_chain_offset(const ChainSpec& spec) {
+  if (spec.offset_bytes % spec.node_stride_bytes != 0)
+    throw UsageError("chain offset " + std::to_string(spec.offset_bytes) +
+                     " B is not a multiple of the node stride (" +
+                     std::to_string(spec.node_stride_bytes) + " B)");
+}
+
 std::string to_string(LoadOp op) {
   switch (op) {
     case LoadOp::kDefault:

@@ -64,6 +64,10 @@ struct ChainSpec {
   std::uint64_t offset_bytes = 0;
 };
 
+/// Throws UsageError when spec.offset_bytes is not a multiple of the node stride (> 0), as
+/// every Device::make_chain requires.
+void check_chain_offset(const ChainSpec& spec);
+
 class Chain {
  public:
   virtual ~Chain() = default;
@@ -95,7 +99,6 @@ struct ChaseTiming {
 struct SampledChase {
   std::vector<std::uint32_t> cycles;
   std::vector<std::uint32_t> nodes;
-  std::uint32_t every = 1;
   int smid = -1;
   bool verified = false;  ///< the chase ended on the node the host predicted
 };

@@ -9,6 +9,11 @@ inline constexpr std::uint64_t kKiB = 1024;
 inline constexpr std::uint64_t kMiB = 1024 * kKiB;
 inline constexpr std::uint64_t kGiB = 1024 * kMiB;
 
+/// `v` rounded up to a multiple of `unit` (> 0).
+inline constexpr std::uint64_t round_up(std::uint64_t v, std::uint64_t unit) {
+  return (v + unit - 1) / unit * unit;
+}
+
 /// "1.5 MiB", "60 MiB", "512 B": binary units, up to 4 significant digits.
 std::string format_bytes(std::uint64_t bytes);
 

@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdio>
+#include <limits>
 #include <set>
 
 #include "core/confidence.hpp"
+#include "core/error.hpp"
 #include "core/stats.hpp"
 #include "counters/profiler_error.hpp"
 
@@ -161,6 +162,10 @@ json collect(Context& ctx, const Declaration& d) {
     rec["probes"].push_back(
         {{"label", p.label}, {"where", p.where}, {"values", values}, {"checks", checks}});
   }
+  for (const auto& n : d.not_checked) {
+    if (!rec.contains("not_checked")) rec["not_checked"] = json::array();
+    rec["not_checked"].push_back({{"at", n.at}, {"quantity", n.quantity}, {"why", n.why}});
+  }
   return rec;
 }
 
@@ -211,11 +216,17 @@ void cross_check(ExperimentResult& r) {
       r.findings.push_back(f);
     }
   }
+  if (rec.contains("not_checked")) {
+    if (!rec["not_checked"].is_array())
+      throw UsageError("counters: not_checked is not an array of checks");
+    r.statistics["counters_not_checked"] = rec["not_checked"];
+  }
   if (!unjudged.empty())
     r.statistics["counters_unjudged"] = {
         {"checks", unjudged},
-        {"why", "a read outside the values the quantity can take: the metric counts something "
-                "other than what the check assumes"}};
+        {"why",
+         "a read outside the values the quantity can take: the metric counts something "
+         "other than what the check assumes"}};
   if (checks == 0) return;
   Finding f;
   f.name = r.id + ".counters.agreement";
@@ -226,10 +237,8 @@ void cross_check(ExperimentResult& r) {
   f.method = std::to_string(agreeing) + " of " + std::to_string(checks) +
              " counter checks within tolerance of the model; " + rec.value("method", "");
   r.findings.push_back(f);
-  r.statistics["counters"] = {{"checks", checks},
-                              {"agreeing", agreeing},
-                              {"reads", reads},
-                              {"unjudged", unjudged.size()}};
+  r.statistics["counters"] = {
+      {"checks", checks}, {"agreeing", agreeing}, {"reads", reads}, {"unjudged", unjudged.size()}};
 }
 
 }  // namespace gpuprobe::counters

@@ -42,9 +42,16 @@ struct Probe {
   std::function<void()> prepare = {};
 };
 
+/// A check the experiment would make but cannot: no expectation of the quantity is known
+/// there. Listed with the reason instead of judged.
+struct NotChecked {
+  std::string at, quantity, why;
+};
+
 struct Declaration {
   std::vector<Probe> probes;
-  int reads = 3;  ///< independent reads per probe (the cross-check's trials)
+  int reads = 3;                        ///< independent reads per probe (the cross-check's trials)
+  std::vector<NotChecked> not_checked;  ///< in a read record's "not_checked"
 };
 
 /// Whether --counters was given for this run.
@@ -58,14 +65,15 @@ nlohmann::json collect(Context& ctx, const Declaration& d);
 
 /// Findings from samples["counters"] (pure): `<id>.counters.agreement` (the share of checks
 /// within tolerance) and one `<id>.counters.disagreement.<n>` per disagreeing check, with both
-/// numbers. Appends to r.findings; adds r.statistics["counters"].
+/// numbers. Appends to r.findings; adds r.statistics["counters"], and "counters_unjudged" /
+/// "counters_not_checked" when there are such checks.
 void cross_check(ExperimentResult& r);
 
 /// The verdict of one check over its reads: measured = median of the reads.
 struct Verdict {
   double measured = 0;
   bool agrees = false;
-  bool judged = true;   ///< false: a read fell outside the expectation's valid range
+  bool judged = true;       ///< false: a read fell outside the expectation's valid range
   double invalid_read = 0;  ///< the first such read
   std::size_t agreeing_reads = 0, reads = 0;
 };

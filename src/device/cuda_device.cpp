@@ -178,10 +178,7 @@ class CudaDevice : public Device, public Sequencer {
       throw UsageError("working set " + units::format_bytes(spec.working_set_bytes) +
                        " is smaller than one node (" + std::to_string(spec.node_stride_bytes) +
                        " B)");
-    if (spec.offset_bytes % spec.node_stride_bytes != 0)
-      throw UsageError("chain offset " + std::to_string(spec.offset_bytes) +
-                       " B is not a multiple of the node stride (" +
-                       std::to_string(spec.node_stride_bytes) + " B)");
+    check_chain_offset(spec);
     const std::uint64_t nodes64 = spec.working_set_bytes / spec.node_stride_bytes;
     if (nodes64 > 0xffffffffull)
       throw UsageError("working set " + units::format_bytes(spec.working_set_bytes) +
@@ -257,7 +254,6 @@ class CudaDevice : public Device, public Sequencer {
     r.nodes.reserve(n_samples);
     for (std::uint64_t k = 0; k < n_samples; ++k)
       r.nodes.push_back(analysis::node_after(chain.order(), first + k * every));
-    r.every = every;
     r.smid = static_cast<int>(out.smid);
     r.verified = true;
     return r;

@@ -33,7 +33,7 @@ using units::format_bytes;
 using units::kKiB;
 using units::kMiB;
 
-std::uint64_t round_up(std::uint64_t v, std::uint64_t unit) { return (v + unit - 1) / unit * unit; }
+using units::round_up;
 
 }  // namespace
 
@@ -299,10 +299,7 @@ std::unique_ptr<Chain> ModelDevice::make_chain(const ChainSpec& spec) {
     throw UsageError("working set " + std::to_string(spec.working_set_bytes) +
                      " B is smaller than one node (stride " +
                      std::to_string(spec.node_stride_bytes) + " B)");
-  if (spec.offset_bytes % spec.node_stride_bytes != 0)
-    throw UsageError("chain offset " + std::to_string(spec.offset_bytes) +
-                     " B is not a multiple of the node stride (" +
-                     std::to_string(spec.node_stride_bytes) + " B)");
+  check_chain_offset(spec);
   const std::uint64_t free = free_memory();
   if (spec.offset_bytes > free || spec.working_set_bytes > free - spec.offset_bytes) {
     std::string ws = format_bytes(spec.working_set_bytes + spec.offset_bytes),
@@ -484,7 +481,6 @@ SampledChase ModelDevice::sampled_chase(Chain& chain, const ChaseParams& params,
   std::uint32_t node =
       advance(mc, use_l1, order[start], start, params.warmup_steps, nullptr, nullptr);
   SampledChase r;
-  r.every = every;
   // Each sample: the sampled step on its own, then the steps up to the next sample in one walk.
   for (std::uint64_t i = 0; i < params.timed_steps; i += every) {
     r.nodes.push_back(node);

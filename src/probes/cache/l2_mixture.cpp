@@ -14,6 +14,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/confidence.hpp"
@@ -38,17 +39,25 @@ const std::vector<double> kFactors{0.95, 1.05, 1.15, 1.25, 1.4, 1.6};
 constexpr std::size_t kDrawnFactors = 4;
 constexpr std::size_t kExtraDraws = 3;
 
-/// The sampled loads of one working set: cycles and the 2 MiB page of the buffer each one read.
-json sample(device::Device& dev, std::uint64_t bytes, std::uint64_t seed) {
-  auto chain = dev.make_chain({bytes, kLine, seed});
+/// One pass of a fresh chain of `bytes` (`offset` into its allocation) warms the L2 (make_chain
+/// flushed it), then one pass is sampled: every kEvery-th load timed on its own.
+std::pair<std::uint64_t, device::SampledChase> sampled_pass(device::Device& dev,
+                                                            std::uint64_t bytes, std::uint64_t seed,
+                                                            std::uint64_t offset = 0) {
+  auto chain = dev.make_chain({bytes, kLine, seed, offset});
   device::ChaseParams p;
   p.op = device::LoadOp::kCg;
-  p.warmup_steps = chain->nodes();  // the first pass fills the L2 (make_chain flushed it)
+  p.warmup_steps = chain->nodes();
   p.timed_steps = chain->nodes();
-  const auto s = dev.sampled_chase(*chain, p, kEvery);
+  return {chain->nodes() * kLine, dev.sampled_chase(*chain, p, kEvery)};
+}
+
+/// The sampled loads of one working set: cycles and the 2 MiB page of the buffer each one read.
+json sample(device::Device& dev, std::uint64_t bytes, std::uint64_t seed) {
+  const auto [ws, s] = sampled_pass(dev, bytes, seed);
   json pages = json::array();
   for (auto n : s.nodes) pages.push_back(static_cast<std::uint64_t>(n) * kLine / kPageBytes);
-  return {{"working_set_bytes", chain->nodes() * kLine},
+  return {{"working_set_bytes", ws},
           {"cycles", s.cycles},
           {"page", pages},
           {"smid", s.smid},
@@ -56,21 +65,15 @@ json sample(device::Device& dev, std::uint64_t bytes, std::uint64_t seed) {
 }
 
 /// One more allocation of a working set: the point's chain (same size, seed and protocol)
-/// `offset` bytes into a fresh allocation, one warm pass, one pass with every kEvery-th load
-/// timed; the samples kept as a histogram of their cycles (the analysis needs only their
-/// distribution).
+/// `offset` bytes into a fresh allocation; the samples kept as a histogram of their cycles
+/// (the analysis needs only their distribution).
 json draw(device::Device& dev, std::uint64_t bytes, std::uint64_t offset, std::uint64_t seed) {
-  auto chain = dev.make_chain({bytes, kLine, seed, offset});
-  device::ChaseParams p;
-  p.op = device::LoadOp::kCg;
-  p.warmup_steps = chain->nodes();
-  p.timed_steps = chain->nodes();
-  const auto s = dev.sampled_chase(*chain, p, kEvery);
+  const auto [ws, s] = sampled_pass(dev, bytes, seed, offset);
   std::map<std::uint32_t, std::uint64_t> histogram;
   for (auto c : s.cycles) ++histogram[c];
   json h = json::array();
   for (const auto& [cycles, count] : histogram) h.push_back({cycles, count});
-  return {{"working_set_bytes", chain->nodes() * kLine},
+  return {{"working_set_bytes", ws},
           {"offset_bytes", offset},
           {"cycles_histogram", h},
           {"smid", s.smid},
@@ -131,7 +134,7 @@ class L2Mixture : public Experiment {
     json draws = json::array();
     for (std::size_t k = 0; k < std::min(kDrawnFactors, points.size()); ++k) {
       const auto bytes = points[k].at("working_set_bytes").get<std::uint64_t>();
-      const std::uint64_t step = (bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
+      const std::uint64_t step = units::round_up(bytes, kPageBytes);
       if (bytes + kExtraDraws * step + 2 * dev.info().l2_bytes + 512 * kMiB > dev.free_memory())
         break;
       for (std::size_t d = 1; d <= kExtraDraws; ++d)
@@ -225,6 +228,8 @@ void analyze_allocations(ExperimentResult& r, const std::vector<Allocation>& fro
       sum.add(bin[0].get<double>(), bin[1].get<double>(), offset, threshold);
     }
     const double bytes = d.at("working_set_bytes").get<double>();
+    if (!(bytes > 0))
+      throw UsageError("cache.l2.mixture: a draw's working_set_bytes is not a positive size");
     const auto a = sum.done(bytes, d.at("offset_bytes").get<double>());
     if (a.n >= kMinPageSamples) by_size[bytes].push_back(a);
   }
@@ -266,23 +271,14 @@ void analyze_allocations(ExperimentResult& r, const std::vector<Allocation>& fro
     const double spread = med > 0 ? 100.0 * (hi->mean - lo->mean) / med : 0;
     if (spread > widest) {
       widest = spread;
-      // Heterogeneity of all the allocations' means against their weighted mean, as z =
-      // (X^2 - df) / sqrt(2 df); a standard error is never below what whole-cycle samples
-      // allow (1 / sqrt(12 n)).
-      double sw = 0, swm = 0;
+      // Heterogeneity of all the allocations' means; a standard error is never below what
+      // whole-cycle samples allow (1 / sqrt(12 n)).
       std::vector<double> w;
       for (const auto& a : as) {
         const double se = std::max(a.se, 1.0 / std::sqrt(12.0 * static_cast<double>(a.n)));
         w.push_back(1.0 / (se * se));
-        sw += w.back();
-        swm += w.back() * a.mean;
       }
-      const double pooled = swm / sw;
-      double x2 = 0;
-      for (std::size_t i = 0; i < as.size(); ++i)
-        x2 += w[i] * (as[i].mean - pooled) * (as[i].mean - pooled);
-      const double df = static_cast<double>(as.size() - 1);
-      widest_z = (x2 - df) / std::sqrt(2 * df);
+      widest_z = confidence::heterogeneity_z(means, w);
       widest_extra = {{"working_set_bytes", bytes},     {"allocations", as.size()},
                       {"latency_min_cycles", lo->mean}, {"latency_median_cycles", med},
                       {"latency_max_cycles", hi->mean}, {"near_share_min", share_lo},
@@ -293,8 +289,7 @@ void analyze_allocations(ExperimentResult& r, const std::vector<Allocation>& fro
   r.curves.push_back(c);
   r.statistics["allocations"] = per_draw;
   r.findings.push_back(
-      {finding::kL2MixtureAllocationSpread, widest, "%",
-       confidence::separation(std::max(0.0, widest_z)),
+      {finding::kL2MixtureAllocationSpread, widest, "%", confidence::separation(widest_z),
        "widest range of the chase's mean latency over allocations of one working set (the "
        "sampled point and the same chain in 3 other allocations, other physical pages), "
        "relative to their median, over the slope's working sets (0.95 .. 1.25 x "
@@ -357,13 +352,11 @@ void L2Mixture::analyze(ExperimentResult& r) const {
     if (s.n == 0) continue;
     s.near_share = static_cast<double>(s.n - s.misses) / static_cast<double>(s.n);
     s.miss_mean = s.misses ? miss_sum / static_cast<double>(s.misses) : 0;
-    // Heterogeneity of the pages: chi-square of their near counts against the pooled share,
-    // as z = (X^2 - df) / sqrt(2 df).
+    // Heterogeneity of the pages' shares (pages with at least kMinPageSamples samples; a
+    // partial last page with few is left out): binomial weights n / (q (1 - q)) about their
+    // pooled share q, which is their weighted mean.
     s.page_min = 1;
     s.page_max = 0;
-    double x2 = 0;
-    // The pooled share of the pages judged (a partial last page with few samples is left out
-    // of both the sum and the degrees of freedom).
     std::size_t pooled_near = 0, pooled_all = 0;
     for (const auto& [page, b] : by_page)
       if (b.second >= kMinPageSamples) {
@@ -372,22 +365,18 @@ void L2Mixture::analyze(ExperimentResult& r) const {
       }
     const double q =
         pooled_all ? static_cast<double>(pooled_near) / static_cast<double>(pooled_all) : 0;
+    std::vector<double> shares, weights;
     for (const auto& [page, b] : by_page) {
       if (b.second < kMinPageSamples) continue;
       const double share = static_cast<double>(b.first) / static_cast<double>(b.second);
       s.page_min = std::min(s.page_min, share);
       s.page_max = std::max(s.page_max, share);
       ++s.pages;
-      if (q > 0 && q < 1) {
-        const double e = static_cast<double>(b.second) * q;
-        x2 +=
-            (static_cast<double>(b.first) - e) * (static_cast<double>(b.first) - e) / (e * (1 - q));
-      }
+      shares.push_back(share);
+      // All shares equal q when q is 0 or 1: any weight gives Q = 0.
+      weights.push_back(q > 0 && q < 1 ? static_cast<double>(b.second) / (q * (1 - q)) : 1.0);
     }
-    if (s.pages >= 2) {
-      const double df = static_cast<double>(s.pages - 1);
-      s.z = (x2 - df) / std::sqrt(2 * df);
-    }
+    s.z = confidence::heterogeneity_z(shares, weights);
     if (s.pages == 0) s.page_min = s.page_max = s.near_share;
     pts.push_back(s);
     allocations.push_back(all.done(s.bytes, 0));
@@ -432,7 +421,7 @@ void L2Mixture::analyze(ExperimentResult& r) const {
         {finding::kL2MixturePageSpread,
          mid->page_max - mid->page_min,
          "fraction",
-         confidence::separation(std::max(0.0, mid->z)),
+         confidence::separation(mid->z),
          "range of the 2 MiB pages' near-hit shares at the working set whose share is nearest "
          "one half (pages with at least 64 samples); confidence: how clearly the pages differ "
          "beyond binomial noise (chi-square heterogeneity as z)",

@@ -97,7 +97,7 @@ class L2Partition : public Experiment {
     device::DeviceBuffer buf((kPages + 1) * kPage);
     GP_CUDA_CHECK(cudaMemset(buf.as<void>(), 0, buf.bytes()));
     const auto raw = reinterpret_cast<std::uint64_t>(buf.as<void>());
-    const std::uint64_t base = (raw + kPage - 1) / kPage * kPage;
+    const std::uint64_t base = units::round_up(raw, kPage);
     std::vector<std::uint64_t> lines(n);
     for (std::uint32_t i = 0; i < n; ++i) lines[i] = base + offsets[i];
     device::DeviceArray<std::uint64_t> d_lines(n);

@@ -324,9 +324,8 @@ class LatencySweep : public Experiment {
         json pts = json::array();
         double a = aligned(std::max(plateau.x_min, tn.x_last_on / 1.25));
         double b = aligned(levels.plateaus[tn.below + 1].x_min);
-        constexpr std::uint64_t kPage = 2 * kMiB;
         std::uint64_t offset = static_cast<std::uint64_t>(j + 1) *
-                               ((static_cast<std::uint64_t>(b) + kPage - 1) / kPage * kPage);
+                               units::round_up(static_cast<std::uint64_t>(b), 2 * kMiB);
         // Where the larger allocation does not fit, the replicate reads the sweep's pages.
         if (offset + static_cast<std::uint64_t>(b) + 2 * ctx.device.info().l2_bytes + 512 * kMiB >
             ctx.device.free_memory())
@@ -371,7 +370,6 @@ json chase_counters(Context& ctx,
   // the sector hit rate counts lookups of both and no per-load model of it is known.
   const bool two_partitions = std::any_of(levels.begin(), levels.end(),
                                           [](const auto& lv) { return lv.first == "l2_mixed"; });
-  json not_checked = json::array();
   for (const auto& [name, ws] : levels) {
     chains.push_back(dev.make_chain({ws, o.node_stride, o.seed}));
     device::Chain& chain = *chains.back();
@@ -401,13 +399,11 @@ json chase_counters(Context& ctx,
                             std::max(2.0, 100 * l1 / set),
                             "the set exceeds the L1: at most L1 / set of random loads hit"));
       if (two_partitions && (name == "l2_mixed" || name == "dram"))
-        not_checked.push_back(
-            {{"at", name},
-             {"quantity", "L2 sector hit rate"},
-             {"why",
-              "two L2 partitions: past the SM's own partition a load is looked up there "
-              "and again at its home, so lts__t_sector_hit_rate counts lookups of both "
-              "partitions; no per-load expectation of it is modelled"}});
+        d.not_checked.push_back(
+            {name, "L2 sector hit rate",
+             "two L2 partitions: past the SM's own partition a load is looked up there and "
+             "again at its home, so lts__t_sector_hit_rate counts lookups of both partitions; "
+             "no per-load expectation of it is modelled"});
       else
         checks.push_back(
             plan.cold ? rate("L2 sector hit rate", "lts__t_sector_hit_rate.pct", 0, 100 * l2 / set,
@@ -428,11 +424,7 @@ json chase_counters(Context& ctx,
                         checks,
                         prepare});
   }
-  json out = counters::collect(ctx, d);
-  // Only a read record lists them: without the profiler no check ran at all.
-  if (!not_checked.empty() && out.is_object() && out.value("status", "") == "read")
-    out["not_checked"] = not_checked;
-  return out;
+  return counters::collect(ctx, d);
 }
 
 class LatencyChase : public Experiment {
@@ -537,9 +529,6 @@ class LatencyChase : public Experiment {
   }
   void analyze(ExperimentResult& r) const override {
     counters::cross_check(r);
-    if (r.samples.contains("counters") && r.samples.at("counters").is_object() &&
-        r.samples.at("counters").contains("not_checked"))
-      r.statistics["counters_not_checked"] = r.samples.at("counters").at("not_checked");
     for (const auto& p : r.samples.at("points")) {
       const std::string level = p.at("level");
       const std::string load = p.at("load");
@@ -709,9 +698,8 @@ void analyze_sweep(ExperimentResult& r) {
           cap.value = on;
           cap.extra["bracket_bytes"] = {on, off};
           cap.extra["sweep_bracket_bytes"] = {t.x_last_on, t.x_first_off};
-          const double precision =
-              std::min(1.0, std::log1p(confidence::kDefaultTolerance) / std::log(off / on));
-          cap.confidence = confidence::combine({t.step_separation, precision});
+          cap.confidence =
+              confidence::combine({t.step_separation, analysis::bracket_precision(on, off)});
           cap.method +=
               "; refined to one node: the largest chase with fewer than half a miss "
               "per pass (samples.l1_knee_refinement)";
@@ -763,15 +751,12 @@ void analyze_sweep(ExperimentResult& r) {
         ses.push_back((kn->second - kn->first) / std::sqrt(12.0));
       }
       const auto rs = confidence::summarize_replicates(knees, ses);
-      const double bracket = std::log(tn.x_first_off / tn.x_last_on);
-      const double bracket_precision =
-          bracket > 0 ? std::min(1.0, std::log1p(confidence::kDefaultTolerance) / bracket) : 1.0;
       Finding& f = r.findings.back();
       f.value = rs.value;
       // A replicate whose bisection did not straddle the knee is evidence against it: it counts
       // as a replicate that disagrees (agreement of the replicates that found a knee).
       f.confidence = confidence::combine(
-          {bracket_precision > 0 ? tn.confidence / bracket_precision : 0.0, rs.precision,
+          {tn.step_separation, rs.precision,
            missing ? confidence::agreement(knees.size(), knees.size() + missing) : 1.0});
       f.extra["replicates"] = confidence::to_json(rs);
       f.extra["replicates_without_knee"] = missing;
@@ -785,17 +770,14 @@ void analyze_sweep(ExperimentResult& r) {
     // its way (a few points at the near knee's onset or on the rise into DRAM; seen on the
     // H200: 293.7 cycles at 25.8-28.4 MiB and 553.7 at 56.0-57.9 MiB beside 527.3 at
     // 42.8-55.4 MiB), which are not the region's level.
-    std::size_t widest = tc.below;
-    const auto width = [&](std::size_t k) {
+    const auto extent = [&](std::size_t k) {  // (log width, points - 1), compared in order
       const auto& p = levels.plateaus[k];
-      return p.x_max > 0 && p.x_min > 0 ? std::log(p.x_max / p.x_min) : 0.0;
+      return std::pair{p.x_max > 0 && p.x_min > 0 ? std::log(p.x_max / p.x_min) : 0.0,
+                       p.last - p.first};
     };
+    std::size_t widest = tc.below;
     for (std::size_t k = tn.below + 1; k < tc.below; ++k)
-      if (width(k) > width(widest) ||
-          (width(k) == width(widest) &&
-           levels.plateaus[k].last - levels.plateaus[k].first >
-               levels.plateaus[widest].last - levels.plateaus[widest].first))
-        widest = k;
+      if (extent(k) > extent(widest)) widest = k;
     const auto& far = levels.plateaus[widest];
     // Not a far-partition hit latency: that region mixes near hits, far hits and DRAM misses
     // (issue 10; cache.l2.far_hit measures the far hit itself).
