@@ -9,6 +9,7 @@
 
 #include "cli/app.hpp"
 #include "cli_runner.hpp"
+#include "core/error.hpp"
 #include "core/progress.hpp"
 #include "counters/counters.hpp"
 #include "counters/profiler_error.hpp"
@@ -225,6 +226,11 @@ TEST_F(CountersFixture, TwoPartitionsLeaveTheL2HitRatePastTheNearPartitionUnchec
         f.extra.at("quantity") == "L2 sector hit rate")
       l2_disagreements.push_back(f.extra.at("configuration").at("level"));
   EXPECT_EQ(l2_disagreements, std::vector<std::string>{"l2_near"});
+  // A recorded list that is no array is the file's fault.
+  ExperimentResult corrupt = chase;
+  corrupt.findings.clear();
+  corrupt.samples["counters"]["not_checked"] = "x";
+  EXPECT_THROW(counters::cross_check(corrupt), UsageError);
   // Without a profiler no check runs, and none is listed as not checked.
   counters::set_reader_for_testing(nullptr);
   ExperimentResult waived;

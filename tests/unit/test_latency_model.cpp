@@ -417,6 +417,9 @@ TEST(L2MixtureAnalysis, AllocationSpreadFromDraws) {
   ExperimentResult negative = r;
   negative.samples["draws"][0]["cycles_histogram"][0] = json::array({250, -4});
   EXPECT_THROW(e->analyze(negative), UsageError);
+  ExperimentResult nonpositive = r;
+  nonpositive.samples["draws"][0]["working_set_bytes"] = -5;
+  EXPECT_THROW(e->analyze(nonpositive), UsageError);
   ExperimentResult none = r;
   none.samples.erase("draws");
   e->analyze(none);
