@@ -157,7 +157,11 @@ def structure_text():
                       f"(confidence {f['l2.mixture.allocation_spread']['confidence']:.2f}, heterogeneity z {a['heterogeneity_z']:.0f}): "
                       + ("the allocations differ beyond their sampling noise, so the slope's shape belongs to the allocation, "
                          "not to the size alone." if f['l2.mixture.allocation_spread']['confidence'] >= 0.9 else
-                         "the allocations do not clearly differ beyond their sampling noise.") if a else "")(f.get("l2.mixture.allocation_spread")))
+                         "the allocations do not clearly differ beyond their sampling noise.") if a else "")(f.get("l2.mixture.allocation_spread"))
+                   + (lambda u: f" Loads share their fate (near hit or not) alike within aligned blocks of up to "
+                      f"{u['value'] / 1024:.0f} KiB and less beyond (phi {u['phi']:.2f}, then {u['phi_next']:.2f}: "
+                      f"`l2.mixture.placement_unit`, confidence {u['confidence']:.2f}): the index places blocks of that size as wholes."
+                      if u and u.get("phi_next") is not None else "")(f.get("l2.mixture.placement_unit")))
     rp_path = res / "replay" / "result.json"
     if rp_path.exists():
         rp = json.loads(rp_path.read_text())
@@ -172,7 +176,14 @@ def structure_text():
                    f"({g['replay.worst_error_percent']['region']}); per region: " +
                    ", ".join(f"{k} {g['replay.' + k + '.worst_error_percent']['value']:.1f}%" for k in sorted(regions)) + "."
                    + (f" On the L2's slope, against the range the GPU's own allocations give at each size ({beyond['points_judged']} points): "
-                      f"at most {beyond['value']:.1f}% outside it (at {beyond['working_set_bytes'] / 2**20:.2f} MiB)." if beyond else ""))
+                      f"at most {beyond['value']:.1f}% outside it (at {beyond['working_set_bytes'] / 2**20:.2f} MiB)." if beyond else "")
+                   + (lambda rnd: f" With the placement unit's blocks placed at random instead of evenly (`random_placement` in "
+                      f"`l2_policy_sensitivity`, the other bound), the slope's worst error is {rnd['error_percent']:.1f}% "
+                      f"(at {rnd['working_set_bytes'] / 2**20:.2f} MiB)."
+                      if isinstance(rnd, dict) else "")(rp["experiments"][0].get("statistics", {}).get("l2_policy_sensitivity", {})
+                                                          .get("worst_error_percent_by_region", {}).get("random_placement", {}).get("l2_mixed")
+                                                          if isinstance(rp["experiments"][0].get("statistics", {}).get("l2_policy_sensitivity", {})
+                                                                        .get("worst_error_percent_by_region", {}).get("random_placement"), dict) else None))
     others = sorted(p.name for p in (res / "other_cards").glob("GPU-*") if (p / "result.json").exists())
     if others:
         out.append(f"- Other H200s of the pool ([results/h200/other_cards](results/h200/other_cards/README.md)): "

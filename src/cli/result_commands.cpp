@@ -16,6 +16,7 @@
 #include "core/confidence.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
+#include "core/finding_names.hpp"
 #include "core/json_input.hpp"
 #include "core/noise.hpp"
 #include "core/units.hpp"
@@ -432,11 +433,32 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   Curve sensitivity, l1_sensitivity;
   if (model.value("chase_structural", false) && measured_findings.count("l1.capacity")) {
     const double l1_cap = measured_findings["l1.capacity"];
+    // With each replacement class, and with the model's own class over blocks of the measured
+    // placement unit landing at random (the other bound to the exported model's contiguous
+    // modulo placement, which spreads any range evenly over the sets).
+    auto l2_variants = policy_variants("l2");
+    const auto unit = measured_findings.find(finding::kL2MixturePlacementUnit);
+    if (unit != measured_findings.end() && unit->second > 0 && model.value("l2_ways", 0u) > 0 &&
+        model.value("l2_set_hash_masks", json::array()).empty()) {
+      const auto bytes = static_cast<std::uint64_t>(unit->second);
+      l2_variants.push_back({"random_placement",
+                             [bytes](json& m) {
+                               m["l2_set_index"] = "modulo";
+                               m["l2_placement_unit_bytes"] = bytes;
+                             },
+                             ""});
+    } else {
+      l2_variants.push_back({"random_placement",
+                             {},
+                             "no l2.mixture.placement_unit in the result, or an L2 without "
+                             "ways or with a hashed index"});
+    }
     sensitivity = sensitivity_of("l2_policy_sensitivity",
-                                 "the exported model with each L2 replacement class (dashed) "
-                                 "against the measurement (solid)",
-                                 2 * l1_cap, std::numeric_limits<double>::infinity(),
-                                 policy_variants("l2"), policy_worst);
+                                 "the exported model with each L2 replacement class, and with "
+                                 "its blocks of the measured placement unit placed at random "
+                                 "(dashed), against the measurement (solid)",
+                                 2 * l1_cap, std::numeric_limits<double>::infinity(), l2_variants,
+                                 policy_worst);
     // The L1's knee: each replacement class, and a scrambled index (a contiguous range placed
     // as at random, the unevenness a hashed index could give) with LRU.
     auto l1_variants = policy_variants("l1");
@@ -482,9 +504,12 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     er.statistics[c.name] = {{"worst_error_percent_by_region", worst_by}, {"note", note}};
   };
   add_sensitivity(sensitivity, policy_worst,
-                  "the exported model with each L2 replacement class, everything else equal, at "
-                  "the sweep's working sets past 2 x l1.capacity; a comparison, not a fit: the "
-                  "replay's findings use the class the result's evidence gives");
+                  "the exported model with each L2 replacement class, and (random_placement) "
+                  "with every block of l2.mixture.placement_unit indexed as if placed at random "
+                  "(as physical frames of that size handed out at random would be), everything "
+                  "else equal, at the sweep's working sets past 2 x l1.capacity; a comparison, "
+                  "not a fit: the replay's findings use what the result's evidence gives, and "
+                  "the exported model places a contiguous range evenly");
   add_sensitivity(l1_sensitivity, l1_worst,
                   "the exported model with each L1 replacement class, with LRU over a scrambled "
                   "index (a contiguous range spread over the sets as a random placement would), "

@@ -34,6 +34,7 @@ inline constexpr const char* kL2FarHitLatency = "l2.far_hit_latency";
 inline constexpr const char* kL2MixtureMissLatency = "l2.mixture.miss_latency";
 inline constexpr const char* kL2MixturePageSpread = "l2.mixture.page_spread";
 inline constexpr const char* kL2MixtureAllocationSpread = "l2.mixture.allocation_spread";
+inline constexpr const char* kL2MixturePlacementUnit = "l2.mixture.placement_unit";
 inline constexpr const char* kDramLatencyNearHome = "dram.latency_near_home";
 inline constexpr const char* kDramLatencyFarHome = "dram.latency_far_home";
 
@@ -157,6 +158,7 @@ inline constexpr Produced kShared[] = {
     {kL2MixtureMissLatency, "cache.l2.mixture"},
     {kL2MixturePageSpread, "cache.l2.mixture"},
     {kL2MixtureAllocationSpread, "cache.l2.mixture"},
+    {kL2MixturePlacementUnit, "cache.l2.mixture"},
     {kDramLatencyNearHome, "cache.l2.far_hit"},
     {kDramLatencyFarHome, "cache.l2.far_hit"},
     {kCacheL1FetchGranularity, "cache.fetch_granularity"},

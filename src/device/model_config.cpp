@@ -54,6 +54,16 @@ void check_structure(const std::string& who, const std::string& lvl, const Cache
   }
   if (c.scrambled_index && !c.set_hash_masks.empty())
     throw UsageError(f + "set index 'scrambled' with set_hash_masks; allowed: one of the two");
+  if (c.placement_unit_bytes != 0 &&
+      (!power_of_two(c.placement_unit_bytes) || c.placement_unit_bytes < c.line_bytes ||
+       c.placement_unit_bytes > (std::uint64_t{1} << 30)))
+    throw UsageError(f + "placement_unit_bytes " + std::to_string(c.placement_unit_bytes) +
+                     " is not allowed; allowed: 0 or a power of two from the line (" +
+                     std::to_string(c.line_bytes) + " B) to 1 GiB");
+  if (c.placement_unit_bytes != 0 && (c.scrambled_index || !c.set_hash_masks.empty()))
+    throw UsageError(f +
+                     "placement_unit_bytes with a scrambled or hashed set index; allowed: "
+                     "with the modulo index only");
 }
 
 }  // namespace
@@ -219,6 +229,7 @@ nlohmann::json to_json(const ModelConfig& c) {
       {"l2_sector_bytes", c.l2.sector_bytes},
       {"l2_set_hash_masks", c.l2.set_hash_masks},
       {"l2_set_index", c.l2.scrambled_index ? "scrambled" : "modulo"},
+      {"l2_placement_unit_bytes", c.l2.placement_unit_bytes},
       {"l2_partitions", sequence_partitions(c)},
       {"l2_partition_masks", c.l2_partition_masks},
       {"l2_replication", c.l2_replication},

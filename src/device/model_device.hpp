@@ -75,6 +75,12 @@ struct CacheConfig {
   /// structural chase only; not with set_hash_masks): a stand-in for a hash that spreads a
   /// contiguous range over the sets as a random placement would, which a modulo never does.
   bool scrambled_index = false;
+  /// Placement unit (run_sequence and the structural chase only; modulo index only): 0 = the
+  /// address as given. Otherwise every unit-sized, unit-aligned block of addresses is indexed
+  /// as if it sat at its own pseudo-random block (a fixed 64-bit mix of the block number): the
+  /// lines within a block keep their order, the blocks land at random, as physical frames
+  /// handed out in that unit would. A power of two from the line to 1 GiB.
+  std::uint64_t placement_unit_bytes = 0;
   /// A decoupled cache (run_sequence and the structural chase only): capacity_bytes sizes the
   /// tags (sets x ways x line) and at most this many bytes of lines are held at once; 0 = every
   /// tag holds its line. When the lines fill it, a miss whose set has a free tag evicts per

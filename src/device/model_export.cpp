@@ -138,6 +138,7 @@ ModelConfig model_config_from_json(const json& j) {
                        "'; allowed: modulo, scrambled");
     cache->scrambled_index = v == "scrambled";
   }
+  c.l2.placement_unit_bytes = optional_unsigned(j, "l2_placement_unit_bytes", 0);
   c.l2_partitions = static_cast<int>(optional_unsigned(j, "l2_partitions", 0));
   c.l2_partition_masks = masks(j, "l2_partition_masks");
   c.l2_replication = j.contains("l2_replication") ? need<bool>(j, "l2_replication") : true;

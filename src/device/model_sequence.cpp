@@ -109,6 +109,15 @@ void SetCache::clear() {
 
 std::uint64_t SetCache::set_of(std::uint64_t address) const {
   if (config_.set_hash_masks.empty()) {
+    if (const std::uint64_t unit = config_.placement_unit_bytes; unit != 0) {
+      // The block lands at a pseudo-random block (splitmix64's finaliser of its number, kept
+      // within 2^40 blocks); its lines keep their order within it.
+      std::uint64_t z = address / unit + 0x9e3779b97f4a7c15ull;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      z = (z ^ (z >> 31)) & ((std::uint64_t{1} << 40) - 1);
+      address = z * unit + address % unit;
+    }
     if (squeeze_bit_ != 0) {
       const std::uint64_t low = address & ((std::uint64_t{1} << squeeze_bit_) - 1);
       address = ((address >> (squeeze_bit_ + 1)) << squeeze_bit_) | low;
@@ -291,9 +300,11 @@ SequenceModel::SequenceModel(const ModelConfig& c, std::uint64_t l1_bytes)
   part.capacity_bytes = c.l2.capacity_bytes / static_cast<std::uint64_t>(partitions);
   for (int p = 0; p < partitions; ++p) l2.emplace_back(part, c.seed * 7 + 2 + p);
   // The exported (chase_structural) models: the lowest bit of the home hash leaves the modulo
-  // index, so that each partition's own lines of a contiguous range fill its sets evenly.
+  // index, so that each partition's own lines of a contiguous range fill its sets evenly. Not
+  // with a placement unit: blocks placed at random fill no partition evenly, and without the
+  // bit each block's lines cover consecutive sets one line each, as on the H200.
   if (c.chase_structural && partitions == 2 && part.set_hash_masks.empty() &&
-      !c.l2_partition_masks.empty())
+      part.placement_unit_bytes == 0 && !c.l2_partition_masks.empty())
     for (auto& p : l2)
       p.squeeze_index_bit(static_cast<unsigned>(__builtin_ctzll(c.l2_partition_masks[0])));
   for (const auto& t : c.tlb) {

@@ -334,12 +334,12 @@ TEST(L2MixtureOnModel, NearShareAndMissCost) {
   ExperimentResult bad = r;
   bad.findings.clear();
   bad.curves.clear();
-  bad.samples["points"][0]["page"].erase(0);
+  bad.samples["points"][0]["node"].erase(0);
   EXPECT_THROW(e->analyze(bad), UsageError);
   ExperimentResult negative = r;
   negative.findings.clear();
   negative.curves.clear();
-  negative.samples["points"][0]["page"][0] = -3;
+  negative.samples["points"][0]["node"][0] = -3;
   EXPECT_THROW(e->analyze(negative), UsageError);
 
   // The slope's working sets are drawn at three more offsets; on a modulo-indexed model every
@@ -426,5 +426,92 @@ TEST(L2MixtureAnalysis, AllocationSpreadFromDraws) {
   EXPECT_EQ(test::find(none, "l2.mixture.allocation_spread"), nullptr);
 }
 
+// The placement unit on samples whose answer is known: 8000 samples over 32 MiB at a near share
+// of one half, each 128 KiB block all near or all missed (a fixed pseudo-random choice per
+// block): loads share their fate up to 128 KiB and no more. Fates drawn per sample instead
+// share nothing: no unit. A node that is no integer is the file's fault.
+TEST(L2MixtureAnalysis, PlacementUnitFromSamples) {
+  const auto* e = Registry::builtin().find("cache.l2.mixture");
+  ASSERT_NE(e, nullptr);
+  using nlohmann::json;
+  const auto mix = [](std::uint64_t v) {
+    v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
+    v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
+    return v ^ (v >> 31);
+  };
+  const auto result = [&](bool per_block) {
+    std::vector<std::uint32_t> cycles, nodes;
+    std::mt19937_64 rng(3);
+    for (int i = 0; i < 8000; ++i) {
+      const std::uint32_t node = static_cast<std::uint32_t>(rng() % (32u * 1024 * 1024 / 128));
+      const bool near = per_block ? (mix(node * 128ull / (128 * 1024)) & 1) : (rng() & 1);
+      nodes.push_back(node);
+      cycles.push_back(near ? 250 : 410);
+    }
+    ExperimentResult r;
+    r.id = "cache.l2.mixture";
+    r.parameters = {{"l2_hit_latency_cycles", 240.0}, {"l2_far_hit_latency_cycles", 300.0}};
+    r.samples = {
+        {"reference", {{"cycles", std::vector<std::uint32_t>(64, 250)}}},
+        {"points",
+         json::array({json{{"working_set_bytes", 32e6}, {"cycles", cycles}, {"node", nodes}}})}};
+    return r;
+  };
+  ExperimentResult blocks = result(true);
+  e->analyze(blocks);
+  const auto* unit = test::find(blocks, "l2.mixture.placement_unit");
+  ASSERT_NE(unit, nullptr);
+  EXPECT_EQ(unit->value, 128.0 * 1024);
+  EXPECT_GT(unit->extra.at("phi").get<double>(), 0.95);
+  EXPECT_LT(unit->extra.at("phi_next").get<double>(), 0.2);
+  EXPECT_GT(unit->confidence, 0.9);
+
+  ExperimentResult independent = result(false);
+  e->analyze(independent);
+  EXPECT_EQ(test::find(independent, "l2.mixture.placement_unit"), nullptr);
+  EXPECT_TRUE(independent.statistics.contains("placement_note"));
+
+  ExperimentResult bad = result(true);
+  bad.samples["points"][0]["node"][5] = "x";
+  EXPECT_THROW(e->analyze(bad), UsageError);
+}
+
+// The inference recovers the placement unit of a modelled L2: a structural model whose
+// partitions (4 MiB, 16 ways, 128-B lines) index every block of the unit as if placed at
+// random; on the mixture's slope the loads of one block share their fate and those of two
+// blocks do not, for a 16 KiB and a 64 KiB unit alike.
+TEST(L2MixtureOnModel, RecoversThePlacementUnit) {
+  for (std::uint64_t unit : {16u * 1024, 64u * 1024}) {
+    ModelConfig c = device::builtin_model_config("h200");
+    c.l2 = {8u << 20, 128, 16, 430};
+    c.l2_near = {4u << 20, 128, 16, 260};
+    c.l2_partitions = 2;
+    c.chase_structural = true;
+    c.noise_relative_sigma = 0;
+    c.l2.placement_unit_bytes = unit;
+    device::ModelDevice dev(c);
+    const auto* e = Registry::builtin().find("cache.l2.mixture");
+    ASSERT_NE(e, nullptr);
+    RunOptions options;
+    FindingBoard board;
+    board.add(
+        {"l2.near_capacity", 4.0 * (1 << 20), "bytes", 0.9, "test", nlohmann::json::object()});
+    board.add({"l2.hit_latency", 260, "cycles", 0.9, "test", nlohmann::json::object()});
+    board.add({"l2.far_hit_latency", 430, "cycles", 0.9, "test", nlohmann::json::object()});
+    Context ctx{dev, options, board};
+    ExperimentResult r;
+    e->run(ctx, r);
+    ASSERT_EQ(r.status, Status::kPassed) << r.reason;
+    e->analyze(r);
+    const auto* u = test::find(r, "l2.mixture.placement_unit");
+    ASSERT_NE(u, nullptr) << unit;
+    EXPECT_EQ(u->value, static_cast<double>(unit));
+    EXPECT_GT(u->confidence, 0.9) << unit;
+  }
+  // A unit the model cannot place is refused with one line.
+  ModelConfig bad = device::builtin_model_config("h200");
+  bad.l2.placement_unit_bytes = 3000;
+  EXPECT_THROW(device::ModelDevice{bad}, UsageError);
+}
 }  // namespace
 }  // namespace gpuprobe

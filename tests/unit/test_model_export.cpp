@@ -2,11 +2,14 @@
 // replayed on the modelled GPU, gives the same findings back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/result_commands.hpp"
 #include "core/error.hpp"
@@ -161,6 +164,12 @@ TEST(ModelExport, ReplayJudgesTheSlopeAgainstOtherAllocations) {
                        {"offset_bytes", 64 << 20},
                        {"cycles_histogram", nlohmann::json::array({{near, 5000}})}});
     e["samples"]["draws"] = draws;
+    // A placement unit of 128 KiB (as the tenth session's results record it).
+    e["findings"].push_back({{"name", "l2.mixture.placement_unit"},
+                             {"value", 131072},
+                             {"unit", "bytes"},
+                             {"confidence", 0.99},
+                             {"method", "test"}});
     drawn = true;
   }
   ASSERT_TRUE(drawn);
@@ -196,6 +205,32 @@ TEST(ModelExport, ReplayJudgesTheSlopeAgainstOtherAllocations) {
   }
   EXPECT_GE(judged, 3u);
   EXPECT_EQ(f["replay.l2_mixed.worst_beyond_allocations_percent"]["points_judged"], judged);
+  // The random-placement bound: 128 KiB blocks placed at random lose near hits well before the
+  // evenly placed model does (at 26.8 MB, where the exported LRU model still hits near).
+  const auto& worst =
+      e.at("statistics").at("l2_policy_sensitivity").at("worst_error_percent_by_region");
+  ASSERT_TRUE(worst.at("random_placement").is_object()) << worst.dump();
+  EXPECT_TRUE(worst.at("random_placement").contains("l2_mixed"));
+  std::ifstream csv(dir / "replay" / "model.replay.l2_policy_sensitivity.csv");
+  std::string line;
+  std::getline(csv, line);
+  std::vector<std::string> head;
+  for (std::stringstream h(line); std::getline(h, line, ',');) head.push_back(line);
+  const auto col = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(head.begin(), head.end(), name) - head.begin());
+  };
+  ASSERT_LT(col("random_placement"), head.size());
+  bool seen = false;
+  while (std::getline(csv, line)) {
+    std::vector<double> v;
+    for (std::stringstream row(line); std::getline(row, line, ',');)
+      v.push_back(line == "null" ? -1 : std::stod(line));
+    if (std::fabs(v[0] - 26762368) > 1) continue;
+    seen = true;
+    EXPECT_NEAR(v[col("lru")], 280.4, 3.0);
+    EXPECT_GT(v[col("random_placement")], v[col("lru")] + 20);
+  }
+  EXPECT_TRUE(seen);
   std::filesystem::remove_all(dir);
 }
 

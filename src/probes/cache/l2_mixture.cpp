@@ -52,14 +52,14 @@ std::pair<std::uint64_t, device::SampledChase> sampled_pass(device::Device& dev,
   return {chain->nodes() * kLine, dev.sampled_chase(*chain, p, kEvery)};
 }
 
-/// The sampled loads of one working set: cycles and the 2 MiB page of the buffer each one read.
+/// The sampled loads of one working set: cycles and the line (node) of the buffer each one
+/// read (its 2 MiB page is node x 128 / 2 MiB; results before the placement unit recorded the
+/// page instead, and are still read).
 json sample(device::Device& dev, std::uint64_t bytes, std::uint64_t seed) {
   const auto [ws, s] = sampled_pass(dev, bytes, seed);
-  json pages = json::array();
-  for (auto n : s.nodes) pages.push_back(static_cast<std::uint64_t>(n) * kLine / kPageBytes);
   return {{"working_set_bytes", ws},
           {"cycles", s.cycles},
-          {"page", pages},
+          {"node", s.nodes},
           {"smid", s.smid},
           {"verified", s.verified}};
 }
@@ -85,14 +85,15 @@ class L2Mixture : public Experiment {
   std::string id() const override { return "cache.l2.mixture"; }
   std::vector<std::string> produces() const override {
     return {finding::kL2MixtureMissLatency, finding::kL2MixturePageSpread,
-            finding::kL2MixtureAllocationSpread};
+            finding::kL2MixtureAllocationSpread, finding::kL2MixturePlacementUnit};
   }
   std::string description() const override {
     return "one SM's chase (ld.global.cg) at 0.95 .. 1.6 x l2.near_capacity with every 32nd "
            "load timed on its own: the share of loads the SM's own L2 partition serves, what "
-           "the others cost, and how the share differs between the chase's 2 MiB pages and, on the "
-           "slope, between "
-           "allocations of one size [uses findings of latency.sweep and cache.l2.far_hit]";
+           "the others cost, how the share differs between the chase's 2 MiB pages and, on the "
+           "slope, between allocations of one size, and the largest block whose loads share "
+           "their fate (the placement unit) [uses findings of latency.sweep and "
+           "cache.l2.far_hit]";
   }
   std::vector<Axis> typed_axes() const override {
     return {fixed(number_axis("working_set_factor", kFactors, "x l2.near_capacity",
@@ -204,6 +205,110 @@ struct AllocationSum {
     return a;
   }
 };
+
+/// One point's samples for the placement unit: the byte each read, and whether it hit near.
+struct PlacementPoint {
+  double near_share = 0;
+  std::vector<std::pair<std::uint64_t, bool>> samples;
+};
+
+/// The placement unit: how far apart two loads can lie and still share their fate (near hit or
+/// not). At the points where between 10 % and 90 % of the loads hit near, every pair of samples
+/// whose smallest common aligned block is b bytes (4 KiB .. 8 MiB) agrees or not; phi(b) is
+/// their agreement beyond what independent fates at the point's share give (1: always the same
+/// fate, 0: independent), pooled over the points. Where the set index places whole blocks of
+/// some size (a physical frame's worth of lines), phi stays flat up to that size and falls
+/// past it: the unit is the largest b whose phi is within 10 % of the smallest block's; its
+/// confidence is how clearly phi falls at 2 b (their difference in standard errors; a block's
+/// pairs are not independent, so the blocks with pairs count as the observations).
+void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& points) {
+  constexpr std::uint64_t kSmallest = 4096, kLargest = 8 * kMiB;
+  constexpr double kMinPairs = 32;
+  struct Level {
+    double pairs = 0, agree = 0, expected = 0, blocks = 0;
+  };
+  std::map<std::uint64_t, Level> levels;
+  std::size_t used = 0;
+  for (const auto& p : points) {
+    if (p.near_share < 0.1 || p.near_share > 0.9 || p.samples.size() < kMinPageSamples) continue;
+    ++used;
+    const double a0 = p.near_share * p.near_share + (1 - p.near_share) * (1 - p.near_share);
+    double prev_pairs = 0, prev_agree = 0;
+    for (std::uint64_t b = kSmallest; b <= kLargest; b *= 2) {
+      std::map<std::uint64_t, std::pair<double, double>> blocks;  // near, miss
+      for (const auto& [byte, is_near] : p.samples) {
+        auto& c = blocks[byte / b];
+        (is_near ? c.first : c.second) += 1;
+      }
+      double pairs = 0, agree = 0, with_pairs = 0;
+      for (const auto& [id, c] : blocks) {
+        const double n = c.first + c.second;
+        pairs += n * (n - 1) / 2;
+        agree += c.first * (c.first - 1) / 2 + c.second * (c.second - 1) / 2;
+        with_pairs += n >= 2 ? 1 : 0;
+      }
+      // Pairs whose smallest common block is b: in one b-block, not in one (b / 2)-block.
+      auto& l = levels[b];
+      l.pairs += pairs - prev_pairs;
+      l.agree += agree - prev_agree;
+      l.expected += (pairs - prev_pairs) * a0;
+      l.blocks += with_pairs;
+      prev_pairs = pairs;
+      prev_agree = agree;
+    }
+  }
+  if (used == 0) return;
+  Curve c{"placement",
+          {"block_bytes", "pairs", "agreement", "phi", "phi_standard_error"},
+          {},
+          chart_hints("how alike two sampled loads' fates are (near hit or not) by the smallest "
+                      "aligned block that holds both: 1 = always alike, 0 = independent",
+                      "block_bytes", "bytes", "phi", "fraction")};
+  struct Phi {
+    double b = 0, phi = 0, se = 0;
+  };
+  std::vector<Phi> phis;
+  for (const auto& [b, l] : levels) {
+    if (l.pairs < kMinPairs || l.pairs - l.expected <= 0) continue;
+    const double agreement = l.agree / l.pairs;
+    const double room = 1 - l.expected / l.pairs;  // 1 - the agreement independence gives
+    const double phi = (l.agree - l.expected) / (l.pairs - l.expected);
+    const double se =
+        std::sqrt(std::max(agreement * (1 - agreement), 1e-6) / std::max(l.blocks, 1.0)) / room;
+    phis.push_back({static_cast<double>(b), phi, se});
+    c.rows.push_back({static_cast<double>(b), l.pairs, agreement, phi, se});
+  }
+  if (c.rows.empty()) return;
+  r.curves.push_back(c);
+  const double phi0 = phis.front().phi;
+  if (phi0 < 0.3) {
+    r.statistics["placement_note"] =
+        "loads in one 4 KiB block share their fate no more than by chance (phi < 0.3): no "
+        "placement unit";
+    return;
+  }
+  std::size_t k = 0;
+  while (k + 1 < phis.size() && phis[k + 1].phi >= 0.9 * phi0) ++k;
+  const bool falls = k + 1 < phis.size();
+  const double z = falls ? (phis[k].phi - phis[k + 1].phi) /
+                               std::sqrt(phis[k].se * phis[k].se + phis[k + 1].se * phis[k + 1].se)
+                         : 0.0;
+  r.findings.push_back(
+      {finding::kL2MixturePlacementUnit,
+       phis[k].b,
+       "bytes",
+       falls ? confidence::separation(z) : 0.0,
+       "the largest aligned block within which the chase's sampled loads share their fate (near "
+       "hit or not) as much as within 4 KiB: phi (agreement beyond chance) stays within 10 % of "
+       "the 4 KiB block's up to this size and falls past it; the set index places such blocks "
+       "as wholes (a physical frame's worth of lines); confidence: how clearly phi falls at "
+       "twice the size (standard errors), 0 when it never falls up to 8 MiB",
+       {{"phi", phis[k].phi},
+        {"phi_next", falls ? json(phis[k + 1].phi) : json(nullptr)},
+        {"phi_smallest_block", phi0},
+        {"separation_z", z},
+        {"points", used}}});
+}
 
 /// The drawn allocations beside the points of the same working set: per working set the range
 /// of the chase's mean latency and near share over its allocations; the finding is the widest
@@ -323,12 +428,17 @@ void L2Mixture::analyze(ExperimentResult& r) const {
           chart_hints("share of loads served by the SM's own L2 partition", "working_set_bytes",
                       "bytes", "near_share", "fraction")
               .with_model({"page_share_min", "page_share_max"})};
+  std::vector<PlacementPoint> placement;
   for (const auto& p : S.at("points")) {
     const auto& cy = p.at("cycles");
-    const auto& pg = p.at("page");
+    // The line each sample read ("node"), or, in results before it, its 2 MiB page.
+    const bool by_node = p.contains("node");
+    const auto& pg = by_node ? p.at("node") : p.at("page");
     if (!cy.is_array() || !pg.is_array() || cy.size() != pg.size())
       throw UsageError(
-          "cache.l2.mixture: a point's cycles and pages are not two arrays of one length");
+          "cache.l2.mixture: a point's cycles and nodes (pages) are not two arrays of one "
+          "length");
+    PlacementPoint pp;
     PointStats s;
     s.bytes = p.at("working_set_bytes").get<double>();
     std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> by_page;  // near, all
@@ -339,8 +449,12 @@ void L2Mixture::analyze(ExperimentResult& r) const {
       all.add(v, 1, offset, threshold);
       const bool is_near = v < threshold;
       if (!pg[i].is_number_unsigned())
-        throw UsageError("cache.l2.mixture: a sample's page is not a non-negative integer");
-      auto& b = by_page[pg[i].get<std::uint64_t>()];
+        throw UsageError("cache.l2.mixture: a sample's node (page) is not a non-negative integer");
+      const std::uint64_t at = pg[i].get<std::uint64_t>();
+      if (by_node && at > (std::uint64_t{1} << 40))
+        throw UsageError("cache.l2.mixture: a sample's node is beyond 2^40 lines");
+      if (by_node) pp.samples.push_back({at * kLine, is_near});
+      auto& b = by_page[by_node ? at * kLine / kPageBytes : at];
       b.first += is_near;
       ++b.second;
       if (!is_near) {
@@ -351,6 +465,8 @@ void L2Mixture::analyze(ExperimentResult& r) const {
     s.n = cy.size();
     if (s.n == 0) continue;
     s.near_share = static_cast<double>(s.n - s.misses) / static_cast<double>(s.n);
+    pp.near_share = s.near_share;
+    if (!pp.samples.empty()) placement.push_back(std::move(pp));
     s.miss_mean = s.misses ? miss_sum / static_cast<double>(s.misses) : 0;
     // Heterogeneity of the pages' shares (pages with at least kMinPageSamples samples; a
     // partial last page with few is left out): binomial weights n / (q (1 - q)) about their
@@ -384,6 +500,7 @@ void L2Mixture::analyze(ExperimentResult& r) const {
                       static_cast<double>(s.pages), static_cast<double>(s.n)});
   }
   r.curves.push_back(c);
+  analyze_placement(r, placement);
   analyze_allocations(r, allocations, offset, threshold);
   r.statistics["near_level_sampled_cycles"] = near_sampled;
   r.statistics["timer_offset_cycles"] = offset;
