@@ -160,7 +160,9 @@ def structure_text():
                          "the allocations do not clearly differ beyond their sampling noise.") if a else "")(f.get("l2.mixture.allocation_spread"))
                    + (lambda u: f" Loads share their fate (near hit or not) alike within aligned blocks of up to "
                       f"{u['value'] / 1024:.0f} KiB and less beyond (phi {u['phi']:.2f}, then {u['phi_next']:.2f}: "
-                      f"`l2.mixture.placement_unit`, confidence {u['confidence']:.2f}): the index places blocks of that size as wholes."
+                      f"`l2.mixture.placement_unit`, confidence {u['confidence']:.2f})"
+                      + (": the index places blocks of that size as wholes." if u['confidence'] >= 0.9 else
+                         "; how clearly the index places blocks of that size as wholes is what the confidence says.")
                       if u and u.get("phi_next") is not None else "")(f.get("l2.mixture.placement_unit")))
     rp_path = res / "replay" / "result.json"
     if rp_path.exists():

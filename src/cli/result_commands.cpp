@@ -438,7 +438,12 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     // modulo placement, which spreads any range evenly over the sets).
     auto l2_variants = policy_variants("l2");
     const auto unit = measured_findings.find(finding::kL2MixturePlacementUnit);
-    if (unit != measured_findings.end() && unit->second > 0 && model.value("l2_ways", 0u) > 0 &&
+    const double line = model.value("l2_line_bytes", 128.0);
+    // A unit the model can place: a whole power of two from the line to 1 GiB.
+    const bool placeable = unit != measured_findings.end() && unit->second >= line &&
+                           unit->second <= 1073741824.0 &&
+                           std::exp2(std::round(std::log2(unit->second))) == unit->second;
+    if (placeable && model.value("l2_ways", 0u) > 0 &&
         model.value("l2_set_hash_masks", json::array()).empty()) {
       const auto bytes = static_cast<std::uint64_t>(unit->second);
       l2_variants.push_back({"random_placement",
@@ -450,8 +455,9 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     } else {
       l2_variants.push_back({"random_placement",
                              {},
-                             "no l2.mixture.placement_unit in the result, or an L2 without "
-                             "ways or with a hashed index"});
+                             "no l2.mixture.placement_unit in the result (or one that is no "
+                             "power of two from the line to 1 GiB), or an L2 without ways or "
+                             "with a hashed index"});
     }
     sensitivity = sensitivity_of("l2_policy_sensitivity",
                                  "the exported model with each L2 replacement class, and with "

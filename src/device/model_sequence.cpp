@@ -111,11 +111,11 @@ std::uint64_t SetCache::set_of(std::uint64_t address) const {
   if (config_.set_hash_masks.empty()) {
     if (const std::uint64_t unit = config_.placement_unit_bytes; unit != 0) {
       // The block lands at a pseudo-random block (splitmix64's finaliser of its number, kept
-      // within 2^40 blocks); its lines keep their order within it.
+      // to the blocks a 64-bit address holds); its lines keep their order within it.
       std::uint64_t z = address / unit + 0x9e3779b97f4a7c15ull;
       z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
       z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-      z = (z ^ (z >> 31)) & ((std::uint64_t{1} << 40) - 1);
+      z = (z ^ (z >> 31)) >> __builtin_ctzll(unit);
       address = z * unit + address % unit;
     }
     if (squeeze_bit_ != 0) {

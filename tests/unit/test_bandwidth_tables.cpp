@@ -86,9 +86,9 @@ TEST(BandwidthHostXor, ShiftedRangeEqualsTheFullXor) {
   const std::uint64_t m = 100000;
   for (std::uint64_t lo : {std::uint64_t{0}, std::uint64_t{7}, std::uint64_t{33}}) {
     const std::uint32_t x = host_xor(lo, 1, m, seed);
-    for (std::uint64_t to : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{7},
-                             std::uint64_t{32}, std::uint64_t{33}, std::uint64_t{99999},
-                             std::uint64_t{250000}})
+    for (std::uint64_t to :
+         {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{32},
+          std::uint64_t{33}, std::uint64_t{99999}, std::uint64_t{250000}})
       EXPECT_EQ(host_xor_shifted(x, lo, to, m, seed), host_xor(to, 1, m, seed)) << lo << " " << to;
   }
   EXPECT_NE(host_xor(1, 1, m, seed), host_xor(0, 1, m, seed));

@@ -2,12 +2,12 @@
 // is measured at its largest carve-out, conflict sets need independent pools that agree, the
 // L2 pool concentrates candidates on one in-page offset, and the TLB walk's wide-stride curve.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <unistd.h>
 
 #include "analysis/cache_inference.hpp"
 #include "cli/app.hpp"
@@ -21,11 +21,10 @@ using nlohmann::json;
 constexpr std::uint64_t kKiB = 1024, kMiB = 1024 * kKiB;
 
 json run_model(const std::string& model, const std::string& id, const std::string& tag) {
-  const auto dir = fs::temp_directory_path() /
-                   ("gpuprobe_test_cs_" + tag + "_" + std::to_string(::getpid()));
+  const auto dir =
+      fs::temp_directory_path() / ("gpuprobe_test_cs_" + tag + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  std::vector<std::string> args = {"gpuprobe", "--device", model, "--out", dir.string(), "run",
-                                   id};
+  std::vector<std::string> args = {"gpuprobe", "--device", model, "--out", dir.string(), "run", id};
   std::vector<const char*> argv;
   for (auto& a : args) argv.push_back(a.c_str());
   std::ostringstream out, err;
@@ -99,7 +98,8 @@ TEST(CacheStructure, L2PoolConcentratesOnOneInPageOffset) {
   EXPECT_EQ(s.at("candidate_alignment_bytes"), 2 * kMiB);
   EXPECT_EQ(s.at("pool_bytes"), 2048 * 2 * kMiB);
   EXPECT_TRUE(s.at("pools_agree").get<bool>()) << s.dump();
-  for (const auto& l : s.at("conflict_set").at("lines")) EXPECT_EQ(l.get<std::uint64_t>() % (2 * kMiB), 0u);
+  for (const auto& l : s.at("conflict_set").at("lines"))
+    EXPECT_EQ(l.get<std::uint64_t>() % (2 * kMiB), 0u);
   const auto* ways = finding(e, "cache.l2.ways");
   ASSERT_NE(ways, nullptr);
   EXPECT_EQ(ways->at("value").get<double>(), 16.0);

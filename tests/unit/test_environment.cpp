@@ -8,10 +8,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <thread>
 #include <ctime>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/cuda_check.hpp"
@@ -265,10 +265,10 @@ device::ClockReading reading(bool valid, double sm, double power, std::uint64_t 
 }
 
 TEST(ClockSamples, SummarizesValidReadingsOnly) {
-  const auto j = env::summarize_clock_samples(
-      {reading(true, 1980, 300, 0x1), reading(false, 0, 0, 0xFF), reading(true, 1755, 650, 0x4),
-       reading(true, 1800, 500, 0)},
-      50);
+  const auto j =
+      env::summarize_clock_samples({reading(true, 1980, 300, 0x1), reading(false, 0, 0, 0xFF),
+                                    reading(true, 1755, 650, 0x4), reading(true, 1800, 500, 0)},
+                                   50);
   EXPECT_EQ(j.at("samples"), 4);
   EXPECT_DOUBLE_EQ(j.at("sm_clock_mhz").at("min").get<double>(), 1755);
   EXPECT_DOUBLE_EQ(j.at("sm_clock_mhz").at("median").get<double>(), 1800);
@@ -294,7 +294,12 @@ TEST(ClockSamples, SamplerReadsUntilStoppedAndStopsOnAnInvalidReading) {
   EXPECT_EQ(j.at("samples"), n);
   EXPECT_EQ(s.stop().at("samples"), n);  // idempotent, no reading after the stop
   std::atomic<int> invalid_calls{0};
-  env::ClockSampler t([&] { ++invalid_calls; return reading(false, 0, 0, 0); }, 1.0);
+  env::ClockSampler t(
+      [&] {
+        ++invalid_calls;
+        return reading(false, 0, 0, 0);
+      },
+      1.0);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(t.stop().at("samples"), 1);
   EXPECT_EQ(invalid_calls.load(), 1);

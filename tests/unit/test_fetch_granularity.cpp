@@ -62,10 +62,12 @@ TEST(FetchGranularity, NoStepIsNotEmittedAndTheStatisticsSayWhy) {
   ExperimentResult r;
   nlohmann::json rows = nlohmann::json::array();
   for (unsigned d : {8u, 16u, 32u, 64u}) {
-    rows.push_back({{"operator", "ld.global.ca"}, {"offset_bytes", d}, {"cycles", {300, 301, 299}}});
-    rows.push_back({{"operator", "ld.global.cg"},
-                    {"offset_bytes", d},
-                    {"cycles", d < 32 ? std::vector<int>{300, 301, 299} : std::vector<int>{650, 660, 640}}});
+    rows.push_back(
+        {{"operator", "ld.global.ca"}, {"offset_bytes", d}, {"cycles", {300, 301, 299}}});
+    rows.push_back(
+        {{"operator", "ld.global.cg"},
+         {"offset_bytes", d},
+         {"cycles", d < 32 ? std::vector<int>{300, 301, 299} : std::vector<int>{650, 660, 640}}});
   }
   r.samples = {{"rows", rows}};
   e->analyze(r);
@@ -80,7 +82,8 @@ TEST(FetchGranularity, ConfidenceFallsWhenProbesDisagree) {
     ExperimentResult r;
     nlohmann::json rows = nlohmann::json::array();
     for (unsigned d : {8u, 16u, 32u, 64u})
-      rows.push_back({{"operator", "ld.global.ca"}, {"offset_bytes", d}, {"cycles", d < 32 ? fast : slow}});
+      rows.push_back(
+          {{"operator", "ld.global.ca"}, {"offset_bytes", d}, {"cycles", d < 32 ? fast : slow}});
     r.samples = {{"rows", rows}};
     e->analyze(r);
     return r.findings.at(0).confidence;

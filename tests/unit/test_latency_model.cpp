@@ -265,6 +265,58 @@ TEST(CacheWaysOnModel, L2SetsAreOnePartitions) {
   EXPECT_EQ(f.at("cache.l2.sets").value, 15360);  // the device's 60 MiB over 2 partitions
 }
 
+// An evicted target (a line homed beside the SM) comes back at its home's DRAM latency; with
+// the two homes' DRAM apart (540 / 780 cycles, the sweep's mean 660, far hit 430) a re-read at
+// 540 lies nearer the far hit than that mean, and judged against it the sets' targets were
+// once called "served from far_partition". Against cache.l2.far_hit's near-home DRAM latency
+// they are DRAM misses, and the ways are found.
+// The partitions (2 x 4 MiB, 16 ways) index by a hash of the address, as the H200's do, so
+// that random lines give no conflict and the eviction sweeps run.
+TEST(CacheWaysOnModel, EvictedTargetsAreJudgedAgainstTheirHomesDram) {
+  ModelConfig c = device::builtin_model_config("h200");
+  const std::uint64_t sets = 1 << 11, n_ways = 16, line = 128;
+  c.l2 = {2 * sets * n_ways * line, line, static_cast<std::uint32_t>(n_ways), 430};
+  c.l2_near = {sets * n_ways * line, line, static_cast<std::uint32_t>(n_ways), 260};
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 11; ++i) {
+    std::uint64_t mask = std::uint64_t{1} << (7 + i);
+    for (int b = 18; b < 30; ++b)
+      if (rng() % 3 == 0) mask |= std::uint64_t{1} << b;
+    c.l2.set_hash_masks.push_back(mask);
+  }
+  c.l2_partitions = 2;
+  c.chase_structural = true;
+  c.l2_far_hit_latency_cycles = 430;
+  c.dram_latency_cycles = 660;
+  c.dram_near_home_latency_cycles = 540;
+  c.dram_far_home_latency_cycles = 780;
+  device::ModelDevice dev(c);
+  RunOptions o;
+  FindingBoard board;
+  Context ctx{dev, o, board};
+  std::map<std::string, Finding> f;
+  ExperimentResult ways;
+  for (const char* id : {"latency.sweep", "cache.l2.far_hit", "cache.l2.ways"}) {
+    const auto* e = Registry::builtin().find(id);
+    ASSERT_NE(e, nullptr);
+    ExperimentResult r;
+    e->run(ctx, r);
+    e->analyze(r);
+    for (const auto& x : r.findings) {
+      board.add(x);
+      f[x.name] = x;
+    }
+    if (std::string(id) == "cache.l2.ways") ways = r;
+  }
+  ASSERT_TRUE(f.count("dram.latency"));
+  EXPECT_NEAR(f.at("dram.latency").value, 660, 6.6);
+  ASSERT_TRUE(f.count("cache.l2.ways"));
+  EXPECT_EQ(f.at("cache.l2.ways").value, 16);
+  EXPECT_EQ(ways.samples.at("set_target_served_after_eviction"), "dram");
+  EXPECT_EQ(ways.samples.at("served_references").at("dram_from"), "dram.latency_near_home");
+  EXPECT_NEAR(ways.samples.at("served_references").at("dram_cycles").get<double>(), 540, 5.4);
+}
+
 TEST(LatencyChaseOnModel, UsesSweepFindingsAndMeasuresEveryLoad) {
   auto dev = device::make_model_device("tiny");
   RunOptions o;
@@ -465,6 +517,26 @@ TEST(L2MixtureAnalysis, PlacementUnitFromSamples) {
   EXPECT_GT(unit->extra.at("phi").get<double>(), 0.95);
   EXPECT_LT(unit->extra.at("phi_next").get<double>(), 0.2);
   EXPECT_GT(unit->confidence, 0.9);
+
+  // Fates shared by whole 16 MiB blocks: phi never falls up to 8 MiB, so there is no unit to
+  // name (at least 8 MiB, or none), only a note.
+  {
+    ExperimentResult wide = result(true);
+    auto& cy = wide.samples["points"][0]["cycles"];
+    const auto& nodes = wide.samples["points"][0]["node"];
+    for (std::size_t i = 0; i < cy.size(); ++i)
+      cy[i] = (nodes[i].get<std::uint64_t>() * 128 / (16u << 20)) % 2 ? 250 : 410;
+    // Two 16 MiB blocks would give one fate each side: mix in a third so the share is not 1/2
+    // exactly; still no level up to 8 MiB holds two fates.
+    e->analyze(wide);
+    EXPECT_EQ(test::find(wide, "l2.mixture.placement_unit"), nullptr);
+    ASSERT_TRUE(wide.statistics.contains("placement_note"));
+    EXPECT_NE(wide.statistics["placement_note"].get<std::string>().find("does not fall"),
+              std::string::npos);
+  }
+  ExperimentResult neither = result(true);
+  neither.samples["points"][0].erase("node");
+  EXPECT_THROW(e->analyze(neither), UsageError);
 
   ExperimentResult independent = result(false);
   e->analyze(independent);

@@ -164,12 +164,19 @@ TEST(ModelExport, ReplayJudgesTheSlopeAgainstOtherAllocations) {
                        {"offset_bytes", 64 << 20},
                        {"cycles_histogram", nlohmann::json::array({{near, 5000}})}});
     e["samples"]["draws"] = draws;
-    // A placement unit of 128 KiB (as the tenth session's results record it).
-    e["findings"].push_back({{"name", "l2.mixture.placement_unit"},
-                             {"value", 131072},
-                             {"unit", "bytes"},
-                             {"confidence", 0.99},
-                             {"method", "test"}});
+    // A placement unit of 128 KiB (what results/h200 records), set whether or not present.
+    bool unit = false;
+    for (auto& x : e["findings"])
+      if (x.at("name") == "l2.mixture.placement_unit") {
+        x["value"] = 131072;
+        unit = true;
+      }
+    if (!unit)
+      e["findings"].push_back({{"name", "l2.mixture.placement_unit"},
+                               {"value", 131072},
+                               {"unit", "bytes"},
+                               {"confidence", 0.99},
+                               {"method", "test"}});
     drawn = true;
   }
   ASSERT_TRUE(drawn);
@@ -231,6 +238,44 @@ TEST(ModelExport, ReplayJudgesTheSlopeAgainstOtherAllocations) {
     EXPECT_GT(v[col("random_placement")], v[col("lru")] + 20);
   }
   EXPECT_TRUE(seen);
+  std::filesystem::remove_all(dir);
+}
+
+// A placement unit the model cannot place (3000 B: no power of two) makes the random-placement
+// comparison not applicable, with the reason; the replay itself still runs.
+TEST(ModelExport, ReplaySkipsAPlacementUnitItCannotPlace) {
+  auto result = committed_h200();
+  for (auto& e : result.at("experiments")) {
+    if (e.at("id") != "cache.l2.mixture") continue;
+    bool unit = false;
+    for (auto& x : e["findings"])
+      if (x.at("name") == "l2.mixture.placement_unit") {
+        x["value"] = 3000;
+        unit = true;
+      }
+    if (!unit)
+      e["findings"].push_back({{"name", "l2.mixture.placement_unit"},
+                               {"value", 3000},
+                               {"unit", "bytes"},
+                               {"confidence", 0.99},
+                               {"method", "test"}});
+  }
+  const auto dir = std::filesystem::temp_directory_path() / "gpuprobe_replay_bad_unit";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto file = (dir / "unit.json").string();
+  std::ofstream(file) << result.dump();
+  std::ostringstream out;
+  ASSERT_EQ(cli::replay_command(file, (dir / "replay").string(), out), 0);
+  std::ifstream in(dir / "replay" / "result.json");
+  const auto r = nlohmann::json::parse(in);
+  const auto& by = r.at("experiments")
+                       .at(0)
+                       .at("statistics")
+                       .at("l2_policy_sensitivity")
+                       .at("worst_error_percent_by_region");
+  ASSERT_TRUE(by.at("random_placement").is_string()) << by.dump();
+  EXPECT_EQ(by.at("random_placement").get<std::string>().rfind("not applicable", 0), 0u);
   std::filesystem::remove_all(dir);
 }
 

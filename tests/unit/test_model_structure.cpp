@@ -59,7 +59,9 @@ TEST(ModelStructure, NewFieldsRoundTrip) {
   c.l2_partition_masks = {0x3000};
   c.l2_replication = false;
   c.tlb = {{16, 65536, 0, 20}, {256, 65536, 8, 60}};
+  c.l2.placement_unit_bytes = 65536;
   const auto back = device::model_config_from_json(device::to_json(c));
+  EXPECT_EQ(back.l2.placement_unit_bytes, 65536u);
   EXPECT_EQ(back.l2.policy, device::Replacement::kFifo);
   EXPECT_EQ(back.l1.sector_bytes, 32u);
   EXPECT_EQ(back.l2_partition_masks, c.l2_partition_masks);
@@ -67,6 +69,27 @@ TEST(ModelStructure, NewFieldsRoundTrip) {
   ASSERT_EQ(back.tlb.size(), 2u);
   EXPECT_EQ(back.tlb[1].ways, 8u);
   EXPECT_EQ(back.tlb[1].miss_penalty_cycles, 60);
+}
+
+// A placement unit below the line, above 1 GiB, not a power of two, or with a scrambled index
+// is refused with one line naming the field.
+TEST(ModelStructure, PlacementUnitsTheModelCannotPlaceAreRefused) {
+  for (std::uint64_t unit : {std::uint64_t{64}, std::uint64_t{3000}, std::uint64_t{1} << 31}) {
+    auto c = device::builtin_model_config("tiny");
+    c.l2.placement_unit_bytes = unit;
+    try {
+      device::ModelDevice dev(c);
+      ADD_FAILURE() << unit << " accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("placement_unit_bytes"), std::string::npos) << e.what();
+    }
+  }
+  auto c = device::builtin_model_config("tiny");
+  c.l2.placement_unit_bytes = 65536;
+  c.l2.scrambled_index = true;
+  EXPECT_THROW(device::ModelDevice{c}, UsageError);
+  c.l2.scrambled_index = false;
+  EXPECT_NO_THROW(device::ModelDevice{c});
 }
 
 TEST(ModelStructure, FarLineIsServedNearAfterItsFirstReadOnlyWithReplication) {
@@ -79,11 +102,12 @@ TEST(ModelStructure, FarLineIsServedNearAfterItsFirstReadOnlyWithReplication) {
     device::AccessSequence s;
     s.op = device::LoadOp::kCg;
     s.flush_l2 = true;
-    s.sm = 0;                // side 0
+    s.sm = 0;                 // side 0
     s.sequence = {128, 128};  // homed in partition 1: far from SM 0
     const auto t = dev.run_sequence(*buf, s);
     EXPECT_EQ(t.cycles[0], c.dram_latency_cycles);
-    EXPECT_EQ(t.cycles[1], replication ? c.l2_near.hit_latency_cycles : c.l2_far_hit_latency_cycles);
+    EXPECT_EQ(t.cycles[1],
+              replication ? c.l2_near.hit_latency_cycles : c.l2_far_hit_latency_cycles);
   }
 }
 

@@ -10,7 +10,9 @@
 namespace gpuprobe {
 namespace {
 
-TEST(PipelineWaiver, Registered) { EXPECT_NE(Registry::builtin().find("hopper.pipeline"), nullptr); }
+TEST(PipelineWaiver, Registered) {
+  EXPECT_NE(Registry::builtin().find("hopper.pipeline"), nullptr);
+}
 
 TEST(PipelineWaiver, ModelledA100NeedsSm90a) {
   device::ModelDevice dev(device::builtin_model_config("a100"));
@@ -94,9 +96,9 @@ TEST(PipelineAnalyze, OverlapAndBestFromVerifiedPoints) {
 TEST(PipelineAnalyze, AllVerifiedPasses) {
   const auto* e = Registry::builtin().find("hopper.pipeline");
   ExperimentResult r;
-  nlohmann::json p{{"shape", "128x256x64"}, {"mode", "wgmma_only"}, {"stages", 1},
-                   {"verified", true},      {"ns_per_kstep", 600.0},  {"tflops", 900.0},
-                   {"tiles_per_s", 1.0},    {"gb_s", 1.0}};
+  nlohmann::json p{
+      {"shape", "128x256x64"}, {"mode", "wgmma_only"}, {"stages", 1},        {"verified", true},
+      {"ns_per_kstep", 600.0}, {"tflops", 900.0},      {"tiles_per_s", 1.0}, {"gb_s", 1.0}};
   p["ns_per_kstep_summary"] = {{"n", 5}, {"median", 600.0}, {"mad", 60.0}};
   r.samples = {{"points", {p}}};
   e->analyze(r);

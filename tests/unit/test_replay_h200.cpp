@@ -31,13 +31,13 @@ TEST(ReplayH200, EveryFindingFollowsFromItsSamples) {
       std::string name = f.at("name");
       // cache.l2.far_hit's l2.far_hit_latency is a real far hit: only older latency.* names move.
       if (r->id.rfind("latency.", 0) == 0)
-      for (const auto& [was, now] : std::map<std::string, std::string>{
-               {"l2.far_hit_latency", "l2.mixed_latency"},
-               {"l2.far_hit_latency.", "l2.mixed_latency."},
-               {"l1.hit_latency.cg", "l2.hit_latency_at_l1_working_set.cg"},
-               {"l1.hit_latency.cv", "l2.hit_latency_at_l1_working_set.cv"}})
-        if (name == was || (was.back() == '.' && name.rfind(was, 0) == 0))
-          name = now + name.substr(was.size());
+        for (const auto& [was, now] : std::map<std::string, std::string>{
+                 {"l2.far_hit_latency", "l2.mixed_latency"},
+                 {"l2.far_hit_latency.", "l2.mixed_latency."},
+                 {"l1.hit_latency.cg", "l2.hit_latency_at_l1_working_set.cg"},
+                 {"l1.hit_latency.cv", "l2.hit_latency_at_l1_working_set.cv"}})
+          if (name == was || (was.back() == '.' && name.rfind(was, 0) == 0))
+            name = now + name.substr(was.size());
       // A finding without evidence is no longer emitted; its experiment's statistics say why.
       if (!replayed.count(name) && r->statistics.dump().find('"' + name + '"') != std::string::npos)
         continue;
@@ -45,7 +45,8 @@ TEST(ReplayH200, EveryFindingFollowsFromItsSamples) {
       // Issue 9's statistical merge threshold in the level finder splits bandwidth.sweep's L2
       // plateau differently: its median moved by 0.13 % (8883.0 -> 8871.1 GB/s).
       if (name == "l2.read_bandwidth") {
-        EXPECT_NEAR(replayed[name], f.at("value").get<double>(), 0.002 * f.at("value").get<double>());
+        EXPECT_NEAR(replayed[name], f.at("value").get<double>(),
+                    0.002 * f.at("value").get<double>());
         ++compared;
         continue;
       }

@@ -89,8 +89,8 @@ TEST(Replicates, WithinNoiseIsAFloor) {
 // read 1344 ns in every sample of two runs (confidence 1.0) and 1728 ns in a third. With the
 // tick as a resolution the confidence is below 1 and falls as the tick grows against the value.
 TEST(Replicates, QuantisedReadingsAreNotExact) {
-  const std::vector<std::vector<double>> same = {{1344, 1344, 1344}, {1344, 1344, 1344},
-                                                 {1344, 1344, 1344}};
+  const std::vector<std::vector<double>> same = {
+      {1344, 1344, 1344}, {1344, 1344, 1344}, {1344, 1344, 1344}};
   const auto raw = confidence::summarize_replicate_samples(same);
   EXPECT_GT(raw.precision, 0.9999);  // only the whole-number floor
   const auto fine = confidence::at_resolution(raw, 32);
@@ -310,7 +310,8 @@ TEST(Replicates, CommittedRepeatMovementIsBracketedWhenMeasuredAsReplicates) {
   // judged by `repeat-table`; kept as test data when results/h200 was re-run):
   // findings whose run values moved beyond each run's stated confidence. Had each run stated
   // the confidence that three replicates with that movement give, no pair would be beyond.
-  std::ifstream in(std::string(GPUPROBE_SOURCE_DIR) + "/tests/data/h200_repeat_748cc2e_rejudged.json");
+  std::ifstream in(std::string(GPUPROBE_SOURCE_DIR) +
+                   "/tests/data/h200_repeat_748cc2e_rejudged.json");
   ASSERT_TRUE(in.good());
   const auto table = nlohmann::json::parse(in);
   std::size_t beyond = 0, rejudged = 0;

@@ -14,7 +14,8 @@
 namespace gpuprobe {
 namespace {
 
-const std::vector<std::string> kIds = {"hopper.tma.latency", "hopper.tma.bandwidth", "hopper.dsmem"};
+const std::vector<std::string> kIds = {"hopper.tma.latency", "hopper.tma.bandwidth",
+                                       "hopper.dsmem"};
 
 TEST(TmaWaiver, Registered) {
   for (const auto& id : kIds) EXPECT_NE(Registry::builtin().find(id), nullptr) << id;
@@ -51,10 +52,12 @@ TEST(TmaWaiver, RealHopperIsNotWaived) {
   info.kind = "cuda";
   info.cc_major = 9;
   info.cc_minor = 0;
-  for (const auto& id : kIds) EXPECT_FALSE(Registry::builtin().find(id)->waiver(info).has_value()) << id;
+  for (const auto& id : kIds)
+    EXPECT_FALSE(Registry::builtin().find(id)->waiver(info).has_value()) << id;
   info.cc_major = 7;
   info.cc_minor = 5;
-  for (const auto& id : kIds) EXPECT_TRUE(Registry::builtin().find(id)->waiver(info).has_value()) << id;
+  for (const auto& id : kIds)
+    EXPECT_TRUE(Registry::builtin().find(id)->waiver(info).has_value()) << id;
 }
 
 TEST(TmaAnalyze, FindingsOnlyFromVerifiedPoints) {
@@ -63,9 +66,12 @@ TEST(TmaAnalyze, FindingsOnlyFromVerifiedPoints) {
   ExperimentResult r;
   r.parameters = {{"peak_gb_s", 4800.0}};
   auto point = [](const char* dir, int tile, int stages, double median, bool verified) {
-    return nlohmann::json{{"direction", dir},   {"tile_bytes", tile},
-                          {"stages", stages},   {"gb_s", {{"n", 5}, {"median", median}, {"mad", 1.0}}},
-                          {"launches", 5},      {"launches_failing_verification", verified ? 0 : 2},
+    return nlohmann::json{{"direction", dir},
+                          {"tile_bytes", tile},
+                          {"stages", stages},
+                          {"gb_s", {{"n", 5}, {"median", median}, {"mad", 1.0}}},
+                          {"launches", 5},
+                          {"launches_failing_verification", verified ? 0 : 2},
                           {"first_failure", verified ? "" : "7 words differ from the pattern"},
                           {"verified", verified}};
   };
@@ -113,12 +119,13 @@ TEST(TmaAnalyze, DsmemRowFailingItsCheckIsAnError) {
   const auto* e = Registry::builtin().find("hopper.dsmem");
   ExperimentResult r;
   const nlohmann::json s = {{"n", 9}, {"median", 200.0}, {"mad", 1.0}};
-  r.samples = {{"cluster_sizes",
-                {{{"cluster_size", 2},
-                  {"launched", true},
-                  {"latency_peer", {{"cycles_per_load", s}, {"wrong_end_nodes", 0}, {"verified", true}}},
-                  {"latency_self", {{"cycles_per_load", s}, {"wrong_end_nodes", 4}, {"verified", false}}},
-                  {"bandwidth", {{"gb_s", s}, {"launches_failing_verification", 0}, {"verified", true}}}}}}};
+  r.samples = {
+      {"cluster_sizes",
+       {{{"cluster_size", 2},
+         {"launched", true},
+         {"latency_peer", {{"cycles_per_load", s}, {"wrong_end_nodes", 0}, {"verified", true}}},
+         {"latency_self", {{"cycles_per_load", s}, {"wrong_end_nodes", 4}, {"verified", false}}},
+         {"bandwidth", {{"gb_s", s}, {"launches_failing_verification", 0}, {"verified", true}}}}}}};
   e->analyze(r);
   EXPECT_EQ(r.status, Status::kError);
   EXPECT_NE(r.reason.find("cluster size 2 latency_self"), std::string::npos) << r.reason;

@@ -36,12 +36,28 @@ void pointers(const json& j, const json::json_pointer& at, std::vector<json::jso
 json replacement(const json& v, std::mt19937_64& rng) {
   json deep = 1;
   for (int i = 0; i < 40; ++i) deep = json::array({deep});
-  const std::vector<json> pool = {
-      nullptr, true, 0, -1, 1e308, -1e308, std::numeric_limits<std::uint64_t>::max(),
-      std::numeric_limits<std::int64_t>::min(), 0.5, "", "NaN", "inf", "-inf", "x.y", "1e999",
-      std::string(10000, 'x'), json::array(), json::object(), deep, json::array({1, "a", nullptr})};
+  const std::vector<json> pool = {nullptr,
+                                  true,
+                                  0,
+                                  -1,
+                                  1e308,
+                                  -1e308,
+                                  std::numeric_limits<std::uint64_t>::max(),
+                                  std::numeric_limits<std::int64_t>::min(),
+                                  0.5,
+                                  "",
+                                  "NaN",
+                                  "inf",
+                                  "-inf",
+                                  "x.y",
+                                  "1e999",
+                                  std::string(10000, 'x'),
+                                  json::array(),
+                                  json::object(),
+                                  deep,
+                                  json::array({1, "a", nullptr})};
   json r = pool[rng() % pool.size()];
-  if (v.is_number() && rng() % 4 == 0) r = v.dump();            // the number as a string
+  if (v.is_number() && rng() % 4 == 0) r = v.dump();  // the number as a string
   if (v.is_string() && rng() % 4 == 0) r = v.get<std::string>().size();
   if (v.is_array() && rng() % 4 == 0) r = json::object({{"0", v.empty() ? json() : v[0]}});
   return r;
@@ -64,8 +80,10 @@ std::string mutate(const json& doc, std::mt19937_64& rng) {
     else
       m[parent].erase(static_cast<std::size_t>(std::stoul(at.back())));
   } else if (kind == 7) {
-    if (m[at].is_array() || m[at].is_object()) m[at].clear();
-    else m[at] = replacement(m[at], rng);
+    if (m[at].is_array() || m[at].is_object())
+      m[at].clear();
+    else
+      m[at] = replacement(m[at], rng);
   } else {
     std::string text = doc.dump();
     if (kind == 8) return text.substr(0, rng() % text.size());
@@ -120,28 +138,44 @@ class TrustFuzz : public ::testing::Test {
 constexpr int kMutants = 1000;
 
 TEST_F(TrustFuzz, Analyze) {
-  fuzz(kMutants, 1, result_, [](const std::string& f) { return gp({"analyze", f}); },
-       dir_ / "none");
+  fuzz(
+      kMutants, 1, result_,
+      [](const std::string& f) {
+        return gp({"analyze", f});
+      },
+      dir_ / "none");
 }
 
 TEST_F(TrustFuzz, Compare) {
   const auto base = (dir_ / "base" / "result.json").string();
-  fuzz(kMutants, 2, result_, [&](const std::string& f) { return gp({"compare", base, f}); },
-       dir_ / "none");
+  fuzz(
+      kMutants, 2, result_,
+      [&](const std::string& f) {
+        return gp({"compare", base, f});
+      },
+      dir_ / "none");
 }
 
 // report: a mutant with a huge number in a curve's samples once made the old chart writer loop;
 // the hint-driven charts and the samples check before drawing end every mutant in exit 0 or 2.
 TEST_F(TrustFuzz, Report) {
   const auto out = (dir_ / "report").string();
-  fuzz(kMutants, 3, result_,
-       [&](const std::string& f) { return gp({"report", f, "--out", out}); }, dir_ / "report");
+  fuzz(
+      kMutants, 3, result_,
+      [&](const std::string& f) {
+        return gp({"report", f, "--out", out});
+      },
+      dir_ / "report");
 }
 
 TEST_F(TrustFuzz, ExportModel) {
   const auto model = (dir_ / "model.json").string();
-  fuzz(kMutants, 4, result_, [&](const std::string& f) { return gp({"export-model", f, model}); },
-       dir_ / "model.json");
+  fuzz(
+      kMutants, 4, result_,
+      [&](const std::string& f) {
+        return gp({"export-model", f, model});
+      },
+      dir_ / "model.json");
 }
 
 TEST_F(TrustFuzz, ModelFile) {
@@ -150,9 +184,12 @@ TEST_F(TrustFuzz, ModelFile) {
   const char* argv[] = {"gpuprobe", "--device", "model:tiny", "info"};
   ASSERT_EQ(cli::run(4, argv, out, err), 0);
   const json model = json::parse(out.str())["environment"]["model"];
-  fuzz(kMutants, 5, model,
-       [](const std::string& f) { return gp({"--device", "model:" + f, "list"}); },
-       dir_ / "none");
+  fuzz(
+      kMutants, 5, model,
+      [](const std::string& f) {
+        return gp({"--device", "model:" + f, "list"});
+      },
+      dir_ / "none");
 }
 
 }  // namespace

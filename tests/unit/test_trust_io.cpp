@@ -6,20 +6,19 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "cli/app.hpp"
-#include "cli_runner.hpp"
 #include "cli/result_commands.hpp"
+#include "cli_runner.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
 #include "core/noise.hpp"
 #include "core/protocol.hpp"
 #include "core/repeatability.hpp"
-
-#include <map>
-#include <tuple>
 
 namespace gpuprobe {
 namespace {
@@ -27,10 +26,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+using test_cli::expect_one_line_error;
 using test_cli::gp;
 using test_cli::Outcome;
 using test_cli::temp_dir;
-using test_cli::expect_one_line_error;
 
 // ---- stopping rule ---------------------------------------------------------------------------
 
@@ -69,7 +68,8 @@ TEST(TrustProtocol, MinRepsOneOnTheModelRecordsThreeRepetitions) {
 // ---- noise, human units, compare -------------------------------------------------------------
 
 TEST(TrustNoise, HumanUnits) {
-  EXPECT_EQ(noise::human(27052300, "bytes"), std::make_pair(std::string("25.80"), std::string("MiB")));
+  EXPECT_EQ(noise::human(27052300, "bytes"),
+            std::make_pair(std::string("25.80"), std::string("MiB")));
   EXPECT_EQ(noise::human(512, "bytes"), std::make_pair(std::string("512"), std::string("B")));
   EXPECT_EQ(noise::human(233472, "bytes").second, "KiB");
   EXPECT_EQ(noise::human(3212.52, "GB/s").first, "3212.52");
@@ -253,9 +253,8 @@ TEST_F(TrustLoaders, ModelFileWithTheWrongShapeNamesTheKey) {
 TEST(TrustOptions, CheckedEvenWhenTheExperimentThatUsesThemIsNotSelected) {
   const auto dir = temp_dir("opts");
   const std::vector<std::vector<std::string>> cases = {
-      {"--strides", "0"},   {"--offsets", "-1"},    {"--word-sizes", "3"},
-      {"--carveouts", "150"}, {"--loads", ""},     {"--strides", "65"},
-      {"--carveouts", "-2"}};
+      {"--strides", "0"}, {"--offsets", "-1"}, {"--word-sizes", "3"}, {"--carveouts", "150"},
+      {"--loads", ""},    {"--strides", "65"}, {"--carveouts", "-2"}};
   for (const auto& c : cases) {
     std::vector<std::string> args = {"--device", "model:tiny", "--out", dir.string()};
     args.insert(args.end(), c.begin(), c.end());
@@ -276,7 +275,10 @@ namespace {
 json run_with(const std::vector<std::tuple<std::string, double, double>>& findings) {
   json f = json::array();
   for (const auto& [name, value, conf] : findings)
-    f.push_back({{"name", name}, {"value", value}, {"unit", "GB/s"}, {"confidence", conf},
+    f.push_back({{"name", name},
+                 {"value", value},
+                 {"unit", "GB/s"},
+                 {"confidence", conf},
                  {"method", "m"}});
   return {{"experiments", {{{"id", "x"}, {"status", "passed"}, {"findings", f}}}}};
 }
@@ -300,8 +302,8 @@ TEST(TrustRepeat, TableJudgesEachFindingAgainstItsOwnStatedSpread) {
   EXPECT_EQ(by["sometimes"]["runs_with_finding"], 2);
   EXPECT_EQ(t["beyond"], 1);
   // The same movement with a confidence that states it (0.3) is within its spread.
-  const auto honest = repeatability::table({run_with({{"moving", 3212, 0.3}}),
-                                            run_with({{"moving", 3746, 0.3}})});
+  const auto honest =
+      repeatability::table({run_with({{"moving", 3212, 0.3}}), run_with({{"moving", 3746, 0.3}})});
   EXPECT_FALSE(honest["findings"][0]["beyond_stated_spread"].get<bool>());
   const auto text = repeatability::format(t);
   EXPECT_LT(text.find("moving"), text.find("stable")) << text;  // worst first
@@ -320,24 +322,24 @@ TEST(TrustRepeat, BoundsAreNotJudgedAsEstimates) {
   EXPECT_EQ(row["tightest"], 64.0);
   EXPECT_GT(row["max_z"].get<double>(), 1.0);  // an estimate this far apart would be beyond
   EXPECT_TRUE(repeatability::table({run_with({{"c.ways_estimate", 64, 0.25}}),
-                                    run_with({{"c.ways_estimate", 32, 0.25}})})["findings"][0]
-                  ["beyond_stated_spread"]
-                      .get<bool>());
+                                    run_with({{"c.ways_estimate", 32,
+                                               0.25}})})["findings"][0]["beyond_stated_spread"]
+                  .get<bool>());
   EXPECT_NE(repeatability::format(t).find("lower bound"), std::string::npos);
 }
 
 TEST(TrustRepeat, CommandWritesRepeatJson) {
   const auto dir = temp_dir("repeat");
-  const auto o = gp({"--device", "model:tiny", "--out", dir.string(), "repeat", "2",
-                     "latency.shared"});
+  const auto o =
+      gp({"--device", "model:tiny", "--out", dir.string(), "repeat", "2", "latency.shared"});
   ASSERT_EQ(o.code, 0) << o.err;
   std::ifstream in(dir / "repeat.json");
   const auto t = json::parse(in);
   EXPECT_EQ(t["runs"], 2);
   EXPECT_FALSE(t["findings"].empty());
   EXPECT_TRUE(fs::exists(dir / "run2" / "result.json"));
-  expect_one_line_error(gp({"--device", "model:tiny", "--out", (dir / "x").string(), "repeat",
-                            "1", "latency.shared"}),
+  expect_one_line_error(gp({"--device", "model:tiny", "--out", (dir / "x").string(), "repeat", "1",
+                            "latency.shared"}),
                         "1");
   EXPECT_FALSE(fs::exists(dir / "x"));
   fs::remove_all(dir);

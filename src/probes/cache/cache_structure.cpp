@@ -643,9 +643,21 @@ class WaysExperiment : public Experiment {
     if (!s) return waive(r, kNoSequencer);
     json rec;
     double far_hit = 0, dram = 0;
+    std::string dram_from;
     if (auto f = ctx.prior.get(finding::kL2FarHitLatency)) far_hit = f->value;
-    if (auto f = ctx.prior.get(finding::kDramLatency)) dram = f->value;
+    // The eviction targets are lines homed beside the SM: an evicted one comes back at the near
+    // home's DRAM latency (cache.l2.far_hit), not at the sweep's mean of both homes (on the
+    // H200 571.7 against 657.7 cycles: a re-read at 552.5 sat nearer the far hit than that
+    // mean, and a second 16-way set was set aside as "served from far_partition").
+    if (auto f = ctx.prior.get(finding::kDramLatencyNearHome)) {
+      dram = f->value;
+      dram_from = finding::kDramLatencyNearHome;
+    } else if (auto g = ctx.prior.get(finding::kDramLatency)) {
+      dram = g->value;
+      dram_from = finding::kDramLatency;
+    }
     auto lr = conflict_run(s->probe, level_, rec, sweep_pool_lines(ctx), far_hit, dram);
+    if (rec.contains("served_references")) rec["served_references"]["dram_from"] = dram_from;
     if (lr.agreed) {
       rec["line"] = line_record(s->probe, level_, lr, rec);
       rec["policy"] = policy_record(s->probe, level_, lr);

@@ -214,16 +214,19 @@ struct PlacementPoint {
 
 /// The placement unit: how far apart two loads can lie and still share their fate (near hit or
 /// not). At the points where between 10 % and 90 % of the loads hit near, every pair of samples
-/// whose smallest common aligned block is b bytes (4 KiB .. 8 MiB) agrees or not; phi(b) is
-/// their agreement beyond what independent fates at the point's share give (1: always the same
-/// fate, 0: independent), pooled over the points. Where the set index places whole blocks of
-/// some size (a physical frame's worth of lines), phi stays flat up to that size and falls
-/// past it: the unit is the largest b whose phi is within 10 % of the smallest block's; its
-/// confidence is how clearly phi falls at 2 b (their difference in standard errors; a block's
-/// pairs are not independent, so the blocks with pairs count as the observations).
+/// whose smallest common aligned block is b bytes (up to 4 KiB for the first level, then 8 KiB
+/// .. 8 MiB) agrees or not; phi(b) is their agreement beyond what independent fates at the
+/// point's share give (1: always the same fate, 0: independent), pooled over the points. Where
+/// the set index places whole blocks of some size (a physical frame's worth of lines), phi
+/// stays at its small-block level up to that size and falls past it. The unit is the end of
+/// the run of consecutive levels, from the smallest, whose phi is not significantly below the
+/// smallest block's (z < 2) and at least half of it; its confidence is how clearly the next
+/// level lies below the smallest block's phi (separation of that z). A block's pairs are not
+/// independent, so a level's standard error counts as observations its blocks that hold
+/// samples in both halves (the blocks that give pairs at that level).
 void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& points) {
   constexpr std::uint64_t kSmallest = 4096, kLargest = 8 * kMiB;
-  constexpr double kMinPairs = 32;
+  constexpr double kMinPairs = 32, kSignificant = 2;
   struct Level {
     double pairs = 0, agree = 0, expected = 0, blocks = 0;
   };
@@ -235,29 +238,40 @@ void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& p
     const double a0 = p.near_share * p.near_share + (1 - p.near_share) * (1 - p.near_share);
     double prev_pairs = 0, prev_agree = 0;
     for (std::uint64_t b = kSmallest; b <= kLargest; b *= 2) {
-      std::map<std::uint64_t, std::pair<double, double>> blocks;  // near, miss
+      struct Block {
+        double near = 0, miss = 0;
+        bool low = false, high = false;  // samples in its first / second half
+      };
+      std::map<std::uint64_t, Block> blocks;
       for (const auto& [byte, is_near] : p.samples) {
         auto& c = blocks[byte / b];
-        (is_near ? c.first : c.second) += 1;
+        (is_near ? c.near : c.miss) += 1;
+        ((byte % b) < b / 2 ? c.low : c.high) = true;
       }
-      double pairs = 0, agree = 0, with_pairs = 0;
+      double pairs = 0, agree = 0, giving = 0;
       for (const auto& [id, c] : blocks) {
-        const double n = c.first + c.second;
+        const double n = c.near + c.miss;
         pairs += n * (n - 1) / 2;
-        agree += c.first * (c.first - 1) / 2 + c.second * (c.second - 1) / 2;
-        with_pairs += n >= 2 ? 1 : 0;
+        agree += c.near * (c.near - 1) / 2 + c.miss * (c.miss - 1) / 2;
+        // The blocks that give pairs at this level: both halves hold samples (at the first
+        // level, any two samples).
+        giving += (b == kSmallest ? n >= 2 : (c.low && c.high)) ? 1 : 0;
       }
       // Pairs whose smallest common block is b: in one b-block, not in one (b / 2)-block.
       auto& l = levels[b];
       l.pairs += pairs - prev_pairs;
       l.agree += agree - prev_agree;
       l.expected += (pairs - prev_pairs) * a0;
-      l.blocks += with_pairs;
+      l.blocks += giving;
       prev_pairs = pairs;
       prev_agree = agree;
     }
   }
-  if (used == 0) return;
+  if (used == 0) {
+    r.statistics["placement_note"] =
+        "no point with a near share between 0.1 and 0.9 and enough samples: no placement unit";
+    return;
+  }
   Curve c{"placement",
           {"block_bytes", "pairs", "agreement", "phi", "phi_standard_error"},
           {},
@@ -266,46 +280,69 @@ void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& p
                       "block_bytes", "bytes", "phi", "fraction")};
   struct Phi {
     double b = 0, phi = 0, se = 0;
+    bool ok = false;  ///< enough pairs for a phi
   };
-  std::vector<Phi> phis;
+  std::vector<Phi> phis;  // every level in order, so that "the next level" is the next size
   for (const auto& [b, l] : levels) {
-    if (l.pairs < kMinPairs || l.pairs - l.expected <= 0) continue;
-    const double agreement = l.agree / l.pairs;
-    const double room = 1 - l.expected / l.pairs;  // 1 - the agreement independence gives
-    const double phi = (l.agree - l.expected) / (l.pairs - l.expected);
-    const double se =
-        std::sqrt(std::max(agreement * (1 - agreement), 1e-6) / std::max(l.blocks, 1.0)) / room;
-    phis.push_back({static_cast<double>(b), phi, se});
-    c.rows.push_back({static_cast<double>(b), l.pairs, agreement, phi, se});
+    Phi f;
+    f.b = static_cast<double>(b);
+    if (l.pairs >= kMinPairs && l.pairs - l.expected > 0) {
+      const double agreement = l.agree / l.pairs;
+      const double room = 1 - l.expected / l.pairs;  // 1 - the agreement independence gives
+      f.phi = (l.agree - l.expected) / (l.pairs - l.expected);
+      f.se =
+          std::sqrt(std::max(agreement * (1 - agreement), 1e-6) / std::max(l.blocks, 1.0)) / room;
+      f.ok = true;
+      c.rows.push_back({f.b, l.pairs, agreement, f.phi, f.se});
+    }
+    phis.push_back(f);
   }
-  if (c.rows.empty()) return;
-  r.curves.push_back(c);
-  const double phi0 = phis.front().phi;
-  if (phi0 < 0.3) {
-    r.statistics["placement_note"] =
-        "loads in one 4 KiB block share their fate no more than by chance (phi < 0.3): no "
-        "placement unit";
+  if (c.rows.empty()) {
+    r.statistics["placement_note"] = "too few pairs of samples at every block size";
     return;
   }
-  std::size_t k = 0;
-  while (k + 1 < phis.size() && phis[k + 1].phi >= 0.9 * phi0) ++k;
-  const bool falls = k + 1 < phis.size();
-  const double z = falls ? (phis[k].phi - phis[k + 1].phi) /
-                               std::sqrt(phis[k].se * phis[k].se + phis[k + 1].se * phis[k + 1].se)
-                         : 0.0;
+  r.curves.push_back(c);
+  std::size_t first = 0;
+  while (!phis[first].ok) ++first;
+  const Phi& base = phis[first];
+  if (base.phi < 0.3) {
+    r.statistics["placement_note"] =
+        "loads in the smallest block with pairs share their fate no more than by chance (phi < "
+        "0.3): no placement unit";
+    return;
+  }
+  // z of a level below the smallest block's phi.
+  const auto below = [&](const Phi& f) {
+    return (base.phi - f.phi) / std::sqrt(base.se * base.se + f.se * f.se);
+  };
+  std::size_t k = first;
+  while (k + 1 < phis.size() && phis[k + 1].ok && below(phis[k + 1]) < kSignificant &&
+         phis[k + 1].phi >= 0.5 * base.phi)
+    ++k;
+  if (k + 1 >= phis.size() || !phis[k + 1].ok) {
+    r.statistics["placement_note"] =
+        "phi does not fall clearly below the smallest block's up to " +
+        units::format_bytes(static_cast<std::uint64_t>(phis[k].b)) +
+        (k + 1 < phis.size() ? " (the next size has too few pairs)" : "") +
+        ": the placement unit is at least that, or there is none: no finding";
+    return;
+  }
+  const double z = below(phis[k + 1]);
   r.findings.push_back(
       {finding::kL2MixturePlacementUnit,
        phis[k].b,
        "bytes",
-       falls ? confidence::separation(z) : 0.0,
+       confidence::separation(z),
        "the largest aligned block within which the chase's sampled loads share their fate (near "
-       "hit or not) as much as within 4 KiB: phi (agreement beyond chance) stays within 10 % of "
-       "the 4 KiB block's up to this size and falls past it; the set index places such blocks "
-       "as wholes (a physical frame's worth of lines); confidence: how clearly phi falls at "
-       "twice the size (standard errors), 0 when it never falls up to 8 MiB",
+       "hit or not) as much as within the smallest block: phi (agreement beyond chance) is not "
+       "significantly below the smallest block's (z < 2) from there up to this size and falls "
+       "below it at twice the size; the set index places such blocks as wholes (a physical "
+       "frame's worth of lines); confidence: how clearly phi at twice the size lies below the "
+       "smallest block's (z)",
        {{"phi", phis[k].phi},
-        {"phi_next", falls ? json(phis[k + 1].phi) : json(nullptr)},
-        {"phi_smallest_block", phi0},
+        {"phi_next", phis[k + 1].phi},
+        {"phi_smallest_block", base.phi},
+        {"smallest_block_bytes", base.b},
         {"separation_z", z},
         {"points", used}}});
 }
@@ -433,6 +470,10 @@ void L2Mixture::analyze(ExperimentResult& r) const {
     const auto& cy = p.at("cycles");
     // The line each sample read ("node"), or, in results before it, its 2 MiB page.
     const bool by_node = p.contains("node");
+    if (!by_node && !p.contains("page"))
+      throw UsageError(
+          "cache.l2.mixture: a point records neither the nodes nor the pages of its "
+          "samples");
     const auto& pg = by_node ? p.at("node") : p.at("page");
     if (!cy.is_array() || !pg.is_array() || cy.size() != pg.size())
       throw UsageError(
