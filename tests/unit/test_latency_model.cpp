@@ -242,15 +242,17 @@ TEST(LatencyChaseOnModel, LineSizeByStridePeaksAtTheLine) {
 
 // The L2's sets are one partition's (a conflict set lives in one partition): with two
 // partitions of 30 MiB, 16 ways and 128-B lines, 15360 sets, not the whole L2's 30720.
-TEST(CacheWaysOnModel, L2SetsAreOnePartitions) {
-  auto dev = device::make_model_device("h200");
+/// latency.sweep, cache.l2.far_hit and cache.l2.ways on `dev`, each with the earlier ones'
+/// findings: every finding by name, and cache.l2.ways' record in `ways`.
+std::map<std::string, Finding> run_l2_ways(device::Device& dev, ExperimentResult* ways = nullptr) {
   RunOptions o;
   FindingBoard board;
-  Context ctx{*dev, o, board};
+  Context ctx{dev, o, board};
   std::map<std::string, Finding> f;
   for (const char* id : {"latency.sweep", "cache.l2.far_hit", "cache.l2.ways"}) {
     const auto* e = Registry::builtin().find(id);
-    ASSERT_NE(e, nullptr);
+    EXPECT_NE(e, nullptr) << id;
+    if (e == nullptr) break;
     ExperimentResult r;
     e->run(ctx, r);
     e->analyze(r);
@@ -258,7 +260,14 @@ TEST(CacheWaysOnModel, L2SetsAreOnePartitions) {
       board.add(x);
       f[x.name] = x;
     }
+    if (ways && std::string(id) == "cache.l2.ways") *ways = r;
   }
+  return f;
+}
+
+TEST(CacheWaysOnModel, L2SetsAreOnePartitions) {
+  auto dev = device::make_model_device("h200");
+  const auto f = run_l2_ways(*dev);
   ASSERT_TRUE(f.count("cache.l2.ways"));
   EXPECT_EQ(f.at("cache.l2.ways").value, 16);
   ASSERT_TRUE(f.count("cache.l2.sets"));
@@ -291,23 +300,8 @@ TEST(CacheWaysOnModel, EvictedTargetsAreJudgedAgainstTheirHomesDram) {
   c.dram_near_home_latency_cycles = 540;
   c.dram_far_home_latency_cycles = 780;
   device::ModelDevice dev(c);
-  RunOptions o;
-  FindingBoard board;
-  Context ctx{dev, o, board};
-  std::map<std::string, Finding> f;
   ExperimentResult ways;
-  for (const char* id : {"latency.sweep", "cache.l2.far_hit", "cache.l2.ways"}) {
-    const auto* e = Registry::builtin().find(id);
-    ASSERT_NE(e, nullptr);
-    ExperimentResult r;
-    e->run(ctx, r);
-    e->analyze(r);
-    for (const auto& x : r.findings) {
-      board.add(x);
-      f[x.name] = x;
-    }
-    if (std::string(id) == "cache.l2.ways") ways = r;
-  }
+  const auto f = run_l2_ways(dev, &ways);
   ASSERT_TRUE(f.count("dram.latency"));
   EXPECT_NEAR(f.at("dram.latency").value, 660, 6.6);
   ASSERT_TRUE(f.count("cache.l2.ways"));
@@ -358,21 +352,30 @@ namespace {
 // 700): below the near knee every sampled load is a near hit, past 1.25 x none is, and what the
 // others cost is the far hit (the working sets stay within the whole L2). Without a near
 // capacity it is waived; samples whose cycles and pages differ in length are the file's fault.
+/// cache.l2.mixture on `dev`, given a near capacity and the near and far hit latencies.
+ExperimentResult run_mixture(device::Device& dev, double near_bytes, double hit, double far) {
+  const auto* e = Registry::builtin().find("cache.l2.mixture");
+  ExperimentResult r;
+  EXPECT_NE(e, nullptr);
+  if (e == nullptr) return r;
+  RunOptions options;
+  FindingBoard board;
+  board.add({"l2.near_capacity", near_bytes, "bytes", 0.9, "test", nlohmann::json::object()});
+  board.add({"l2.hit_latency", hit, "cycles", 0.9, "test", nlohmann::json::object()});
+  board.add({"l2.far_hit_latency", far, "cycles", 0.9, "test", nlohmann::json::object()});
+  Context ctx{dev, options, board};
+  e->run(ctx, r);
+  if (r.status == Status::kPassed) e->analyze(r);
+  return r;
+}
+
 TEST(L2MixtureOnModel, NearShareAndMissCost) {
   ModelConfig c = partitioned(48 * 1024, 1536 * 1024, 2560 * 1024, 28, 240, 270, 700);
   device::ModelDevice dev(c);
   const auto* e = Registry::builtin().find("cache.l2.mixture");
   ASSERT_NE(e, nullptr);
-  RunOptions options;
-  FindingBoard board;
-  board.add({"l2.near_capacity", 1536.0 * 1024, "bytes", 0.9, "test", nlohmann::json::object()});
-  board.add({"l2.hit_latency", 240, "cycles", 0.9, "test", nlohmann::json::object()});
-  board.add({"l2.far_hit_latency", 270, "cycles", 0.9, "test", nlohmann::json::object()});
-  Context ctx{dev, options, board};
-  ExperimentResult r;
-  e->run(ctx, r);
+  ExperimentResult r = run_mixture(dev, 1536.0 * 1024, 240, 270);
   ASSERT_EQ(r.status, Status::kPassed) << r.reason;
-  e->analyze(r);
   ASSERT_FALSE(r.curves.empty());
   const auto& rows = r.curves[0].rows;
   ASSERT_EQ(rows.size(), 6u);
@@ -407,6 +410,7 @@ TEST(L2MixtureOnModel, NearShareAndMissCost) {
   EXPECT_LT(spread->value, 1.0);
   EXPECT_LT(spread->confidence, 0.3);  // no allocation differs beyond its noise
 
+  RunOptions options;
   FindingBoard empty;
   Context none{dev, options, empty};
   ExperimentResult w;
@@ -562,19 +566,8 @@ TEST(L2MixtureOnModel, RecoversThePlacementUnit) {
     c.noise_relative_sigma = 0;
     c.l2.placement_unit_bytes = unit;
     device::ModelDevice dev(c);
-    const auto* e = Registry::builtin().find("cache.l2.mixture");
-    ASSERT_NE(e, nullptr);
-    RunOptions options;
-    FindingBoard board;
-    board.add(
-        {"l2.near_capacity", 4.0 * (1 << 20), "bytes", 0.9, "test", nlohmann::json::object()});
-    board.add({"l2.hit_latency", 260, "cycles", 0.9, "test", nlohmann::json::object()});
-    board.add({"l2.far_hit_latency", 430, "cycles", 0.9, "test", nlohmann::json::object()});
-    Context ctx{dev, options, board};
-    ExperimentResult r;
-    e->run(ctx, r);
+    const ExperimentResult r = run_mixture(dev, 4.0 * (1 << 20), 260, 430);
     ASSERT_EQ(r.status, Status::kPassed) << r.reason;
-    e->analyze(r);
     const auto* u = test::find(r, "l2.mixture.placement_unit");
     ASSERT_NE(u, nullptr) << unit;
     EXPECT_EQ(u->value, static_cast<double>(unit));

@@ -25,6 +25,33 @@ nlohmann::json committed_h200() {
   return nlohmann::json::parse(in);
 }
 
+/// `gpuprobe replay` of `result`, written to `dir` (emptied first): the replay's result.json.
+nlohmann::json replay_of(const nlohmann::json& result, const std::filesystem::path& dir) {
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto file = (dir / "result_in.json").string();
+  std::ofstream(file) << result.dump();
+  std::ostringstream out;
+  EXPECT_EQ(cli::replay_command(file, (dir / "replay").string(), out), 0);
+  std::ifstream in(dir / "replay" / "result.json");
+  return nlohmann::json::parse(in);
+}
+
+/// Sets cache.l2.mixture's l2.mixture.placement_unit in its record `e` to `bytes`, adding the
+/// finding when the record has none.
+void set_placement_unit(nlohmann::json& e, double bytes) {
+  for (auto& x : e["findings"])
+    if (x.at("name") == "l2.mixture.placement_unit") {
+      x["value"] = bytes;
+      return;
+    }
+  e["findings"].push_back({{"name", "l2.mixture.placement_unit"},
+                           {"value", bytes},
+                           {"unit", "bytes"},
+                           {"confidence", 0.99},
+                           {"method", "test"}});
+}
+
 std::map<std::string, double> findings_of(const nlohmann::json& result) {
   std::map<std::string, double> f;
   for (const auto& e : result.at("experiments"))
@@ -164,31 +191,12 @@ TEST(ModelExport, ReplayJudgesTheSlopeAgainstOtherAllocations) {
                        {"offset_bytes", 64 << 20},
                        {"cycles_histogram", nlohmann::json::array({{near, 5000}})}});
     e["samples"]["draws"] = draws;
-    // A placement unit of 128 KiB (what results/h200 records), set whether or not present.
-    bool unit = false;
-    for (auto& x : e["findings"])
-      if (x.at("name") == "l2.mixture.placement_unit") {
-        x["value"] = 131072;
-        unit = true;
-      }
-    if (!unit)
-      e["findings"].push_back({{"name", "l2.mixture.placement_unit"},
-                               {"value", 131072},
-                               {"unit", "bytes"},
-                               {"confidence", 0.99},
-                               {"method", "test"}});
+    set_placement_unit(e, 131072);  // what results/h200 records
     drawn = true;
   }
   ASSERT_TRUE(drawn);
   const auto dir = std::filesystem::temp_directory_path() / "gpuprobe_replay_allocations";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const auto file = (dir / "drawn.json").string();
-  std::ofstream(file) << result.dump();
-  std::ostringstream out;
-  ASSERT_EQ(cli::replay_command(file, (dir / "replay").string(), out), 0);
-  std::ifstream in(dir / "replay" / "result.json");
-  const auto r = nlohmann::json::parse(in);
+  const auto r = replay_of(result, dir);
   const auto& e = r.at("experiments").at(0);
   std::map<std::string, nlohmann::json> f;
   for (const auto& x : e.at("findings")) f[x.at("name")] = x;
@@ -248,29 +256,10 @@ TEST(ModelExport, ReplayJudgesTheSlopeAgainstOtherAllocations) {
 TEST(ModelExport, ReplaySkipsAPlacementUnitItCannotPlace) {
   auto result = committed_h200();
   for (auto& e : result.at("experiments")) {
-    if (e.at("id") != "cache.l2.mixture") continue;
-    bool unit = false;
-    for (auto& x : e["findings"])
-      if (x.at("name") == "l2.mixture.placement_unit") {
-        x["value"] = 3000;
-        unit = true;
-      }
-    if (!unit)
-      e["findings"].push_back({{"name", "l2.mixture.placement_unit"},
-                               {"value", 3000},
-                               {"unit", "bytes"},
-                               {"confidence", 0.99},
-                               {"method", "test"}});
+    if (e.at("id") == "cache.l2.mixture") set_placement_unit(e, 3000);
   }
   const auto dir = std::filesystem::temp_directory_path() / "gpuprobe_replay_bad_unit";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const auto file = (dir / "unit.json").string();
-  std::ofstream(file) << result.dump();
-  std::ostringstream out;
-  ASSERT_EQ(cli::replay_command(file, (dir / "replay").string(), out), 0);
-  std::ifstream in(dir / "replay" / "result.json");
-  const auto r = nlohmann::json::parse(in);
+  const auto r = replay_of(result, dir);
   const auto& by = r.at("experiments")
                        .at(0)
                        .at("statistics")
