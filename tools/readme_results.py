@@ -60,6 +60,13 @@ def cls(n):
     return ["LRU", "FIFO", "tree-PLRU", "random", "none of these"][int(f[n]["value"])]
 
 
+def random_placement_worst(rp):
+    """The replay's worst errors by region for the random_placement sensitivity ({} when not applicable)."""
+    w = (rp["experiments"][0].get("statistics", {}).get("l2_policy_sensitivity", {})
+         .get("worst_error_percent_by_region", {}).get("random_placement"))
+    return w if isinstance(w, dict) else {}
+
+
 def structure_text():
     out = []
     if "cache.l1.ways" in f:
@@ -182,10 +189,7 @@ def structure_text():
                    + (lambda rnd: f" With the placement unit's blocks placed at random instead of evenly (`random_placement` in "
                       f"`l2_policy_sensitivity`, the other bound), the slope's worst error is {rnd['error_percent']:.1f}% "
                       f"(at {rnd['working_set_bytes'] / 2**20:.2f} MiB)."
-                      if isinstance(rnd, dict) else "")(rp["experiments"][0].get("statistics", {}).get("l2_policy_sensitivity", {})
-                                                          .get("worst_error_percent_by_region", {}).get("random_placement", {}).get("l2_mixed")
-                                                          if isinstance(rp["experiments"][0].get("statistics", {}).get("l2_policy_sensitivity", {})
-                                                                        .get("worst_error_percent_by_region", {}).get("random_placement"), dict) else None))
+                      if isinstance(rnd, dict) else "")(random_placement_worst(rp).get("l2_mixed")))
     others = sorted(p.name for p in (res / "other_cards").glob("GPU-*") if (p / "result.json").exists())
     if others:
         out.append(f"- Other H200s of the pool ([results/h200/other_cards](results/h200/other_cards/README.md)): "

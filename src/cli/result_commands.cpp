@@ -437,28 +437,34 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     // placement unit landing at random (the other bound to the exported model's contiguous
     // modulo placement, which spreads any range evenly over the sets).
     auto l2_variants = policy_variants("l2");
+    Variant placed{"random_placement",
+                   {},
+                   "no l2.mixture.placement_unit in the result, or an L2 without ways"};
     const auto unit = measured_findings.find(finding::kL2MixturePlacementUnit);
-    const double line = model.value("l2_line_bytes", 128.0);
-    // A unit the model can place: a whole power of two from the line to 1 GiB.
-    const bool placeable = unit != measured_findings.end() && unit->second >= line &&
-                           unit->second <= 1073741824.0 &&
-                           std::exp2(std::round(std::log2(unit->second))) == unit->second;
-    if (placeable && model.value("l2_ways", 0u) > 0 &&
-        model.value("l2_set_hash_masks", json::array()).empty()) {
-      const auto bytes = static_cast<std::uint64_t>(unit->second);
-      l2_variants.push_back({"random_placement",
-                             [bytes](json& m) {
-                               m["l2_set_index"] = "modulo";
-                               m["l2_placement_unit_bytes"] = bytes;
-                             },
-                             ""});
-    } else {
-      l2_variants.push_back({"random_placement",
-                             {},
-                             "no l2.mixture.placement_unit in the result (or one that is no "
-                             "power of two from the line to 1 GiB), or an L2 without ways or "
-                             "with a hashed index"});
+    if (unit != measured_findings.end() && model.value("l2_ways", 0u) > 0) {
+      const double v = unit->second;
+      if (!(v >= 1 && v < 1e18 && std::floor(v) == v)) {
+        placed.not_applicable = "l2.mixture.placement_unit is no whole number of bytes";
+      } else {
+        const auto bytes = static_cast<std::uint64_t>(v);
+        const auto change = [bytes](json& m) {
+          m["l2_set_index"] = "modulo";
+          m["l2_placement_unit_bytes"] = bytes;
+        };
+        // The model's own check says which units it can place (a power of two from the line
+        // to 1 GiB, over a modulo index).
+        json alt = model;
+        change(alt);
+        try {
+          device::validate(device::model_config_from_json(alt));
+          placed.change = change;
+          placed.not_applicable.clear();
+        } catch (const UsageError& e) {
+          placed.not_applicable = e.what();
+        }
+      }
     }
+    l2_variants.push_back(placed);
     sensitivity = sensitivity_of("l2_policy_sensitivity",
                                  "the exported model with each L2 replacement class, and with "
                                  "its blocks of the measured placement unit placed at random "

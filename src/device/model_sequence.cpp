@@ -107,28 +107,31 @@ void SetCache::clear() {
     cycle_ = rng_() % sets_;
 }
 
+namespace {
+
+/// splitmix64's finaliser of x + the golden-ratio increment: every bit of x moves every bit.
+std::uint64_t mix64(std::uint64_t x) {
+  std::uint64_t z = x + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
 std::uint64_t SetCache::set_of(std::uint64_t address) const {
   if (config_.set_hash_masks.empty()) {
     if (const std::uint64_t unit = config_.placement_unit_bytes; unit != 0) {
-      // The block lands at a pseudo-random block (splitmix64's finaliser of its number, kept
-      // to the blocks a 64-bit address holds); its lines keep their order within it.
-      std::uint64_t z = address / unit + 0x9e3779b97f4a7c15ull;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-      z = (z ^ (z >> 31)) >> __builtin_ctzll(unit);
-      address = z * unit + address % unit;
+      // The block lands at a pseudo-random block (its number mixed, kept to the blocks a
+      // 64-bit address holds); its lines keep their order within it.
+      address = (mix64(address / unit) >> __builtin_ctzll(unit)) * unit + address % unit;
     }
     if (squeeze_bit_ != 0) {
       const std::uint64_t low = address & ((std::uint64_t{1} << squeeze_bit_) - 1);
       address = ((address >> (squeeze_bit_ + 1)) << squeeze_bit_) | low;
     }
-    if (config_.scrambled_index) {
-      // splitmix64's finaliser: every bit of the line number moves every bit of the set.
-      std::uint64_t z = address / config_.line_bytes + 0x9e3779b97f4a7c15ull;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-      return (z ^ (z >> 31)) % sets_;
-    }
+    // Every bit of the line number moves every bit of the set.
+    if (config_.scrambled_index) return mix64(address / config_.line_bytes) % sets_;
     return (address / config_.line_bytes) % sets_;
   }
   return xor_set_index(address, config_.set_hash_masks);

@@ -267,8 +267,33 @@ std::string served_after_eviction(double reread, double far_hit, double miss) {
   return std::fabs(reread - far_hit) < std::fabs(reread - miss) ? "far_partition" : "dram";
 }
 
+/// What an evicted target's re-read is judged against: the far hit, and the DRAM latency of a
+/// line homed beside the SM with the finding it came from (0 and empty: the calibration's misses).
+struct ServedReferences {
+  double far_hit_cycles = 0, dram_cycles = 0;
+  std::string dram_from;
+};
+
+/// The references from earlier findings. The eviction targets are lines homed beside the SM: an
+/// evicted one comes back at the near home's DRAM latency (cache.l2.far_hit), not at the
+/// sweep's mean of both homes (on the H200 571.7 against 657.7 cycles: a re-read at 552.5 sat
+/// nearer the far hit than that mean, and a second 16-way set was set aside as "served from
+/// far_partition"); the sweep's DRAM latency only where that was not measured.
+ServedReferences served_references(const Context& ctx) {
+  ServedReferences refs;
+  if (auto f = ctx.prior.get(finding::kL2FarHitLatency)) refs.far_hit_cycles = f->value;
+  for (const char* name : {finding::kDramLatencyNearHome, finding::kDramLatency})
+    if (auto f = ctx.prior.get(name)) {
+      refs.dram_cycles = f->value;
+      refs.dram_from = name;
+      break;
+    }
+  return refs;
+}
+
 LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec, std::uint64_t pool_lines,
-                      double far_hit_cycles = 0, double dram_cycles = 0) {
+                      const ServedReferences& refs = {}) {
+  const double far_hit_cycles = refs.far_hit_cycles;
   LevelRun r;
   r.cal = analysis::cache::calibrate(p, level);
   rec["calibration"] = calibration_json(r.cal);
@@ -286,10 +311,11 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec, std::ui
   std::string served_first;
   // A DRAM miss as a chase meets it (latency.sweep); the calibration's first reads also pay
   // page-translation misses and sit higher.
-  const double miss_reference = dram_cycles > 0 ? dram_cycles : r.cal.miss_cycles;
+  const double miss_reference = refs.dram_cycles > 0 ? refs.dram_cycles : r.cal.miss_cycles;
   if (far_hit_cycles > 0)
     rec["served_references"] = {{"far_hit_cycles", far_hit_cycles},
-                                {"dram_cycles", miss_reference}};
+                                {"dram_cycles", miss_reference},
+                                {"dram_from", refs.dram_from}};
   json pools = json::array();
   std::vector<std::uint32_t> ways;
   const int n_pools = pools_for(level);
@@ -642,22 +668,7 @@ class WaysExperiment : public Experiment {
     auto s = open_session(ctx, span, span, carveout_for(level_));
     if (!s) return waive(r, kNoSequencer);
     json rec;
-    double far_hit = 0, dram = 0;
-    std::string dram_from;
-    if (auto f = ctx.prior.get(finding::kL2FarHitLatency)) far_hit = f->value;
-    // The eviction targets are lines homed beside the SM: an evicted one comes back at the near
-    // home's DRAM latency (cache.l2.far_hit), not at the sweep's mean of both homes (on the
-    // H200 571.7 against 657.7 cycles: a re-read at 552.5 sat nearer the far hit than that
-    // mean, and a second 16-way set was set aside as "served from far_partition").
-    if (auto f = ctx.prior.get(finding::kDramLatencyNearHome)) {
-      dram = f->value;
-      dram_from = finding::kDramLatencyNearHome;
-    } else if (auto g = ctx.prior.get(finding::kDramLatency)) {
-      dram = g->value;
-      dram_from = finding::kDramLatency;
-    }
-    auto lr = conflict_run(s->probe, level_, rec, sweep_pool_lines(ctx), far_hit, dram);
-    if (rec.contains("served_references")) rec["served_references"]["dram_from"] = dram_from;
+    auto lr = conflict_run(s->probe, level_, rec, sweep_pool_lines(ctx), served_references(ctx));
     if (lr.agreed) {
       rec["line"] = line_record(s->probe, level_, lr, rec);
       rec["policy"] = policy_record(s->probe, level_, lr);

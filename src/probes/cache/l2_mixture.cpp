@@ -236,26 +236,24 @@ void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& p
     if (p.near_share < 0.1 || p.near_share > 0.9 || p.samples.size() < kMinPageSamples) continue;
     ++used;
     const double a0 = p.near_share * p.near_share + (1 - p.near_share) * (1 - p.near_share);
+    auto samples = p.samples;  // by address: every block's samples lie side by side
+    std::sort(samples.begin(), samples.end());
     double prev_pairs = 0, prev_agree = 0;
     for (std::uint64_t b = kSmallest; b <= kLargest; b *= 2) {
-      struct Block {
-        double near = 0, miss = 0;
-        bool low = false, high = false;  // samples in its first / second half
-      };
-      std::map<std::uint64_t, Block> blocks;
-      for (const auto& [byte, is_near] : p.samples) {
-        auto& c = blocks[byte / b];
-        (is_near ? c.near : c.miss) += 1;
-        ((byte % b) < b / 2 ? c.low : c.high) = true;
-      }
       double pairs = 0, agree = 0, giving = 0;
-      for (const auto& [id, c] : blocks) {
-        const double n = c.near + c.miss;
+      for (std::size_t i = 0, j = 0; i < samples.size(); i = j) {
+        double near = 0, miss = 0;
+        bool low = false, high = false;  // samples in the block's first / second half
+        for (j = i; j < samples.size() && samples[j].first / b == samples[i].first / b; ++j) {
+          (samples[j].second ? near : miss) += 1;
+          (samples[j].first % b < b / 2 ? low : high) = true;
+        }
+        const double n = near + miss;
         pairs += n * (n - 1) / 2;
-        agree += c.near * (c.near - 1) / 2 + c.miss * (c.miss - 1) / 2;
+        agree += near * (near - 1) / 2 + miss * (miss - 1) / 2;
         // The blocks that give pairs at this level: both halves hold samples (at the first
         // level, any two samples).
-        giving += (b == kSmallest ? n >= 2 : (c.low && c.high)) ? 1 : 0;
+        giving += (b == kSmallest ? n >= 2 : (low && high)) ? 1 : 0;
       }
       // Pairs whose smallest common block is b: in one b-block, not in one (b / 2)-block.
       auto& l = levels[b];
