@@ -243,8 +243,18 @@ constexpr std::uint64_t kEvictionTestBudget = 6000;
 /// lower bound on the ways.
 constexpr std::size_t kMaxEvictionGroups = 64;
 
-/// One eviction test as a sequence: flush, place the target, sweep `pool`, re-read the target.
-/// Built once per decision, run as often as the decision needs.
+/// The line read, untimed, just before an eviction test re-reads its target, so that the re-read
+/// finds its page's translation warm (a sweep over a 4 GiB pool touches thousands of pages;
+/// without this read a translation lost to the sweep looks like an evicted line). Bits 7, 8 and
+/// 10 flipped: within the target's 2 KiB, so in its page for any page size; never in its line
+/// for lines up to 1 KiB (the candidates' alignment); 5 or 11 lines of 128 B away, an odd count,
+/// so never in its set under a modulo index of 128-B lines (the candidates all share their low
+/// 10 bits: a distance of whole KiB could be congruent).
+std::uint64_t translation_warmer(std::uint64_t target) { return target ^ 0x580u; }
+
+/// One eviction test as a sequence: flush, place the target, sweep `pool`, read another line of
+/// the target's page (untimed), re-read the target (timed). Built once per decision, run as
+/// often as the decision needs.
 AccessSequence eviction_test(const Probe& p, std::uint64_t target,
                              const std::vector<std::uint64_t>& pool) {
   AccessSequence s = base_sequence(p, Level::kL2);
@@ -252,7 +262,8 @@ AccessSequence eviction_test(const Probe& p, std::uint64_t target,
   s.place_sm = p.sm;
   s.sweep = pool;
   s.sweep_rounds = kEvictionSweepRounds;
-  s.sequence = {target};
+  s.sequence = {translation_warmer(target), target};
+  s.timed_from = 1;
   return s;
 }
 
@@ -452,6 +463,35 @@ ConflictSet find_conflict_set_by_eviction(Probe& p, const Calibration& cal,
                                         " ways (every group needed, repeatably)"
                                   : "");
   }
+  return out;
+}
+
+PoolSearch search_pools(int needed, int max_pools,
+                        const std::function<PoolOutcome(int)>& search) {
+  PoolSearch out;
+  std::map<std::string, std::vector<std::size_t>> found;  // kind -> pools with a set
+  std::vector<std::string> order;                         // kinds by their first set
+  for (int k = 0; k < max_pools; ++k) {
+    out.pools.push_back(search(k));
+    const PoolOutcome& o = out.pools.back();
+    if (!o.set.found) {
+      if (o.set.method == "eviction_sweeps") continue;
+      break;
+    }
+    auto& of_kind = found[o.kind];
+    if (of_kind.empty()) order.push_back(o.kind);
+    of_kind.push_back(static_cast<std::size_t>(k));
+    if (static_cast<int>(of_kind.size()) >= needed) {
+      out.chosen = of_kind;
+      out.kind = o.kind;
+      return out;
+    }
+  }
+  for (const auto& kind : order)  // none reached `needed`: the most sets, earliest first
+    if (found[kind].size() > out.chosen.size()) {
+      out.chosen = found[kind];
+      out.kind = kind;
+    }
   return out;
 }
 

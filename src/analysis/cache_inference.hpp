@@ -114,6 +114,28 @@ ConflictSet find_conflict_set(Probe& p, Level level, const Calibration& cal,
 ConflictSet find_conflict_set_by_eviction(Probe& p, const Calibration& cal,
                                           std::uint64_t pool_lines, std::uint64_t alignment);
 
+/// One pool's search for search_pools: its set, and the kind of its target (where an evicted
+/// target was re-read from: "dram" for a line homed beside the SM, "far_partition" for a far
+/// line's near copy, "" when unknown or never evicted).
+struct PoolOutcome {
+  ConflictSet set;
+  std::string kind;
+};
+/// The pools of one level: pool k = search(k) for k = 0, 1, ... until `needed` pools whose
+/// targets are of one kind found a set, or `max_pools` were searched. A pool of the eviction
+/// sweeps that finds no set is replaced by the next (on the H200 about six targets in ten are
+/// evicted only by volume, not by a conflict within one set); a pool of sequences that finds
+/// none ends the search (its pools draw from the same candidates). Sets count together only when
+/// their targets are of one kind (the two kinds are evicted differently): the first kind to
+/// reach `needed` sets, else the kind with the most sets (fewer than needed: no agreement).
+struct PoolSearch {
+  std::vector<PoolOutcome> pools;   ///< every pool searched, in order
+  std::vector<std::size_t> chosen;  ///< the pools whose sets count, in order (one kind)
+  std::string kind;                 ///< the kind of the chosen pools' targets
+};
+PoolSearch search_pools(int needed, int max_pools,
+                        const std::function<PoolOutcome(int)>& search);
+
 /// Eviction targets homed in the probe's SM's own L2 partition. On a two-partition L2 a DRAM miss
 /// of a line homed in the other partition crosses to it first (about 180 cycles more on the
 /// H200), and the eviction of such a line's near copy is not a conflict in one set (its home copy

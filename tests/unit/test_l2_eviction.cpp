@@ -277,6 +277,87 @@ TEST(L2Eviction, NearHomeSplitOfRecordedH200ColdReads) {
   EXPECT_FALSE(analysis::cache::near_home_threshold(one).has_value());
 }
 
+// A TLB of 32 entries of 2 MiB in front of the L2 (a miss costs 400 cycles): the sweep over a
+// pool of 128 pages or more loses the target's translation in every test, and a re-read that
+// paid the walk looked like an evicted line (every prefix evicted, the "set" was the pages
+// that pushed the entry out). The eviction test reads another line of the target's page first,
+// untimed, and the set of the L2 is found.
+TEST(L2Eviction, ATranslationLostToTheSweepIsNotAnEviction) {
+  using namespace analysis::cache;
+  std::mt19937_64 rng(20261203);
+  Large d = random_large(rng, 4);
+  auto& c = d.config;
+  c.l2.policy = Replacement::kLru;
+  c.tlb = {{32, 2 * kMiB, 0, 400}};
+  ASSERT_GE(d.buffer_bytes / (2 * kMiB), 4 * c.tlb[0].entries) << c.name;
+  device::ModelDevice dev(c);
+  auto buf = dev.alloc_probe_buffer(d.buffer_bytes);
+  Probe p = probe_on(dev, *buf, d.buffer_bytes, 17);
+  const auto cal = calibrate(p, Level::kL2);
+  ASSERT_TRUE(cal.ok);
+  const auto set = find_conflict_set_by_eviction(p, cal, d.pool_lines, 1024);
+  EXPECT_TRUE(set.found) << set.note;
+  EXPECT_TRUE(set.repeatable());
+  EXPECT_EQ(set.ways, c.l2.ways) << set.note;
+}
+
+/// A pool outcome for search_pools: found or not, by eviction sweeps, its target's kind.
+analysis::cache::PoolOutcome outcome(bool found, const std::string& kind = "dram",
+                                     const std::string& method = "eviction_sweeps") {
+  analysis::cache::PoolOutcome o;
+  o.set.found = found;
+  o.set.ways = found ? 16 : 0;
+  o.set.method = method;
+  o.kind = kind;
+  return o;
+}
+
+// The pools of one level. On the H200 most eviction targets give no set (their eviction is not
+// a conflict in one set): each is replaced by the next until two sets of one kind are found, up
+// to the limit (six misses before two sets was past the old limit of five pools).
+TEST(L2Eviction, SearchPoolsReplacesTargetsWithoutASet) {
+  using analysis::cache::search_pools;
+  int calls = 0;
+  const auto six_misses = search_pools(2, 10, [&](int k) {
+    ++calls;
+    return outcome(k >= 6);
+  });
+  EXPECT_EQ(calls, 8);  // stops at the second set
+  EXPECT_EQ(six_misses.pools.size(), 8u);
+  EXPECT_EQ(six_misses.chosen, (std::vector<std::size_t>{6, 7}));
+  EXPECT_EQ(six_misses.kind, "dram");
+  // No set at all: every pool up to the limit is tried, none chosen.
+  const auto none = search_pools(2, 10, [](int) { return outcome(false); });
+  EXPECT_EQ(none.pools.size(), 10u);
+  EXPECT_TRUE(none.chosen.empty());
+}
+
+// Sets count together only when their targets were served alike: a first set whose target was
+// a far line's near copy does not stop two later sets of lines homed beside the SM from
+// agreeing (before, every set unlike the first was set aside: GPU-378d63f9 had two such 16-way
+// sets and no ways finding).
+TEST(L2Eviction, SearchPoolsCountsSetsOfOneKind) {
+  using analysis::cache::search_pools;
+  const std::vector<analysis::cache::PoolOutcome> seq = {
+      outcome(true, "far_partition"), outcome(true, "dram"), outcome(false),
+      outcome(true, "dram"), outcome(true, "far_partition")};
+  const auto r = search_pools(2, 10, [&](int k) { return seq[static_cast<std::size_t>(k)]; });
+  EXPECT_EQ(r.pools.size(), 4u);
+  EXPECT_EQ(r.chosen, (std::vector<std::size_t>{1, 3}));
+  EXPECT_EQ(r.kind, "dram");
+  // Too few pools for two of a kind: the kind with the most sets, the earliest of equals.
+  const auto short_run =
+      search_pools(2, 3, [&](int k) { return seq[static_cast<std::size_t>(k)]; });
+  EXPECT_EQ(short_run.chosen, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(short_run.kind, "far_partition");
+  // Pools of sequences draw from the same candidates: one that finds no set ends the search.
+  const auto l1 = search_pools(3, 3, [](int k) {
+    return outcome(k == 0, "", "sequences");
+  });
+  EXPECT_EQ(l1.pools.size(), 2u);
+  EXPECT_EQ(l1.chosen, (std::vector<std::size_t>{0}));
+}
+
 TEST(L2Eviction, ADeviceWithoutSweepsSaysSo) {
   using namespace analysis::cache;
   std::mt19937_64 rng(9);

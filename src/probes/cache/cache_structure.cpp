@@ -211,7 +211,11 @@ std::uint64_t sweep_pool_lines(const Context& ctx) { return 4 * ctx.device.info(
 /// Eviction candidates sit at 1 KiB: any line size up to 1 KiB leaves them distinct lines.
 constexpr std::uint64_t kSweepAlignment = 1024;
 /// Lines read cold to pick near-homed eviction targets (half of them, about, are).
-constexpr std::size_t kTargetCandidates = 32;
+constexpr std::size_t kTargetCandidates = 48;
+/// Pools (eviction targets) one L2 search may use. On the H200 about four targets in ten give a
+/// set (GPU-298cd471: 6 of 16 over four runs), so ten give two with 94 % chance; a target
+/// without a set costs about 0.4 s, one with a set about 1.2 s.
+constexpr int kMaxEvictionPools = 10;
 
 /// The conflict set of one pool: random lines by sequences first (cheap, enough for an L2
 /// of a few thousand sets); for an L2 whose hashed sets outnumber what a sequence can reach,
@@ -308,7 +312,6 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec, std::ui
   rec["pool_bytes"] = p.buffer_bytes;
   const std::uint64_t seed0 = p.seed;
   std::uint64_t set_seed = seed0;
-  std::string served_first;
   // A DRAM miss as a chase meets it (latency.sweep); the calibration's first reads also pay
   // page-translation misses and sit higher.
   const double miss_reference = refs.dram_cycles > 0 ? refs.dram_cycles : r.cal.miss_cycles;
@@ -331,50 +334,51 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec, std::ui
                                {"cold_cycles", targets.cycles},
                                {"near_home_targets", targets.targets}};
   }
-  // An eviction target that gives no set (some do on the H200: their eviction is not a
-  // conflict within one set) is recorded and replaced by another, at most kTargetReplacements
-  // times (on GPU-04d48753 two of the first three near-homed targets gave none, and the L2 had
-  // no ways finding in two runs of three).
-  constexpr int kTargetReplacements = 3;
-  int attempts = n_pools;
-  for (int k = 0; k < attempts && static_cast<int>(ways.size()) < n_pools; ++k) {
+  // An eviction target that gives no set (most do on the H200: their eviction is not a
+  // conflict within one set) is recorded and replaced by the next, up to kMaxEvictionPools pools
+  // in all (at most n_pools + 3 before the eleventh session: on GPU-298cd471 two of three runs
+  // ended without a ways finding, their four or five targets all evicted by volume), and sets
+  // count together only when their targets were served alike (analysis::cache::search_pools).
+  std::vector<double> search_s;
+  std::vector<std::uint64_t> seeds;
+  const int max_pools = level == Level::kL2 && p.max_sweep > 0 ? kMaxEvictionPools : n_pools;
+  const auto search = analysis::cache::search_pools(n_pools, max_pools, [&](int k) {
     p.seed = seed0 + static_cast<std::uint64_t>(k) * 1000003u;
+    seeds.push_back(p.seed);
     if (static_cast<std::size_t>(k) < targets.targets.size())
       p.eviction_target = targets.targets[static_cast<std::size_t>(k)];
     const auto t0 = std::chrono::steady_clock::now();
-    auto cs = pool_conflict_set(p, level, r.cal, align, pool_lines);
+    analysis::cache::PoolOutcome o;
+    o.set = pool_conflict_set(p, level, r.cal, align, pool_lines);
     p.eviction_target.reset();
-    pools.push_back(conflict_set_json(cs, p.seed));
-    pools.back()["search_s"] =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const std::string served =
-        cs.repeat_trials > 0 && cs.evicted_with_set > 0
-            ? served_after_eviction(cs.reread_cycles, far_hit_cycles, miss_reference)
-            : "";
-    if (!served.empty()) pools.back()["served_after_eviction"] = served;
-    // Sets count together only when their targets were served alike (a near replica of a far
-    // line, or a line homed beside the SM): on the H200 the two are evicted differently.
-    if (cs.found && !served.empty() && !served_first.empty() && served != served_first) {
+    search_s.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (o.set.repeat_trials > 0 && o.set.evicted_with_set > 0)
+      o.kind = served_after_eviction(o.set.reread_cycles, far_hit_cycles, miss_reference);
+    return o;
+  });
+  const std::string served_first = search.kind;
+  for (std::size_t k = 0; k < search.pools.size(); ++k) {
+    auto cs = search.pools[k].set;
+    const std::string& served = search.pools[k].kind;
+    const bool chosen =
+        std::find(search.chosen.begin(), search.chosen.end(), k) != search.chosen.end();
+    if (cs.found && !chosen) {
+      // A set whose target was served unlike the counted sets' (a near replica of a far line,
+      // or a line homed beside the SM): on the H200 the two are evicted differently.
       cs.found = false;
-      pools.back()["found"] = false;
-      pools.back()["note"] = cs.note + (cs.note.empty() ? "" : "; ") +
-                             "its target was served from " + served +
-                             " after eviction, the "
-                             "first set's from " +
-                             served_first;
+      cs.note += (cs.note.empty() ? "" : "; ") + std::string("its target was served from ") +
+                 (served.empty() ? "unknown" : served) + " after eviction, the counted sets' from " +
+                 (served_first.empty() ? "unknown" : served_first);
     }
-    if (cs.found && served_first.empty()) served_first = served;
-    if (k == 0 || (cs.found && r.sets.empty())) {
+    pools.push_back(conflict_set_json(cs, seeds[k]));
+    pools.back()["search_s"] = search_s[k];
+    if (!served.empty()) pools.back()["served_after_eviction"] = served;
+    if (k == 0 || (chosen && r.sets.empty())) {
       r.set = cs;
-      set_seed = p.seed;
+      set_seed = seeds[k];
     }
-    if (!cs.found) {
-      if (cs.method == "eviction_sweeps" && attempts < n_pools + kTargetReplacements) {
-        ++attempts;
-        continue;
-      }
-      break;  // a pool without a set: the level's answer is "not found"
-    }
+    if (!chosen) continue;
     r.sets.push_back(cs);
     ways.push_back(cs.ways);
     r.checks += cs.checks;
