@@ -306,6 +306,32 @@ void repeat_check(Probe& p, const Calibration& cal, std::uint64_t x,
   out.eviction_tests += 2 * kRepeatTrials;
 }
 
+/// Trials of the volume check (ConflictSet::volume_trials).
+constexpr int kVolumeTrials = 8;
+
+/// The volume check of a search that stopped with the groups `kept` (each needed): trial t
+/// drops kept group t (cyclically) and adds as many fresh random lines of the buffer.
+void volume_check(Probe& p, const Calibration& cal, std::uint64_t x,
+                  const std::vector<std::vector<std::uint64_t>>& kept, std::mt19937_64& rng,
+                  std::unordered_set<std::uint64_t>& used, std::uint64_t alignment,
+                  std::uint64_t& tests, ConflictSet& out) {
+  if (kept.size() < 2) return;
+  std::uint64_t lines = 0;
+  for (const auto& k : kept) lines += k.size();
+  out.volume_group_lines = lines / kept.size();
+  for (int t = 0; t < kVolumeTrials; ++t) {
+    const std::size_t drop = static_cast<std::size_t>(t) % kept.size();
+    std::vector<std::uint64_t> trial;
+    for (std::size_t k = 0; k < kept.size(); ++k)
+      if (k != drop) trial.insert(trial.end(), kept[k].begin(), kept[k].end());
+    const auto fresh = random_lines(rng, p.buffer_bytes, alignment, kept[drop].size(), used);
+    if (fresh.size() < kept[drop].size()) return;  // the buffer has no more unused lines
+    trial.insert(trial.end(), fresh.begin(), fresh.end());
+    ++out.volume_trials;
+    out.volume_restored += evicts(p, cal, x, trial, tests) ? 1 : 0;
+  }
+}
+
 std::vector<std::uint64_t> prefix_of(const std::vector<std::uint64_t>& v, std::size_t n) {
   return {v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size()))};
 }
@@ -341,6 +367,7 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
     (ev ? hi : lo) = mid;
   }
   std::vector<std::uint64_t> e = prefix_of(pool, hi);
+  out.shortest_prefix = hi;
   // Group elimination against the current set: a group goes when the rest still evicts.
   std::size_t groups = kEvictionGroups;
   while (e.size() > 1) {
@@ -386,11 +413,20 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
       const auto kept = static_cast<std::uint64_t>(std::count(keep.begin(), keep.end(), true));
       out.ways_at_least = std::max<std::uint64_t>(out.ways_at_least, kept);
       if (2 * g > kMaxEvictionGroups) {
+        std::vector<std::vector<std::uint64_t>> needed;
+        for (std::size_t k = 0; k < g; ++k)
+          if (keep[k]) needed.push_back(chunks[k]);
+        volume_check(p, cal, x, needed, rng, used, alignment, tests, out);
         out.note = (kept == g ? "every one of " + std::to_string(g)
                               : std::to_string(kept) + " of " + std::to_string(g)) +
                    " groups of " + std::to_string(e.size()) +
                    " lines are needed to evict the target, repeatably: at least " +
                    std::to_string(out.ways_at_least) + " competing lines";
+        if (out.volume_trials > 0)
+          out.note += "; " + std::to_string(out.volume_restored) + " of " +
+                      std::to_string(out.volume_trials) + " groups replaced by as many fresh lines " +
+                      "evicted it again (" + volume_verdict(out.volume_trials, out.volume_restored) +
+                      ")";
         return;
       }
       e = std::move(next);
@@ -464,6 +500,23 @@ ConflictSet find_conflict_set_by_eviction(Probe& p, const Calibration& cal,
                                   : "");
   }
   return out;
+}
+
+std::string volume_verdict(int trials, int restored) {
+  if (trials <= 0) return "";
+  if (8 * restored >= 7 * trials) return "volume";
+  if (8 * restored <= trials) return "lines";
+  return "undecided";
+}
+
+double volume_competing_lines(int trials, int restored, std::uint64_t group_lines,
+                              std::uint64_t prefix_lines) {
+  if (trials <= 0 || restored <= 0 || group_lines == 0 || prefix_lines == 0) return 0;
+  const double q = confidence::agreement(static_cast<std::size_t>(restored),
+                                         static_cast<std::size_t>(trials));
+  if (q <= 0) return 0;
+  return -std::log(1 - std::min(q, 1 - 1e-12)) * static_cast<double>(prefix_lines) /
+         static_cast<double>(group_lines);
 }
 
 PoolSearch search_pools(int needed, int max_pools,

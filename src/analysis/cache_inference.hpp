@@ -90,6 +90,16 @@ struct ConflictSet {
   /// eviction_sweeps: needed groups of a repeatable pass that could free none (each holds a
   /// congruent line): a lower bound on the ways when the search stops before a set.
   std::uint64_t ways_at_least = 0;
+  /// eviction_sweeps: the shortest evicting prefix of the pool (lines; 0 = none found).
+  std::uint64_t shortest_prefix = 0;
+  /// eviction_sweeps, a search that stopped with every group needed (repeatably): the volume
+  /// check. Each trial drops one needed group and adds as many fresh random lines of the buffer;
+  /// `volume_restored` counts the trials whose set evicted the target again. A conflict within
+  /// one set needs the dropped group's congruent line back, which a fresh group of g lines
+  /// carries only with the chance that g lines of the pool held one (at most about
+  /// set lines / shortest prefix); a capacity eviction needs only the count.
+  int volume_trials = 0, volume_restored = 0;
+  std::uint64_t volume_group_lines = 0;  ///< lines dropped and added per trial (the mean group)
   bool probabilistic() const {
     return repeat_trials > 0 && ((evicted_with_set > 0 && evicted_with_set < repeat_trials) ||
                                  (evicted_with_less > 0 && evicted_with_less < repeat_trials));
@@ -100,6 +110,20 @@ struct ConflictSet {
 };
 ConflictSet find_conflict_set(Probe& p, Level level, const Calibration& cal,
                               std::uint64_t max_candidates, std::uint64_t alignment = 1024);
+
+/// The volume check's verdict (ConflictSet::volume_trials / volume_restored): "volume" when at
+/// least 7 of 8 trials (7/8 of them) restored the eviction (any lines of the same count do: the
+/// target leaves by capacity, not by a conflict within its set), "lines" when at most one in
+/// eight did (the dropped lines themselves were needed: a set wider than the groups), else
+/// "undecided"; "" without trials.
+std::string volume_verdict(int trials, int restored);
+/// The lines a target competes with, from below, by the volume check: if the target left by a
+/// conflict with W congruent lines, a fresh group of g random lines carries one with chance
+/// q = 1 - exp(-g W / P), P the shortest evicting prefix (random lines that held them); with q
+/// at least the lower end of the 90 % Wilson interval of restored / trials, W >= -ln(1 - q) P /
+/// g. 0 when nothing was restored or an input is 0.
+double volume_competing_lines(int trials, int restored, std::uint64_t group_lines,
+                              std::uint64_t prefix_lines);
 
 /// An L2 conflict set for a cache whose sets outnumber what one sequence can reach (tens of
 /// thousands of sets behind a hashed index, as on the H200): eviction tests over a candidate

@@ -216,6 +216,70 @@ TEST(L2Eviction, BoundCountsTheGroupsKept) {
       << set.note;
 }
 
+// The same search, stopped with every group needed: the volume check replaces one group at a
+// time by as many fresh lines. Here a fresh group of line-aligned candidates carries a congruent
+// line nearly always (a quarter are), so the eviction comes back, and the competing lines it
+// bounds from below stay within the 201 the set really needs.
+TEST(L2Eviction, VolumeCheckBoundStaysBelowTheWideSet) {
+  const auto set = search_wide_lru_l2(200, 128);
+  ASSERT_EQ(set.volume_trials, 8) << set.note;
+  const double w = analysis::cache::volume_competing_lines(
+      set.volume_trials, set.volume_restored, set.volume_group_lines, set.shortest_prefix);
+  EXPECT_GT(w, 0) << set.note;
+  EXPECT_LE(w, 201) << set.note;
+}
+
+// A target that leaves by capacity, not by a conflict in its set: an L2 whose lines are stored
+// apart from its tags (a data store of an eighth of the tags, freeing the least recently used
+// line of all when full). Every prefix past the store's lines evicts the placed target before
+// 16 lines of its set arrive, any group removed ends it, and any fresh lines of the same count
+// bring it back: "volume", with more competing lines than the set's 16 ways.
+TEST(L2Eviction, VolumeCheckNamesACapacityEviction) {
+  using namespace analysis::cache;
+  std::mt19937_64 rng(31);
+  Large d = random_large(rng, 5);
+  auto& c = d.config;
+  c.l2.policy = Replacement::kLru;
+  c.l2.ways = 16;
+  c.l2_partitions = 1;
+  c.l2_partitioned = false;
+  c.l2_partition_masks.clear();
+  c.l2.capacity_bytes = (std::uint64_t{1} << c.l2.set_hash_masks.size()) * 16 * c.l2.line_bytes;
+  c.l2.data_capacity_bytes = c.l2.capacity_bytes / 8;
+  c.l2.data_victim = device::DataVictim::kGlobalLru;
+  device::ModelDevice dev(c);
+  auto buf = dev.alloc_probe_buffer(d.buffer_bytes);
+  Probe p = probe_on(dev, *buf, d.buffer_bytes, 19);
+  const auto cal = calibrate(p, Level::kL2);
+  ASSERT_TRUE(cal.ok);
+  const auto set = find_conflict_set_by_eviction(p, cal, d.pool_lines, 1024);
+  EXPECT_FALSE(set.found) << set.note;
+  ASSERT_EQ(set.volume_trials, 8) << set.note;
+  EXPECT_EQ(set.volume_restored, 8);
+  EXPECT_EQ(volume_verdict(set.volume_trials, set.volume_restored), "volume");
+  EXPECT_GT(volume_competing_lines(set.volume_trials, set.volume_restored, set.volume_group_lines,
+                                   set.shortest_prefix),
+            4 * 16)
+      << set.note;
+  EXPECT_NE(set.note.find("(volume)"), std::string::npos) << set.note;
+}
+
+// Known answers: 8 of 8 restored with groups of 720 lines from a prefix of 158070 (an H200
+// target's numbers) bound the competing lines at -ln(1 - 0.747) x 219.5, about 300; none
+// restored is "lines" and bounds nothing; half is undecided.
+TEST(L2Eviction, VolumeVerdictKnownAnswers) {
+  using namespace analysis::cache;
+  EXPECT_EQ(volume_verdict(8, 8), "volume");
+  EXPECT_EQ(volume_verdict(8, 7), "volume");
+  EXPECT_EQ(volume_verdict(8, 6), "undecided");
+  EXPECT_EQ(volume_verdict(8, 1), "lines");
+  EXPECT_EQ(volume_verdict(0, 0), "");
+  EXPECT_NEAR(volume_competing_lines(8, 8, 720, 158070), 301, 8);
+  EXPECT_EQ(volume_competing_lines(8, 0, 720, 158070), 0);
+  EXPECT_EQ(volume_competing_lines(8, 8, 0, 158070), 0);
+  EXPECT_LT(volume_competing_lines(8, 7, 720, 158070), volume_competing_lines(8, 8, 720, 158070));
+}
+
 // Two partitions whose DRAM misses differ by home (700 / 940 cycles): the cold reads pick the
 // lines homed in SM 0's partition as eviction targets; with one DRAM latency for both homes
 // there is nothing to tell them apart and no target is chosen.

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "analysis/cache_inference.hpp"
@@ -194,6 +195,17 @@ json conflict_set_json(const analysis::cache::ConflictSet& cs, std::uint64_t see
     j["target"] = cs.target;
     j["eviction_tests"] = cs.eviction_tests;
     j["ways_at_least"] = cs.ways_at_least;
+    j["shortest_prefix_lines"] = cs.shortest_prefix;
+    if (cs.volume_trials > 0)
+      j["volume"] = {{"trials", cs.volume_trials},
+                     {"restored", cs.volume_restored},
+                     {"group_lines", cs.volume_group_lines},
+                     {"competing_lines_at_least",
+                      analysis::cache::volume_competing_lines(cs.volume_trials, cs.volume_restored,
+                                                              cs.volume_group_lines,
+                                                              cs.shortest_prefix)},
+                     {"verdict", analysis::cache::volume_verdict(cs.volume_trials,
+                                                                 cs.volume_restored)}};
     j["steps"] = cs.steps;
     j["repeat"] = {{"trials", cs.repeat_trials},
                    {"evicted_with_set", cs.evicted_with_set},
@@ -246,9 +258,21 @@ analysis::cache::ConflictSet pool_conflict_set(analysis::cache::Probe& p, Level 
 json eviction_summary(const json& pools) {
   int swept = 0, probabilistic = 0, bounded = 0;
   std::uint64_t bound = 0;
+  std::map<std::string, int> volume;  // the volume check's verdicts of the stopped searches
+  double competing = 0;               // the least of the volume targets' competing lines
   for (const auto& pj : pools) {
     if (pj.value("method", "") != "eviction_sweeps" || !pj.contains("repeat")) continue;
     ++swept;
+    if (pj.contains("volume")) {
+      const auto& v = pj["volume"];
+      const int trials = v.at("trials").get<int>(), restored = v.at("restored").get<int>();
+      const std::string verdict = analysis::cache::volume_verdict(trials, restored);
+      ++volume[verdict];
+      const double w = analysis::cache::volume_competing_lines(
+          trials, restored, v.at("group_lines").get<std::uint64_t>(),
+          pj.value("shortest_prefix_lines", std::uint64_t{0}));
+      if (verdict == "volume" && w > 0) competing = competing == 0 ? w : std::min(competing, w);
+    }
     const bool random = pj["repeat"].value("probabilistic", false);
     probabilistic += random ? 1 : 0;
     const auto b = pj.value("ways_at_least", std::uint64_t{0});
@@ -257,10 +281,19 @@ json eviction_summary(const json& pools) {
       ++bounded;
     }
   }
-  return {{"swept", swept},
-          {"probabilistic", probabilistic},
-          {"bounded", bounded},
-          {"ways_at_least", bound}};
+  json out = {{"swept", swept},
+              {"probabilistic", probabilistic},
+              {"bounded", bounded},
+              {"ways_at_least", bound}};
+  // Searches stopped with every group needed, by what the volume check said: any lines of the
+  // same count evict the target again ("volume": a capacity eviction, not a set conflict), the
+  // dropped lines were needed ("lines"), or neither clearly.
+  if (!volume.empty())
+    out["stopped_by"] = {{"volume", volume["volume"]},
+                         {"lines", volume["lines"]},
+                         {"undecided", volume["undecided"]},
+                         {"volume_competing_lines_at_least", competing}};
+  return out;
 }
 
 /// Where an evicted target was re-read from: the nearer of the measured far-hit latency
@@ -427,6 +460,9 @@ Finding ways_finding(const std::string& name, const json& rec) {
     // Which copy the sets evict: a far line's near replica, or a line homed beside the SM.
     evidence["target_served_after_eviction"] =
         rec.value("set_target_served_after_eviction", std::string("unknown"));
+    // Every target tried: those without a set, and why their searches stopped (the volume
+    // check: on the H200 most stop because any lines of the same count evict them).
+    if (rec.contains("pools")) evidence["eviction_targets"] = eviction_summary(rec.at("pools"));
   }
   return {name,
           cs.at("ways").get<double>(),
