@@ -12,11 +12,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "analysis/placement.hpp"
 #include "core/confidence.hpp"
 #include "core/error.hpp"
 #include "core/finding_names.hpp"
@@ -218,15 +220,15 @@ struct PlacementPoint {
 /// .. 8 MiB) agrees or not; phi(b) is their agreement beyond what independent fates at the
 /// point's share give (1: always the same fate, 0: independent), pooled over the points. Where
 /// the set index places whole blocks of some size (a physical frame's worth of lines), phi
-/// stays at its small-block level up to that size and falls past it. The unit is the end of
-/// the run of consecutive levels, from the smallest, whose phi is not significantly below the
-/// smallest block's (z < 2) and at least half of it; its confidence is how clearly the next
-/// level lies below the smallest block's phi (separation of that z). A block's pairs are not
+/// stays at its small-block level up to that size and falls past it. The unit is the size U
+/// whose fit (phi constant up to U, falling by a fitted factor per doubling above it) leaves
+/// the least chi^2 over all sizes; its confidence is how clearly it beats the next best
+/// candidate (separation of the square root of their chi^2 difference). A block's pairs are not
 /// independent, so a level's standard error counts as observations its blocks that hold
 /// samples in both halves (the blocks that give pairs at that level).
 void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& points) {
   constexpr std::uint64_t kSmallest = 4096, kLargest = 8 * kMiB;
-  constexpr double kMinPairs = 32, kSignificant = 2;
+  constexpr double kMinPairs = 32;
   struct Level {
     double pairs = 0, agree = 0, expected = 0, blocks = 0;
   };
@@ -300,48 +302,64 @@ void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& p
     return;
   }
   r.curves.push_back(c);
-  std::size_t first = 0;
-  while (!phis[first].ok) ++first;
-  const Phi& base = phis[first];
+  std::vector<Phi> ok;  // the levels with a phi, smallest first
+  for (const auto& f : phis)
+    if (f.ok) ok.push_back(f);
+  const Phi& base = ok.front();
   if (base.phi < 0.3) {
     r.statistics["placement_note"] =
         "loads in the smallest block with pairs share their fate no more than by chance (phi < "
         "0.3): no placement unit";
     return;
   }
-  // z of a level below the smallest block's phi.
-  const auto below = [&](const Phi& f) {
-    return (base.phi - f.phi) / std::sqrt(base.se * base.se + f.se * f.se);
-  };
-  std::size_t k = first;
-  while (k + 1 < phis.size() && phis[k + 1].ok && below(phis[k + 1]) < kSignificant &&
-         phis[k + 1].phi >= 0.5 * base.phi)
-    ++k;
-  if (k + 1 >= phis.size() || !phis[k + 1].ok) {
+  // Each candidate unit U: phi = A up to U and A d^log2(b / U) above it, fitted over every
+  // size at once (analysis/placement.hpp); one run of four on GPU-af964f9c read 16 KiB at 0.71
+  // by the earlier scan, which stopped at the first size significantly below the smallest's.
+  std::vector<analysis::PhiLevel> levels_fit;
+  for (const auto& f : ok) levels_fit.push_back({f.b, f.phi, f.se});
+  const auto fits = analysis::fit_placement_units(levels_fit);
+  const auto unit = analysis::best_placement_unit(levels_fit);
+  if (!unit.found) {
     r.statistics["placement_note"] =
-        "phi does not fall clearly below the smallest block's up to " +
-        units::format_bytes(static_cast<std::uint64_t>(phis[k].b)) +
-        (k + 1 < phis.size() ? " (the next size has too few pairs)" : "") +
-        ": the placement unit is at least that, or there is none: no finding";
+        "fewer than four block sizes with pairs: no placement unit";
     return;
   }
-  const double z = below(phis[k + 1]);
+  json fit_rows = json::array();
+  for (const auto& f : fits)
+    fit_rows.push_back({{"unit_bytes", ok[f.at].b}, {"chi2", f.chi2}, {"decay_per_doubling", f.d}});
+  r.statistics["placement_fits"] = fit_rows;
+  const auto& best = unit.best;
+  const auto& runner_up = unit.runner_up;
+  // phi does not fall past the unit (less than 5 % per doubling): no unit to name.
+  if (best.d >= 0.95) {
+    r.statistics["placement_note"] =
+        "phi does not fall clearly below the smallest block's up to " +
+        units::format_bytes(static_cast<std::uint64_t>(ok.back().b)) +
+        " (the best fit loses under 5 % per doubling): the placement unit is at least that, or "
+        "there is none: no finding";
+    return;
+  }
+  const double delta = runner_up.chi2 - best.chi2;
+  const double z = std::sqrt(std::max(delta, 0.0));
   r.findings.push_back(
       {finding::kL2MixturePlacementUnit,
-       phis[k].b,
+       ok[best.at].b,
        "bytes",
        confidence::separation(z),
        "the largest aligned block within which the chase's sampled loads share their fate (near "
-       "hit or not) as much as within the smallest block: phi (agreement beyond chance) is not "
-       "significantly below the smallest block's (z < 2) from there up to this size and falls "
-       "below it at twice the size; the set index places such blocks as wholes (a physical "
-       "frame's worth of lines); confidence: how clearly phi at twice the size lies below the "
-       "smallest block's (z)",
-       {{"phi", phis[k].phi},
-        {"phi_next", phis[k + 1].phi},
+       "hit or not) alike: phi (agreement beyond chance) by block size fitted as a constant up "
+       "to a unit U and a decay by a factor d per doubling above it (weighted least squares "
+       "over every size at once), U the candidate of least chi^2; the set index places such "
+       "blocks as wholes (a physical frame's worth of lines); confidence: how clearly the best "
+       "unit beats the next best (z = sqrt of their chi^2 difference)",
+       {{"phi", ok[best.at].phi},
+        {"phi_next", ok[best.at + 1].phi},
         {"phi_smallest_block", base.phi},
         {"smallest_block_bytes", base.b},
-        {"separation_z", z},
+        {"decay_per_doubling", best.d},
+        {"chi2", best.chi2},
+        {"runner_up_bytes", ok[runner_up.at].b},
+        {"delta_chi2", delta},
         {"points", used}}});
 }
 

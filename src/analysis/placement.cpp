@@ -1,0 +1,53 @@
+#include "analysis/placement.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace gpuprobe::analysis {
+
+std::vector<PlacementFit> fit_placement_units(const std::vector<PhiLevel>& levels) {
+  std::vector<PlacementFit> fits;
+  std::vector<double> w(levels.size()), m(levels.size());
+  for (std::size_t i = 0; i < levels.size(); ++i)
+    w[i] = 1 / std::max(levels[i].se * levels[i].se, 1e-12);
+  for (std::size_t u = 0; u + 2 < levels.size(); ++u) {
+    PlacementFit best;
+    best.at = u;
+    best.chi2 = std::numeric_limits<double>::infinity();
+    for (int step = 0; step <= 100; ++step) {
+      const double d = step / 100.0;
+      double wpm = 0, wmm = 0;
+      for (std::size_t i = 0; i < levels.size(); ++i) {
+        m[i] = i <= u ? 1.0 : std::pow(d, std::log2(levels[i].block_bytes / levels[u].block_bytes));
+        wpm += w[i] * levels[i].phi * m[i];
+        wmm += w[i] * m[i] * m[i];
+      }
+      const double a = wmm > 0 ? wpm / wmm : 0;
+      double chi2 = 0;
+      for (std::size_t i = 0; i < levels.size(); ++i)
+        chi2 += w[i] * (levels[i].phi - a * m[i]) * (levels[i].phi - a * m[i]);
+      if (chi2 < best.chi2) {
+        best.chi2 = chi2;
+        best.a = a;
+        best.d = d;
+      }
+    }
+    fits.push_back(best);
+  }
+  return fits;
+}
+
+PlacementUnit best_placement_unit(const std::vector<PhiLevel>& levels) {
+  PlacementUnit u;
+  auto fits = fit_placement_units(levels);
+  if (fits.size() < 2) return u;
+  std::stable_sort(fits.begin(), fits.end(),
+                   [](const PlacementFit& x, const PlacementFit& y) { return x.chi2 < y.chi2; });
+  u.found = true;
+  u.best = fits[0];
+  u.runner_up = fits[1];
+  return u;
+}
+
+}  // namespace gpuprobe::analysis
