@@ -131,7 +131,7 @@ double volume_competing_lines(int trials, int restored, std::uint64_t group_line
 /// the probe's SM (device/sequence.hpp `sweep`). One test: flush, place the target, sweep a
 /// subset twice, re-read the target; evicted = slower than the threshold (two agreeing tests of
 /// three decide). The shortest evicting prefix of the pool is found by doubling and bisection
-/// (its last line is congruent with the target), then reduced by group elimination (32 groups,
+/// (to within 1/256 of its length), then reduced by group elimination (32 groups,
 /// every group whose removal still evicts goes) to a set that stops evicting when any one line
 /// is removed: those lines and the target are ways + 1 lines of one set. Needs
 /// p.max_sweep >= pool_lines; `found` false with a note otherwise.

@@ -264,6 +264,48 @@ TEST(L2Eviction, VolumeCheckNamesACapacityEviction) {
   EXPECT_NE(set.note.find("(volume)"), std::string::npos) << set.note;
 }
 
+// The same capacity eviction over a larger set: 2048 sets x 16 ways behind a hash, a data store
+// of a quarter of the tags (8192 lines). The first pass of 32 groups frees nothing; a set that
+// frees under a twentieth of 32 groups has about 96 congruent lines or more, which 64 groups
+// cannot resolve either, so over more than 64 x 64 lines the search stops there (a pass of 64
+// groups over such a set cost about a second per target on the H200) with the volume check.
+TEST(L2Eviction, ALargeStuckSearchStopsAtThirtyTwoGroups) {
+  using namespace analysis::cache;
+  std::mt19937_64 rng(37);
+  Large d = random_large(rng, 6);
+  auto& c = d.config;
+  c.l2.policy = Replacement::kLru;
+  c.l2.ways = 16;
+  c.l2.line_bytes = 128;
+  c.l2_partitions = 1;
+  c.l2_partitioned = false;
+  c.l2_partition_masks.clear();
+  c.l2.set_hash_masks.clear();
+  for (int i = 0; i < 11; ++i) {
+    std::uint64_t mask = std::uint64_t{1} << (7 + i);
+    for (int b = 18; b < 30; ++b)
+      if (rng() % 3 == 0) mask |= std::uint64_t{1} << b;
+    c.l2.set_hash_masks.push_back(mask);
+  }
+  c.l2.capacity_bytes = 2048ull * 16 * 128;
+  c.l2.data_capacity_bytes = c.l2.capacity_bytes / 4;
+  c.l2.data_victim = device::DataVictim::kGlobalLru;
+  d.pool_lines = 4 * c.l2.capacity_bytes / 128;
+  d.buffer_bytes = 1;
+  while (d.buffer_bytes < 2 * d.pool_lines * kKiB) d.buffer_bytes *= 2;
+  device::ModelDevice dev(c);
+  auto buf = dev.alloc_probe_buffer(d.buffer_bytes);
+  Probe p = probe_on(dev, *buf, d.buffer_bytes, 23);
+  const auto cal = calibrate(p, Level::kL2);
+  ASSERT_TRUE(cal.ok);
+  const auto set = find_conflict_set_by_eviction(p, cal, d.pool_lines, 1024);
+  EXPECT_FALSE(set.found) << set.note;
+  EXPECT_GT(set.shortest_prefix, 64u * 64u);
+  EXPECT_NE(set.note.find("of 32 groups"), std::string::npos) << set.note;
+  EXPECT_EQ(set.ways_at_least, 32u) << set.note;
+  EXPECT_EQ(volume_verdict(set.volume_trials, set.volume_restored), "volume") << set.note;
+}
+
 // Known answers: 8 of 8 restored with groups of 720 lines from a prefix of 158070 (an H200
 // target's numbers) bound the competing lines at -ln(1 - 0.747) x 219.5, about 300; none
 // restored is "lines" and bounds nothing; half is undecided.
