@@ -432,9 +432,9 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
                    std::to_string(out.ways_at_least) + " competing lines";
         if (out.volume_trials > 0)
           out.note += "; " + std::to_string(out.volume_restored) + " of " +
-                      std::to_string(out.volume_trials) + " groups replaced by as many fresh lines " +
-                      "evicted it again (" + volume_verdict(out.volume_trials, out.volume_restored) +
-                      ")";
+                      std::to_string(out.volume_trials) +
+                      " groups replaced by as many fresh lines " + "evicted it again (" +
+                      volume_verdict(out.volume_trials, out.volume_restored) + ")";
         return;
       }
       e = std::move(next);
@@ -520,15 +520,14 @@ std::string volume_verdict(int trials, int restored) {
 double volume_competing_lines(int trials, int restored, std::uint64_t group_lines,
                               std::uint64_t prefix_lines) {
   if (trials <= 0 || restored <= 0 || group_lines == 0 || prefix_lines == 0) return 0;
-  const double q = confidence::agreement(static_cast<std::size_t>(restored),
-                                         static_cast<std::size_t>(trials));
+  const double q =
+      confidence::agreement(static_cast<std::size_t>(restored), static_cast<std::size_t>(trials));
   if (q <= 0) return 0;
   return -std::log(1 - std::min(q, 1 - 1e-12)) * static_cast<double>(prefix_lines) /
          static_cast<double>(group_lines);
 }
 
-PoolSearch search_pools(int needed, int max_pools,
-                        const std::function<PoolOutcome(int)>& search) {
+PoolSearch search_pools(int needed, int max_pools, const std::function<PoolOutcome(int)>& search) {
   PoolSearch out;
   std::map<std::string, std::vector<std::size_t>> found;  // kind -> pools with a set
   std::vector<std::string> order;                         // kinds by their first set

@@ -157,8 +157,7 @@ struct PoolSearch {
   std::vector<std::size_t> chosen;  ///< the pools whose sets count, in order (one kind)
   std::string kind;                 ///< the kind of the chosen pools' targets
 };
-PoolSearch search_pools(int needed, int max_pools,
-                        const std::function<PoolOutcome(int)>& search);
+PoolSearch search_pools(int needed, int max_pools, const std::function<PoolOutcome(int)>& search);
 
 /// Eviction targets homed in the probe's SM's own L2 partition. On a two-partition L2 a DRAM miss
 /// of a line homed in the other partition crosses to it first (about 180 cycles more on the

@@ -445,8 +445,8 @@ TEST(L2Eviction, SearchPoolsReplacesTargetsWithoutASet) {
 TEST(L2Eviction, SearchPoolsCountsSetsOfOneKind) {
   using analysis::cache::search_pools;
   const std::vector<analysis::cache::PoolOutcome> seq = {
-      outcome(true, "far_partition"), outcome(true, "dram"), outcome(false),
-      outcome(true, "dram"), outcome(true, "far_partition")};
+      outcome(true, "far_partition"), outcome(true, "dram"), outcome(false), outcome(true, "dram"),
+      outcome(true, "far_partition")};
   const auto r = search_pools(2, 10, [&](int k) { return seq[static_cast<std::size_t>(k)]; });
   EXPECT_EQ(r.pools.size(), 4u);
   EXPECT_EQ(r.chosen, (std::vector<std::size_t>{1, 3}));
@@ -457,9 +457,7 @@ TEST(L2Eviction, SearchPoolsCountsSetsOfOneKind) {
   EXPECT_EQ(short_run.chosen, (std::vector<std::size_t>{0}));
   EXPECT_EQ(short_run.kind, "far_partition");
   // Pools of sequences draw from the same candidates: one that finds no set ends the search.
-  const auto l1 = search_pools(3, 3, [](int k) {
-    return outcome(k == 0, "", "sequences");
-  });
+  const auto l1 = search_pools(3, 3, [](int k) { return outcome(k == 0, "", "sequences"); });
   EXPECT_EQ(l1.pools.size(), 2u);
   EXPECT_EQ(l1.chosen, (std::vector<std::size_t>{0}));
 }

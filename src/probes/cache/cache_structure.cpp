@@ -197,15 +197,14 @@ json conflict_set_json(const analysis::cache::ConflictSet& cs, std::uint64_t see
     j["ways_at_least"] = cs.ways_at_least;
     j["shortest_prefix_lines"] = cs.shortest_prefix;
     if (cs.volume_trials > 0)
-      j["volume"] = {{"trials", cs.volume_trials},
-                     {"restored", cs.volume_restored},
-                     {"group_lines", cs.volume_group_lines},
-                     {"competing_lines_at_least",
-                      analysis::cache::volume_competing_lines(cs.volume_trials, cs.volume_restored,
-                                                              cs.volume_group_lines,
-                                                              cs.shortest_prefix)},
-                     {"verdict", analysis::cache::volume_verdict(cs.volume_trials,
-                                                                 cs.volume_restored)}};
+      j["volume"] = {
+          {"trials", cs.volume_trials},
+          {"restored", cs.volume_restored},
+          {"group_lines", cs.volume_group_lines},
+          {"competing_lines_at_least",
+           analysis::cache::volume_competing_lines(cs.volume_trials, cs.volume_restored,
+                                                   cs.volume_group_lines, cs.shortest_prefix)},
+          {"verdict", analysis::cache::volume_verdict(cs.volume_trials, cs.volume_restored)}};
     j["steps"] = cs.steps;
     j["repeat"] = {{"trials", cs.repeat_trials},
                    {"evicted_with_set", cs.evicted_with_set},
@@ -401,7 +400,8 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec, std::ui
       // or a line homed beside the SM): on the H200 the two are evicted differently.
       cs.found = false;
       cs.note += (cs.note.empty() ? "" : "; ") + std::string("its target was served from ") +
-                 (served.empty() ? "unknown" : served) + " after eviction, the counted sets' from " +
+                 (served.empty() ? "unknown" : served) +
+                 " after eviction, the counted sets' from " +
                  (served_first.empty() ? "unknown" : served_first);
     }
     pools.push_back(conflict_set_json(cs, seeds[k]));

@@ -320,8 +320,7 @@ void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& p
   const auto fits = analysis::fit_placement_units(levels_fit);
   const auto unit = analysis::best_placement_unit(levels_fit);
   if (!unit.found) {
-    r.statistics["placement_note"] =
-        "fewer than four block sizes with pairs: no placement unit";
+    r.statistics["placement_note"] = "fewer than four block sizes with pairs: no placement unit";
     return;
   }
   json fit_rows = json::array();
