@@ -249,7 +249,8 @@ constexpr std::size_t kMaxEvictionGroups = 64;
 /// 10 flipped: within the target's 2 KiB, so in its page for any page size; never in its line
 /// for lines up to 1 KiB (the candidates' alignment); 5 or 11 lines of 128 B away, an odd count,
 /// so never in its set under a modulo index of 128-B lines (the candidates all share their low
-/// 10 bits: a distance of whole KiB could be congruent).
+/// 10 bits: a distance of whole KiB could be congruent). Under a hashed index it shares the
+/// target's set with the chance of any line (one in the sets) and would then hold one of its ways.
 std::uint64_t translation_warmer(std::uint64_t target) { return target ^ 0x580u; }
 
 /// One eviction test as a sequence: flush, place the target, sweep `pool`, read another line of
@@ -416,10 +417,11 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
       const auto kept = static_cast<std::uint64_t>(std::count(keep.begin(), keep.end(), true));
       out.ways_at_least = std::max<std::uint64_t>(out.ways_at_least, kept);
       // A pass of g groups frees about g (1 - 1/g)^W of them for W congruent lines; under a
-      // twentieth means W of about 3 g or more, past what kMaxEvictionGroups groups can
-      // resolve into a set. Finer groups would only raise the bound, and over a large set
-      // (more than kMaxEvictionGroups^2 lines: on the H200 about 120,000 to 240,000, where a
-      // pass of 64 cost about a second) the search stops here.
+      // twentieth means W of about 3 g or more. Finer groups could go on for a while (a pass
+      // of 64 frees a twentieth up to W of about 190), but over a large set (more than
+      // kMaxEvictionGroups^2 lines: on the H200 about 120,000 to 240,000 lines, where a pass
+      // of 64 cost about a second and never gave a set) that is not worth the time: the search
+      // stops here with its bound.
       if (2 * g > kMaxEvictionGroups || e.size() > kMaxEvictionGroups * kMaxEvictionGroups) {
         std::vector<std::vector<std::uint64_t>> needed;
         for (std::size_t k = 0; k < g; ++k)
@@ -511,20 +513,10 @@ ConflictSet find_conflict_set_by_eviction(Probe& p, const Calibration& cal,
 }
 
 std::string volume_verdict(int trials, int restored) {
-  if (trials <= 0) return "";
-  if (8 * restored >= 7 * trials) return "volume";
-  if (8 * restored <= trials) return "lines";
+  if (trials != kVolumeTrials || restored < 0 || restored > trials) return "";
+  if (restored == trials) return "volume";
+  if (restored <= 5) return "not_volume";
   return "undecided";
-}
-
-double volume_competing_lines(int trials, int restored, std::uint64_t group_lines,
-                              std::uint64_t prefix_lines) {
-  if (trials <= 0 || restored <= 0 || group_lines == 0 || prefix_lines == 0) return 0;
-  const double q =
-      confidence::agreement(static_cast<std::size_t>(restored), static_cast<std::size_t>(trials));
-  if (q <= 0) return 0;
-  return -std::log(1 - std::min(q, 1 - 1e-12)) * static_cast<double>(prefix_lines) /
-         static_cast<double>(group_lines);
 }
 
 PoolSearch search_pools(int needed, int max_pools, const std::function<PoolOutcome(int)>& search) {

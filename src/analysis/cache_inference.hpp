@@ -92,12 +92,11 @@ struct ConflictSet {
   std::uint64_t ways_at_least = 0;
   /// eviction_sweeps: the shortest evicting prefix of the pool (lines; 0 = none found).
   std::uint64_t shortest_prefix = 0;
-  /// eviction_sweeps, a search that stopped with every group needed (repeatably): the volume
-  /// check. Each trial drops one needed group and adds as many fresh random lines of the buffer;
-  /// `volume_restored` counts the trials whose set evicted the target again. A conflict within
-  /// one set needs the dropped group's congruent line back, which a fresh group of g lines
-  /// carries only with the chance that g lines of the pool held one (at most about
-  /// set lines / shortest prefix); a capacity eviction needs only the count.
+  /// eviction_sweeps, a search that stopped with the groups it kept each needed (repeatably):
+  /// the volume check. Each trial drops one kept group and adds as many fresh random lines of
+  /// the buffer; `volume_restored` counts the trials whose set evicted the target again. A
+  /// capacity eviction needs only the count; a conflict within one set needs the dropped
+  /// group's congruent lines back (volume_verdict).
   int volume_trials = 0, volume_restored = 0;
   std::uint64_t volume_group_lines = 0;  ///< lines dropped and added per trial (the mean group)
   bool probabilistic() const {
@@ -111,19 +110,14 @@ struct ConflictSet {
 ConflictSet find_conflict_set(Probe& p, Level level, const Calibration& cal,
                               std::uint64_t max_candidates, std::uint64_t alignment = 1024);
 
-/// The volume check's verdict (ConflictSet::volume_trials / volume_restored): "volume" when at
-/// least 7 of 8 trials (7/8 of them) restored the eviction (any lines of the same count do: the
-/// target leaves by capacity, not by a conflict within its set), "lines" when at most one in
-/// eight did (the dropped lines themselves were needed: a set wider than the groups), else
-/// "undecided"; "" without trials.
+/// The volume check's verdict (ConflictSet::volume_trials / volume_restored), given only for a
+/// complete check (8 trials): "volume" when every trial restored the eviction (any lines of the
+/// same count do: a capacity eviction, which restores every time), "not_volume" at 5 or fewer
+/// (the dropped lines are not interchangeable with others), "undecided" at 6 or 7; "" otherwise.
+/// A conflict within one set over many lines restores only when the fresh group brings as many
+/// congruent lines as the dropped one held, which was kept for holding them: about half the
+/// time or less, so 8 of 8 comes under 1 % of such targets, and 6 or 7 of 8 is common.
 std::string volume_verdict(int trials, int restored);
-/// The lines a target competes with, from below, by the volume check: if the target left by a
-/// conflict with W congruent lines, a fresh group of g random lines carries one with chance
-/// q = 1 - exp(-g W / P), P the shortest evicting prefix (random lines that held them); with q
-/// at least the lower end of the 90 % Wilson interval of restored / trials, W >= -ln(1 - q) P /
-/// g. 0 when nothing was restored or an input is 0.
-double volume_competing_lines(int trials, int restored, std::uint64_t group_lines,
-                              std::uint64_t prefix_lines);
 
 /// An L2 conflict set for a cache whose sets outnumber what one sequence can reach (tens of
 /// thousands of sets behind a hashed index, as on the H200): eviction tests over a candidate
@@ -147,8 +141,8 @@ struct PoolOutcome {
 };
 /// The pools of one level: pool k = search(k) for k = 0, 1, ... until `needed` pools whose
 /// targets are of one kind found a set, or `max_pools` were searched. A pool of the eviction
-/// sweeps that finds no set is replaced by the next (on the H200 about six targets in ten are
-/// evicted only by volume, not by a conflict within one set); a pool of sequences that finds
+/// sweeps that finds no set is replaced by the next (on the H200 about four targets in ten give
+/// none: their eviction needs every group of a large prefix); a pool of sequences that finds
 /// none ends the search (its pools draw from the same candidates). Sets count together only when
 /// their targets are of one kind (the two kinds are evicted differently): the first kind to
 /// reach `needed` sets, else the kind with the most sets (fewer than needed: no agreement).

@@ -47,7 +47,20 @@ PlacementUnit best_placement_unit(const std::vector<PhiLevel>& levels) {
   u.found = true;
   u.best = fits[0];
   u.runner_up = fits[1];
+  double sw = 0, swp = 0;
+  for (const auto& l : levels) {
+    const double w = 1 / std::max(l.se * l.se, 1e-12);
+    sw += w;
+    swp += w * l.phi;
+  }
+  const double mean = swp / sw;
+  for (const auto& l : levels)
+    u.flat_chi2 += (l.phi - mean) * (l.phi - mean) / std::max(l.se * l.se, 1e-12);
   return u;
+}
+
+double PlacementUnit::z2() const {
+  return std::max(0.0, std::min(runner_up.chi2, flat_chi2) - best.chi2);
 }
 
 }  // namespace gpuprobe::analysis

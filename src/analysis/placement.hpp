@@ -23,15 +23,18 @@ struct PlacementFit {
 /// squares (weights 1 / se^2; d on a grid of 0.01 in 0 .. 1, a in closed form), in level order.
 /// The unit is the candidate of least chi^2 over all levels at once: a single level's dip or
 /// bump moves it less than a scan that stops at the first level significantly below the
-/// smallest block's. Fewer than four levels: no candidates.
+/// smallest block's. Fewer than three levels: no candidates.
 std::vector<PlacementFit> fit_placement_units(const std::vector<PhiLevel>& levels);
 
-/// The best and the next best of fit_placement_units (by chi^2); found false with fewer than two
-/// candidates. confidence::separation(sqrt(runner_up.chi2 - best.chi2)) is how clearly the
-/// best unit wins.
+/// The best and the next best of fit_placement_units (by chi^2), and the chi^2 of phi constant
+/// over every size (no unit); found false with fewer than two candidates (four levels). How
+/// clearly the best unit wins: confidence::separation(sqrt(z2)), z2 the smaller of the next
+/// best's and the constant's chi^2 less the best's (`z2()`).
 struct PlacementUnit {
   bool found = false;
   PlacementFit best, runner_up;
+  double flat_chi2 = 0;
+  double z2() const;
 };
 PlacementUnit best_placement_unit(const std::vector<PhiLevel>& levels);
 

@@ -201,9 +201,6 @@ json conflict_set_json(const analysis::cache::ConflictSet& cs, std::uint64_t see
           {"trials", cs.volume_trials},
           {"restored", cs.volume_restored},
           {"group_lines", cs.volume_group_lines},
-          {"competing_lines_at_least",
-           analysis::cache::volume_competing_lines(cs.volume_trials, cs.volume_restored,
-                                                   cs.volume_group_lines, cs.shortest_prefix)},
           {"verdict", analysis::cache::volume_verdict(cs.volume_trials, cs.volume_restored)}};
     j["steps"] = cs.steps;
     j["repeat"] = {{"trials", cs.repeat_trials},
@@ -258,20 +255,12 @@ json eviction_summary(const json& pools) {
   int swept = 0, probabilistic = 0, bounded = 0;
   std::uint64_t bound = 0;
   std::map<std::string, int> volume;  // the volume check's verdicts of the stopped searches
-  double competing = 0;               // the least of the volume targets' competing lines
   for (const auto& pj : pools) {
     if (pj.value("method", "") != "eviction_sweeps" || !pj.contains("repeat")) continue;
     ++swept;
-    if (pj.contains("volume")) {
-      const auto& v = pj["volume"];
-      const int trials = v.at("trials").get<int>(), restored = v.at("restored").get<int>();
-      const std::string verdict = analysis::cache::volume_verdict(trials, restored);
-      ++volume[verdict];
-      const double w = analysis::cache::volume_competing_lines(
-          trials, restored, v.at("group_lines").get<std::uint64_t>(),
-          pj.value("shortest_prefix_lines", std::uint64_t{0}));
-      if (verdict == "volume" && w > 0) competing = competing == 0 ? w : std::min(competing, w);
-    }
+    if (pj.contains("volume"))
+      ++volume[analysis::cache::volume_verdict(pj["volume"].at("trials").get<int>(),
+                                               pj["volume"].at("restored").get<int>())];
     const bool random = pj["repeat"].value("probabilistic", false);
     probabilistic += random ? 1 : 0;
     const auto b = pj.value("ways_at_least", std::uint64_t{0});
@@ -284,14 +273,15 @@ json eviction_summary(const json& pools) {
               {"probabilistic", probabilistic},
               {"bounded", bounded},
               {"ways_at_least", bound}};
-  // Searches stopped with every group needed, by what the volume check said: any lines of the
-  // same count evict the target again ("volume": a capacity eviction, not a set conflict), the
-  // dropped lines were needed ("lines"), or neither clearly.
+  // Searches stopped with the groups kept each needed, by what the volume check said
+  // (analysis::cache::volume_verdict): fresh lines of the same count restored the eviction every
+  // time ("volume": a capacity eviction), at most 5 of 8 times ("not_volume"), in between
+  // ("undecided"), or the check was cut short ("incomplete").
   if (!volume.empty())
     out["stopped_by"] = {{"volume", volume["volume"]},
-                         {"lines", volume["lines"]},
+                         {"not_volume", volume["not_volume"]},
                          {"undecided", volume["undecided"]},
-                         {"volume_competing_lines_at_least", competing}};
+                         {"incomplete", volume[""]}};
   return out;
 }
 
@@ -460,8 +450,8 @@ Finding ways_finding(const std::string& name, const json& rec) {
     // Which copy the sets evict: a far line's near replica, or a line homed beside the SM.
     evidence["target_served_after_eviction"] =
         rec.value("set_target_served_after_eviction", std::string("unknown"));
-    // Every target tried: those without a set, and why their searches stopped (the volume
-    // check: on the H200 most stop because any lines of the same count evict them).
+    // Every target tried: those without a set, and what the volume check said of the searches
+    // that stopped with every group needed.
     if (rec.contains("pools")) evidence["eviction_targets"] = eviction_summary(rec.at("pools"));
   }
   return {name,

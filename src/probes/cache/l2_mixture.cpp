@@ -339,7 +339,7 @@ void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& p
     return;
   }
   const double delta = runner_up.chi2 - best.chi2;
-  const double z = std::sqrt(std::max(delta, 0.0));
+  const double z = std::sqrt(unit.z2());
   r.findings.push_back(
       {finding::kL2MixturePlacementUnit,
        ok[best.at].b,
@@ -350,7 +350,8 @@ void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& p
        "to a unit U and a decay by a factor d per doubling above it (weighted least squares "
        "over every size at once), U the candidate of least chi^2; the set index places such "
        "blocks as wholes (a physical frame's worth of lines); confidence: how clearly the best "
-       "unit beats the next best (z = sqrt of their chi^2 difference)",
+       "unit beats the next best and phi constant over every size (z = sqrt of the smaller "
+       "chi^2 difference)",
        {{"phi", ok[best.at].phi},
         {"phi_next", ok[best.at + 1].phi},
         {"phi_smallest_block", base.phi},
@@ -359,6 +360,7 @@ void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& p
         {"chi2", best.chi2},
         {"runner_up_bytes", ok[runner_up.at].b},
         {"delta_chi2", delta},
+        {"flat_chi2", unit.flat_chi2},
         {"points", used}}});
 }
 

@@ -392,31 +392,31 @@ class L2Sharing : public Experiment {
           return f;
         },
         [&](int replicate, Fresh& fresh) {
-      base = fresh.buffer ? device::cuda_probe_base(*fresh.buffer) : own_base;
-      if (!base) throw VerificationError(id() + ": a replicate buffer is not CUDA memory");
-      for (std::size_t c = 0; c < chosen.size(); ++c) {
-        const int best = chosen_rows[c];
-        json row = measure(rows[best].at("working_set_bytes").get<std::uint64_t>(), chosen[c].first,
-                           chosen[c].second);
-        row["of"] = "rows";
-        row["index"] = best;
-        row["fresh_buffer"] = base != own_base;
-        row["replicate"] = replicate;
-        confirm.push_back(row);
-      }
-      for (std::size_t i = 0; i < l2c.size(); ++i) {
-        if (l2c[i].at("footprint_bytes").get<std::uint64_t>() > 4 * kMiB) continue;
-        json row = measure_gpu_l2_cache(l2c[i].at("chunks").get<std::uint32_t>(),
-                                        l2c[i].at("load_bytes") == 16);
-        row["of"] = "gpu_l2_cache";
-        row["index"] = i;
-        row["replicate"] = replicate;
-        row["fresh_buffer"] = base != own_base;
-        confirm.push_back(row);
-      }
-      base = own_base;
-      return 0;
-    });
+          base = fresh.buffer ? device::cuda_probe_base(*fresh.buffer) : own_base;
+          if (!base) throw VerificationError(id() + ": a replicate buffer is not CUDA memory");
+          for (std::size_t c = 0; c < chosen.size(); ++c) {
+            const int best = chosen_rows[c];
+            json row = measure(rows[best].at("working_set_bytes").get<std::uint64_t>(),
+                               chosen[c].first, chosen[c].second);
+            row["of"] = "rows";
+            row["index"] = best;
+            row["fresh_buffer"] = base != own_base;
+            row["replicate"] = replicate;
+            confirm.push_back(row);
+          }
+          for (std::size_t i = 0; i < l2c.size(); ++i) {
+            if (l2c[i].at("footprint_bytes").get<std::uint64_t>() > 4 * kMiB) continue;
+            json row = measure_gpu_l2_cache(l2c[i].at("chunks").get<std::uint32_t>(),
+                                            l2c[i].at("load_bytes") == 16);
+            row["of"] = "gpu_l2_cache";
+            row["index"] = i;
+            row["replicate"] = replicate;
+            row["fresh_buffer"] = base != own_base;
+            confirm.push_back(row);
+          }
+          base = own_base;
+          return 0;
+        });
 
     const auto clocks = ctx.device.read_clocks();
     r.parameters = {
