@@ -141,7 +141,7 @@ TEST(L2Eviction, RecoversWaysLinePolicyOfLargeHashedL2s) {
   EXPECT_GE(recovered * 100, deterministic * 95);
   EXPECT_EQ(random_honest, random_policy);
   // One target in most random-policy caches already shows eviction that does not repeat (the
-  // experiment sweeps up to four targets).
+  // experiment sweeps up to ten targets).
   EXPECT_GE(2 * random_seen, random_policy);
 }
 
