@@ -204,8 +204,16 @@ TEST(BandwidthHierarchy, L1WorkingSetComesFromTheMeasuredCapacity) {
   FindingBoard h200;
   h200.add(capacity(221440, 0.82));
   w = bwsweep::l1_working_set(d, h200);
-  EXPECT_EQ(w.bytes, 108u * 1024);  // 110720 aligned down to 4 KiB
+  // Whole unrolled steps of every L1 variant (128 KiB per SM), within 3/4 of the capacity: half
+  // of it (108 KiB) was under one step, and the variants ran only their one-load tail loops
+  // (119.8 B/clk/SM on the H200 against 127.66 at 128 KiB).
+  EXPECT_EQ(bwsweep::l1_variant_step_bytes(), 128u * 1024);
+  EXPECT_EQ(w.bytes, 128u * 1024);
   EXPECT_NE(w.source.find("l1.capacity"), std::string::npos);
+  for (const auto& v : bws::kL1Variants)
+    EXPECT_EQ(w.bytes % (static_cast<std::uint64_t>(v.unroll) * v.threads * v.blocks_per_sm * 16),
+              0u)
+        << v.name;
   // A GPU with a smaller L1 than the old fixed 128 KiB: the point stays inside it.
   FindingBoard small;
   small.add(capacity(96 * 1024, 0.9));

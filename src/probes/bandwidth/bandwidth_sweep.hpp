@@ -83,9 +83,13 @@ struct L1WorkingSet {
 /// at most that), aligned down to 4 KiB; 16 KiB (the L1 regime's smallest point) when the
 /// device does not report it.
 L1WorkingSet l1_fallback(const device::DeviceInfo& d);
-/// Half the measured L1 capacity (finding l1.capacity, when the board holds it with confidence
-/// >= 0.5), aligned down to 4 KiB: well inside the L1 whatever it is on this GPU, so the point
-/// never silently measures the L2. Otherwise l1_fallback(d).
+/// Bytes one SM reads per unrolled step of the L1 variants (unroll x threads x blocks x 16 B;
+/// the least common multiple over bws::kL1Variants: 128 KiB).
+std::uint64_t l1_variant_step_bytes();
+/// With a measured L1 capacity (finding l1.capacity, confidence >= 0.5): the largest multiple of
+/// l1_variant_step_bytes() within 3/4 of it, so that every variant's unrolled loop runs whole
+/// steps and the point stays inside the L1 (128 KiB of the H200's 217 KiB); when no step fits,
+/// half the capacity aligned down to 4 KiB. Otherwise l1_fallback(d).
 L1WorkingSet l1_working_set(const device::DeviceInfo& d, const FindingBoard& prior);
 
 /// Index of the verified variant (row["verified"] == true) with the largest

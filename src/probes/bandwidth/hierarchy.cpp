@@ -23,8 +23,10 @@ class BandwidthHierarchy : public RigExperiment {
   std::vector<Axis> typed_axes() const override {
     return {fixed(string_axis("level", {"register", "shared", "l1", "l2", "dram"},
                               "the levels of the table")),
-            fixed(int_axis("l1_working_set_bytes_per_sm", {}, "B",
-                           "half the measured l1.capacity (fallback: half the unified L1)")),
+            fixed(int_axis(
+                "l1_working_set_bytes_per_sm", {}, "B",
+                "whole 128 KiB steps of the L1 variants within 3/4 of the measured l1.capacity "
+                "(fallback: half of it, or half the unified L1)")),
             fixed(int_axis("l2_working_set_bytes", {}, "B", "min(16 MiB, L2 / 4)")),
             fixed(int_axis("dram_working_set_bytes", {}, "B", "16 x L2")),
             fixed(string_axis("l1_variant", variant_names(bws::kL1Variants),

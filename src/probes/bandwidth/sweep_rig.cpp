@@ -4,6 +4,8 @@
 // bandwidth_sweep.cpp says what the two experiments measure, how, and their conventions.
 #include "probes/bandwidth/sweep_rig.hpp"
 
+#include <numeric>
+
 #include "core/confidence.hpp"
 #include "core/parallel.hpp"
 
@@ -74,18 +76,21 @@ WordSums::WordSums(std::uint64_t words, std::uint32_t seed) : words_(words), see
   chunk_xor_.resize(words / kChunkWords);
   // Up to a GiB of words (bandwidth.hierarchy's DRAM set, twice per run): both folds of a
   // chunk in one pass over its words, the chunks spread over the host's cores.
-  parallel::for_ranges(chunk_.size(), [&](unsigned, std::size_t a, std::size_t b) {
-    for (std::uint64_t c = a; c < b; ++c) {
-      std::uint32_t sum = 0, x = 0;
-      for (std::uint64_t i = c * kChunkWords; i < (c + 1) * kChunkWords; ++i) {
-        const std::uint32_t v = bw::value_bits(i, seed_);
-        sum += v;
-        x ^= v;
-      }
-      chunk_[c] = sum;
-      chunk_xor_[c] = x;
-    }
-  }, 16);
+  parallel::for_ranges(
+      chunk_.size(),
+      [&](unsigned, std::size_t a, std::size_t b) {
+        for (std::uint64_t c = a; c < b; ++c) {
+          std::uint32_t sum = 0, x = 0;
+          for (std::uint64_t i = c * kChunkWords; i < (c + 1) * kChunkWords; ++i) {
+            const std::uint32_t v = bw::value_bits(i, seed_);
+            sum += v;
+            x ^= v;
+          }
+          chunk_[c] = sum;
+          chunk_xor_[c] = x;
+        }
+      },
+      16);
 }
 
 std::uint32_t WordSums::direct(std::uint64_t first, std::uint64_t count, bool xor_fold) const {
@@ -158,15 +163,36 @@ L1WorkingSet l1_fallback(const device::DeviceInfo& d) {
           "size is known"};
 }
 
+std::uint64_t l1_variant_step_bytes() {
+  std::uint64_t step = 1;
+  for (const auto& v : bws::kL1Variants)
+    step = std::lcm(step, static_cast<std::uint64_t>(v.unroll) * v.threads *
+                              static_cast<std::uint64_t>(v.blocks_per_sm) * 16);
+  return step;
+}
+
 L1WorkingSet l1_working_set(const device::DeviceInfo& d, const FindingBoard& prior) {
   constexpr std::uint64_t kAlign = 4 * units::kKiB;
   if (const auto f = prior.get("l1.capacity", 0.5)) {
+    const std::string measured = units::format_bytes(static_cast<std::uint64_t>(f->value)) +
+                                 ", confidence " + std::to_string(f->confidence);
+    // Whole unrolled steps of every variant: a slice shorter than one step runs only the
+    // variants' one-load tail loops (from 1ff8ec7 to the eleventh session the slice was half
+    // the capacity, 108 KiB on the H200, under the 128 KiB step: 119.8 B/clk/SM against 127.66
+    // at 128 KiB before).
+    const std::uint64_t step = l1_variant_step_bytes();
+    const auto within = static_cast<std::uint64_t>(f->value * 3 / 4) / step * step;
+    if (within >= step)
+      return {within, "the largest multiple of the L1 variants' step per SM (" +
+                          units::format_bytes(step) +
+                          ": unroll x threads x blocks x 16 B) within 3/4 of the measured "
+                          "l1.capacity (" +
+                          measured + ")"};
     const auto half = static_cast<std::uint64_t>(f->value / 2);
     if (half >= kAlign)
-      return {half / kAlign * kAlign,
-              "half the measured l1.capacity (" +
-                  units::format_bytes(static_cast<std::uint64_t>(f->value)) + ", confidence " +
-                  std::to_string(f->confidence) + ")"};
+      return {half / kAlign * kAlign, "half the measured l1.capacity (" + measured +
+                                          "; under one step of the unrolled variants, " +
+                                          units::format_bytes(step) + ")"};
   }
   return l1_fallback(d);
 }
