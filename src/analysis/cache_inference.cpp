@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -310,23 +311,37 @@ void repeat_check(Probe& p, const Calibration& cal, std::uint64_t x,
 /// Trials of the volume check (ConflictSet::volume_trials).
 constexpr int kVolumeTrials = 8;
 
-/// The volume check of a search that stopped with the groups `kept` (each needed): trial t
-/// drops kept group t (cyclically) and adds as many fresh random lines of the buffer.
-void volume_check(Probe& p, const Calibration& cal, std::uint64_t x,
-                  const std::vector<std::vector<std::uint64_t>>& kept, std::mt19937_64& rng,
+using Groups = std::vector<std::vector<std::uint64_t>>;
+
+/// The lines of the groups `keep` marks, in group order, without group `skip` (none by default).
+std::vector<std::uint64_t> joined(const Groups& groups, const std::vector<bool>& keep,
+                                  std::size_t skip = SIZE_MAX) {
+  std::vector<std::uint64_t> out;
+  for (std::size_t k = 0; k < groups.size(); ++k)
+    if (keep[k] && k != skip) out.insert(out.end(), groups[k].begin(), groups[k].end());
+  return out;
+}
+
+/// The volume check of a search that stopped with the groups `keep` marks (each needed): trial
+/// t drops the t-th of them (cyclically) and adds as many fresh random lines of the buffer.
+void volume_check(Probe& p, const Calibration& cal, std::uint64_t x, const Groups& groups,
+                  const std::vector<bool>& keep, std::mt19937_64& rng,
                   std::unordered_set<std::uint64_t>& used, std::uint64_t alignment,
                   std::uint64_t& tests, ConflictSet& out) {
-  if (kept.size() < 2) return;
+  std::vector<std::size_t> kept;
   std::uint64_t lines = 0;
-  for (const auto& k : kept) lines += k.size();
+  for (std::size_t k = 0; k < groups.size(); ++k)
+    if (keep[k]) {
+      kept.push_back(k);
+      lines += groups[k].size();
+    }
+  if (kept.size() < 2) return;
   out.volume_group_lines = lines / kept.size();
   for (int t = 0; t < kVolumeTrials; ++t) {
-    const std::size_t drop = static_cast<std::size_t>(t) % kept.size();
-    std::vector<std::uint64_t> trial;
-    for (std::size_t k = 0; k < kept.size(); ++k)
-      if (k != drop) trial.insert(trial.end(), kept[k].begin(), kept[k].end());
-    const auto fresh = random_lines(rng, p.buffer_bytes, alignment, kept[drop].size(), used);
-    if (fresh.size() < kept[drop].size()) return;  // the buffer has no more unused lines
+    const std::size_t drop = kept[static_cast<std::size_t>(t) % kept.size()];
+    std::vector<std::uint64_t> trial = joined(groups, keep, drop);
+    const auto fresh = random_lines(rng, p.buffer_bytes, alignment, groups[drop].size(), used);
+    if (fresh.size() < groups[drop].size()) return;  // the buffer has no more unused lines
     trial.insert(trial.end(), fresh.begin(), fresh.end());
     ++out.volume_trials;
     out.volume_restored += evicts(p, cal, x, trial, tests) ? 1 : 0;
@@ -376,22 +391,17 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
   std::size_t groups = kEvictionGroups;
   while (e.size() > 1) {
     const std::size_t g = std::min(groups, e.size());
-    std::vector<std::vector<std::uint64_t>> chunks(g);
+    Groups chunks(g);
     for (std::size_t i = 0; i < e.size(); ++i) chunks[i * g / e.size()].push_back(e[i]);
     std::vector<bool> keep(g, true);
     bool removed = false;
     for (std::size_t c = 0; c < g; ++c) {
-      std::vector<std::uint64_t> rest;
-      for (std::size_t k = 0; k < g; ++k)
-        if (keep[k] && k != c) rest.insert(rest.end(), chunks[k].begin(), chunks[k].end());
-      if (evicts(p, cal, x, rest, tests)) {
+      if (evicts(p, cal, x, joined(chunks, keep, c), tests)) {
         keep[c] = false;
         removed = true;
       }
     }
-    std::vector<std::uint64_t> next;
-    for (std::size_t k = 0; k < g; ++k)
-      if (keep[k]) next.insert(next.end(), chunks[k].begin(), chunks[k].end());
+    std::vector<std::uint64_t> next = joined(chunks, keep);
     step("groups", next.size(), true);
     // With ways congruent lines among g groups, about g (1 - 1/g)^ways groups hold none. A
     // pass that frees under a twentieth of many lines is checked once for repeatability: a
@@ -423,10 +433,7 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
       // of 64 cost about a second and never gave a set) that is not worth the time: the search
       // stops here with its bound.
       if (2 * g > kMaxEvictionGroups || e.size() > kMaxEvictionGroups * kMaxEvictionGroups) {
-        std::vector<std::vector<std::uint64_t>> needed;
-        for (std::size_t k = 0; k < g; ++k)
-          if (keep[k]) needed.push_back(chunks[k]);
-        volume_check(p, cal, x, needed, rng, used, alignment, tests, out);
+        volume_check(p, cal, x, chunks, keep, rng, used, alignment, tests, out);
         out.note = (kept == g ? "every one of " + std::to_string(g)
                               : std::to_string(kept) + " of " + std::to_string(g)) +
                    " groups of " + std::to_string(e.size()) +
@@ -435,7 +442,7 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
         if (out.volume_trials > 0)
           out.note += "; " + std::to_string(out.volume_restored) + " of " +
                       std::to_string(out.volume_trials) +
-                      " groups replaced by as many fresh lines " + "evicted it again (" +
+                      " groups replaced by as many fresh lines evicted it again (" +
                       volume_verdict(out.volume_trials, out.volume_restored) + ")";
         return;
       }

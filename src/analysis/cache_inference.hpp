@@ -138,6 +138,8 @@ ConflictSet find_conflict_set_by_eviction(Probe& p, const Calibration& cal,
 struct PoolOutcome {
   ConflictSet set;
   std::string kind;
+  std::uint64_t seed = 0;  ///< the seed the pool was drawn with
+  double seconds = 0;      ///< how long its search took
 };
 /// The pools of one level: pool k = search(k) for k = 0, 1, ... until `needed` pools whose
 /// targets are of one kind found a set, or `max_pools` were searched. A pool of the eviction

@@ -6,11 +6,17 @@
 
 namespace gpuprobe::analysis {
 
+namespace {
+
+/// A level's weight in the fits: 1 / se^2 (se kept above 1e-6).
+double weight(const PhiLevel& l) { return 1 / std::max(l.se * l.se, 1e-12); }
+
+}  // namespace
+
 std::vector<PlacementFit> fit_placement_units(const std::vector<PhiLevel>& levels) {
   std::vector<PlacementFit> fits;
   std::vector<double> w(levels.size()), m(levels.size());
-  for (std::size_t i = 0; i < levels.size(); ++i)
-    w[i] = 1 / std::max(levels[i].se * levels[i].se, 1e-12);
+  for (std::size_t i = 0; i < levels.size(); ++i) w[i] = weight(levels[i]);
   for (std::size_t u = 0; u + 2 < levels.size(); ++u) {
     PlacementFit best;
     best.at = u;
@@ -40,22 +46,21 @@ std::vector<PlacementFit> fit_placement_units(const std::vector<PhiLevel>& level
 
 PlacementUnit best_placement_unit(const std::vector<PhiLevel>& levels) {
   PlacementUnit u;
-  auto fits = fit_placement_units(levels);
-  if (fits.size() < 2) return u;
-  std::stable_sort(fits.begin(), fits.end(),
+  u.fits = fit_placement_units(levels);
+  if (u.fits.size() < 2) return u;
+  auto by_chi2 = u.fits;
+  std::stable_sort(by_chi2.begin(), by_chi2.end(),
                    [](const PlacementFit& x, const PlacementFit& y) { return x.chi2 < y.chi2; });
   u.found = true;
-  u.best = fits[0];
-  u.runner_up = fits[1];
+  u.best = by_chi2[0];
+  u.runner_up = by_chi2[1];
   double sw = 0, swp = 0;
   for (const auto& l : levels) {
-    const double w = 1 / std::max(l.se * l.se, 1e-12);
-    sw += w;
-    swp += w * l.phi;
+    sw += weight(l);
+    swp += weight(l) * l.phi;
   }
   const double mean = swp / sw;
-  for (const auto& l : levels)
-    u.flat_chi2 += (l.phi - mean) * (l.phi - mean) / std::max(l.se * l.se, 1e-12);
+  for (const auto& l : levels) u.flat_chi2 += weight(l) * (l.phi - mean) * (l.phi - mean);
   return u;
 }
 

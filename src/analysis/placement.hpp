@@ -32,6 +32,7 @@ std::vector<PlacementFit> fit_placement_units(const std::vector<PhiLevel>& level
 /// best's and the constant's chi^2 less the best's (`z2()`).
 struct PlacementUnit {
   bool found = false;
+  std::vector<PlacementFit> fits;  ///< fit_placement_units(levels), in level order
   PlacementFit best, runner_up;
   double flat_chi2 = 0;
   double z2() const;

@@ -220,9 +220,9 @@ std::uint64_t sweep_pool_lines(const Context& ctx) { return 4 * ctx.device.info(
 constexpr std::uint64_t kSweepAlignment = 1024;
 /// Lines read cold to pick near-homed eviction targets (half of them, about, are).
 constexpr std::size_t kTargetCandidates = 48;
-/// Pools (eviction targets) one L2 search may use. On the H200 about four targets in ten give a
-/// set (GPU-298cd471: 6 of 16 over four runs), so ten give two with 94 % chance; a target
-/// without a set costs about 0.4 s, one with a set about 1.2 s.
+/// Pools (eviction targets) one L2 search may use. On the H200 about six targets in ten give a
+/// set (44 of 73 over the eleventh session's 22 runs; 4 of 16 on GPU-298cd471), so ten give two
+/// nearly always; a target costs about 1.1 to 1.9 s, with a set or without.
 constexpr int kMaxEvictionPools = 10;
 
 /// The conflict set of one pool: random lines by sequences first (cheap, enough for an L2
@@ -356,25 +356,21 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec, std::ui
                                {"cold_cycles", targets.cycles},
                                {"near_home_targets", targets.targets}};
   }
-  // An eviction target that gives no set (most do on the H200: their eviction is not a
+  // An eviction target that gives no set (many do on the H200: their eviction is not a
   // conflict within one set) is recorded and replaced by the next, up to kMaxEvictionPools pools
   // in all (at most n_pools + 3 before the eleventh session: on GPU-298cd471 two of three runs
   // ended without a ways finding, their four or five targets all evicted by volume), and sets
   // count together only when their targets were served alike (analysis::cache::search_pools).
-  std::vector<double> search_s;
-  std::vector<std::uint64_t> seeds;
   const int max_pools = level == Level::kL2 && p.max_sweep > 0 ? kMaxEvictionPools : n_pools;
   const auto search = analysis::cache::search_pools(n_pools, max_pools, [&](int k) {
-    p.seed = seed0 + static_cast<std::uint64_t>(k) * 1000003u;
-    seeds.push_back(p.seed);
+    analysis::cache::PoolOutcome o;
+    o.seed = p.seed = seed0 + static_cast<std::uint64_t>(k) * 1000003u;
     if (static_cast<std::size_t>(k) < targets.targets.size())
       p.eviction_target = targets.targets[static_cast<std::size_t>(k)];
     const auto t0 = std::chrono::steady_clock::now();
-    analysis::cache::PoolOutcome o;
     o.set = pool_conflict_set(p, level, r.cal, align, pool_lines);
     p.eviction_target.reset();
-    search_s.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (o.set.repeat_trials > 0 && o.set.evicted_with_set > 0)
       o.kind = served_after_eviction(o.set.reread_cycles, far_hit_cycles, miss_reference);
     return o;
@@ -394,12 +390,12 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec, std::ui
                  " after eviction, the counted sets' from " +
                  (served_first.empty() ? "unknown" : served_first);
     }
-    pools.push_back(conflict_set_json(cs, seeds[k]));
-    pools.back()["search_s"] = search_s[k];
+    pools.push_back(conflict_set_json(cs, search.pools[k].seed));
+    pools.back()["search_s"] = search.pools[k].seconds;
     if (!served.empty()) pools.back()["served_after_eviction"] = served;
     if (k == 0 || (chosen && r.sets.empty())) {
       r.set = cs;
-      set_seed = seeds[k];
+      set_seed = search.pools[k].seed;
     }
     if (!chosen) continue;
     r.sets.push_back(cs);

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -223,7 +222,8 @@ struct PlacementPoint {
 /// stays at its small-block level up to that size and falls past it. The unit is the size U
 /// whose fit (phi constant up to U, falling by a fitted factor per doubling above it) leaves
 /// the least chi^2 over all sizes; its confidence is how clearly it beats the next best
-/// candidate (separation of the square root of their chi^2 difference). A block's pairs are not
+/// candidate and a phi constant over every size (separation of the square root of the smaller
+/// chi^2 difference). A block's pairs are not
 /// independent, so a level's standard error counts as observations its blocks that hold
 /// samples in both halves (the blocks that give pairs at that level).
 void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& points) {
@@ -278,34 +278,24 @@ void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& p
           chart_hints("how alike two sampled loads' fates are (near hit or not) by the smallest "
                       "aligned block that holds both: 1 = always alike, 0 = independent",
                       "block_bytes", "bytes", "phi", "fraction")};
-  struct Phi {
-    double b = 0, phi = 0, se = 0;
-    bool ok = false;  ///< enough pairs for a phi
-  };
-  std::vector<Phi> phis;  // every level in order, so that "the next level" is the next size
+  std::vector<analysis::PhiLevel> ok;  // the levels with enough pairs for a phi, smallest first
   for (const auto& [b, l] : levels) {
-    Phi f;
-    f.b = static_cast<double>(b);
-    if (l.pairs >= kMinPairs && l.pairs - l.expected > 0) {
-      const double agreement = l.agree / l.pairs;
-      const double room = 1 - l.expected / l.pairs;  // 1 - the agreement independence gives
-      f.phi = (l.agree - l.expected) / (l.pairs - l.expected);
-      f.se =
-          std::sqrt(std::max(agreement * (1 - agreement), 1e-6) / std::max(l.blocks, 1.0)) / room;
-      f.ok = true;
-      c.rows.push_back({f.b, l.pairs, agreement, f.phi, f.se});
-    }
-    phis.push_back(f);
+    if (l.pairs < kMinPairs || l.pairs - l.expected <= 0) continue;
+    const double agreement = l.agree / l.pairs;
+    const double room = 1 - l.expected / l.pairs;  // 1 - the agreement independence gives
+    analysis::PhiLevel f;
+    f.block_bytes = static_cast<double>(b);
+    f.phi = (l.agree - l.expected) / (l.pairs - l.expected);
+    f.se = std::sqrt(std::max(agreement * (1 - agreement), 1e-6) / std::max(l.blocks, 1.0)) / room;
+    ok.push_back(f);
+    c.rows.push_back({f.block_bytes, l.pairs, agreement, f.phi, f.se});
   }
   if (c.rows.empty()) {
     r.statistics["placement_note"] = "too few pairs of samples at every block size";
     return;
   }
   r.curves.push_back(c);
-  std::vector<Phi> ok;  // the levels with a phi, smallest first
-  for (const auto& f : phis)
-    if (f.ok) ok.push_back(f);
-  const Phi& base = ok.front();
+  const analysis::PhiLevel& base = ok.front();
   if (base.phi < 0.3) {
     r.statistics["placement_note"] =
         "loads in the smallest block with pairs share their fate no more than by chance (phi < "
@@ -315,17 +305,15 @@ void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& p
   // Each candidate unit U: phi = A up to U and A d^log2(b / U) above it, fitted over every
   // size at once (analysis/placement.hpp); one run of four on GPU-af964f9c read 16 KiB at 0.71
   // by the earlier scan, which stopped at the first size significantly below the smallest's.
-  std::vector<analysis::PhiLevel> levels_fit;
-  for (const auto& f : ok) levels_fit.push_back({f.b, f.phi, f.se});
-  const auto fits = analysis::fit_placement_units(levels_fit);
-  const auto unit = analysis::best_placement_unit(levels_fit);
+  const auto unit = analysis::best_placement_unit(ok);
   if (!unit.found) {
     r.statistics["placement_note"] = "fewer than four block sizes with pairs: no placement unit";
     return;
   }
   json fit_rows = json::array();
-  for (const auto& f : fits)
-    fit_rows.push_back({{"unit_bytes", ok[f.at].b}, {"chi2", f.chi2}, {"decay_per_doubling", f.d}});
+  for (const auto& f : unit.fits)
+    fit_rows.push_back(
+        {{"unit_bytes", ok[f.at].block_bytes}, {"chi2", f.chi2}, {"decay_per_doubling", f.d}});
   r.statistics["placement_fits"] = fit_rows;
   const auto& best = unit.best;
   const auto& runner_up = unit.runner_up;
@@ -333,7 +321,7 @@ void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& p
   if (best.d >= 0.95) {
     r.statistics["placement_note"] =
         "phi does not fall clearly below the smallest block's up to " +
-        units::format_bytes(static_cast<std::uint64_t>(ok.back().b)) +
+        units::format_bytes(static_cast<std::uint64_t>(ok.back().block_bytes)) +
         " (the best fit loses under 5 % per doubling): the placement unit is at least that, or "
         "there is none: no finding";
     return;
@@ -342,7 +330,7 @@ void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& p
   const double z = std::sqrt(unit.z2());
   r.findings.push_back(
       {finding::kL2MixturePlacementUnit,
-       ok[best.at].b,
+       ok[best.at].block_bytes,
        "bytes",
        confidence::separation(z),
        "the largest aligned block within which the chase's sampled loads share their fate (near "
@@ -355,10 +343,10 @@ void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& p
        {{"phi", ok[best.at].phi},
         {"phi_next", ok[best.at + 1].phi},
         {"phi_smallest_block", base.phi},
-        {"smallest_block_bytes", base.b},
+        {"smallest_block_bytes", base.block_bytes},
         {"decay_per_doubling", best.d},
         {"chi2", best.chi2},
-        {"runner_up_bytes", ok[runner_up.at].b},
+        {"runner_up_bytes", ok[runner_up.at].block_bytes},
         {"delta_chi2", delta},
         {"flat_chi2", unit.flat_chi2},
         {"points", used}}});
