@@ -329,6 +329,7 @@ Plateau make_plateau(const Curve& c, std::size_t first, std::size_t last,
   std::vector<double> ys;
   for (std::size_t i : members) ys.push_back(c.point(i).y);
   p.noise = mad_of(ys, p.level);
+  p.members = members.size();
   p.x_min = c.point(first).x;
   p.x_max = c.point(last).x;
   return p;
@@ -594,6 +595,17 @@ std::vector<CurvePoint> adaptive_sweep(const MeasureFn& measure, const SweepOpti
       for (std::size_t i = 0; i + 1 < pts.size(); ++i) {
         if (on_plateau[i] && on_plateau[i + 1]) continue;
         if (pts[i + 1].x / pts[i].x > probe_ratio) bisect(pts[i].x, pts[i + 1].x);
+      }
+    }
+    if (todo.empty()) {
+      // A level on too few points: one more point in the plateau's widest gap (in log x). A
+      // plateau whose points sit as close as the alignment allows gets none.
+      for (const Plateau& p : levels.plateaus) {
+        if (p.members >= sweep.min_level_points || p.last <= p.first) continue;
+        std::size_t widest = p.first;
+        for (std::size_t i = p.first; i < p.last; ++i)
+          if (pts[i + 1].x / pts[i].x > pts[widest + 1].x / pts[widest].x) widest = i;
+        bisect(pts[widest].x, pts[widest + 1].x);
       }
     }
     if (todo.empty()) break;

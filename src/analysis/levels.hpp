@@ -35,6 +35,9 @@ struct Plateau {
   double level = 0;  ///< median y of its points
   double noise = 0;  ///< robust spread (MAD) of its points
   double x_min = 0, x_max = 0;
+  /// The points the level is the median of (those within the level's band; at most last -
+  /// first + 1). core/confidence.hpp's precision needs three: a level of two has precision 0.
+  std::size_t members = 0;
   /// core/confidence.hpp: the precision of the level (its points' median) times its
   /// separation from the neighbouring levels (see Transition::confidence).
   double confidence = 0;
@@ -80,13 +83,19 @@ struct SweepOptions {
   double resolution = 0.01;  ///< stop refining a transition when x_first_off / x_last_on - 1 < this
   std::size_t max_points = 150;
   double align = 128;  ///< every measured x is a multiple of this
+  /// A plateau whose level rests on fewer points than this (e.g. a short level between two
+  /// knees, hit by two coarse points) gets a point in its widest gap, so that its level is
+  /// measured rather than its confidence left at zero (core/confidence.hpp's precision needs
+  /// three points).
+  std::size_t min_level_points = 3;
 };
 
 /// Measures x, returns the point. May throw; the exception propagates.
 using MeasureFn = std::function<CurvePoint(double x)>;
 
 /// Adaptive sweep: coarse log-spaced points over [x_min, x_max], then bisection (in log x) of
-/// every transition until it is bracketed to `resolution`. Returns all points, sorted by x.
+/// every transition until it is bracketed to `resolution`, then points inside plateaus whose
+/// level rests on fewer than `min_level_points`. Returns all points, sorted by x.
 std::vector<CurvePoint> adaptive_sweep(const MeasureFn& measure, const SweepOptions& sweep,
                                        const SegmentOptions& segment = {});
 

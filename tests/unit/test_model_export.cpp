@@ -171,10 +171,10 @@ TEST(ModelExport, ReplayOfTheH200SweepLocatesItsWorstRegion) {
 }
 
 // On the L2's slope the replay is also judged against the range other allocations of one size
-// give (cache.l2.mixture's draws). The committed result is given draws at its 1.05, 1.15 and
-// 1.25 x points whose every load is a near hit: the range then reaches down to the near level,
-// and the replay's flat near level, over 10 % below the sweep at 30.46 MB (14.9 % on the result
-// committed now), lies inside it.
+// give (cache.l2.mixture's draws). The committed result is given draws at its first four points
+// (0.95 .. 1.25 x the partition) whose every load is a near hit: the range then reaches down to
+// the near level, and the replay's worst slope point (9.9 % below the sweep at 31.8 MB on the
+// result committed now), lies inside it.
 TEST(ModelExport, ReplayJudgesTheSlopeAgainstOtherAllocations) {
   auto result = committed_h200();
   bool drawn = false;
@@ -187,7 +187,7 @@ TEST(ModelExport, ReplayJudgesTheSlopeAgainstOtherAllocations) {
     std::sort(ref.begin(), ref.end());
     const auto near = static_cast<std::uint32_t>(ref[ref.size() / 2]);
     nlohmann::json draws = nlohmann::json::array();
-    for (std::size_t k : {1, 2, 3})
+    for (std::size_t k : {0, 1, 2, 3})
       draws.push_back({{"working_set_bytes", pts.at(k).at("working_set_bytes")},
                        {"offset_bytes", 64 << 20},
                        {"cycles_histogram", nlohmann::json::array({{near, 5000}})}});
@@ -205,6 +205,7 @@ TEST(ModelExport, ReplayJudgesTheSlopeAgainstOtherAllocations) {
   EXPECT_LE(f["replay.l2_mixed.worst_beyond_allocations_percent"]["value"].get<double>(),
             f["replay.l2_mixed.worst_error_percent"]["value"].get<double>());
   std::size_t judged = 0;
+  nlohmann::json worst_judged;
   for (const auto& p : e.at("samples").at("points")) {
     if (!p.contains("beyond_allocations_percent")) continue;
     ++judged;
@@ -214,12 +215,14 @@ TEST(ModelExport, ReplayJudgesTheSlopeAgainstOtherAllocations) {
     EXPECT_GE(hi, m);
     const double beyond = p.at("beyond_allocations_percent");
     EXPECT_EQ(beyond == 0, rep >= lo && rep <= hi) << p.dump();
-    if (std::fabs(p.at("working_set_bytes").get<double>() - 30456192) < 1) {
-      EXPECT_GT(std::fabs(p.at("error_percent").get<double>()), 10.0);
-      EXPECT_LT(beyond, 1.0);
-    }
+    if (worst_judged.is_null() || std::fabs(p.at("error_percent").get<double>()) >
+                                      std::fabs(worst_judged.at("error_percent").get<double>()))
+      worst_judged = p;
   }
   EXPECT_GE(judged, 3u);
+  ASSERT_FALSE(worst_judged.is_null());
+  EXPECT_GT(std::fabs(worst_judged.at("error_percent").get<double>()), 5.0) << worst_judged.dump();
+  EXPECT_LT(worst_judged.at("beyond_allocations_percent").get<double>(), 1.0);
   EXPECT_EQ(f["replay.l2_mixed.worst_beyond_allocations_percent"]["points_judged"], judged);
   // The random-placement bound: 128 KiB blocks placed at random lose near hits well before the
   // evenly placed model does (at 26.8 MB, where the exported LRU model still hits near, at
