@@ -489,12 +489,10 @@ TEST(LevelsSweep, OutlierJustBelowTheKneeDoesNotMoveTheCapacity) {
   EXPECT_NEAR(a.transitions[1].estimate / s.caps[1], 1.0, 0.02);
 }
 
-TEST(LevelsSweep, AShortLevelBetweenTwoRisesGetsAThirdPoint) {
-  // The H200's mixed L2 level: a slope from the near partition's knee, a short flat level, then
-  // the rise to DRAM. On GPU-f545fc29 (results/h200, twelfth session, before this rule) the
-  // coarse grid and the knees' bisections left two points on the flat level (44.9 and 53.3
-  // MB), whose median then has no precision: l2.mixed_latency at confidence 0. The curve here
-  // interpolates (linear in log x) that sweep's medians; the sweep must add a third point.
+// The H200's latency.sweep medians on GPU-f545fc29 (results/h200 of the twelfth session,
+// before min_level_points; history at 2a38d80) from the L1's knee on: a slope from the near
+// partition's knee, a short flat mixed level (44.9 and 53.3 MB), then the rise to DRAM.
+const std::vector<std::pair<double, double>>& recorded_h200_sweep() {
   static const std::vector<std::pair<double, double>> kRecorded = {
       {222208, 32.0},     {359552, 280.0},    {22524544, 280.0},  {26762368, 282.0},
       {27940992, 292.7},  {28243712, 288.0},  {28549632, 294.2},  {28977920, 298.6},
@@ -502,33 +500,47 @@ TEST(LevelsSweep, AShortLevelBetweenTwoRisesGetsAThirdPoint) {
       {53333120, 512.2},  {58134144, 523.1},  {58763904, 531.6},  {59400448, 530.5},
       {60043904, 543.9},  {60694400, 544.7},  {63367296, 601.1},  {75289344, 658.8},
       {89454464, 659.2},  {126281088, 659.0}, {178268544, 655.6}, {251658240, 656.4}};
-  const auto curve = [](double x) {
-    if (x <= kRecorded.front().first) return kRecorded.front().second;
-    for (std::size_t i = 1; i < kRecorded.size(); ++i) {
-      const auto& [x1, y1] = kRecorded[i];
-      const auto& [x0, y0] = kRecorded[i - 1];
-      if (x <= x1) return y0 + (y1 - y0) * std::log(x / x0) / std::log(x1 / x0);
-    }
-    return kRecorded.back().second;
-  };
-  auto mixed_level = [](const LevelAnalysis& a) -> const Plateau* {
-    for (const Plateau& p : a.plateaus)
-      if (p.level > 480 && p.level < 540) return &p;
-    return nullptr;
-  };
-  SweepOptions opt;  // latency.sweep's: 1 KiB .. 4 x 60 MiB, 128-B nodes
+  return kRecorded;
+}
+// Linear in log x between the recorded medians.
+double recorded_h200_latency(double x) {
+  const auto& r = recorded_h200_sweep();
+  if (x <= r.front().first) return r.front().second;
+  for (std::size_t i = 1; i < r.size(); ++i) {
+    const auto& [x1, y1] = r[i];
+    const auto& [x0, y0] = r[i - 1];
+    if (x <= x1) return y0 + (y1 - y0) * std::log(x / x0) / std::log(x1 / x0);
+  }
+  return r.back().second;
+}
+// latency.sweep's options: 1 KiB .. 4 x 60 MiB, 128-B nodes.
+SweepOptions h200_sweep_options() {
+  SweepOptions opt;
   opt.x_min = kKiB;
   opt.x_max = 240 * kMiB;
   opt.resolution = 0.015;
   opt.align = 128;
+  return opt;
+}
+const Plateau* mixed_level(const LevelAnalysis& a) {
+  for (const Plateau& p : a.plateaus)
+    if (p.level > 480 && p.level < 540) return &p;
+  return nullptr;
+}
+
+TEST(LevelsSweep, AShortLevelBetweenTwoRisesGetsAThirdPoint) {
+  // On GPU-f545fc29 the coarse grid and the knees' bisections left two points on the mixed
+  // level, whose median then has no precision: l2.mixed_latency at confidence 0. The sweep
+  // must add a third point.
+  SweepOptions opt = h200_sweep_options();
   opt.min_level_points = 0;  // without the fill: the flat level rests on two points
-  const LevelAnalysis without = find_levels(adaptive_sweep(noiseless(curve), opt));
+  const LevelAnalysis without = find_levels(adaptive_sweep(noiseless(recorded_h200_latency), opt));
   const Plateau* w = mixed_level(without);
   ASSERT_NE(w, nullptr);
   EXPECT_LT(w->members, 3u);
   EXPECT_EQ(w->confidence, 0.0);
   opt.min_level_points = 3;
-  const LevelAnalysis with = find_levels(adaptive_sweep(noiseless(curve), opt));
+  const LevelAnalysis with = find_levels(adaptive_sweep(noiseless(recorded_h200_latency), opt));
   const Plateau* p = mixed_level(with);
   ASSERT_NE(p, nullptr);
   EXPECT_GE(p->members, 3u);
