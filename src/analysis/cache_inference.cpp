@@ -1309,8 +1309,10 @@ PartitionInference infer_partitions(Probe& p, int sm_count, std::uint32_t line_b
 TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_pages,
                     std::uint64_t smallest_page) {
   TlbResult r;
+  // A walk over n cells is n x (rounds + 1) accesses in one sequence, at least 3 n (two timed
+  // rounds after the untimed one).
   const std::uint64_t cap_cells =
-      p.max_sequence ? static_cast<std::uint64_t>(p.max_sequence / 5) : max_pages;
+      p.max_sequence ? static_cast<std::uint64_t>(p.max_sequence / 3) : max_pages;
   max_pages = std::min({max_pages, p.buffer_bytes / largest_page, cap_cells});
   r.max_pages_tried = max_pages;
   std::mt19937_64 rng(p.seed * 2654435761u);
@@ -1347,7 +1349,11 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
     std::vector<std::size_t> order(lines.size());
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), rng);
-    const int rounds = std::max<int>(3, static_cast<int>(96 / lines.size()) + 1);
+    // Three timed rounds (at least 96 samples); two where the sequencer holds no more (walks
+    // over more than a fifth of its accesses: the largest walks, where every step misses).
+    int rounds = std::max<int>(3, static_cast<int>(96 / lines.size()) + 1);
+    if (p.max_sequence && (static_cast<std::size_t>(rounds) + 1) * lines.size() > p.max_sequence)
+      rounds = 2;
     AccessSequence s;
     s.op = LoadOp::kCg;
     s.sm = p.sm;

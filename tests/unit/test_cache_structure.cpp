@@ -146,5 +146,29 @@ TEST(CacheStructure, TlbCoverageOfEntriesSmallerThanTheStride) {
   EXPECT_EQ(t.page_bytes, 512 * kKiB) << t.page_curve.dump();
 }
 
+// A second level whose reach lies past a fifth of the sequencer's accesses (the old bound on a
+// walk's cells, walks of four rounds): the walks of two timed rounds reach it. The model's
+// sequencer holds 32768 accesses; the probe keeps a sixteenth back, as open_session does.
+TEST(CacheStructure, TlbSecondLevelPastAFifthOfTheSequencer) {
+  device::ModelConfig c = device::builtin_model_config("tiny");
+  c.global_mem_bytes = 40ull * 1024 * kMiB;
+  c.tlb = {{16, 2 * kMiB, 0, 12}, {7000, 2 * kMiB, 0, 100}};
+  c.l2_partitioned = false;
+  c.l2_partitions = 1;
+  c.l2 = {16 * 1024 * kKiB, 128, 16, 300};
+  device::ModelDevice dev(c);
+  auto buf = dev.alloc_probe_buffer(16384 * 2 * kMiB);
+  analysis::cache::Probe p;
+  p.run = [&](const device::AccessSequence& s) { return dev.run_sequence(*buf, s); };
+  p.buffer_bytes = buf->bytes();
+  p.max_sequence = dev.max_sequence_length() - dev.max_sequence_length() / 16;
+  ASSERT_GT(7000u, p.max_sequence / 5);  // out of reach of walks of four rounds
+  const auto t = analysis::cache::infer_tlb(p, 2 * kMiB, 16384);
+  ASSERT_EQ(t.levels.size(), 2u) << t.curve.dump();
+  EXPECT_EQ(t.levels[0].entries, 16u);
+  EXPECT_NEAR(static_cast<double>(t.levels[1].entries), 7000.0, 7000.0 * 0.02);
+  EXPECT_NEAR(t.levels[1].miss_penalty_cycles, 100.0, 10.0);
+}
+
 }  // namespace
 }  // namespace gpuprobe
