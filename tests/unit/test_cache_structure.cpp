@@ -109,20 +109,29 @@ TEST(CacheStructure, L2PoolConcentratesOnOneInPageOffset) {
 // entries of 2 MiB the midpoint stays at 8 cells from 2 MiB on; with entries of 16 MiB (as the
 // H200's walks suggest: the step sits at the same span, not the same cell count, from 2 to
 // 16 MiB strides) it falls with every doubling up to 16 MiB, where the 8 entries are counted.
-analysis::cache::TlbResult tlb_of(std::uint64_t entries, std::uint64_t page) {
+// A modelled walk over `cells` cells of 2 MiB with the given TLB levels, up to `max_cells`;
+// `bounded`: the probe holds what the model's sequencer holds less a sixteenth (as
+// open_session does), else sequences of any length.
+analysis::cache::TlbResult tlb_walk(const decltype(device::ModelConfig::tlb)& levels,
+                                    std::uint64_t cells, std::uint64_t max_cells,
+                                    bool bounded = false) {
   device::ModelConfig c = device::builtin_model_config("tiny");
-  c.global_mem_bytes = 4ull * 1024 * kMiB;
-  c.tlb = {{entries, page, 0, 40}};
+  c.global_mem_bytes = cells * 2 * kMiB + 4ull * 1024 * kMiB;
+  c.tlb = levels;
   // An L2 that holds every walk's lines (one per cell), so that only the TLB steps.
   c.l2_partitioned = false;
   c.l2_partitions = 1;
   c.l2 = {16 * 1024 * kKiB, 128, 16, 300};
   device::ModelDevice dev(c);
-  auto buf = dev.alloc_probe_buffer(1024 * 2 * kMiB);
+  auto buf = dev.alloc_probe_buffer(cells * 2 * kMiB);
   analysis::cache::Probe p;
   p.run = [&](const device::AccessSequence& s) { return dev.run_sequence(*buf, s); };
   p.buffer_bytes = buf->bytes();
-  return analysis::cache::infer_tlb(p, 2 * kMiB, 512);
+  if (bounded) p.max_sequence = dev.max_sequence_length() - dev.max_sequence_length() / 16;
+  return analysis::cache::infer_tlb(p, 2 * kMiB, max_cells);
+}
+analysis::cache::TlbResult tlb_of(std::uint64_t entries, std::uint64_t page) {
+  return tlb_walk({{entries, page, 0, 40}}, 1024, 512);
 }
 
 TEST(CacheStructure, TlbCoverageOfPageSizedEntries) {
@@ -150,20 +159,10 @@ TEST(CacheStructure, TlbCoverageOfEntriesSmallerThanTheStride) {
 // walk's cells, walks of four rounds): the walks of two timed rounds reach it. The model's
 // sequencer holds 32768 accesses; the probe keeps a sixteenth back, as open_session does.
 TEST(CacheStructure, TlbSecondLevelPastAFifthOfTheSequencer) {
-  device::ModelConfig c = device::builtin_model_config("tiny");
-  c.global_mem_bytes = 40ull * 1024 * kMiB;
-  c.tlb = {{16, 2 * kMiB, 0, 12}, {7000, 2 * kMiB, 0, 100}};
-  c.l2_partitioned = false;
-  c.l2_partitions = 1;
-  c.l2 = {16 * 1024 * kKiB, 128, 16, 300};
-  device::ModelDevice dev(c);
-  auto buf = dev.alloc_probe_buffer(16384 * 2 * kMiB);
-  analysis::cache::Probe p;
-  p.run = [&](const device::AccessSequence& s) { return dev.run_sequence(*buf, s); };
-  p.buffer_bytes = buf->bytes();
-  p.max_sequence = dev.max_sequence_length() - dev.max_sequence_length() / 16;
-  ASSERT_GT(7000u, p.max_sequence / 5);  // out of reach of walks of four rounds
-  const auto t = analysis::cache::infer_tlb(p, 2 * kMiB, 16384);
+  const std::size_t held =
+      device::ModelDevice(device::builtin_model_config("tiny")).max_sequence_length() * 15 / 16;
+  ASSERT_GT(7000u, held / 5);  // out of reach of walks of four rounds
+  const auto t = tlb_walk({{16, 2 * kMiB, 0, 12}, {7000, 2 * kMiB, 0, 100}}, 16384, 16384, true);
   ASSERT_EQ(t.levels.size(), 2u) << t.curve.dump();
   EXPECT_EQ(t.levels[0].entries, 16u);
   EXPECT_NEAR(static_cast<double>(t.levels[1].entries), 7000.0, 7000.0 * 0.02);
