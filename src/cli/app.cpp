@@ -15,11 +15,11 @@
 #include "cli/options_check.hpp"
 #include "cli/result_commands.hpp"
 #include "core/environment.hpp"
-#include "core/json_input.hpp"
-#include "core/repeatability.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
+#include "core/json_input.hpp"
 #include "core/progress.hpp"
+#include "core/repeatability.hpp"
 #include "core/units.hpp"
 #include "device/device.hpp"
 #include "device/model_export.hpp"
@@ -243,8 +243,7 @@ int run_repeat(int n, const std::vector<const Experiment*>& chosen, Cli& cli, in
 
 }  // namespace
 
-static int run_unguarded(int argc, const char* const* argv, std::ostream& out,
-                         std::ostream& err) {
+static int run_unguarded(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"gpuprobe: measures and reverse-engineers a GPU's memory subsystem", "gpuprobe"};
   app.require_subcommand(0, 1);
   Cli cli;
@@ -285,8 +284,9 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out,
   app.add_option("--spread", o.protocol.target_spread,
                  "stop repeating when (p95-p5)/median falls to this")
       ->check(CLI::Range(0.0, 1.0));
-  app.add_flag("--counters", o.counters,
-               "read hardware counters (CUPTI) over separate untimed launches and cross-check them");
+  app.add_flag(
+      "--counters", o.counters,
+      "read hardware counters (CUPTI) over separate untimed launches and cross-check them");
   app.add_flag("--quiet,-q", cli.quiet, "no progress line on stderr");
   app.fallthrough();
 
@@ -380,9 +380,9 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out,
     if (o.protocol.max_repetitions < o.protocol.min_repetitions)
       throw UsageError("--max-reps is smaller than --min-reps");
     OptionsGiven given{app.count("--loads") > 0, app.count("--out") > 0, {}};
-    for (const auto& [name, text] : {std::pair{"--min-size", &cli.min_size_text},
-                                     std::pair{"--max-size", &cli.max_size_text},
-                                     std::pair{"--array-size", &array_text}})
+    for (const auto& [name, text] :
+         {std::pair{"--min-size", &cli.min_size_text}, std::pair{"--max-size", &cli.max_size_text},
+          std::pair{"--array-size", &array_text}})
       if (app.count(name) > 0 && text->empty()) given.empty.push_back(name);
     check_common_options(o, given);
     const auto& registry = Registry::builtin();
@@ -436,13 +436,13 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out,
     if (report_cmd->parsed()) return report_command(report_path, cli.options.out_dir, out);
     if (replay_cmd->parsed()) {
       std::string dir = cli.options.out_dir;
-      if (dir.empty())
-        dir = (std::filesystem::path(replay_path).parent_path() / "replay").string();
+      if (dir.empty()) dir = (std::filesystem::path(replay_path).parent_path() / "replay").string();
       return replay_command(replay_path, dir, out);
     }
     if (compare_cmd->parsed())
       return compare_command(compare_paths.at(0), compare_paths.at(1), out);
-    if (export_cmd->parsed()) return export_model_command(export_in, export_out, export_format, out);
+    if (export_cmd->parsed())
+      return export_model_command(export_in, export_out, export_format, out);
     const Runner runner = [&](const RunOptions& ro, const std::vector<const Experiment*>& ex,
                               std::ostream& os, const std::string& cmd) {
       Cli one = cli;
@@ -453,8 +453,13 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out,
       return rc;
     std::vector<const Experiment*> chosen;
     std::string command;
+    // What the chosen experiments cannot run without runs too, and is said.
+    auto with_required = [&](std::vector<const Experiment*> c) {
+      for (const auto& line : registry.add_required(c)) out << "also running " << line << "\n";
+      return c;
+    };
     if (run_cmd->parsed()) {
-      chosen = registry.select(cli.ids);
+      chosen = with_required(registry.select(cli.ids));
       command = "run";
     } else if (characterize->parsed()) {
       for (const auto& e : registry.all()) chosen.push_back(e.get());
@@ -463,7 +468,7 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out,
       if (repeat_ids.empty())
         for (const auto& e : registry.all()) chosen.push_back(e.get());
       else
-        chosen = registry.select(repeat_ids);
+        chosen = with_required(registry.select(repeat_ids));
       return run_repeat(repeat_n, chosen, cli, argc, argv, out,
                         repeat_ids.empty() ? "characterize" : "run");
     }

@@ -32,10 +32,18 @@ Finding finding_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const CurveHints& h) {
-  return {{"kind", h.kind},     {"title", h.title},   {"x", h.x},
-          {"y", h.y},           {"x_unit", h.x_unit}, {"y_unit", h.y_unit},
-          {"log_x", h.log_x},   {"log_y", h.log_y},   {"series", h.series},
-          {"model", h.model},   {"reduce", h.reduce}, {"where", h.where},
+  return {{"kind", h.kind},
+          {"title", h.title},
+          {"x", h.x},
+          {"y", h.y},
+          {"x_unit", h.x_unit},
+          {"y_unit", h.y_unit},
+          {"log_x", h.log_x},
+          {"log_y", h.log_y},
+          {"series", h.series},
+          {"model", h.model},
+          {"reduce", h.reduce},
+          {"where", h.where},
           {"mark_findings", h.mark_findings}};
 }
 
@@ -71,7 +79,7 @@ CurveHints CurveHints::points() const {
 }
 
 CurveHints chart_hints(std::string title, std::string x, std::string x_unit, std::string y,
-                 std::string y_unit, bool log_x) {
+                       std::string y_unit, bool log_x) {
   CurveHints h;
   h.title = std::move(title);
   h.x = std::move(x);
@@ -267,6 +275,34 @@ std::vector<const Experiment*> Registry::select(const std::vector<std::string>& 
     if (std::find(chosen.begin(), chosen.end(), e.get()) != chosen.end())
       ordered.push_back(e.get());
   return ordered;
+}
+
+std::vector<std::string> Registry::add_required(std::vector<const Experiment*>& chosen) const {
+  std::vector<std::string> added;
+  auto has = [&](const Experiment* e) {
+    return std::find(chosen.begin(), chosen.end(), e) != chosen.end();
+  };
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& e : experiments_) {
+      if (has(e.get())) continue;
+      std::string by;
+      for (const Experiment* c : chosen) {
+        const auto req = c->required();
+        if (std::find(req.begin(), req.end(), e->id()) != req.end())
+          by += (by.empty() ? "" : ", ") + c->id();
+      }
+      if (by.empty()) continue;
+      chosen.push_back(e.get());
+      added.push_back(e->id() + " (needed by " + by + ")");
+      grew = true;
+    }
+  }
+  std::vector<const Experiment*> ordered;
+  for (const auto& e : experiments_)
+    if (has(e.get())) ordered.push_back(e.get());
+  chosen = ordered;
+  return added;
 }
 
 }  // namespace gpuprobe

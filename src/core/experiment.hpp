@@ -32,8 +32,8 @@ Finding finding_from_json(const nlohmann::json& j);
 struct CurveHints {
   std::string kind = "line";  ///< "line", "points" (no joining line), "table", "matrix"
   std::string title;
-  std::string x, y;                 ///< column names (matrix: x = columns, series = rows)
-  std::string x_unit, y_unit;       ///< "bytes" gets binary prefixes on its ticks
+  std::string x, y;            ///< column names (matrix: x = columns, series = rows)
+  std::string x_unit, y_unit;  ///< "bytes" gets binary prefixes on its ticks
   bool log_x = false, log_y = false;
   std::vector<std::string> series;  ///< columns whose values split the rows into series
   std::vector<std::string> model;   ///< more y columns drawn dashed: a model's prediction
@@ -53,7 +53,7 @@ struct CurveHints {
 };
 /// A line chart of y against x.
 CurveHints chart_hints(std::string title, std::string x, std::string x_unit, std::string y,
-                 std::string y_unit, bool log_x = false);
+                       std::string y_unit, bool log_x = false);
 /// Drawn as a table (no meaningful x).
 CurveHints table_hints(std::string title);
 nlohmann::json to_json(const CurveHints& h);
@@ -140,6 +140,9 @@ class Experiment {
   }
   /// Experiments whose findings this one uses when available.
   virtual std::vector<std::string> depends_on() const { return {}; }
+  /// Those of depends_on() without whose findings it cannot run at all (it would be waived):
+  /// `run` and `repeat` add them to a selection that lacks them (Registry::add_required).
+  virtual std::vector<std::string> required() const { return {}; }
   /// The names (or globs, `*`) of the findings analyze() may emit; empty: not declared.
   /// tests/unit/test_finding_names.cpp holds declared experiments to it.
   virtual std::vector<std::string> produces() const { return {}; }
@@ -171,6 +174,9 @@ class Registry {
   /// Experiments whose id matches any of the globs (`*`, `?`); throws UsageError for a glob
   /// that matches nothing, suggesting the closest ids.
   std::vector<const Experiment*> select(const std::vector<std::string>& globs) const;
+  /// Adds to `chosen` (in registry order) every experiment a chosen one requires, transitively;
+  /// returns one line per added experiment: its id and the chosen ones that need it.
+  std::vector<std::string> add_required(std::vector<const Experiment*>& chosen) const;
 
  private:
   std::vector<std::unique_ptr<Experiment>> experiments_;

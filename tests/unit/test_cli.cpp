@@ -39,6 +39,22 @@ TEST(Cli, UnknownExperimentSuggestsClosest) {
   expect_one_line_error(o, "latency.sweep");
 }
 
+TEST(Cli, RunAddsWhatAChosenExperimentCannotRunWithout) {
+  const auto dir = temp_dir("required");
+  const auto o =
+      gp({"--device", "model:tiny", "--quiet", "--out", dir.string(), "run", "cache.l2.mixture"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("also running latency.sweep (needed by cache.l2.mixture)"),
+            std::string::npos)
+      << o.out;
+  std::ifstream in(dir / "result.json");
+  const auto r = nlohmann::json::parse(in);
+  ASSERT_EQ(r.at("experiments").size(), 2u);
+  EXPECT_EQ(r["experiments"][0]["id"], "latency.sweep");
+  EXPECT_EQ(r["experiments"][1]["id"], "cache.l2.mixture");
+  fs::remove_all(dir);
+}
+
 TEST(Cli, BadSizes) {
   const auto dir = temp_dir("sizes");
   expect_one_line_error(gp({"--device", "model:tiny", "--out", dir.string(), "--max-size", "abc",

@@ -1,6 +1,7 @@
 // Statistics, the stopping rule, sizes, globs and CSV: the small pieces every result rests on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -114,6 +115,33 @@ TEST(Registry, GlobsAndSuggestions) {
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("latency.sweep"), std::string::npos);
   }
+}
+
+// The issue's own command, `run 'cache.*' latency.tlb`, lacks latency.sweep, without whose
+// l2.near_capacity cache.l2.mixture cannot run: the selection gains it, ahead of the mixture.
+TEST(Registry, RequiredExperimentsJoinASelectionThatLacksThem) {
+  const auto& reg = Registry::builtin();
+  auto chosen = reg.select({"cache.*", "latency.tlb"});
+  const auto added = reg.add_required(chosen);
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0], "latency.sweep (needed by cache.l2.mixture)");
+  std::vector<std::string> ids;
+  for (const auto* e : chosen) ids.push_back(e->id());
+  EXPECT_EQ(ids.front(), "latency.sweep");
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "cache.l2.mixture"), ids.end());
+  // Nothing is added where nothing is required, or where it is already chosen.
+  auto tlb = reg.select({"latency.tlb"});
+  EXPECT_TRUE(reg.add_required(tlb).empty());
+  EXPECT_EQ(tlb.size(), 1u);
+  auto both = reg.select({"latency.sweep", "cache.l2.mixture"});
+  EXPECT_TRUE(reg.add_required(both).empty());
+  // Every required experiment is one the experiment declares it uses.
+  for (const auto& e : reg.all())
+    for (const auto& r : e->required()) {
+      const auto uses = e->depends_on();
+      EXPECT_NE(std::find(uses.begin(), uses.end(), r), uses.end()) << e->id() << " " << r;
+      EXPECT_NE(reg.find(r), nullptr) << r;
+    }
 }
 
 TEST(Report, CsvQuotesOnlyWhenNeeded) {

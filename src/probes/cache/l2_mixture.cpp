@@ -105,14 +105,15 @@ class L2Mixture : public Experiment {
   std::vector<std::string> depends_on() const override {
     return {"latency.sweep", "cache.l2.far_hit"};
   }
+  std::vector<std::string> required() const override { return {"latency.sweep"}; }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto near = ctx.prior.get(finding::kL2NearCapacity, 0.0);
     const auto hit = ctx.prior.get(finding::kL2HitLatency, 0.0);
     if (!near || !hit || near->value <= 0) {
       r.status = Status::kWaived;
       r.reason =
-          "no l2.near_capacity from latency.sweep (one L2 partition, or the sweep did not run: "
-          "gpuprobe run latency.sweep cache.l2.far_hit cache.l2.mixture)";
+          "no l2.near_capacity from latency.sweep (one L2 partition: the sweep found no "
+          "near-partition knee; or the sweep did not pass)";
       return;
     }
     const auto far = ctx.prior.get(finding::kL2FarHitLatency, 0.0);
