@@ -77,6 +77,7 @@ std::vector<const Experiment*> per_gpu_experiments(const std::vector<std::string
     for (const auto& e : registry.all()) chosen.push_back(e.get());
   } else {
     chosen = registry.select(ids);
+    registry.add_required(chosen);  // as `run` does; the rank's result lists what ran
   }
   std::vector<const Experiment*> per_gpu;
   for (const auto* e : chosen)
