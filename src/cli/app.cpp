@@ -292,7 +292,8 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
 
   auto* info = app.add_subcommand("info", "print the device and its environment (JSON)");
   auto* list = app.add_subcommand("list", "list the experiments");
-  auto* run_cmd = app.add_subcommand("run", "run the experiments whose ids match the globs");
+  auto* run_cmd = app.add_subcommand(
+      "run", "run the experiments whose ids match the globs, and those they cannot run without");
   run_cmd->add_option("ids", cli.ids, "experiment ids or globs, e.g. 'latency.*'")->required();
   auto* characterize =
       app.add_subcommand("characterize", "run every experiment; write result, CSVs and report");
