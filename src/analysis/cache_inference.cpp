@@ -1350,7 +1350,7 @@ TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_page
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), rng);
     // Three timed rounds (at least 96 samples); two where the sequencer holds no more (walks
-    // over more than a fifth of its accesses: the largest walks, where every step misses).
+    // over more than a quarter of its accesses: the largest walks, where every step misses).
     int rounds = std::max<int>(3, static_cast<int>(96 / lines.size()) + 1);
     if (p.max_sequence && (static_cast<std::size_t>(rounds) + 1) * lines.size() > p.max_sequence)
       rounds = 2;

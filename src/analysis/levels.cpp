@@ -599,7 +599,7 @@ std::vector<CurvePoint> adaptive_sweep(const MeasureFn& measure, const SweepOpti
     }
     if (todo.empty()) {
       // A level on too few points: one more point in the plateau's widest gap (in log x). A
-      // plateau whose points sit as close as the alignment allows gets none. A round adds at
+      // plateau whose widest gap the alignment leaves no room in gets none. A round adds at
       // most one point per such plateau; one that lands on the level completes it, one that
       // does not splits the run (and max_points bounds the sweep in any case).
       for (const Plateau& p : levels.plateaus) {

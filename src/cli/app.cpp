@@ -339,7 +339,9 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
   repeat_cmd->add_option("n", repeat_n, "number of runs (at least 2)")
       ->required()
       ->check(CLI::Range(2, 100));
-  repeat_cmd->add_option("ids", repeat_ids, "experiment ids or globs (default: all)");
+  repeat_cmd->add_option("ids", repeat_ids,
+                         "experiment ids or globs (default: all), and those they cannot run "
+                         "without");
   std::vector<std::string> table_paths;
   auto* repeat_table_cmd = app.add_subcommand(
       "repeat-table",

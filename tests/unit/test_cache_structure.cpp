@@ -125,9 +125,13 @@ analysis::cache::TlbResult tlb_walk(const decltype(device::ModelConfig::tlb)& le
   device::ModelDevice dev(c);
   auto buf = dev.alloc_probe_buffer(cells * 2 * kMiB);
   analysis::cache::Probe p;
-  p.run = [&](const device::AccessSequence& s) { return dev.run_sequence(*buf, s); };
   p.buffer_bytes = buf->bytes();
   if (bounded) p.max_sequence = dev.max_sequence_length() - dev.max_sequence_length() / 16;
+  // Every sequence within what the probe says the sequencer holds.
+  p.run = [&](const device::AccessSequence& s) {
+    if (p.max_sequence) EXPECT_LE(s.sequence.size() + s.place.size(), p.max_sequence);
+    return dev.run_sequence(*buf, s);
+  };
   return analysis::cache::infer_tlb(p, 2 * kMiB, max_cells);
 }
 analysis::cache::TlbResult tlb_of(std::uint64_t entries, std::uint64_t page) {

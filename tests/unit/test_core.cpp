@@ -135,12 +135,18 @@ TEST(Registry, RequiredExperimentsJoinASelectionThatLacksThem) {
   EXPECT_EQ(tlb.size(), 1u);
   auto both = reg.select({"latency.sweep", "cache.l2.mixture"});
   EXPECT_TRUE(reg.add_required(both).empty());
-  // Every required experiment is one the experiment declares it uses.
+  // Every required experiment is one the experiment declares it uses, and runs before it
+  // (selections keep registry order).
+  auto position = [&](const std::string& id) {
+    for (std::size_t i = 0; i < reg.all().size(); ++i)
+      if (reg.all()[i]->id() == id) return i;
+    return reg.all().size();
+  };
   for (const auto& e : reg.all())
     for (const auto& r : e->required()) {
       const auto uses = e->depends_on();
       EXPECT_NE(std::find(uses.begin(), uses.end(), r), uses.end()) << e->id() << " " << r;
-      EXPECT_NE(reg.find(r), nullptr) << r;
+      EXPECT_LT(position(r), position(e->id())) << r << " must run before " << e->id();
     }
 }
 

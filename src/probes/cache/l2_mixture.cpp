@@ -112,8 +112,8 @@ class L2Mixture : public Experiment {
     if (!near || !hit || near->value <= 0) {
       r.status = Status::kWaived;
       r.reason =
-          "no l2.near_capacity from latency.sweep (one L2 partition: the sweep found no "
-          "near-partition knee; or the sweep did not pass)";
+          "no l2.near_capacity from latency.sweep: it found no near-partition knee in its "
+          "range (one L2 partition, or --max-size below the knee), or it did not pass";
       return;
     }
     const auto far = ctx.prior.get(finding::kL2FarHitLatency, 0.0);
