@@ -269,7 +269,11 @@ std::vector<const Experiment*> Registry::select(const std::vector<std::string>& 
                        " ('gpuprobe list' shows all)");
     }
   }
-  // Keep registry order so dependencies run first.
+  return in_registry_order(chosen);
+}
+
+std::vector<const Experiment*> Registry::in_registry_order(
+    const std::vector<const Experiment*>& chosen) const {
   std::vector<const Experiment*> ordered;
   for (const auto& e : experiments_)
     if (std::find(chosen.begin(), chosen.end(), e.get()) != chosen.end())
@@ -298,10 +302,7 @@ std::vector<std::string> Registry::add_required(std::vector<const Experiment*>& 
       grew = true;
     }
   }
-  std::vector<const Experiment*> ordered;
-  for (const auto& e : experiments_)
-    if (has(e.get())) ordered.push_back(e.get());
-  chosen = ordered;
+  chosen = in_registry_order(chosen);
   return added;
 }
 

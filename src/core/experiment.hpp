@@ -179,6 +179,9 @@ class Registry {
   std::vector<std::string> add_required(std::vector<const Experiment*>& chosen) const;
 
  private:
+  /// The experiments of `chosen` in registry order (dependencies run first).
+  std::vector<const Experiment*> in_registry_order(
+      const std::vector<const Experiment*>& chosen) const;
   std::vector<std::unique_ptr<Experiment>> experiments_;
 };
 
