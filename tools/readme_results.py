@@ -189,7 +189,14 @@ def structure_text():
                    + (lambda rnd: f" With the placement unit's blocks placed at random instead of evenly (`random_placement` in "
                       f"`l2_policy_sensitivity`, the other bound), the slope's worst error is {rnd['error_percent']:.1f}% "
                       f"(at {rnd['working_set_bytes'] / 2**20:.2f} MiB)."
-                      if isinstance(rnd, dict) else "")(random_placement_worst(rp).get("l2_mixed")))
+                      if isinstance(rnd, dict) else "")(random_placement_worst(rp).get("l2_mixed"))
+                   + (lambda offs: " Why the points off by more than 3 % miss (`replay.<region>.off_points_between_placements`): "
+                      + "; ".join(f"{r}: {o['between_placements']} of {o['off_points']} lie between the even and a random placement "
+                                  f"(where the allocation sits decides)"
+                                  + (", unexplained at " + ", ".join(f"{u['working_set_bytes'] / 2**20:.2f} MiB" for u in o['unexplained'])
+                                     if o['unexplained'] else "")
+                                  for r, o in offs) + "." if offs else "")(
+                       sorted((k.split(".")[1], v) for k, v in g.items() if k.endswith(".off_points_between_placements"))))
     others = sorted(p.name for p in (res / "other_cards").glob("GPU-*") if (p / "result.json").exists())
     if others:
         out.append(f"- Other H200s of the pool ([results/h200/other_cards](results/h200/other_cards/README.md)): "
