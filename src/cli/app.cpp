@@ -1,6 +1,7 @@
 #include "cli/app.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -79,6 +80,9 @@ struct Cli {
   bool info_json = false;
   bool device_given = false;
   bool quiet = false;  ///< --quiet: no progress line
+  /// Experiments `run` added because a chosen one requires them (Registry::add_required), and
+  /// the lines that say so (printed once the input is found valid).
+  std::vector<std::string> added_ids, added_lines;
 };
 
 std::vector<device::LoadOp> parse_loads(const std::string& text) {
@@ -115,9 +119,17 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
     e->validate(*dev, cli.options);
     runnable.push_back(e);
   }
-  if (runnable.empty() && !waived.empty() && command == "run")
+  // A run whose every chosen experiment is waived is refused, even where what they require
+  // could run: it would measure nothing that was asked for.
+  const auto asked = [&](const Experiment* e) {
+    return std::find(cli.added_ids.begin(), cli.added_ids.end(), e->id()) == cli.added_ids.end();
+  };
+  if (!waived.empty() && command == "run" &&
+      std::none_of(runnable.begin(), runnable.end(), asked))
     throw UsageError("experiment " + waived.front().first->id() +
                      " does not apply to this GPU: " + waived.front().second);
+  for (const auto& line : cli.added_lines) out << "also running " << line << "\n";
+  cli.added_lines.clear();  // said once, also over the runs of `repeat`
 
   json argv_json = json::array();
   for (int i = 0; i < argc; ++i) argv_json.push_back(argv[i]);
@@ -458,7 +470,11 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
     std::string command;
     // What the chosen experiments cannot run without runs too, and is said.
     auto with_required = [&](std::vector<const Experiment*> c) {
-      for (const auto& line : registry.add_required(c)) out << "also running " << line << "\n";
+      const auto before = c;
+      cli.added_lines = registry.add_required(c);
+      for (const auto* e : c)
+        if (std::find(before.begin(), before.end(), e) == before.end())
+          cli.added_ids.push_back(e->id());
       return c;
     };
     if (run_cmd->parsed()) {

@@ -55,6 +55,22 @@ TEST(Cli, RunAddsWhatAChosenExperimentCannotRunWithout) {
   fs::remove_all(dir);
 }
 
+// A --max-size that stops the sweep below the L2 leaves the mixture nothing to be drawn around:
+// refused before anything runs, without the "also running" line.
+TEST(Cli, MixtureRefusesASweepStoppedBelowTheL2) {
+  const auto dir = temp_dir("mixture_max");
+  const auto o = gp({"--device", "model:tiny", "--quiet", "--out", dir.string(), "--max-size",
+                     "64K", "run", "cache.l2.mixture"});
+  expect_one_line_error(o, "at least the L2");
+  EXPECT_EQ(o.out.find("also running"), std::string::npos) << o.out;
+  EXPECT_FALSE(fs::exists(dir));
+  // The sweep alone may stop wherever the user likes.
+  const auto alone = gp({"--device", "model:tiny", "--quiet", "--out", dir.string(), "--max-size",
+                         "64K", "run", "latency.sweep"});
+  EXPECT_EQ(alone.code, 0) << alone.err;
+  fs::remove_all(dir);
+}
+
 TEST(Cli, BadSizes) {
   const auto dir = temp_dir("sizes");
   expect_one_line_error(gp({"--device", "model:tiny", "--out", dir.string(), "--max-size", "abc",

@@ -106,14 +106,24 @@ class L2Mixture : public Experiment {
     return {"latency.sweep", "cache.l2.far_hit"};
   }
   std::vector<std::string> required() const override { return {"latency.sweep"}; }
+  // The near knee lies at about half the L2 (one partition's copies); a sweep stopped below the
+  // L2 cannot find it with the points past it that make it a knee.
+  void validate(const device::Device& dev, const RunOptions& o) const override {
+    const std::uint64_t l2 = dev.info().l2_bytes;
+    if (o.max_size != 0 && l2 > 0 && o.max_size < l2)
+      throw UsageError("--max-size " + units::format_bytes(o.max_size) +
+                       " stops latency.sweep before the near-partition knee (about half the "
+                       "L2) that cache.l2.mixture is drawn around; allowed: at least the L2 (" +
+                       units::format_bytes(l2) + "), or leave --max-size out");
+  }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto near = ctx.prior.get(finding::kL2NearCapacity, 0.0);
     const auto hit = ctx.prior.get(finding::kL2HitLatency, 0.0);
     if (!near || !hit || near->value <= 0) {
       r.status = Status::kWaived;
       r.reason =
-          "no l2.near_capacity from latency.sweep: it found no near-partition knee in its "
-          "range (one L2 partition, or --max-size below the knee), or it did not pass";
+          "no l2.near_capacity from latency.sweep: it found no near-partition knee (one L2 "
+          "partition, or a knee too soft to find), or it did not pass";
       return;
     }
     const auto far = ctx.prior.get(finding::kL2FarHitLatency, 0.0);
