@@ -509,7 +509,7 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   // that some placement of the allocation gives: where the allocation sits decides there, which
   // user code neither sees nor chooses. A point outside both is unexplained by placement.
   struct OffRegion {
-    std::size_t off = 0, between = 0;
+    std::size_t off = 0, between = 0, without_bound = 0;
     json unexplained = json::array(), bounds = json::object();
   };
   std::map<std::string, OffRegion> off_regions;
@@ -537,15 +537,17 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
       label = "lru_scrambled_index";
       b = bound_at(l1_sensitivity, label, ws);
     }
-    if (b && measured >= std::min(replayed, *b) && measured <= std::max(replayed, *b)) {
+    if (!b) {
+      ++o.without_bound;  // no placement bound in this result (not applicable: the statistics)
+    } else if (measured >= std::min(replayed, *b) && measured <= std::max(replayed, *b)) {
       ++o.between;
       o.bounds[label] = o.bounds.value(label, 0) + 1;
     } else {
       o.unexplained.push_back({{"working_set_bytes", ws},
                                {"measured_cycles", measured},
                                {"replayed_cycles", replayed},
-                               {"bound", b ? json(label) : json(nullptr)},
-                               {"bound_cycles", b ? json(*b) : json(nullptr)}});
+                               {"bound", label},
+                               {"bound_cycles", *b}});
     }
   }
 
@@ -603,23 +605,29 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
          "cache.l2.mixture's allocations of the drawn working sets (linear between them) and "
          "the sweep's own point; 0 where the replay lies inside it",
          {{"working_set_bytes", beyond.ws}, {"points_judged", enveloped}}});
-  for (const auto& [region, o] : off_regions)
+  for (const auto& [region, o] : off_regions) {
+    const std::size_t judged = o.off - o.without_bound;
+    if (judged == 0) continue;  // no evidence: no finding (stdout says why)
     er.findings.push_back(
         {"replay." + region + ".off_points_between_placements",
-         static_cast<double>(o.between) / o.off,
+         static_cast<double>(o.between) / judged,
          "fraction",
-         confidence::agreement(o.between, o.off),
+         confidence::agreement(o.between, judged),
          "of latency.sweep's points in the " + region +
-             " region whose replay is off by more than 3 %, the fraction whose measurement lies "
+             " region whose replay is off by more than 3 % and that have a placement bound, the "
+             "fraction whose measurement lies "
              "between the replay (the exported model: a contiguous range placed evenly) and the "
              "same model with its lines or blocks placed at random (the L2's random_placement "
              "past 2 x l1.capacity, the L1's scrambled index at its knee): there the "
              "allocation's placement, which user code neither sees nor chooses, decides; the "
              "others are unexplained by placement",
          {{"off_points", o.off},
+          {"judged", judged},
+          {"without_bound", o.without_bound},
           {"between_placements", o.between},
           {"bounds", o.bounds},
           {"unexplained", o.unexplained}}});
+  }
   er.findings.push_back(
       {"replay.points_within_3_percent",
        static_cast<double>(within) / points.size(),
@@ -651,6 +659,7 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     out << "\n  " << region << ": " << o.off << " point" << (o.off == 1 ? "" : "s")
         << " off by more than 3 %; " << o.between
         << " between the even and a random placement (placement decides)";
+    if (o.without_bound > 0) out << "; " << o.without_bound << " without a placement bound";
     if (!o.unexplained.empty()) {
       out << "; unexplained at";
       for (const auto& u : o.unexplained)

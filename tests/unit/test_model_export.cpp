@@ -318,8 +318,9 @@ TEST(ModelExport, ReplaySaysWhichOffPointsPlacementExplains) {
     ASSERT_TRUE(f.count(name)) << name;
     EXPECT_EQ(f[name].at("off_points").get<std::size_t>(), n);
     EXPECT_EQ(f[name].at("between_placements").get<std::size_t>() +
-                  f[name].at("unexplained").size(),
+                  f[name].at("unexplained").size() + f[name].at("without_bound").get<std::size_t>(),
               n);
+    EXPECT_EQ(f[name].at("without_bound").get<std::size_t>(), 0u);  // every bound applies here
     EXPECT_NEAR(f[name].at("value").get<double>(),
                 f[name].at("between_placements").get<double>() / n, 1e-12);
   }
