@@ -30,18 +30,21 @@ double median_standard_error(const std::vector<double>& samples) {
                   quantum_floor(samples));
 }
 
-double precision_from_mad(std::size_t n, double mad, double value, double tolerance) {
-  if (n < 3 || value == 0.0 || !std::isfinite(value)) return 0.0;
-  const double se = 1.2533 * 1.4826 * mad / std::sqrt(static_cast<double>(n));
+double precision_from_standard_error(double value, double se, double tolerance) {
+  if (value == 0.0 || !std::isfinite(value) || !std::isfinite(se)) return 0.0;
   if (se <= 0.0) return 1.0;
   return std::clamp(std::erf(tolerance * std::fabs(value) / (std::sqrt(2.0) * se)), 0.0, 1.0);
 }
 
+double precision_from_mad(std::size_t n, double mad, double value, double tolerance) {
+  if (n < 3) return 0.0;
+  return precision_from_standard_error(
+      value, 1.2533 * 1.4826 * mad / std::sqrt(static_cast<double>(n)), tolerance);
+}
+
 double precision(const std::vector<double>& samples, double value, double tolerance) {
-  if (samples.size() < 3 || value == 0.0 || !std::isfinite(value)) return 0.0;
-  const double se = median_standard_error(samples);
-  if (se <= 0.0) return 1.0;
-  return std::clamp(std::erf(tolerance * std::fabs(value) / (std::sqrt(2.0) * se)), 0.0, 1.0);
+  if (samples.size() < 3) return 0.0;
+  return precision_from_standard_error(value, median_standard_error(samples), tolerance);
 }
 
 double precision_of_summary(const nlohmann::json& summary, double tolerance) {

@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <map>
 #include <random>
 
@@ -553,6 +556,83 @@ TEST(L2MixtureAnalysis, PlacementUnitFromSamples) {
   ExperimentResult bad = result(true);
   bad.samples["points"][0]["node"][5] = "x";
   EXPECT_THROW(e->analyze(bad), UsageError);
+}
+
+// Copies against home lines on samples whose answer is known: 8000 samples over 30 MiB; a
+// line's home is the parity of its in-page offset under the mask 0xab000, flipped on odd pages
+// (a frame's bits); lines homed in the other partition hit near with probability 0.2, the
+// SM's own with 0.6; their misses cost a far hit (310 sampled cycles) and DRAM (410). The
+// ratio is recovered; with equal shares it is 1; a mask that is not the hash leaves every
+// page's two classes missing alike, so no page is decided and there is no finding.
+TEST(L2MixtureAnalysis, CopyShareRatioFromSamples) {
+  const auto* e = Registry::builtin().find("cache.l2.mixture");
+  ASSERT_NE(e, nullptr);
+  using nlohmann::json;
+  const auto result = [&](double p_far, double p_near, double mask) {
+    std::vector<std::uint32_t> cycles, nodes;
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(0, 1);
+    for (int i = 0; i < 8000; ++i) {
+      const auto node = static_cast<std::uint32_t>(rng() % (30u * 1024 * 1024 / 128));
+      const std::uint64_t at = node * 128ull;
+      const bool far_homed =
+          ((__builtin_popcountll((at % (2u << 20)) & 0xab000u) & 1) ^ ((at >> 21) & 1)) != 0;
+      const bool near = u(rng) < (far_homed ? p_far : p_near);
+      nodes.push_back(node);
+      cycles.push_back(near ? 250 : (far_homed ? 310 : 410) + static_cast<std::uint32_t>(rng() % 9));
+    }
+    ExperimentResult r;
+    r.id = "cache.l2.mixture";
+    r.parameters = {{"l2_hit_latency_cycles", 240.0},
+                    {"l2_far_hit_latency_cycles", 300.0},
+                    {"partition_hash_mask", mask}};
+    r.samples = {
+        {"reference", {{"cycles", std::vector<std::uint32_t>(64, 250)}}},
+        {"points",
+         json::array({json{{"working_set_bytes", 30e6}, {"cycles", cycles}, {"node", nodes}}})}};
+    e->analyze(r);
+    return r;
+  };
+  const auto skewed = result(0.2, 0.6, 0xab000);
+  const auto* ratio = test::find(skewed, "l2.mixture.copy_share_ratio");
+  ASSERT_NE(ratio, nullptr);
+  EXPECT_NEAR(ratio->value, 0.2 / 0.6, 0.05);
+  EXPECT_NEAR(ratio->extra.at("near_share_near_homed").get<double>(), 0.6, 0.03);
+  const auto equal = result(0.4, 0.4, 0xab000);
+  const auto* one = test::find(equal, "l2.mixture.copy_share_ratio");
+  ASSERT_NE(one, nullptr);
+  EXPECT_NEAR(one->value, 1.0, 0.08);
+  const auto wrong = result(0.2, 0.6, 0x1000);
+  EXPECT_EQ(test::find(wrong, "l2.mixture.copy_share_ratio"), nullptr);
+  // Without a mask in the parameters (results before it was kept): nothing.
+  const auto none = result(0.2, 0.6, 0);
+  EXPECT_EQ(test::find(none, "l2.mixture.copy_share_ratio"), nullptr);
+}
+
+// The committed H200 result, given its own l2.partition.hash_mask (recorded before the mixture
+// kept it): on the slope the copies of far-homed lines keep the same near-hit share as the
+// lines homed in the SM's partition (the near store treats both alike).
+TEST(L2MixtureAnalysis, CopiesAndHomeLinesOfTheRecordedH200) {
+  std::ifstream in(std::string(GPUPROBE_SOURCE_DIR) + "/results/h200/result.json");
+  ASSERT_TRUE(in.good());
+  const auto result = nlohmann::json::parse(in);
+  double mask = 0;
+  for (const auto& e : result.at("experiments"))
+    for (const auto& f : e.value("findings", nlohmann::json::array()))
+      if (f.at("name") == "l2.partition.hash_mask") mask = f.at("value");
+  ASSERT_GT(mask, 0);
+  for (auto e : result.at("experiments")) {
+    if (e.at("id") != "cache.l2.mixture") continue;
+    e["parameters"]["partition_hash_mask"] = mask;
+    const auto r = replay_analysis(e);
+    ASSERT_TRUE(r.has_value());
+    const auto* ratio = test::find(*r, "l2.mixture.copy_share_ratio");
+    ASSERT_NE(ratio, nullptr);
+    EXPECT_NEAR(ratio->value, 1.0, 0.1);
+    EXPECT_GE(ratio->extra.at("working_sets").get<int>(), 2);
+    return;
+  }
+  FAIL() << "no cache.l2.mixture in the committed result";
 }
 
 // phi by block size as three H200 runs recorded it (GPU-af964f9c, binary df86e86: the main run

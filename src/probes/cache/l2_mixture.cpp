@@ -11,6 +11,7 @@
 #include "probes/cache/l2_mixture.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <string>
@@ -103,7 +104,7 @@ class L2Mixture : public Experiment {
                            "one load in this many of one warm pass is timed"))};
   }
   std::vector<std::string> depends_on() const override {
-    return {"latency.sweep", "cache.l2.far_hit"};
+    return {"latency.sweep", "cache.l2.partition", "cache.l2.far_hit"};
   }
   std::vector<std::string> required() const override { return {"latency.sweep"}; }
   // The near knee lies at about half the L2 (one partition's copies); a sweep stopped below the
@@ -127,6 +128,7 @@ class L2Mixture : public Experiment {
       return;
     }
     const auto far = ctx.prior.get(finding::kL2FarHitLatency, 0.0);
+    const auto mask = ctx.prior.get(finding::kL2PartitionHashMask, 0.0);
     auto& dev = ctx.device;
     // The scale: a chase far below one partition (2 MiB, at most a quarter of it), every load a
     // near hit; its sampled median
@@ -164,6 +166,7 @@ class L2Mixture : public Experiment {
                     {"l2_near_capacity_bytes", near->value},
                     {"l2_hit_latency_cycles", hit->value},
                     {"l2_far_hit_latency_cycles", far ? far->value : 0.0},
+                    {"partition_hash_mask", mask ? mask->value : 0.0},
                     {"factors", kFactors},
                     {"drawn_factors", kDrawnFactors},
                     {"extra_draws", kExtraDraws},
@@ -456,6 +459,126 @@ void analyze_allocations(ExperimentResult& r, const std::vector<Allocation>& fro
        widest_extra});
 }
 
+/// Copies against home lines: on the slope, the near-hit share of the lines homed in the other
+/// partition (their near hits are copies) against that of the lines homed in the SM's own. A
+/// line's home is the parity of its in-page offset under l2.partition.hash_mask, up to a
+/// constant per 2 MiB page (the frame's bits); per page, the parity class whose misses cost
+/// more (DRAM from its own home, not a far hit) is the near-homed one, where the two classes'
+/// mean miss costs differ by z >= 3 with at least kMinMisses misses each (other pages are left
+/// out). Finding: the pooled share of far-homed lines over that of near-homed lines at the
+/// working sets where both lie within 0.05 .. 0.95 (1: copies and home lines share the
+/// partition on equal terms; 0: copies are not kept); precision from the binomial standard
+/// error (delta method).
+void analyze_homes(ExperimentResult& r, const json& points, std::uint64_t mask, double offset,
+                   double threshold) {
+  constexpr std::size_t kMinMisses = 8;
+  constexpr double kMinZ = 3;
+  Curve c{"homes",
+          {"working_set_bytes", "near_share_near_homed", "near_share_far_homed",
+           "samples_near_homed", "samples_far_homed", "pages_decided", "pages"},
+          {},
+          chart_hints("near-hit share by home partition: lines homed in the SM's own partition "
+                      "and copies of lines homed in the other",
+                      "working_set_bytes", "bytes", "near_share_near_homed", "fraction")
+              .with_model({"near_share_far_homed"})};
+  struct Class {
+    std::size_t n = 0, near = 0, misses = 0;
+    double sum = 0, sum2 = 0;
+  };
+  std::size_t pooled[2][2] = {{0, 0}, {0, 0}};  // [far-homed?][near, all]
+  std::size_t used = 0;
+  for (const auto& p : points) {
+    if (!p.contains("node")) continue;  // results before nodes were kept
+    const auto& cy = p.at("cycles");
+    const auto& nd = p.at("node");
+    std::map<std::uint64_t, std::array<Class, 2>> pages;  // by page, by parity
+    for (std::size_t i = 0; i < cy.size() && i < nd.size(); ++i) {
+      const std::uint64_t at = nd[i].get<std::uint64_t>() * kLine;
+      const auto parity = static_cast<std::size_t>(
+          __builtin_popcountll(static_cast<unsigned long long>((at % kPageBytes) & mask)) & 1);
+      auto& k = pages[at / kPageBytes][parity];
+      const double v = cy[i].get<double>();
+      ++k.n;
+      if (v < threshold) {
+        ++k.near;
+      } else {
+        ++k.misses;
+        k.sum += v - offset;
+        k.sum2 += (v - offset) * (v - offset);
+      }
+    }
+    Class homed[2];  // [0] near-homed, [1] far-homed
+    std::size_t decided = 0;
+    for (const auto& [page, k] : pages) {
+      if (k[0].misses < kMinMisses || k[1].misses < kMinMisses) continue;
+      double mean[2], var[2];
+      for (std::size_t j = 0; j < 2; ++j) {
+        const auto m = static_cast<double>(k[j].misses);
+        mean[j] = k[j].sum / m;
+        var[j] = std::max(0.0, k[j].sum2 / m - mean[j] * mean[j]) / m;
+      }
+      const double se = std::sqrt(var[0] + var[1]);
+      if (!(se > 0) || std::fabs(mean[0] - mean[1]) / se < kMinZ) continue;
+      ++decided;
+      const std::size_t near_homed = mean[0] > mean[1] ? 0 : 1;
+      for (std::size_t j = 0; j < 2; ++j) {
+        auto& h = homed[j == near_homed ? 0 : 1];
+        h.n += k[j].n;
+        h.near += k[j].near;
+      }
+    }
+    const double ws = p.at("working_set_bytes").get<double>();
+    const auto share = [](const Class& h) {
+      return h.n ? json(static_cast<double>(h.near) / static_cast<double>(h.n)) : json(nullptr);
+    };
+    c.rows.push_back({ws, share(homed[0]), share(homed[1]), static_cast<double>(homed[0].n),
+                      static_cast<double>(homed[1].n), static_cast<double>(decided),
+                      static_cast<double>(pages.size())});
+    bool inside = true;
+    for (const auto& h : homed) {
+      const double q = h.n ? static_cast<double>(h.near) / static_cast<double>(h.n) : 0;
+      inside = inside && h.n >= kMinPageSamples && q >= 0.05 && q <= 0.95;
+    }
+    if (!inside) continue;
+    ++used;
+    for (std::size_t j = 0; j < 2; ++j) {
+      pooled[j][0] += homed[j].near;
+      pooled[j][1] += homed[j].n;
+    }
+  }
+  if (c.rows.empty()) return;
+  r.curves.push_back(c);
+  if (used == 0) {
+    r.statistics["homes_note"] =
+        "no working set where both home classes hold between 5 % and 95 % near hits on pages "
+        "whose two classes miss at clearly different costs";
+    return;
+  }
+  const auto n_near = static_cast<double>(pooled[0][1]), n_far = static_cast<double>(pooled[1][1]);
+  const double q_near = static_cast<double>(pooled[0][0]) / n_near;
+  const double q_far = static_cast<double>(pooled[1][0]) / n_far;
+  const double ratio = q_far / q_near;
+  const double se = ratio * std::sqrt((1 - q_far) / (q_far * n_far) +
+                                      (1 - q_near) / (q_near * n_near));
+  r.findings.push_back(
+      {finding::kL2MixtureCopyShareRatio,
+       ratio,
+       "ratio",
+       confidence::precision_from_standard_error(ratio, se),
+       "on the slope, the near-hit share of lines homed in the other partition (served near only "
+       "as copies) over that of lines homed in the SM's own; a line's home from the parity of "
+       "its in-page offset under l2.partition.hash_mask, the near-homed class of each 2 MiB page "
+       "the one whose misses cost more (DRAM rather than a far hit); pooled over the working "
+       "sets where both shares lie within 0.05 .. 0.95; 1: copies and home lines share the "
+       "partition on equal terms",
+       {{"working_sets", used},
+        {"near_share_near_homed", q_near},
+        {"near_share_far_homed", q_far},
+        {"samples_near_homed", pooled[0][1]},
+        {"samples_far_homed", pooled[1][1]},
+        {"standard_error", se}}});
+}
+
 void L2Mixture::analyze(ExperimentResult& r) const {
   const auto& S = r.samples;
   if (!S.contains("reference") || !S.contains("points")) return;
@@ -559,6 +682,9 @@ void L2Mixture::analyze(ExperimentResult& r) const {
   r.curves.push_back(c);
   analyze_placement(r, placement);
   analyze_allocations(r, allocations, offset, threshold);
+  const double mask = r.parameters.value("partition_hash_mask", 0.0);
+  if (mask >= 1 && mask < static_cast<double>(kPageBytes) && std::floor(mask) == mask)
+    analyze_homes(r, S.at("points"), static_cast<std::uint64_t>(mask), offset, threshold);
   r.statistics["near_level_sampled_cycles"] = near_sampled;
   r.statistics["timer_offset_cycles"] = offset;
   r.statistics["near_threshold_cycles"] = threshold;
