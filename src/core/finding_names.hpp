@@ -35,7 +35,6 @@ inline constexpr const char* kL2MixtureMissLatency = "l2.mixture.miss_latency";
 inline constexpr const char* kL2MixturePageSpread = "l2.mixture.page_spread";
 inline constexpr const char* kL2MixtureAllocationSpread = "l2.mixture.allocation_spread";
 inline constexpr const char* kL2MixturePlacementUnit = "l2.mixture.placement_unit";
-inline constexpr const char* kL2MixtureCopyShareRatio = "l2.mixture.copy_share_ratio";
 inline constexpr const char* kDramLatencyNearHome = "dram.latency_near_home";
 inline constexpr const char* kDramLatencyFarHome = "dram.latency_far_home";
 
@@ -160,7 +159,6 @@ inline constexpr Produced kShared[] = {
     {kL2MixturePageSpread, "cache.l2.mixture"},
     {kL2MixtureAllocationSpread, "cache.l2.mixture"},
     {kL2MixturePlacementUnit, "cache.l2.mixture"},
-    {kL2MixtureCopyShareRatio, "cache.l2.mixture"},
     {kDramLatencyNearHome, "cache.l2.far_hit"},
     {kDramLatencyFarHome, "cache.l2.far_hit"},
     {kCacheL1FetchGranularity, "cache.fetch_granularity"},

@@ -40,6 +40,8 @@ const std::vector<double> kFactors{0.95, 1.05, 1.15, 1.25, 1.4, 1.6};
 /// Working sets (the first factors) measured at other allocations too, and how many more.
 constexpr std::size_t kDrawnFactors = 4;
 constexpr std::size_t kExtraDraws = 3;
+/// Read by no other experiment or tool, so not in core/finding_names.hpp.
+constexpr const char* kCopyShareRatio = "l2.mixture.copy_share_ratio";
 
 /// One pass of a fresh chain of `bytes` (`offset` into its allocation) warms the L2 (make_chain
 /// flushed it), then one pass is sampled: every kEvery-th load timed on its own.
@@ -561,7 +563,7 @@ void analyze_homes(ExperimentResult& r, const json& points, std::uint64_t mask, 
   const double se = ratio * std::sqrt((1 - q_far) / (q_far * n_far) +
                                       (1 - q_near) / (q_near * n_near));
   r.findings.push_back(
-      {finding::kL2MixtureCopyShareRatio,
+      {kCopyShareRatio,
        ratio,
        "ratio",
        confidence::precision_from_standard_error(ratio, se),
