@@ -89,15 +89,16 @@ class L2Mixture : public Experiment {
   std::string id() const override { return "cache.l2.mixture"; }
   std::vector<std::string> produces() const override {
     return {finding::kL2MixtureMissLatency, finding::kL2MixturePageSpread,
-            finding::kL2MixtureAllocationSpread, finding::kL2MixturePlacementUnit};
+            finding::kL2MixtureAllocationSpread, finding::kL2MixturePlacementUnit,
+            kCopyShareRatio};
   }
   std::string description() const override {
     return "one SM's chase (ld.global.cg) at 0.95 .. 1.6 x l2.near_capacity with every 32nd "
            "load timed on its own: the share of loads the SM's own L2 partition serves, what "
            "the others cost, how the share differs between the chase's 2 MiB pages and, on the "
-           "slope, between allocations of one size, and the largest block whose loads share "
-           "their fate (the placement unit) [uses findings of latency.sweep and "
-           "cache.l2.far_hit]";
+           "slope, between allocations of one size, the largest block whose loads share "
+           "their fate (the placement unit), and whether copies of lines homed in the other "
+           "partition keep the near share of lines homed in the SM's own";
   }
   std::vector<Axis> typed_axes() const override {
     return {fixed(number_axis("working_set_factor", kFactors, "x l2.near_capacity",
