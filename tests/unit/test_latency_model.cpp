@@ -369,6 +369,7 @@ ExperimentResult run_mixture(device::Device& dev, double near_bytes, double hit,
   board.add({"l2.near_capacity", near_bytes, "bytes", 0.9, "test", nlohmann::json::object()});
   board.add({"l2.hit_latency", hit, "cycles", 0.9, "test", nlohmann::json::object()});
   board.add({"l2.far_hit_latency", far, "cycles", 0.9, "test", nlohmann::json::object()});
+  board.add({"l2.partition.hash_mask", 0xab000, "mask", 0.9, "test", nlohmann::json::object()});
   Context ctx{dev, options, board};
   e->run(ctx, r);
   if (r.status == Status::kPassed) e->analyze(r);
@@ -391,6 +392,8 @@ TEST(L2MixtureOnModel, NearShareAndMissCost) {
   ASSERT_NE(miss, nullptr);
   EXPECT_NEAR(miss->value, 270.0, 0.01 * 270);
   EXPECT_GT(miss->confidence, 0.9);
+  // The partition's hash travels with the samples, for the analysis by home.
+  EXPECT_EQ(r.parameters.at("partition_hash_mask").get<double>(), double{0xab000});
 
   ExperimentResult bad = r;
   bad.findings.clear();
