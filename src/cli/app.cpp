@@ -124,8 +124,7 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
   const auto asked = [&](const Experiment* e) {
     return std::find(cli.added_ids.begin(), cli.added_ids.end(), e->id()) == cli.added_ids.end();
   };
-  if (!waived.empty() && command == "run" &&
-      std::none_of(runnable.begin(), runnable.end(), asked))
+  if (!waived.empty() && command == "run" && std::none_of(runnable.begin(), runnable.end(), asked))
     throw UsageError("experiment " + waived.front().first->id() +
                      " does not apply to this GPU: " + waived.front().second);
   for (const auto& line : cli.added_lines) out << "also running " << line << "\n";

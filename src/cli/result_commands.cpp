@@ -513,8 +513,7 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     json unexplained = json::array(), bounds = json::object();
   };
   std::map<std::string, OffRegion> off_regions;
-  const auto bound_at = [](const Curve& c, const char* label,
-                           double ws) -> std::optional<double> {
+  const auto bound_at = [](const Curve& c, const char* label, double ws) -> std::optional<double> {
     const auto col = std::find(c.columns.begin(), c.columns.end(), label);
     if (col == c.columns.end()) return std::nullopt;
     const auto k = static_cast<std::size_t>(col - c.columns.begin());

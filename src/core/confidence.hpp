@@ -47,8 +47,7 @@ double precision(const std::vector<double>& samples, double value,
 /// precision() of a value whose standard error `se` is known otherwise (a proportion's or a
 /// ratio's from binomial counts): erf(tolerance * |value| / (sqrt(2) * se)); 1 for se == 0, 0
 /// for a zero or non-finite value.
-double precision_from_standard_error(double value, double se,
-                                     double tolerance = kDefaultTolerance);
+double precision_from_standard_error(double value, double se, double tolerance = kDefaultTolerance);
 /// precision() of a sample kept only as its size `n` and unscaled MAD (the same formula).
 double precision_from_mad(std::size_t n, double mad, double value,
                           double tolerance = kDefaultTolerance);

@@ -3,10 +3,10 @@
 
 #include <cmath>
 #include <fstream>
-#include <nlohmann/json.hpp>
-#include <string>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <string>
 
 #include "analysis/granularity.hpp"
 #include "analysis/placement.hpp"
@@ -582,7 +582,8 @@ TEST(L2MixtureAnalysis, CopyShareRatioFromSamples) {
           ((__builtin_popcountll((at % (2u << 20)) & 0xab000u) & 1) ^ ((at >> 21) & 1)) != 0;
       const bool near = u(rng) < (far_homed ? p_far : p_near);
       nodes.push_back(node);
-      cycles.push_back(near ? 250 : (far_homed ? 310 : 410) + static_cast<std::uint32_t>(rng() % 9));
+      cycles.push_back(near ? 250
+                            : (far_homed ? 310 : 410) + static_cast<std::uint32_t>(rng() % 9));
     }
     ExperimentResult r;
     r.id = "cache.l2.mixture";

@@ -89,8 +89,7 @@ class L2Mixture : public Experiment {
   std::string id() const override { return "cache.l2.mixture"; }
   std::vector<std::string> produces() const override {
     return {finding::kL2MixtureMissLatency, finding::kL2MixturePageSpread,
-            finding::kL2MixtureAllocationSpread, finding::kL2MixturePlacementUnit,
-            kCopyShareRatio};
+            finding::kL2MixtureAllocationSpread, finding::kL2MixturePlacementUnit, kCopyShareRatio};
   }
   std::string description() const override {
     return "one SM's chase (ld.global.cg) at 0.95 .. 1.6 x l2.near_capacity with every 32nd "
@@ -561,8 +560,8 @@ void analyze_homes(ExperimentResult& r, const json& points, std::uint64_t mask, 
   const double q_near = static_cast<double>(pooled[0][0]) / n_near;
   const double q_far = static_cast<double>(pooled[1][0]) / n_far;
   const double ratio = q_far / q_near;
-  const double se = ratio * std::sqrt((1 - q_far) / (q_far * n_far) +
-                                      (1 - q_near) / (q_near * n_near));
+  const double se =
+      ratio * std::sqrt((1 - q_far) / (q_far * n_far) + (1 - q_near) / (q_near * n_near));
   r.findings.push_back(
       {kCopyShareRatio,
        ratio,
