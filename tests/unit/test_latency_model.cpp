@@ -613,9 +613,10 @@ TEST(L2MixtureAnalysis, CopyShareRatioFromSamples) {
   EXPECT_EQ(test::find(none, "l2.mixture.copy_share_ratio"), nullptr);
 }
 
-// The committed H200 result, given its own l2.partition.hash_mask (recorded before the mixture
-// kept it): on the slope the copies of far-homed lines keep the same near-hit share as the
-// lines homed in the SM's partition (the near store treats both alike).
+// The committed H200 result: the mixture kept the run's l2.partition.hash_mask, and on the slope
+// the copies of far-homed lines keep the same near-hit share as the lines homed in the SM's
+// partition (the near store treats both alike). Results recorded before the mask was kept are
+// re-analysed the same way given their own mask.
 TEST(L2MixtureAnalysis, CopiesAndHomeLinesOfTheRecordedH200) {
   std::ifstream in(std::string(GPUPROBE_SOURCE_DIR) + "/results/h200/result.json");
   ASSERT_TRUE(in.good());
@@ -627,6 +628,7 @@ TEST(L2MixtureAnalysis, CopiesAndHomeLinesOfTheRecordedH200) {
   ASSERT_GT(mask, 0);
   for (auto e : result.at("experiments")) {
     if (e.at("id") != "cache.l2.mixture") continue;
+    EXPECT_EQ(e.at("parameters").value("partition_hash_mask", 0.0), mask);
     e["parameters"]["partition_hash_mask"] = mask;
     const auto r = replay_analysis(e);
     ASSERT_TRUE(r.has_value());
