@@ -178,12 +178,19 @@ def structure_text():
         regions = [k.split(".")[1] for k in g
                    if k.count(".") == 2 and k.startswith("replay.") and k.endswith(".worst_error_percent")]
         beyond = g.get("replay.l2_mixed.worst_beyond_allocations_percent")
-        out.append(f"- Replay (`gpuprobe replay results/h200/result.json`, [report](results/h200/replay/report.html)): "
+        runs_arg = " --runs " + " ".join(rp["experiments"][0]["parameters"].get("runs", [])) if rp["experiments"][0]["parameters"].get("runs") else ""
+        out.append(f"- Replay (`gpuprobe replay results/h200/result.json{runs_arg}`, [report](results/h200/replay/report.html)): "
                    f"the model exported from this result, measured at the sweep's {g['replay.points_within_3_percent']['points']} working sets, "
                    f"is within 3 % at {g['replay.points_within_3_percent']['value'] * 100:.0f}% of them; worst error "
                    f"{g['replay.worst_error_percent']['value']:.1f}% at {g['replay.worst_error_percent']['working_set_bytes'] / 2**20:.2f} MiB "
                    f"({g['replay.worst_error_percent']['region']}); per region: " +
                    ", ".join(f"{k} {g['replay.' + k + '.worst_error_percent']['value']:.1f}%" for k in sorted(regions)) + "."
+                   + (lambda sp, br, wr: f" The GPU's own runs (this one and the repeat's three) differ by up to {sp['value']:.1f}% at one working set "
+                      f"({sp['working_set_bytes'] / 2**20:.2f} MiB, {sp['region']}; confidence {sp['confidence']:.2f}): the 3 % asked of the model is below "
+                      f"what the GPU reproduces there. Against the range of those runs the replay is within 3 % at {wr['value'] * 100:.0f}% of "
+                      f"{wr['points_judged']} working sets, at most {br['value']:.1f}% outside it (at {br['working_set_bytes'] / 2**20:.2f} MiB, {br['region']})."
+                      if sp and br and wr else "")(g.get("replay.runs_worst_spread_percent"), g.get("replay.worst_beyond_runs_percent"),
+                                                    g.get("replay.points_within_3_percent_of_runs"))
                    + (f" On the L2's slope, against the range the GPU's own allocations give at each size ({beyond['points_judged']} points): "
                       f"at most {beyond['value']:.1f}% outside it (at {beyond['working_set_bytes'] / 2**20:.2f} MiB)." if beyond else "")
                    + (lambda rnd: f" With the placement unit's blocks placed at random instead of evenly (`random_placement` in "

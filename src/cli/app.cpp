@@ -337,6 +337,11 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
       "measured against replayed latency at every working set, the worst error per region "
       "(into --out, default <result's dir>/replay)");
   replay_cmd->add_option("result", replay_path, "a result.json written by gpuprobe")->required();
+  std::vector<std::string> replay_runs;
+  replay_cmd->add_option("--runs", replay_runs,
+                         "other results of the same GPU (e.g. repeat's run*/result.json): the "
+                         "replay is also judged against the range their sweeps give at the "
+                         "working sets they share, and their own spread is reported");
   std::string report_path;
   auto* report_cmd = app.add_subcommand(
       "report", "write report.html for a recorded result.json (into --out, default beside it)");
@@ -451,7 +456,7 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
     if (replay_cmd->parsed()) {
       std::string dir = cli.options.out_dir;
       if (dir.empty()) dir = (std::filesystem::path(replay_path).parent_path() / "replay").string();
-      return replay_command(replay_path, dir, out);
+      return replay_command(replay_path, dir, out, replay_runs);
     }
     if (compare_cmd->parsed())
       return compare_command(compare_paths.at(0), compare_paths.at(1), out);

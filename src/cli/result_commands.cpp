@@ -222,8 +222,33 @@ std::string region_of(double ws, const std::map<std::string, double>& f) {
 
 }  // namespace
 
-int replay_command(const std::string& path, const std::string& dir, std::ostream& out) {
+int replay_command(const std::string& path, const std::string& dir, std::ostream& out,
+                   const std::vector<std::string>& runs) {
   const json recorded = json_input::load_result(path);
+  // Other runs of the GPU (e.g. repeat's run*/result.json): their sweeps' medians by working
+  // set, with each median's summary, read (and refused) before anything is written.
+  std::vector<std::map<double, json>> run_curves;
+  for (const auto& rp : runs) {
+    const json other = json_input::load_result(rp);
+    const json* s = nullptr;
+    for (const auto& e : other.at("experiments"))
+      if (e.at("id") == "latency.sweep" && e.value("status", "") == "passed") s = &e;
+    if (s == nullptr) throw UsageError(rp + ": no passed latency.sweep to compare the replay with");
+    std::map<double, json> c;
+    from_file(rp, [&] {
+      for (const auto& pt : s->at("samples").at("points")) {
+        const double ws = pt.at("working_set_bytes").get<double>();
+        const double m = pt.at("cycles_per_load").at("median").get<double>();
+        if (!(m > 0) || !(ws > 0))
+          throw UsageError("latency.sweep point at " + std::to_string(ws) + " B has " +
+                           std::to_string(m) +
+                           " cycles per load; allowed: a positive working set and latency");
+        c[ws] = pt.at("cycles_per_load");
+      }
+      return 0;
+    });
+    run_curves.push_back(std::move(c));
+  }
   report::check_writable(dir);
   const json model = from_file(path, [&] { return device::model_from_result(recorded); });
   const json* sweep = nullptr;
@@ -243,13 +268,14 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   Curve curve{
       "latency",
       {"working_set_bytes", "measured_cycles", "replayed_cycles", "error_percent", "region",
-       "allocations_low_cycles", "allocations_high_cycles"},
+       "allocations_low_cycles", "allocations_high_cycles", "runs_low_cycles", "runs_high_cycles"},
       {},
       chart_hints("latency against working set: measured on the GPU (solid), replayed on the "
                   "model exported from the same result (dashed), and on the L2's slope the "
                   "lowest and highest over other allocations of one size (cache.l2.mixture)",
                   "working_set_bytes", "bytes", "measured_cycles", "cycles", true)
-          .with_model({"replayed_cycles", "allocations_low_cycles", "allocations_high_cycles"})};
+          .with_model({"replayed_cycles", "allocations_low_cycles", "allocations_high_cycles",
+                       "runs_low_cycles", "runs_high_cycles"})};
   Curve errors{"error",
                {"working_set_bytes", "error_percent", "region"},
                {},
@@ -327,6 +353,16 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   };
   Worst beyond;
   std::size_t enveloped = 0;
+  // Against the other runs: the replay's distance outside their range (the point's own run
+  // included), and the GPU's own largest spread between runs at one working set, with the z of
+  // its two extremes (their medians' standard errors).
+  Worst beyond_runs, runs_spread;
+  double runs_spread_z = 0;
+  std::size_t runs_judged = 0, within_runs = 0;
+  const auto median_se = [](const json& summary) {
+    const auto n = summary.value("n", 0.0);
+    return n > 0 ? 1.2533 * 1.4826 * summary.value("mad", 0.0) / std::sqrt(n) : 0.0;
+  };
   // A model that cannot be measured is the result file's fault (it made the model): one line.
   from_file(path, [&] {
     for (const auto& p : sweep_points) {
@@ -351,7 +387,48 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
         ++enveloped;
         if (beyond_percent > beyond.error) beyond = {beyond_percent, p.ws, p.region, p.summary};
       }
-      curve.rows.push_back({p.ws, p.measured, r, err, p.region, low, high});
+      json runs_low = nullptr, runs_high = nullptr;
+      if (!run_curves.empty()) {
+        const json* lo_summary = &p.summary;
+        const json* hi_summary = &p.summary;
+        double lo = p.measured, hi = p.measured;
+        std::size_t at_point = 1;
+        for (const auto& c : run_curves) {
+          const auto it = c.find(p.ws);
+          if (it == c.end()) continue;
+          const double v = it->second.at("median").get<double>();
+          ++at_point;
+          if (v < lo) {
+            lo = v;
+            lo_summary = &it->second;
+          }
+          if (v > hi) {
+            hi = v;
+            hi_summary = &it->second;
+          }
+        }
+        if (at_point >= 2) {
+          runs_low = lo;
+          runs_high = hi;
+          const double out_by = r < lo ? lo - r : (r > hi ? r - hi : 0.0);
+          const double beyond_percent = 100.0 * out_by / p.measured;
+          const double spread_percent = 100.0 * (hi - lo) / lo;
+          point["runs_low_cycles"] = lo;
+          point["runs_high_cycles"] = hi;
+          point["runs_at_point"] = at_point;
+          point["beyond_runs_percent"] = beyond_percent;
+          ++runs_judged;
+          within_runs += beyond_percent <= 3.0 ? 1 : 0;
+          if (beyond_percent > beyond_runs.error)
+            beyond_runs = {beyond_percent, p.ws, p.region, p.summary};
+          if (spread_percent > runs_spread.error) {
+            runs_spread = {spread_percent, p.ws, p.region, p.summary};
+            const double se = std::hypot(median_se(*lo_summary), median_se(*hi_summary));
+            runs_spread_z = se > 0 ? (hi - lo) / se : (hi > lo ? 1e9 : 0.0);
+          }
+        }
+      }
+      curve.rows.push_back({p.ws, p.measured, r, err, p.region, low, high, runs_low, runs_high});
       errors.rows.push_back({p.ws, err, p.region});
       points.push_back(point);
       within += std::fabs(err) <= 3.0 ? 1 : 0;
@@ -553,6 +630,7 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   ExperimentResult er;
   er.id = "model.replay";
   er.parameters = {{"source", path},
+                   {"runs", runs},
                    {"source_git_sha", recorded.at("tool").value("git_sha", std::string(""))},
                    {"source_started_utc", recorded.value("started_utc", std::string(""))},
                    {"model", model}};
@@ -604,6 +682,39 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
          "cache.l2.mixture's allocations of the drawn working sets (linear between them) and "
          "the sweep's own point; 0 where the replay lies inside it",
          {{"working_set_bytes", beyond.ws}, {"points_judged", enveloped}}});
+  if (runs_judged > 0) {
+    er.findings.push_back(
+        {"replay.worst_beyond_runs_percent",
+         beyond_runs.error,
+         "%",
+         confidence::precision_of_summary(beyond_runs.summary),
+         "largest distance of the replay outside the range the GPU's own runs give at one "
+         "working set (this result's sweep and the --runs results' sweeps at the same working "
+         "sets), relative to the measurement; 0 where the replay lies inside it",
+         {{"working_set_bytes", beyond_runs.ws},
+          {"region", beyond_runs.region},
+          {"points_judged", runs_judged},
+          {"runs", run_curves.size() + 1}}});
+    er.findings.push_back(
+        {"replay.runs_worst_spread_percent",
+         runs_spread.error,
+         "%",
+         confidence::separation(runs_spread_z),
+         "the GPU's own largest run-to-run spread of the sweep at one working set, (highest - "
+         "lowest) / lowest over this result and the --runs results; confidence: separation of "
+         "the two extremes beyond their medians' standard errors. A model cannot be expected "
+         "closer to one run than the runs are to each other",
+         {{"working_set_bytes", runs_spread.ws},
+          {"region", runs_spread.region},
+          {"z", runs_spread_z}}});
+    er.findings.push_back({"replay.points_within_3_percent_of_runs",
+                           static_cast<double>(within_runs) / static_cast<double>(runs_judged),
+                           "fraction",
+                           confidence::agreement(within_runs, runs_judged),
+                           "fraction of the judged working sets whose replay lies within 3 % "
+                           "(of the measurement) of the range of the GPU's own runs",
+                           {{"points_judged", runs_judged}}});
+  }
   for (const auto& [region, o] : off_regions) {
     const std::size_t judged = o.off - o.without_bound;
     if (judged == 0) continue;  // no evidence: no finding (stdout says why)
@@ -654,6 +765,13 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   if (enveloped > 0)
     out << "; on the L2's slope at most " << beyond.error
         << " % outside the range of the GPU's own allocations";
+  if (runs_judged > 0)
+    out << "\n  against " << run_curves.size() << " other run"
+        << (run_curves.size() == 1 ? "" : "s") << " of the GPU (" << runs_judged
+        << " working sets): the runs differ by up to " << runs_spread.error << " % (at "
+        << units::format_bytes(static_cast<std::uint64_t>(runs_spread.ws))
+        << "); the replay lies within 3 % of their range at " << within_runs << ", at most "
+        << beyond_runs.error << " % outside it";
   for (const auto& [region, o] : off_regions) {
     out << "\n  " << region << ": " << o.off << " point" << (o.off == 1 ? "" : "s")
         << " off by more than 3 %; " << o.between

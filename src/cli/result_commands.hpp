@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace gpuprobe::cli {
 
@@ -18,13 +19,14 @@ int compare_command(const std::string& path_a, const std::string& path_b, std::o
 int report_command(const std::string& path, std::string dir, std::ostream& out);
 /// Writes the model file the result measured to `model_path` (stdout when empty).
 int export_model_command(const std::string& path, const std::string& model_path,
-                         const std::string& format,
-                         std::ostream& out);
+                         const std::string& format, std::ostream& out);
 
 /// Exports the model a recorded result measured, measures it at every working set of the
 /// result's latency.sweep, and writes the comparison (curves, worst error per region) as a
-/// result with its report into `dir`.
-int replay_command(const std::string& path, const std::string& dir, std::ostream& out);
+/// result with its report into `dir`. `runs`: other results of the GPU (e.g. repeat's runs)
+/// whose sweeps give, at the working sets they share, the range the replay is also judged by.
+int replay_command(const std::string& path, const std::string& dir, std::ostream& out,
+                   const std::vector<std::string>& runs = {});
 
 /// The comparison table of two loaded results (what compare_command prints).
 std::string compare_table(const nlohmann::json& a, const nlohmann::json& b);

@@ -71,6 +71,21 @@ TEST(Cli, MixtureRefusesASweepStoppedBelowTheL2) {
   fs::remove_all(dir);
 }
 
+// replay --runs: a run without a latency.sweep, or no file at all, is refused before anything
+// is written.
+TEST(Cli, ReplayRunsMustHoldASweep) {
+  const auto dir = temp_dir("replay_runs");
+  const std::string res = std::string(GPUPROBE_SOURCE_DIR) + "/results/h200/";
+  expect_one_line_error(gp({"replay", res + "result.json", "--out", dir.string(), "--runs",
+                            res + "replay/result.json"}),
+                        "no passed latency.sweep");
+  EXPECT_FALSE(fs::exists(dir));
+  expect_one_line_error(
+      gp({"replay", res + "result.json", "--out", dir.string(), "--runs", "/nonexistent.json"}),
+      "cannot read");
+  EXPECT_FALSE(fs::exists(dir));
+}
+
 TEST(Cli, BadSizes) {
   const auto dir = temp_dir("sizes");
   expect_one_line_error(gp({"--device", "model:tiny", "--out", dir.string(), "--max-size", "abc",

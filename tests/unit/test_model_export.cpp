@@ -339,6 +339,56 @@ TEST(ModelExport, ReplaySaysWhichOffPointsPlacementExplains) {
   std::filesystem::remove_all(dir);
 }
 
+// The replay judged against the GPU's own runs (--runs): the committed result and its three
+// repeat runs, and the committed result given as its own run (a range of one value at every
+// point, so the distance outside it is the replay's error and nothing spreads).
+TEST(ModelExport, ReplayIsJudgedAgainstTheGpusOwnRuns) {
+  const std::string res = std::string(GPUPROBE_SOURCE_DIR) + "/results/h200/";
+  const auto dir = std::filesystem::temp_directory_path() / "gpuprobe_replay_runs";
+  const auto replay_with = [&](const std::vector<std::string>& runs) {
+    std::filesystem::remove_all(dir);
+    std::ostringstream out;
+    EXPECT_EQ(cli::replay_command(res + "result.json", dir.string(), out, runs), 0);
+    std::ifstream in(dir / "result.json");
+    const auto r = nlohmann::json::parse(in);
+    std::map<std::string, nlohmann::json> f;
+    for (const auto& x : r.at("experiments").at(0).at("findings")) f[x.at("name")] = x;
+    return std::make_pair(r.at("experiments").at(0), f);
+  };
+  {
+    const auto [e, f] = replay_with({res + "result.json"});
+    ASSERT_TRUE(f.count("replay.runs_worst_spread_percent"));
+    EXPECT_EQ(f.at("replay.runs_worst_spread_percent").at("value").get<double>(), 0.0);
+    EXPECT_EQ(f.at("replay.runs_worst_spread_percent").at("confidence").get<double>(), 0.0);
+    EXPECT_NEAR(f.at("replay.worst_beyond_runs_percent").at("value").get<double>(),
+                f.at("replay.worst_error_percent").at("value").get<double>(), 1e-9);
+    EXPECT_NEAR(f.at("replay.points_within_3_percent_of_runs").at("value").get<double>(),
+                f.at("replay.points_within_3_percent").at("value").get<double>(), 1e-12);
+  }
+  const auto [e, f] = replay_with({res + "repeat/run1/result.json", res + "repeat/run2/result.json",
+                                   res + "repeat/run3/result.json"});
+  std::size_t judged = 0;
+  for (const auto& p : e.at("samples").at("points")) {
+    if (!p.contains("runs_low_cycles")) continue;
+    ++judged;
+    const double lo = p.at("runs_low_cycles"), hi = p.at("runs_high_cycles");
+    const double m = p.at("measured_cycles"), rep = p.at("replayed_cycles");
+    EXPECT_LE(lo, m);
+    EXPECT_GE(hi, m);
+    EXPECT_GE(p.at("runs_at_point").get<int>(), 2);
+    EXPECT_EQ(p.at("beyond_runs_percent").get<double>() == 0, rep >= lo && rep <= hi) << p.dump();
+  }
+  EXPECT_EQ(f.at("replay.points_within_3_percent_of_runs").at("points_judged").get<std::size_t>(),
+            judged);
+  EXPECT_GE(judged, 10u);
+  // On the committed card the sweep's slope moves between runs by more than the 3 % the replay
+  // is asked for, clearly beyond each run's noise.
+  EXPECT_GT(f.at("replay.runs_worst_spread_percent").at("value").get<double>(), 3.0);
+  EXPECT_GT(f.at("replay.runs_worst_spread_percent").at("confidence").get<double>(), 0.9);
+  EXPECT_EQ(f.at("replay.runs_worst_spread_percent").at("region"), "l2_mixed");
+  std::filesystem::remove_all(dir);
+}
+
 // A placement unit the model cannot place (3000 B: no power of two) makes the random-placement
 // comparison not applicable, with the reason; the replay itself still runs.
 TEST(ModelExport, ReplaySkipsAPlacementUnitItCannotPlace) {
