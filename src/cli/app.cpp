@@ -112,7 +112,9 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
   std::vector<const Experiment*> runnable;
   std::vector<std::pair<const Experiment*, std::string>> waived;
   for (const auto* e : chosen) {
-    if (auto why = e->waiver(dev->info())) {
+    auto why = e->waiver(dev->info());
+    if (!why) why = e->options_waiver(dev->info(), cli.options);
+    if (why) {
       waived.emplace_back(e, *why);
       continue;
     }
@@ -126,7 +128,7 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
   };
   if (!waived.empty() && command == "run" && std::none_of(runnable.begin(), runnable.end(), asked))
     throw UsageError("experiment " + waived.front().first->id() +
-                     " does not apply to this GPU: " + waived.front().second);
+                     " does not apply here: " + waived.front().second);
   for (const auto& line : cli.added_lines) out << "also running " << line << "\n";
   cli.added_lines.clear();  // said once, also over the runs of `repeat`
 

@@ -579,12 +579,14 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
                                     0.9 * l1_cap, 2 * l1_cap, l1_variants, l1_worst);
   }
 
-  // Why a region's points miss: each point off by more than 3 % is checked against the other
-  // placement bound of its level, the same model with its lines or blocks placed at random
-  // (the L2's random_placement past 2 x l1.capacity, the L1's scrambled index at its knee). A
-  // measurement between the replay (a contiguous range placed evenly) and that bound is one
-  // that some placement of the allocation gives: where the allocation sits decides there, which
-  // user code neither sees nor chooses. A point outside both is unexplained by placement.
+  // Why a region's points miss: each point off by more than 3 % past 2 x l1.capacity is checked
+  // against the other placement bound of the L2, the same model with its blocks of the
+  // measured placement unit placed at random (random_placement). A measurement between the
+  // replay (a contiguous range placed evenly) and that bound is one that some placement of the
+  // allocation gives: where the allocation sits decides there, which user code neither sees nor
+  // chooses. A point outside both is unexplained by placement. The L1's knee has no such bound:
+  // its index uses address bits inside a 2 MiB page only (l1_set_hash_masks), so every
+  // allocation places its lines alike (its points count as without a bound).
   struct OffRegion {
     std::size_t off = 0, between = 0, without_bound = 0;
     json unexplained = json::array(), bounds = json::object();
@@ -608,11 +610,7 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     auto& o = off_regions[pt.at("region").get<std::string>()];
     ++o.off;
     const char* label = "random_placement";
-    auto b = bound_at(sensitivity, label, ws);
-    if (!b) {
-      label = "lru_scrambled_index";
-      b = bound_at(l1_sensitivity, label, ws);
-    }
+    const auto b = bound_at(sensitivity, label, ws);
     if (!b) {
       ++o.without_bound;  // no placement bound in this result (not applicable: the statistics)
     } else if (measured >= std::min(replayed, *b) && measured <= std::max(replayed, *b)) {
@@ -722,15 +720,17 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
         {"replay." + region + ".off_points_between_placements",
          static_cast<double>(o.between) / judged,
          "fraction",
-         confidence::agreement(o.between, judged),
+         // The verdict the judged points give, whichever way most of them go.
+         confidence::agreement(std::max(o.between, judged - o.between), judged),
          "of latency.sweep's points in the " + region +
              " region whose replay is off by more than 3 % and that have a placement bound, the "
              "fraction whose measurement lies "
              "between the replay (the exported model: a contiguous range placed evenly) and the "
-             "same model with its lines or blocks placed at random (the L2's random_placement "
-             "past 2 x l1.capacity, the L1's scrambled index at its knee): there the "
-             "allocation's placement, which user code neither sees nor chooses, decides; the "
-             "others are unexplained by placement",
+             "same model with its blocks of l2.mixture.placement_unit placed at random "
+             "(random_placement, past 2 x l1.capacity; the L1's knee has no placement bound): "
+             "there the allocation's placement, which user code neither sees nor chooses, "
+             "decides; the others are unexplained by placement; confidence: agreement of the "
+             "judged points with the verdict most of them give",
          {{"off_points", o.off},
           {"judged", judged},
           {"without_bound", o.without_bound},

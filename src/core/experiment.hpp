@@ -153,6 +153,12 @@ class Experiment {
   virtual std::optional<std::string> waiver(const device::DeviceInfo&) const {
     return std::nullopt;
   }
+  /// A reason when the options leave the experiment nothing to measure on this device (it is
+  /// then waived; `run` refuses when every chosen experiment is waived).
+  virtual std::optional<std::string> options_waiver(const device::DeviceInfo&,
+                                                    const RunOptions&) const {
+    return std::nullopt;
+  }
   /// Whether it loads every GPU of the node at once (e.g. link.peer): `characterize --gpus` runs
   /// it once, alone, instead of once per GPU.
   virtual bool whole_node() const { return false; }

@@ -56,18 +56,38 @@ TEST(Cli, RunAddsWhatAChosenExperimentCannotRunWithout) {
 }
 
 // A --max-size that stops the sweep below the L2 leaves the mixture nothing to be drawn around:
-// refused before anything runs, without the "also running" line.
-TEST(Cli, MixtureRefusesASweepStoppedBelowTheL2) {
+// the mixture is waived with that reason. `run` of the mixture alone is then refused before
+// anything runs (the sweep it requires could run, but nothing chosen would measure), without
+// the "also running" line; characterize runs the rest and records the waiver.
+TEST(Cli, MixtureIsWaivedForASweepStoppedBelowTheL2) {
   const auto dir = temp_dir("mixture_max");
   const auto o = gp({"--device", "model:tiny", "--quiet", "--out", dir.string(), "--max-size",
                      "64K", "run", "cache.l2.mixture"});
   expect_one_line_error(o, "at least the L2");
   EXPECT_EQ(o.out.find("also running"), std::string::npos) << o.out;
   EXPECT_FALSE(fs::exists(dir));
+  expect_one_line_error(gp({"--device", "model:tiny", "--quiet", "--out", dir.string(),
+                            "--min-size", "1G", "run", "cache.l2.mixture"}),
+                        "--min-size");
+  EXPECT_FALSE(fs::exists(dir));
   // The sweep alone may stop wherever the user likes.
   const auto alone = gp({"--device", "model:tiny", "--quiet", "--out", dir.string(), "--max-size",
                          "64K", "run", "latency.sweep"});
   EXPECT_EQ(alone.code, 0) << alone.err;
+  fs::remove_all(dir);
+  const auto all = gp({"--device", "model:tiny", "--quiet", "--out", dir.string(), "--max-size",
+                       "64K", "characterize"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  std::ifstream in(dir / "result.json");
+  const auto r = nlohmann::json::parse(in);
+  bool seen = false;
+  for (const auto& e : r.at("experiments"))
+    if (e.at("id") == "cache.l2.mixture") {
+      seen = true;
+      EXPECT_EQ(e.at("status"), "waived");
+      EXPECT_NE(e.value("reason", std::string()).find("--max-size"), std::string::npos) << e.dump();
+    }
+  EXPECT_TRUE(seen);
   fs::remove_all(dir);
 }
 

@@ -602,6 +602,17 @@ TEST(L2MixtureAnalysis, CopyShareRatioFromSamples) {
   ASSERT_NE(ratio, nullptr);
   EXPECT_NEAR(ratio->value, 0.2 / 0.6, 0.05);
   EXPECT_NEAR(ratio->extra.at("near_share_near_homed").get<double>(), 0.6, 0.03);
+  // The delta method's standard error from the pooled counts, and the precision it gives.
+  {
+    const double qn = ratio->extra.at("near_share_near_homed").get<double>();
+    const double qf = ratio->extra.at("near_share_far_homed").get<double>();
+    const double nn = ratio->extra.at("samples_near_homed").get<double>();
+    const double nf = ratio->extra.at("samples_far_homed").get<double>();
+    const double se = ratio->value * std::sqrt((1 - qf) / (qf * nf) + (1 - qn) / (qn * nn));
+    EXPECT_NEAR(ratio->extra.at("standard_error").get<double>(), se, 1e-12);
+    EXPECT_NEAR(se, 0.0114, 0.002);  // 1/3 x sqrt(0.8 / (0.2 x 4000) + 0.4 / (0.6 x 4000))
+    EXPECT_NEAR(ratio->confidence, std::erf(0.02 * ratio->value / (std::sqrt(2.0) * se)), 1e-9);
+  }
   const auto equal = result(0.4, 0.4, 0xab000);
   const auto* one = test::find(equal, "l2.mixture.copy_share_ratio");
   ASSERT_NE(one, nullptr);
@@ -611,6 +622,7 @@ TEST(L2MixtureAnalysis, CopyShareRatioFromSamples) {
   // Without a mask in the parameters (results before it was kept): nothing.
   const auto none = result(0.2, 0.6, 0);
   EXPECT_EQ(test::find(none, "l2.mixture.copy_share_ratio"), nullptr);
+  EXPECT_TRUE(none.statistics.contains("homes_note"));
 }
 
 // The committed H200 result: the mixture kept the run's l2.partition.hash_mask, and on the slope

@@ -274,8 +274,9 @@ TEST(ModelExport, ReplayJudgesTheSlopeAgainstOtherAllocations) {
 
 // Why the off points miss: a point off by more than 3 % whose measurement lies between the
 // replay (even placement) and the random-placement bound counts as placement-decided; one
-// beyond both is listed as unexplained. Two slope points of the committed result are moved: one
-// half-way between the two placements, one 20 % above the random placement.
+// beyond either is listed as unexplained. Three slope points of the committed result are
+// moved: one half-way between the two placements, one 20 % above the higher, one 20 % below
+// the lower. The L1's knee has no placement bound.
 TEST(ModelExport, ReplaySaysWhichOffPointsPlacementExplains) {
   const auto dir = std::filesystem::temp_directory_path() / "gpuprobe_replay_off_points";
   auto result = committed_h200();
@@ -295,7 +296,9 @@ TEST(ModelExport, ReplaySaysWhichOffPointsPlacementExplains) {
     if (std::fabs(rnd - rep) > 0.1 * rep) slope[row[0]] = {rep, rnd};
   }
   ASSERT_GE(slope.size(), 2u);
+  ASSERT_GE(slope.size(), 3u);
   const double between_ws = slope.begin()->first, beyond_ws = slope.rbegin()->first;
+  const double below_ws = std::next(slope.begin())->first;
   for (auto& e : result.at("experiments")) {
     if (e.at("id") != "latency.sweep") continue;
     for (auto& p : e.at("samples").at("points")) {
@@ -303,6 +306,7 @@ TEST(ModelExport, ReplaySaysWhichOffPointsPlacementExplains) {
       const auto [rep, rnd] = slope.count(ws) ? slope[ws] : std::make_pair(0.0, 0.0);
       if (ws == between_ws) p["cycles_per_load"]["median"] = (rep + rnd) / 2;
       if (ws == beyond_ws) p["cycles_per_load"]["median"] = 1.2 * std::max(rep, rnd);
+      if (ws == below_ws) p["cycles_per_load"]["median"] = 0.8 * std::min(rep, rnd);
     }
   }
   const auto r = replay_of(result, dir);
@@ -315,26 +319,35 @@ TEST(ModelExport, ReplaySaysWhichOffPointsPlacementExplains) {
     if (std::fabs(p.at("error_percent").get<double>()) > 3) ++off[p.at("region")];
   for (const auto& [region, n] : off) {
     const auto name = "replay." + region + ".off_points_between_placements";
-    ASSERT_TRUE(f.count(name)) << name;
+    if (!f.count(name)) continue;  // every off point without a bound (the L1's knee)
     EXPECT_EQ(f[name].at("off_points").get<std::size_t>(), n);
     EXPECT_EQ(f[name].at("between_placements").get<std::size_t>() +
                   f[name].at("unexplained").size() + f[name].at("without_bound").get<std::size_t>(),
               n);
-    EXPECT_EQ(f[name].at("without_bound").get<std::size_t>(), 0u);  // every bound applies here
     EXPECT_NEAR(f[name].at("value").get<double>(),
-                f[name].at("between_placements").get<double>() / n, 1e-12);
+                f[name].at("between_placements").get<double>() /
+                    (n - f[name].at("without_bound").get<double>()),
+                1e-12);
   }
   const auto& mixed = f.at("replay.l2_mixed.off_points_between_placements");
-  bool between_listed = false, beyond_listed = false;
+  EXPECT_EQ(mixed.at("without_bound").get<std::size_t>(), 0u);  // the slope has its bound
+  bool between_listed = false, beyond_listed = false, below_listed = false;
   for (const auto& u : mixed.at("unexplained")) {
-    between_listed |= u.at("working_set_bytes").get<double>() == between_ws;
-    if (u.at("working_set_bytes").get<double>() == beyond_ws) {
-      beyond_listed = true;
-      EXPECT_EQ(u.at("bound"), "random_placement");
-    }
+    const double ws = u.at("working_set_bytes").get<double>();
+    between_listed |= ws == between_ws;
+    beyond_listed |= ws == beyond_ws;
+    below_listed |= ws == below_ws;
+    EXPECT_EQ(u.at("bound"), "random_placement");
   }
   EXPECT_FALSE(between_listed) << mixed.dump();
   EXPECT_TRUE(beyond_listed) << mixed.dump();
+  EXPECT_TRUE(below_listed) << mixed.dump();
+  // The L1's knee (in l2_near, below 2 x l1.capacity) is never judged against a placement.
+  const double l1_cap = findings_of(result).at("l1.capacity");
+  for (const auto& [name, x] : f)
+    if (name.find(".off_points_between_placements") != std::string::npos)
+      for (const auto& u : x.at("unexplained"))
+        EXPECT_GE(u.at("working_set_bytes").get<double>(), 2 * l1_cap) << name;
   EXPECT_GE(mixed.at("bounds").value("random_placement", 0), 1);
   std::filesystem::remove_all(dir);
 }

@@ -110,14 +110,23 @@ class L2Mixture : public Experiment {
   }
   std::vector<std::string> required() const override { return {"latency.sweep"}; }
   // The near knee lies at about half the L2 (one partition's copies); a sweep stopped below the
-  // L2 cannot find it with the points past it that make it a knee.
-  void validate(const device::Device& dev, const RunOptions& o) const override {
-    const std::uint64_t l2 = dev.info().l2_bytes;
-    if (o.max_size != 0 && l2 > 0 && o.max_size < l2)
-      throw UsageError("--max-size " + units::format_bytes(o.max_size) +
-                       " stops latency.sweep before the near-partition knee (about half the "
-                       "L2) that cache.l2.mixture is drawn around; allowed: at least the L2 (" +
-                       units::format_bytes(l2) + "), or leave --max-size out");
+  // L2, or started past half of it, cannot find it with the points around it that make it a
+  // knee.
+  std::optional<std::string> options_waiver(const device::DeviceInfo& info,
+                                            const RunOptions& o) const override {
+    const std::uint64_t l2 = info.l2_bytes;
+    if (l2 == 0) return std::nullopt;
+    if (o.max_size != 0 && o.max_size < l2)
+      return "--max-size " + units::format_bytes(o.max_size) +
+             " stops latency.sweep before the near-partition knee (about half the L2) this "
+             "experiment is drawn around; it needs at least the L2 (" +
+             units::format_bytes(l2) + ")";
+    if (o.min_size != 0 && o.min_size > l2 / 4)
+      return "--min-size " + units::format_bytes(o.min_size) +
+             " starts latency.sweep too close to the near-partition knee (about half the L2) "
+             "this experiment is drawn around; it needs at most a quarter of the L2 (" +
+             units::format_bytes(l2 / 4) + ")";
+    return std::nullopt;
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto near = ctx.prior.get(finding::kL2NearCapacity, 0.0);
@@ -494,7 +503,7 @@ void analyze_homes(ExperimentResult& r, const json& points, std::uint64_t mask, 
     const auto& cy = p.at("cycles");
     const auto& nd = p.at("node");
     std::map<std::uint64_t, std::array<Class, 2>> pages;  // by page, by parity
-    for (std::size_t i = 0; i < cy.size() && i < nd.size(); ++i) {
+    for (std::size_t i = 0; i < cy.size(); ++i) {         // analyze() checked: one node per sample
       const std::uint64_t at = nd[i].get<std::uint64_t>() * kLine;
       const auto parity = static_cast<std::size_t>(
           __builtin_popcountll(static_cast<unsigned long long>((at % kPageBytes) & mask)) & 1);
@@ -517,7 +526,8 @@ void analyze_homes(ExperimentResult& r, const json& points, std::uint64_t mask, 
       for (std::size_t j = 0; j < 2; ++j) {
         const auto m = static_cast<double>(k[j].misses);
         mean[j] = k[j].sum / m;
-        var[j] = std::max(0.0, k[j].sum2 / m - mean[j] * mean[j]) / m;
+        // The squared standard error of the mean (sample variance, m - 1, over m).
+        var[j] = std::max(0.0, (k[j].sum2 - m * mean[j] * mean[j]) / (m - 1)) / m;
       }
       const double se = std::sqrt(var[0] + var[1]);
       if (!(se > 0) || std::fabs(mean[0] - mean[1]) / se < kMinZ) continue;
@@ -687,6 +697,10 @@ void L2Mixture::analyze(ExperimentResult& r) const {
   const double mask = r.parameters.value("partition_hash_mask", 0.0);
   if (mask >= 1 && mask < static_cast<double>(kPageBytes) && std::floor(mask) == mask)
     analyze_homes(r, S.at("points"), static_cast<std::uint64_t>(mask), offset, threshold);
+  else
+    r.statistics["homes_note"] =
+        "no split by home partition: the run recorded no l2.partition.hash_mask inside a 2 MiB "
+        "page (cache.l2.partition did not run or found none, or the result predates the field)";
   r.statistics["near_level_sampled_cycles"] = near_sampled;
   r.statistics["timer_offset_cycles"] = offset;
   r.statistics["near_threshold_cycles"] = threshold;
