@@ -236,11 +236,14 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     if (s == nullptr) throw UsageError(rp + ": no passed latency.sweep to compare the replay with");
     std::map<double, json> c;
     from_file(rp, [&] {
-      for (const auto& pt : s->at("samples").at("points")) {
+      const auto& points = s->at("samples").at("points");
+      if (!points.is_array() || points.empty())
+        throw UsageError(rp + ": latency.sweep's samples.points is not a list of points");
+      for (const auto& pt : points) {
         const double ws = pt.at("working_set_bytes").get<double>();
         const double m = pt.at("cycles_per_load").at("median").get<double>();
         if (!(m > 0) || !(ws > 0))
-          throw UsageError("latency.sweep point at " + std::to_string(ws) + " B has " +
+          throw UsageError(rp + ": latency.sweep point at " + std::to_string(ws) + " B has " +
                            std::to_string(m) +
                            " cycles per load; allowed: a positive working set and latency");
         c[ws] = pt.at("cycles_per_load");
