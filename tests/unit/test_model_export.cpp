@@ -79,6 +79,17 @@ Csv read_csv(const std::filesystem::path& file) {
   return c;
 }
 
+/// A replayed point judged against a range (`kind` = "allocations" or "runs"): the range holds
+/// the measurement, and the distance outside it is 0 exactly where the replay lies inside.
+void expect_range_holds(const nlohmann::json& p, const std::string& kind) {
+  const double lo = p.at(kind + "_low_cycles"), hi = p.at(kind + "_high_cycles");
+  const double m = p.at("measured_cycles"), rep = p.at("replayed_cycles");
+  EXPECT_LE(lo, m);
+  EXPECT_GE(hi, m);
+  EXPECT_EQ(p.at("beyond_" + kind + "_percent").get<double>() == 0, rep >= lo && rep <= hi)
+      << p.dump();
+}
+
 std::map<std::string, double> findings_of(const nlohmann::json& result) {
   std::map<std::string, double> f;
   for (const auto& e : result.at("experiments"))
@@ -236,12 +247,7 @@ TEST(ModelExport, ReplayJudgesTheSlopeAgainstOtherAllocations) {
   for (const auto& p : e.at("samples").at("points")) {
     if (!p.contains("beyond_allocations_percent")) continue;
     ++judged;
-    const double lo = p.at("allocations_low_cycles"), hi = p.at("allocations_high_cycles");
-    const double m = p.at("measured_cycles"), rep = p.at("replayed_cycles");
-    EXPECT_LE(lo, m);
-    EXPECT_GE(hi, m);
-    const double beyond = p.at("beyond_allocations_percent");
-    EXPECT_EQ(beyond == 0, rep >= lo && rep <= hi) << p.dump();
+    expect_range_holds(p, "allocations");
     if (worst_judged.is_null() || std::fabs(p.at("error_percent").get<double>()) >
                                       std::fabs(worst_judged.at("error_percent").get<double>()))
       worst_judged = p;
@@ -384,12 +390,8 @@ TEST(ModelExport, ReplayIsJudgedAgainstTheGpusOwnRuns) {
   for (const auto& p : e.at("samples").at("points")) {
     if (!p.contains("runs_low_cycles")) continue;
     ++judged;
-    const double lo = p.at("runs_low_cycles"), hi = p.at("runs_high_cycles");
-    const double m = p.at("measured_cycles"), rep = p.at("replayed_cycles");
-    EXPECT_LE(lo, m);
-    EXPECT_GE(hi, m);
+    expect_range_holds(p, "runs");
     EXPECT_GE(p.at("runs_at_point").get<int>(), 2);
-    EXPECT_EQ(p.at("beyond_runs_percent").get<double>() == 0, rep >= lo && rep <= hi) << p.dump();
   }
   EXPECT_EQ(f.at("replay.points_within_3_percent_of_runs").at("points_judged").get<std::size_t>(),
             judged);
