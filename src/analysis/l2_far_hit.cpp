@@ -1,7 +1,6 @@
 #include "analysis/l2_far_hit.hpp"
 
 #include <algorithm>
-#include <bitset>
 #include <cmath>
 #include <map>
 
@@ -17,8 +16,6 @@ constexpr double kMinClassRatio = 1.10;
 constexpr double kMinClassShare = 0.05;
 // A capacity step keeps its copies when at least this share of second reads is near.
 constexpr double kKeptShare = 0.90;
-
-int parity(std::uint64_t x) { return static_cast<int>(std::bitset<64>(x).count() & 1u); }
 
 }  // namespace
 
@@ -167,7 +164,7 @@ SideFit fit_side(const std::vector<std::uint64_t>& offsets, const std::vector<in
     // Each page's constant: the majority over its lines.
     std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> votes;  // page -> (c=0, c=1)
     for (std::size_t i = 0; i < offsets.size(); ++i) {
-      const int c = far[i] ^ parity(mask & (offsets[i] & (kPage - 1)));
+      const int c = far[i] ^ in_page_parity(mask, offsets[i]);
       auto& v = votes[offsets[i] / kPage];
       (c ? v.second : v.first)++;
     }
@@ -200,12 +197,15 @@ SideFit fit_side(const std::vector<std::uint64_t>& offsets, const std::vector<in
   return best;
 }
 
+int in_page_parity(std::uint64_t mask, std::uint64_t offset) {
+  return parity(mask & (offset & (kPage - 1)));
+}
+
 int predict_side(const SideFit& fit, std::uint64_t offset) {
   if (!fit.found) return -1;
   const std::uint64_t page = offset / kPage;
   for (std::size_t k = 0; k < fit.pages.size(); ++k)
-    if (fit.pages[k] == page)
-      return parity(fit.mask & (offset & (kPage - 1))) ^ fit.page_constant[k];
+    if (fit.pages[k] == page) return in_page_parity(fit.mask, offset) ^ fit.page_constant[k];
   return -1;
 }
 

@@ -91,6 +91,9 @@ struct SideFit {
 /// kept when it predicts at least as many lines as the fitted one.
 SideFit fit_side(const std::vector<std::uint64_t>& offsets, const std::vector<int>& far,
                  std::uint64_t prior_mask);
+/// parity(mask & the offset's bits inside its 2 MiB page): a line's side up to its page's
+/// constant.
+int in_page_parity(std::uint64_t mask, std::uint64_t offset);
 /// far(offset) by a fit (the page must be among fit.pages); -1 when it is not.
 int predict_side(const SideFit& fit, std::uint64_t offset);
 

@@ -6,9 +6,9 @@
 #include <map>
 
 namespace gpuprobe::analysis {
-namespace {
-
 int parity(std::uint64_t x) { return static_cast<int>(std::bitset<64>(x).count() & 1u); }
+
+namespace {
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;

@@ -40,6 +40,9 @@ struct PartitionResult {
 /// largest page for which the fit is consistent wins).
 PartitionResult analyze_l2_partition(const PartitionInput& in);
 
+/// The parity of x's set bits (its GF(2) sum): parity(mask & address) is one bit of an XOR hash.
+int parity(std::uint64_t x);
+
 /// Finds mask with parity(mask & xs[k]) == ys[k] for every k over GF(2). Returns false when
 /// the equations contradict each other; `rank` is the rank of xs.
 bool solve_gf2(const std::vector<std::uint64_t>& xs, const std::vector<int>& ys,

@@ -220,6 +220,49 @@ std::string region_of(double ws, const std::map<std::string, double>& f) {
   return "dram";
 }
 
+/// The index of column `name` of a curve; columns.size() when it has none.
+std::size_t column_of(const Curve& c, const std::string& name) {
+  return static_cast<std::size_t>(std::find(c.columns.begin(), c.columns.end(), name) -
+                                  c.columns.begin());
+}
+
+/// How far `value` lies outside [lo, hi], in percent of `measured` (0 inside).
+double outside_percent(double value, double lo, double hi, double measured) {
+  const double out_by = value < lo ? lo - value : (value > hi ? value - hi : 0.0);
+  return 100.0 * out_by / measured;
+}
+
+/// The passed latency.sweep of a loaded result; `file` names it in the error when there is none.
+const json& passed_sweep(const json& result, const std::string& file, const char* for_what) {
+  const json* sweep = nullptr;
+  for (const auto& e : result.at("experiments"))
+    if (e.at("id") == "latency.sweep" && e.value("status", "") == "passed") sweep = &e;
+  if (sweep == nullptr) throw UsageError(file + ": no passed latency.sweep " + for_what);
+  return *sweep;
+}
+
+/// Calls f(point, working set, median cycles) for every point of a sweep, each checked: a
+/// non-empty list of points with positive working sets and latencies (one line naming `file`
+/// otherwise).
+template <class F>
+void for_each_sweep_point(const json& sweep, const std::string& file, F&& f) {
+  from_file(file, [&] {
+    const auto& points = sweep.at("samples").at("points");
+    if (!points.is_array() || points.empty())
+      throw UsageError(file + ": latency.sweep's samples.points is empty or not a list");
+    for (const auto& pt : points) {
+      const double ws = pt.at("working_set_bytes").get<double>();
+      const double m = pt.at("cycles_per_load").at("median").get<double>();
+      if (!(m > 0) || !(ws > 0))
+        throw UsageError(file + ": latency.sweep point at " + std::to_string(ws) + " B has " +
+                         std::to_string(m) +
+                         " cycles per load; allowed: a positive working set and latency");
+      f(pt, ws, m);
+    }
+    return 0;
+  });
+}
+
 }  // namespace
 
 int replay_command(const std::string& path, const std::string& dir, std::ostream& out,
@@ -230,35 +273,15 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   std::vector<std::map<double, json>> run_curves;
   for (const auto& rp : runs) {
     const json other = json_input::load_result(rp);
-    const json* s = nullptr;
-    for (const auto& e : other.at("experiments"))
-      if (e.at("id") == "latency.sweep" && e.value("status", "") == "passed") s = &e;
-    if (s == nullptr) throw UsageError(rp + ": no passed latency.sweep to compare the replay with");
     std::map<double, json> c;
-    from_file(rp, [&] {
-      const auto& points = s->at("samples").at("points");
-      if (!points.is_array() || points.empty())
-        throw UsageError(rp + ": latency.sweep's samples.points is not a list of points");
-      for (const auto& pt : points) {
-        const double ws = pt.at("working_set_bytes").get<double>();
-        const double m = pt.at("cycles_per_load").at("median").get<double>();
-        if (!(m > 0) || !(ws > 0))
-          throw UsageError(rp + ": latency.sweep point at " + std::to_string(ws) + " B has " +
-                           std::to_string(m) +
-                           " cycles per load; allowed: a positive working set and latency");
-        c[ws] = pt.at("cycles_per_load");
-      }
-      return 0;
-    });
+    for_each_sweep_point(
+        passed_sweep(other, rp, "to compare the replay with"), rp,
+        [&](const json& pt, double ws, double) { c[ws] = pt.at("cycles_per_load"); });
     run_curves.push_back(std::move(c));
   }
   report::check_writable(dir);
   const json model = from_file(path, [&] { return device::model_from_result(recorded); });
-  const json* sweep = nullptr;
-  for (const auto& e : recorded.at("experiments"))
-    if (e.at("id") == "latency.sweep" && e.value("status", "") == "passed") sweep = &e;
-  if (sweep == nullptr)
-    throw UsageError(path + ": no passed latency.sweep to replay; run it first");
+  const json& sweep = passed_sweep(recorded, path, "to replay; run it first");
   std::map<std::string, double> measured_findings;
   for (const auto& e : recorded.at("experiments"))
     for (const auto& f : e.value("findings", json::array()))
@@ -301,23 +324,15 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     json summary;
   };
   std::vector<Point> sweep_points;
-  from_file(path, [&] {
-    for (const auto& pt : sweep->at("samples").at("points")) {
-      Point p;
-      p.ws = pt.at("working_set_bytes").get<double>();
-      p.measured = pt.at("cycles_per_load").at("median").get<double>();
-      if (!(p.measured > 0) || !(p.ws > 0))
-        throw UsageError("latency.sweep point at " + std::to_string(p.ws) + " B has " +
-                         std::to_string(p.measured) +
-                         " cycles per load; allowed: a positive working set and latency");
-      p.op = device::parse_load_op(pt.value("load", std::string("ca")));
-      p.region = region_of(p.ws, measured_findings);
-      p.summary = pt.at("cycles_per_load");
-      sweep_points.push_back(std::move(p));
-    }
-    return 0;
+  for_each_sweep_point(sweep, path, [&](const json& pt, double ws, double measured) {
+    Point p;
+    p.ws = ws;
+    p.measured = measured;
+    p.op = device::parse_load_op(pt.value("load", std::string("ca")));
+    p.region = region_of(p.ws, measured_findings);
+    p.summary = pt.at("cycles_per_load");
+    sweep_points.push_back(std::move(p));
   });
-  if (sweep_points.empty()) throw UsageError(path + ": latency.sweep holds no points to replay");
   const auto replay_at = [&](Context& c, const Point& p) {
     return measure::chase_point_cycles(c, p.op, static_cast<std::uint64_t>(p.ws));
   };
@@ -333,11 +348,8 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     if (!r) continue;
     for (const auto& c : r->curves) {
       if (c.name != "allocations") continue;
-      const auto col = [&](const char* name) {
-        return static_cast<std::size_t>(std::find(c.columns.begin(), c.columns.end(), name) -
-                                        c.columns.begin());
-      };
-      const auto ws = col("working_set_bytes"), lo = col("latency_min"), hi = col("latency_max");
+      const auto ws = column_of(c, "working_set_bytes"), lo = column_of(c, "latency_min"),
+                 hi = column_of(c, "latency_max");
       for (const auto& row : c.rows)
         drawn.push_back(
             {row.at(ws).get<double>(), row.at(lo).get<double>(), row.at(hi).get<double>()});
@@ -362,10 +374,6 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   Worst beyond_runs, runs_spread;
   double runs_spread_z = 0;
   std::size_t runs_judged = 0, within_runs = 0;
-  const auto median_se = [](const json& summary) {
-    const auto n = summary.value("n", 0.0);
-    return n > 0 ? 1.2533 * 1.4826 * summary.value("mad", 0.0) / std::sqrt(n) : 0.0;
-  };
   // A model that cannot be measured is the result file's fault (it made the model): one line.
   from_file(path, [&] {
     for (const auto& p : sweep_points) {
@@ -380,8 +388,7 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
       if (const auto env = p.region == "l2_mixed" ? envelope_at(p.ws) : std::nullopt) {
         // The sweep's own point is one more allocation of this size.
         const double lo = std::min(env->first, p.measured), hi = std::max(env->second, p.measured);
-        const double out_by = r < lo ? lo - r : (r > hi ? r - hi : 0.0);
-        const double beyond_percent = 100.0 * out_by / p.measured;
+        const double beyond_percent = outside_percent(r, lo, hi, p.measured);
         low = lo;
         high = hi;
         point["allocations_low_cycles"] = lo;
@@ -413,8 +420,7 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
         if (at_point >= 2) {
           runs_low = lo;
           runs_high = hi;
-          const double out_by = r < lo ? lo - r : (r > hi ? r - hi : 0.0);
-          const double beyond_percent = 100.0 * out_by / p.measured;
+          const double beyond_percent = outside_percent(r, lo, hi, p.measured);
           const double spread_percent = 100.0 * (hi - lo) / lo;
           point["runs_low_cycles"] = lo;
           point["runs_high_cycles"] = hi;
@@ -426,7 +432,8 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
             beyond_runs = {beyond_percent, p.ws, p.region, p.summary};
           if (spread_percent > runs_spread.error) {
             runs_spread = {spread_percent, p.ws, p.region, p.summary};
-            const double se = std::hypot(median_se(*lo_summary), median_se(*hi_summary));
+            const double se = std::hypot(confidence::standard_error_of_summary(*lo_summary),
+                                         confidence::standard_error_of_summary(*hi_summary));
             runs_spread_z = se > 0 ? (hi - lo) / se : (hi > lo ? 1e9 : 0.0);
           }
         }
@@ -596,9 +603,8 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   };
   std::map<std::string, OffRegion> off_regions;
   const auto bound_at = [](const Curve& c, const char* label, double ws) -> std::optional<double> {
-    const auto col = std::find(c.columns.begin(), c.columns.end(), label);
-    if (col == c.columns.end()) return std::nullopt;
-    const auto k = static_cast<std::size_t>(col - c.columns.begin());
+    const auto k = column_of(c, label);
+    if (k == c.columns.size()) return std::nullopt;
     for (const auto& row : c.rows)
       if (row.size() > k && row[0].get<double>() == ws && row[k].is_number())
         return row[k].get<double>();

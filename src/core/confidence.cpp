@@ -26,8 +26,7 @@ double quantum_floor(const std::vector<double>& samples) {
 double median_standard_error(const std::vector<double>& samples) {
   if (samples.size() < 2) return 0.0;
   const stats::Summary s = stats::summarize(samples);
-  return std::max(1.2533 * 1.4826 * s.mad / std::sqrt(static_cast<double>(s.n)),
-                  quantum_floor(samples));
+  return std::max(standard_error_from_mad(s.n, s.mad), quantum_floor(samples));
 }
 
 double precision_from_standard_error(double value, double se, double tolerance) {
@@ -36,10 +35,19 @@ double precision_from_standard_error(double value, double se, double tolerance) 
   return std::clamp(std::erf(tolerance * std::fabs(value) / (std::sqrt(2.0) * se)), 0.0, 1.0);
 }
 
+double standard_error_from_mad(std::size_t n, double mad) {
+  return n > 0 ? 1.2533 * 1.4826 * mad / std::sqrt(static_cast<double>(n)) : 0.0;
+}
+
+double standard_error_of_summary(const nlohmann::json& summary) {
+  if (!summary.contains("n") || !summary.contains("mad")) return 0.0;
+  return standard_error_from_mad(summary.at("n").get<std::size_t>(),
+                                 summary.at("mad").get<double>());
+}
+
 double precision_from_mad(std::size_t n, double mad, double value, double tolerance) {
   if (n < 3) return 0.0;
-  return precision_from_standard_error(
-      value, 1.2533 * 1.4826 * mad / std::sqrt(static_cast<double>(n)), tolerance);
+  return precision_from_standard_error(value, standard_error_from_mad(n, mad), tolerance);
 }
 
 double precision(const std::vector<double>& samples, double value, double tolerance) {
@@ -178,9 +186,7 @@ ReplicateSummary summarize_replicate_summaries(const std::vector<nlohmann::json>
     if (!j.contains("n") || !j.contains("mad") || !j.contains("median")) continue;
     const auto n = j.at("n").get<std::size_t>();
     medians.push_back(j.at("median").get<double>());
-    ses.push_back(n < 2 ? 0.0
-                        : 1.2533 * 1.4826 * j.at("mad").get<double>() /
-                              std::sqrt(static_cast<double>(n)));
+    ses.push_back(n < 2 ? 0.0 : standard_error_from_mad(n, j.at("mad").get<double>()));
   }
   ReplicateSummary s = summarize_replicates(medians, ses, tolerance);
   if (summaries.size() == 1) s.precision = precision_of_summary(summaries.front(), tolerance);

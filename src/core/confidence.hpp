@@ -48,6 +48,12 @@ double precision(const std::vector<double>& samples, double value,
 /// ratio's from binomial counts): erf(tolerance * |value| / (sqrt(2) * se)); 1 for se == 0, 0
 /// for a zero or non-finite value.
 double precision_from_standard_error(double value, double se, double tolerance = kDefaultTolerance);
+/// The robust standard error of a median from its sample's size `n` and unscaled MAD:
+/// 1.2533 * 1.4826 * MAD / sqrt(n) (0 for n == 0).
+double standard_error_from_mad(std::size_t n, double mad);
+/// standard_error_from_mad() of a summary as stats::to_json writes it ("n", "mad"); 0 when a
+/// key is missing.
+double standard_error_of_summary(const nlohmann::json& summary);
 /// precision() of a sample kept only as its size `n` and unscaled MAD (the same formula).
 double precision_from_mad(std::size_t n, double mad, double value,
                           double tolerance = kDefaultTolerance);

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/l2_far_hit.hpp"
 #include "analysis/placement.hpp"
 #include "core/confidence.hpp"
 #include "core/error.hpp"
@@ -482,7 +483,7 @@ void analyze_allocations(ExperimentResult& r, const std::vector<Allocation>& fro
 /// error (delta method).
 void analyze_homes(ExperimentResult& r, const json& points, std::uint64_t mask, double offset,
                    double threshold) {
-  constexpr std::size_t kMinMisses = 8;
+  constexpr double kMinMisses = 8;
   constexpr double kMinZ = 3;
   Curve c{"homes",
           {"working_set_bytes", "near_share_near_homed", "near_share_far_homed",
@@ -493,8 +494,8 @@ void analyze_homes(ExperimentResult& r, const json& points, std::uint64_t mask, 
                       "working_set_bytes", "bytes", "near_share_near_homed", "fraction")
               .with_model({"near_share_far_homed"})};
   struct Class {
-    std::size_t n = 0, near = 0, misses = 0;
-    double sum = 0, sum2 = 0;
+    std::size_t n = 0, near = 0;
+    AllocationSum misses;  ///< the misses' costs (mean and standard error)
   };
   std::size_t pooled[2][2] = {{0, 0}, {0, 0}};  // [far-homed?][near, all]
   std::size_t used = 0;
@@ -505,34 +506,23 @@ void analyze_homes(ExperimentResult& r, const json& points, std::uint64_t mask, 
     std::map<std::uint64_t, std::array<Class, 2>> pages;  // by page, by parity
     for (std::size_t i = 0; i < cy.size(); ++i) {         // analyze() checked: one node per sample
       const std::uint64_t at = nd[i].get<std::uint64_t>() * kLine;
-      const auto parity = static_cast<std::size_t>(
-          __builtin_popcountll(static_cast<unsigned long long>((at % kPageBytes) & mask)) & 1);
-      auto& k = pages[at / kPageBytes][parity];
+      auto& k = pages[at / kPageBytes][analysis::in_page_parity(mask, at)];
       const double v = cy[i].get<double>();
       ++k.n;
-      if (v < threshold) {
+      if (v < threshold)
         ++k.near;
-      } else {
-        ++k.misses;
-        k.sum += v - offset;
-        k.sum2 += (v - offset) * (v - offset);
-      }
+      else
+        k.misses.add(v, 1, offset, threshold);
     }
     Class homed[2];  // [0] near-homed, [1] far-homed
     std::size_t decided = 0;
     for (const auto& [page, k] : pages) {
-      if (k[0].misses < kMinMisses || k[1].misses < kMinMisses) continue;
-      double mean[2], var[2];
-      for (std::size_t j = 0; j < 2; ++j) {
-        const auto m = static_cast<double>(k[j].misses);
-        mean[j] = k[j].sum / m;
-        // The squared standard error of the mean (sample variance, m - 1, over m).
-        var[j] = std::max(0.0, (k[j].sum2 - m * mean[j] * mean[j]) / (m - 1)) / m;
-      }
-      const double se = std::sqrt(var[0] + var[1]);
-      if (!(se > 0) || std::fabs(mean[0] - mean[1]) / se < kMinZ) continue;
+      if (k[0].misses.n < kMinMisses || k[1].misses.n < kMinMisses) continue;
+      const Allocation a = k[0].misses.done(0, 0), b = k[1].misses.done(0, 0);
+      const double se = std::hypot(a.se, b.se);
+      if (!(se > 0) || std::fabs(a.mean - b.mean) / se < kMinZ) continue;
       ++decided;
-      const std::size_t near_homed = mean[0] > mean[1] ? 0 : 1;
+      const std::size_t near_homed = a.mean > b.mean ? 0 : 1;
       for (std::size_t j = 0; j < 2; ++j) {
         auto& h = homed[j == near_homed ? 0 : 1];
         h.n += k[j].n;
