@@ -24,6 +24,7 @@
 #include "core/units.hpp"
 #include "device/device.hpp"
 #include "device/model_export.hpp"
+#include "report/summary.hpp"
 #include "report/writer.hpp"
 
 namespace gpuprobe::cli {
@@ -79,7 +80,8 @@ struct Cli {
   std::vector<std::string> ids;
   bool info_json = false;
   bool device_given = false;
-  bool quiet = false;  ///< --quiet: no progress line
+  bool quiet = false;    ///< --quiet: no progress line
+  bool verbose = false;  ///< --verbose: every finding on the terminal, not only the summary
   /// Experiments `run` added because a chosen one requires them (Registry::add_required), and
   /// the lines that say so (printed once the input is found valid).
   std::vector<std::string> added_ids, added_lines;
@@ -135,7 +137,7 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
   json argv_json = json::array();
   for (int i = 0; i < argc; ++i) argv_json.push_back(argv[i]);
   json header = {
-      {"schema_version", 1},
+      {"schema_version", kResultSchemaVersion},
       {"tool",
        {{"name", "gpuprobe"},
         {"version", build::kVersion},
@@ -217,7 +219,7 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
     writer.add(r);
     out << "  " << r.id << ": " << to_string(r.status);
     if (!r.reason.empty()) out << " (" << r.reason << ")";
-    out << ", " << r.wall_s << " s\n";
+    out << ", " << format_number(r.wall_s, 0.01) << " s\n";
   }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -226,8 +228,9 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
        {"finished_utc", utc_now()},
        {"summary",
         {{"experiments", chosen.size()}, {"errors", errors}, {"waived", waived.size()}}}});
-  out << "\n" << report::summary_table(writer.result());
-  out << "\nwall time " << wall << " s; results: " << cli.options.out_dir
+  if (cli.verbose) out << "\n" << report::summary_table(writer.result());
+  out << "\n" << report::summary_text(report::summary_card(writer.result()));
+  out << "\nwall time " << format_number(wall) << " s; results: " << cli.options.out_dir
       << "/result.json, report: " << cli.options.out_dir << "/report.html\n";
   return errors ? 1 : 0;
 }
@@ -301,6 +304,8 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
       "--counters", o.counters,
       "read hardware counters (CUPTI) over separate untimed launches and cross-check them");
   app.add_flag("--quiet,-q", cli.quiet, "no progress line on stderr");
+  app.add_flag("--verbose,-v", cli.verbose,
+               "print every finding on the terminal, not only the summary card");
   app.fallthrough();
 
   auto* info = app.add_subcommand("info", "print the device and its environment (JSON)");
@@ -360,6 +365,10 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
   repeat_cmd->add_option("ids", repeat_ids,
                          "experiment ids or globs (default: all), and those they cannot run "
                          "without");
+  std::string summary_path;
+  auto* summary_cmd = app.add_subcommand(
+      "summary", "print the summary card of a recorded result.json (--verbose: every finding too)");
+  summary_cmd->add_option("result", summary_path, "a result.json written by gpuprobe")->required();
   std::vector<std::string> table_paths;
   auto* repeat_table_cmd = app.add_subcommand(
       "repeat-table",
@@ -438,6 +447,7 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
       return 0;
     }
     if (analyze->parsed()) return analyze_command(analyze_path, out);
+    if (summary_cmd->parsed()) return summary_command(summary_path, cli.verbose, out);
     if (repeat_table_cmd->parsed()) {
       if (table_paths.size() < 2)
         throw UsageError("repeat-table needs two or more result.json files; got " +

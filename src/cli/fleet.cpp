@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/finding_value.hpp"
 #include "core/json_input.hpp"
 #include "probes/link/link.hpp"
 #include "report/fleet.hpp"
@@ -40,7 +41,9 @@ std::string stamp() {
 /// results of another schema are left to the fleet report, which names the mismatch.
 json read_json_file(const std::string& path) {
   json r = json_input::load_file(path, "result.json written by gpuprobe");
-  if (r.is_object() && r.value("schema_version", json()) == json(1))
+  const json version = r.is_object() ? r.value("schema_version", json()) : json();
+  if (version.is_number_integer() && version.get<long long>() >= kOldestResultSchemaVersion &&
+      version.get<long long>() <= kResultSchemaVersion)
     json_input::check_result_shape(r, path);
   return r;
 }

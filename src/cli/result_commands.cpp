@@ -23,6 +23,7 @@
 #include "device/model_device.hpp"
 #include "device/model_export.hpp"
 #include "measure/chase_point.hpp"
+#include "report/summary.hpp"
 #include "report/writer.hpp"
 
 namespace gpuprobe::cli {
@@ -161,6 +162,18 @@ int analyze_command(const std::string& path, std::ostream& out) {
   return 0;
 }
 
+int summary_command(const std::string& path, bool verbose, std::ostream& out) {
+  const json recorded = json_input::load_result(path);
+  // Both texts are made before anything is printed: a file they cannot read prints nothing.
+  const std::string card =
+      from_file(path, [&] { return report::summary_text(report::summary_card(recorded)); });
+  const std::string table = verbose ? from_file(path, [&] { return report::summary_table(recorded); })
+                                    : std::string();
+  out << card;
+  if (verbose) out << "\n" << table;
+  return 0;
+}
+
 int compare_command(const std::string& path_a, const std::string& path_b, std::ostream& out) {
   const json a = json_input::load_result(path_a), b = json_input::load_result(path_b);
   out << from_file(path_a + " / " + path_b, [&] { return compare_table(a, b); });
@@ -185,8 +198,10 @@ int report_command(const std::string& path, std::string dir, std::ostream& out) 
   const std::string html = from_file(
       path, [&] { return report::html_report(recorded, fs::path(path).parent_path().string()); });
   fs::create_directories(dir);
+  const std::string findings = from_file(path, [&] { return report::findings_markdown(recorded); });
   const auto target = fs::path(dir) / "report.html";
   write_or_fail(target.string(), html);
+  write_or_fail((fs::path(dir) / "FINDINGS.md").string(), findings);
   out << "report: " << target.string() << "\n";
   return 0;
 }
@@ -755,7 +770,7 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
        "fraction of latency.sweep's points whose replay lies within 3 % of the measurement",
        {{"points", points.size()}}});
 
-  json header = {{"schema_version", 1},
+  json header = {{"schema_version", kResultSchemaVersion},
                  {"tool",
                   {{"name", "gpuprobe"},
                    {"version", build::kVersion},

@@ -12,6 +12,8 @@ namespace gpuprobe::cli {
 
 /// Re-runs each passed experiment's analysis on its recorded samples; prints the summary table.
 int analyze_command(const std::string& path, std::ostream& out);
+/// `gpuprobe summary <result.json>`: the summary card (and every finding with --verbose).
+int summary_command(const std::string& path, bool verbose, std::ostream& out);
 /// The findings of two results side by side in human units, each difference judged against
 /// both runs' stated spread (noise::judge).
 int compare_command(const std::string& path_a, const std::string& path_b, std::ostream& out);

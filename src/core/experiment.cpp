@@ -13,6 +13,7 @@ nlohmann::json to_json(const Finding& f) {
                       {"confidence", f.confidence},
                       {"method", f.method}};
   for (auto it = f.extra.begin(); it != f.extra.end(); ++it) j[it.key()] = it.value();
+  j["typed"] = typed_json(typed_value(j));  // derived: never read back (finding_from_json)
   return j;
 }
 
@@ -25,7 +26,7 @@ Finding finding_from_json(const nlohmann::json& j) {
   f.method = j.at("method").get<std::string>();
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it.key() != "name" && it.key() != "value" && it.key() != "unit" &&
-        it.key() != "confidence" && it.key() != "method")
+        it.key() != "confidence" && it.key() != "method" && it.key() != "typed")
       f.extra[it.key()] = it.value();
   }
   return f;

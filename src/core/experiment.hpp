@@ -11,6 +11,7 @@
 
 #include "core/axis.hpp"
 #include "core/device.hpp"
+#include "core/finding_value.hpp"
 #include "core/protocol.hpp"
 
 namespace gpuprobe {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/finding_value.hpp"
 
 namespace gpuprobe::json_input {
 
@@ -248,9 +249,10 @@ void check_result_shape(const json& result, const std::string& file) {
   const Reader r(result, file);
   r.object();
   const auto version = r.at("schema_version");
-  if (version.integer() != 1)
-    version.fail("expected 1 (the result format this gpuprobe reads), got " +
-                 version.json().dump());
+  if (version.integer() < kOldestResultSchemaVersion || version.integer() > kResultSchemaVersion)
+    version.fail("expected " + std::to_string(kOldestResultSchemaVersion) + " to " +
+                 std::to_string(kResultSchemaVersion) +
+                 " (the result formats this gpuprobe reads), got " + version.json().dump());
   const auto tool = r.at("tool");
   tool.object();
   tool.at("git_sha").string();

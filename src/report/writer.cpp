@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/finding_value.hpp"
+#include "report/summary.hpp"
 
 namespace gpuprobe::report {
 namespace fs = std::filesystem;
@@ -123,6 +125,7 @@ void ResultWriter::finish(const nlohmann::json& extra) {
   result_["complete"] = true;
   flush();
   write_file_atomically(fs::path(dir_) / "report.html", html_report(result_, dir_));
+  write_file_atomically(fs::path(dir_) / "FINDINGS.md", findings_markdown(result_));
 }
 
 void ResultWriter::flush() {
@@ -130,23 +133,20 @@ void ResultWriter::flush() {
 }
 
 DisplayValue display_value(const nlohmann::json& f) {
-  const double v = f.value("value", 0.0);
-  const std::string unit = f.value("unit", "");
-  char text[48];
-  if (unit == "bytes" && v >= 1024) {
-    const bool mib = v >= 1024.0 * 1024;
-    std::snprintf(text, sizeof(text), "%.2f", v / (mib ? 1024.0 * 1024 : 1024.0));
-    return {text, mib ? "MiB" : "KiB"};
-  }
-  std::snprintf(text, sizeof(text), "%.1f", v);
-  return {text, unit};
+  const TypedValue t = typed_value(f);
+  return {t.text, t.unit};
 }
 
 std::string summary_table(const nlohmann::json& result) {
   std::ostringstream out;
-  char line[256];
-  std::snprintf(line, sizeof(line), "%-34s %14s %-6s %10s %5s  %s\n", "finding", "value", "unit",
-                "ns", "conf", "experiment");
+  char line[512];
+  // The name column is as wide as the longest name, so long names never break the columns.
+  int name_width = 7;
+  for (const auto& e : result.at("experiments"))
+    for (const auto& f : e.value("findings", nlohmann::json::array()))
+      name_width = std::max(name_width, static_cast<int>(f.value("name", "").size()));
+  std::snprintf(line, sizeof(line), "%-*s %14s %-12s %10s %5s  %s\n", name_width, "finding",
+                "value", "unit", "ns", "conf", "experiment");
   out << line;
   std::map<std::string, std::vector<std::string>> waived;
   for (const auto& e : result.at("experiments")) {
@@ -164,12 +164,12 @@ std::string summary_table(const nlohmann::json& result) {
     for (const auto& f : e.at("findings")) {
       if (f.contains("load")) continue;  // per-load latencies go into the matrix below
       const auto shown = display_value(f);
-      char ns[32] = "";
-      if (f.contains("value_ns"))
-        std::snprintf(ns, sizeof(ns), "%.1f", f["value_ns"].get<double>());
-      std::snprintf(line, sizeof(line), "%-34s %14s %-6s %10s %5.2f  %s\n",
-                    f.value("name", "").c_str(), shown.value.c_str(), shown.unit.c_str(), ns,
-                    f.value("confidence", 0.0), e.value("id", "").c_str());
+      std::string ns;
+      if (f.contains("value_ns") && f["value_ns"].is_number())
+        ns = format_number(f["value_ns"].get<double>());
+      std::snprintf(line, sizeof(line), "%-*s %14s %-12s %10s %5.2f  %s\n", name_width,
+                    f.value("name", "").c_str(), shown.value.c_str(), shown.unit.c_str(),
+                    ns.c_str(), f.value("confidence", 0.0), e.value("id", "").c_str());
       out << line;
     }
   }

@@ -1,0 +1,635 @@
+#include "report/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "core/finding_names.hpp"
+#include "core/finding_value.hpp"
+
+namespace gpuprobe::report {
+namespace {
+
+using nlohmann::json;
+namespace fk = finding;
+
+/// Findings of passed experiments by name (per-load latencies left out: they have their own
+/// matrix), and the experiments that did not pass.
+class FindingIndex {
+ public:
+  explicit FindingIndex(const json& result) {
+    // References into `result` (json::value() would return copies, and the pointers dangle).
+    const auto ex = result.find("experiments");
+    if (ex == result.end() || !ex->is_array()) return;
+    for (const auto& e : *ex) {
+      if (!e.is_object()) continue;
+      if (e.value("status", "") == "error")
+        errors_.push_back({e.value("id", "?"), e.value("id", "?"),
+                           "check failed: " + e.value("reason", "")});
+      if (e.value("status", "") != "passed") continue;
+      const auto findings = e.find("findings");
+      if (findings == e.end() || !findings->is_array()) continue;
+      for (const auto& f : *findings) {
+        if (!f.is_object() || f.contains("load") || !f.contains("name") || !f["name"].is_string())
+          continue;
+        if (!f.contains("value") || !f["value"].is_number()) continue;
+        by_name_.emplace(f["name"].get<std::string>(), &f);
+        order_.push_back(&f);
+        experiment_of_[&f] = e.value("id", "?");
+      }
+    }
+  }
+  const json* get(const std::string& name) const {
+    const auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : it->second;
+  }
+  double value(const std::string& name) const { return get(name)->at("value").get<double>(); }
+  const std::vector<const json*>& all() const { return order_; }
+  const std::vector<Doubt>& errors() const { return errors_; }
+  std::string experiment_of(const json* f) const { return experiment_of_.at(f); }
+
+ private:
+  std::map<const json*, std::string> experiment_of_;
+  std::map<std::string, const json*> by_name_;
+  std::vector<const json*> order_;
+  std::vector<Doubt> errors_;
+};
+
+double number_at(const json& j, const char* key, double fallback = 0) {
+  if (!j.is_object()) return fallback;
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+std::string string_at(const json& j, const char* key) {
+  if (!j.is_object()) return "";
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+/// The typed text of a finding, or "-" when the run has none.
+std::string shown(const FindingIndex& idx, const std::string& name) {
+  const json* f = idx.get(name);
+  return f ? display_text(*f) : "-";
+}
+
+std::string cycles(const FindingIndex& idx, const std::string& name) {
+  const json* f = idx.get(name);
+  if (!f) return "-";
+  return format_number(f->at("value").get<double>(), number_at(*f, "standard_error")) + " cy";
+}
+
+std::string nanoseconds(const FindingIndex& idx, const std::string& name) {
+  const json* f = idx.get(name);
+  if (!f || !f->contains("value_ns") || !(*f)["value_ns"].is_number()) return "-";
+  return format_number((*f)["value_ns"].get<double>()) + " ns";
+}
+
+std::string bytes(double v) {
+  const auto [text, unit] = format_quantity(v, "bytes");
+  return text + " " + unit;
+}
+
+std::string line_and_sector(const FindingIndex& idx, const std::string& line,
+                            const std::string& sector) {
+  const json* l = idx.get(line);
+  const json* s = idx.get(sector);
+  if (!l && !s) return "-";
+  const auto part = [](const json* f) {
+    return f ? format_number(f->at("value").get<double>()) : std::string("?");
+  };
+  return part(l) + " / " + part(s) + " B";
+}
+
+std::string geometry(const FindingIndex& idx, const std::string& ways, const std::string& sets) {
+  const json* w = idx.get(ways);
+  const json* s = idx.get(sets);
+  if (!w) return "-";
+  std::string g = format_number(w->at("value").get<double>());
+  if (s) g += " x " + format_number(s->at("value").get<double>());
+  return g;
+}
+
+std::string policy(const FindingIndex& idx, const std::string& name) {
+  const json* f = idx.get(name);
+  return f ? typed_value(*f).text : "-";
+}
+
+std::string percent_text(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f %%", p);
+  return buf;
+}
+
+void run_lines(const json& result, SummaryCard& card) {
+  const json& d = result.value("device", json::object());
+  const json& env = result.value("environment", json::object());
+  const json& nvml = env.is_object() ? env.value("nvml", json::object()) : json::object();
+  const json& tool = result.value("tool", json::object());
+  std::string cc = string_at(d, "compute_capability");
+  cc.erase(std::remove(cc.begin(), cc.end(), '.'), cc.end());
+  card.title = string_at(d, "name").empty() ? "unknown GPU" : string_at(d, "name");
+  std::string props = cc.empty() ? "" : "sm_" + cc;
+  if (number_at(d, "sm_count") > 0)
+    props += (props.empty() ? "" : ", ") + format_number(number_at(d, "sm_count")) + " SMs";
+  if (number_at(d, "global_memory_bytes") > 0)
+    props += (props.empty() ? "" : ", ") + bytes(number_at(d, "global_memory_bytes"));
+  if (!props.empty()) card.title += " (" + props + ")";
+  std::string line = "card " + (string_at(d, "uuid").empty() ? "-" : string_at(d, "uuid"));
+  if (!string_at(nvml, "driver_version").empty())
+    line += ", driver " + string_at(nvml, "driver_version");
+  card.run_lines.push_back(line);
+  line = "max clocks:";
+  if (number_at(d, "sm_clock_max_mhz") > 0)
+    line += " SM " + format_number(number_at(d, "sm_clock_max_mhz")) + " MHz";
+  if (number_at(d, "mem_clock_max_mhz") > 0)
+    line += std::string(line.back() == ':' ? "" : ",") + " memory " +
+            format_number(number_at(d, "mem_clock_max_mhz")) + " MHz";
+  if (line.back() == ':') line += " unknown";
+  card.run_lines.push_back(line);
+  std::string sha = string_at(tool, "git_sha").substr(0, 7);
+  line = "run  " + (string_at(result, "started_utc").empty() ? "-" : string_at(result, "started_utc"));
+  if (result.contains("wall_s") && result["wall_s"].is_number())
+    line += ", " + format_number(std::round(number_at(result, "wall_s") * 10) / 10) + " s";
+  line += ", gpuprobe " + (string_at(tool, "version").empty() ? "?" : string_at(tool, "version"));
+  if (!sha.empty()) line += " (" + sha + ")";
+  std::size_t passed = 0, waived = 0, failed = 0;
+  for (const auto& e : result.value("experiments", json::array())) {
+    const std::string s = e.is_object() ? string_at(e, "status") : "";
+    (s == "passed" ? passed : s == "waived" ? waived : failed) += 1;
+  }
+  card.run_lines.push_back(line);
+  line = "experiments: " + std::to_string(passed) + " passed, " + std::to_string(waived) +
+         " waived, " + std::to_string(failed) + " failed";
+  if (result.value("complete", true) == false) line += " (INCOMPLETE: the run was interrupted)";
+  card.run_lines.push_back(line);
+}
+
+void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
+  const json& d = result.value("device", json::object());
+  auto have = [&](std::initializer_list<const char*> names) {
+    for (const char* n : names)
+      if (idx.get(n)) return true;
+    return false;
+  };
+  if (have({fk::kSharedLatency, "smem.bandwidth"})) {
+    LevelRow r;
+    r.name = "shared memory";
+    r.scope = "per SM";
+    r.latency = cycles(idx, fk::kSharedLatency);
+    r.latency_ns = nanoseconds(idx, fk::kSharedLatency);
+    r.capacity = number_at(d, "shared_per_sm_bytes") > 0 ? bytes(number_at(d, "shared_per_sm_bytes"))
+                                                         : "-";
+    r.bandwidth = shown(idx, "smem.bandwidth");
+    r.line = "32 banks";
+    r.geometry = r.policy = "-";
+    card.levels.push_back(r);
+  } else {
+    card.not_measured.push_back("shared memory");
+  }
+  if (have({fk::kL1HitLatency, fk::kL1Capacity, fk::kCacheL1Ways})) {
+    LevelRow r{"L1", "per SM", cycles(idx, fk::kL1HitLatency), nanoseconds(idx, fk::kL1HitLatency),
+               shown(idx, fk::kL1Capacity), shown(idx, "hierarchy.l1.read_bandwidth"),
+               line_and_sector(idx, fk::kCacheL1LineSize, fk::kCacheL1FetchGranularity),
+               geometry(idx, fk::kCacheL1Ways, fk::kCacheL1Sets),
+               policy(idx, fk::kCacheL1Replacement)};
+    card.levels.push_back(r);
+  } else {
+    card.not_measured.push_back("L1");
+  }
+  if (have({fk::kL2HitLatency, fk::kL2NearCapacity, "cache.l2.ways"})) {
+    LevelRow r{"L2 near partition", "per SM group", cycles(idx, fk::kL2HitLatency),
+               nanoseconds(idx, fk::kL2HitLatency), shown(idx, fk::kL2NearCapacity), "-",
+               line_and_sector(idx, fk::kCacheL2LineSize, fk::kCacheL2FillGranularity),
+               geometry(idx, "cache.l2.ways", "cache.l2.sets"), policy(idx, "cache.l2.replacement")};
+    card.levels.push_back(r);
+  } else {
+    card.not_measured.push_back("L2 near partition");
+  }
+  if (have({fk::kL2FarHitLatency, fk::kL2Capacity, "hierarchy.l2.read_bandwidth"})) {
+    LevelRow r{"L2 far partition", "whole GPU", cycles(idx, fk::kL2FarHitLatency),
+               nanoseconds(idx, fk::kL2FarHitLatency), shown(idx, fk::kL2Capacity),
+               shown(idx, "hierarchy.l2.read_bandwidth"), "-", "-", "-"};
+    card.levels.push_back(r);
+  } else {
+    card.not_measured.push_back("L2 far partition");
+  }
+  if (have({fk::kDramLatency, "dram.read_bandwidth"})) {
+    LevelRow r;
+    r.name = "DRAM";
+    r.scope = "whole GPU";
+    r.latency = cycles(idx, fk::kDramLatency);
+    r.latency_ns = nanoseconds(idx, fk::kDramLatency);
+    r.capacity = number_at(d, "global_memory_bytes") > 0 ? bytes(number_at(d, "global_memory_bytes"))
+                                                         : "-";
+    r.bandwidth = shown(idx, "dram.read_bandwidth");
+    r.line = r.geometry = r.policy = "-";
+    card.levels.push_back(r);
+  } else {
+    card.not_measured.push_back("DRAM");
+  }
+}
+
+void structure(const FindingIndex& idx, SummaryCard& card) {
+  if (const json* groups = idx.get(fk::kL2PartitionSmGroupSizes)) {
+    std::string s = "L2: SMs form groups of " + display_text(*groups) +
+                    "; each group reaches its own partition near and the others far";
+    if (const json* mask = idx.get(fk::kL2PartitionHashMask))
+      s += "; home partition of a line = parity of address & " + typed_value(*mask).text;
+    card.structure_lines.push_back(s);
+  }
+  if (idx.get(fk::kL2FarHitLatency) || idx.get("l2.replication")) {
+    std::string s = "L2: far lines copied into the near partition: " + policy(idx, "l2.replication");
+    if (idx.get("l2.replica_capacity"))
+      s += " (near hits up to " + shown(idx, "l2.replica_capacity") + " of far lines)";
+    if (idx.get(fk::kL2MixedLatency))
+      s += "; between the near and full capacity " + cycles(idx, fk::kL2MixedLatency);
+    card.structure_lines.push_back(s);
+  }
+  if (idx.get(fk::kTlbLevels)) {
+    const double levels = idx.value(fk::kTlbLevels);
+    std::string s = "TLB: " + format_number(levels) + (levels == 1 ? " level" : " levels");
+    if (idx.get("tlb.l1.entries"))
+      s += ", first level " + shown(idx, "tlb.l1.entries") + " x " + shown(idx, fk::kTlbPageSize) +
+           " pages = " + shown(idx, "tlb.l1.reach") + " reach";
+    if (idx.get("tlb.l1.miss_penalty")) s += ", miss +" + cycles(idx, "tlb.l1.miss_penalty");
+    card.structure_lines.push_back(s);
+  } else {
+    card.not_measured.push_back("TLB");
+  }
+}
+
+void add_ceiling(SummaryCard& card, const FindingIndex& idx, const std::string& group,
+                 const std::string& label, const std::string& name, std::optional<double> peak,
+                 const std::string& peak_words) {
+  const json* f = idx.get(name);
+  if (!f) {
+    card.not_measured.push_back(group + " " + label);
+    return;
+  }
+  Ceiling c{group, label, display_text(*f), std::nullopt, peak_words};
+  const double v = f->at("value").get<double>();
+  if (f->contains("percent_of_peak") && (*f)["percent_of_peak"].is_number())
+    c.percent = (*f)["percent_of_peak"].get<double>();
+  else if (peak && *peak > 0)
+    c.percent = v / *peak * 100;
+  card.ceilings.push_back(c);
+}
+
+void ceilings(const json& result, const FindingIndex& idx, SummaryCard& card) {
+  const json& d = result.value("device", json::object());
+  const double dram_peak = number_at(d, "dram_bandwidth_theoretical_gb_s");
+  const std::string dram_words =
+      "of " + format_number(dram_peak) + " GB/s (memory clock x 2 x bus width)";
+  add_ceiling(card, idx, "DRAM", "read", "dram.read_bandwidth", dram_peak, dram_words);
+  add_ceiling(card, idx, "DRAM", "write", "dram.write_bandwidth", dram_peak, dram_words);
+  add_ceiling(card, idx, "DRAM", "copy", "dram.copy_bandwidth", dram_peak, dram_words);
+  add_ceiling(card, idx, "on chip", "L2 read", "hierarchy.l2.read_bandwidth", std::nullopt,
+              "no published peak");
+  add_ceiling(card, idx, "on chip", "L1 read", "hierarchy.l1.read_bandwidth", 128.0,
+              "of 128 B/clk/SM");
+  add_ceiling(card, idx, "on chip", "shared", "smem.bandwidth", 128.0,
+              "of 128 B/clk/SM (32 banks x 4 B)");
+  add_ceiling(card, idx, "compute", "FFMA", "compute.ffma.throughput", std::nullopt,
+              "of the FMA units per SM");
+  // WGMMA: dense 16-bit tensor peak, 4096 FLOP per clock per SM on sm_90, at the max SM clock.
+  const std::string cc = string_at(d, "compute_capability");
+  if (cc == "9.0") {
+    const char* name = idx.get("hopper.wgmma.bf16.tflops") ? "hopper.wgmma.bf16.tflops"
+                                                            : "hopper.wgmma.f16.tflops";
+    const double peak =
+        4096.0 * number_at(d, "sm_count") * number_at(d, "sm_clock_max_mhz") * 1e6 / 1e12;
+    add_ceiling(card, idx, "compute", "WGMMA bf16", name, peak,
+                "of " + format_number(std::round(peak)) +
+                    " TFLOP/s (4096 FLOP/clk/SM x SMs x max SM clock)");
+  }
+  add_ceiling(card, idx, "links", "host to GPU", "link.host.h2d.pinned.copy_engine.bandwidth",
+              std::nullopt, "pinned, copy engine; the PCIe peak is not recorded");
+  add_ceiling(card, idx, "links", "GPU to host", "link.host.d2h.pinned.copy_engine.bandwidth",
+              std::nullopt, "pinned, copy engine; the PCIe peak is not recorded");
+  // Peer links only where measured (two or more GPUs).
+  const json* best_peer = nullptr;
+  for (const json* f : idx.all()) {
+    const std::string n = string_at(*f, "name");
+    if (n.rfind("link.peer.", 0) == 0 && string_at(*f, "unit") == "GB/s" &&
+        (!best_peer || number_at(*f, "value") > number_at(*best_peer, "value")))
+      best_peer = f;
+  }
+  if (best_peer)
+    add_ceiling(card, idx, "links", "GPU to GPU (best pair)", string_at(*best_peer, "name"),
+                std::nullopt, "peer copy");
+  // Names of ceilings not measured are kept short: the group alone where all of it is missing.
+}
+
+void doubts(const FindingIndex& idx, SummaryCard& card) {
+  card.doubts = idx.errors();
+  for (const json* f : idx.all()) {
+    const std::string n = string_at(*f, "name");
+    if (n.find(".counters.disagreement.") != std::string::npos) {
+      card.doubts.push_back({idx.experiment_of(f), n, "counters disagree with the timing"});
+      continue;
+    }
+    const double c = number_at(*f, "confidence", 1);
+    if (c < 0.5) {
+      char buf[40];  // floored, so that 0.499 never reads as 0.50
+      std::snprintf(buf, sizeof(buf), "confidence %.2f", std::floor(c * 100 + 1e-9) / 100);
+      card.doubts.push_back({idx.experiment_of(f), n, buf});
+    }
+  }
+}
+
+std::string pad(const std::string& s, std::size_t w) {
+  return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
+}
+
+/// Words joined with ", " into lines of at most `width` columns, each starting with `indent`.
+std::vector<std::string> wrap(const std::vector<std::string>& words, const std::string& indent,
+                              std::size_t width) {
+  std::vector<std::string> lines;
+  std::string cur = indent;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string w = words[i] + (i + 1 < words.size() ? "," : "");
+    if (cur.size() > indent.size() && cur.size() + 1 + w.size() > width) {
+      lines.push_back(cur);
+      cur = indent;
+    }
+    cur += (cur.size() > indent.size() ? " " : "") + w;
+  }
+  if (cur.size() > indent.size()) lines.push_back(cur);
+  return lines;
+}
+
+/// A sentence broken at spaces into lines of at most `width` columns.
+std::vector<std::string> wrap_words(const std::string& text, const std::string& first,
+                                    const std::string& rest, std::size_t width) {
+  std::vector<std::string> lines;
+  std::string cur = first;
+  std::istringstream in(text);
+  std::string w;
+  bool empty = true;
+  while (in >> w) {
+    if (!empty && cur.size() + 1 + w.size() > width) {
+      lines.push_back(cur);
+      cur = rest;
+      empty = true;
+    }
+    cur += (empty ? "" : " ") + w;
+    empty = false;
+  }
+  if (!empty) lines.push_back(cur);
+  return lines;
+}
+
+std::string html_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+std::string ceiling_words(const Ceiling& c) {
+  std::string s = c.label + " " + c.measured;
+  if (c.percent) s += " (" + percent_text(*c.percent) + ")";
+  return s;
+}
+
+}  // namespace
+
+SummaryCard summary_card(const json& result) {
+  SummaryCard card;
+  if (!result.is_object()) return card;
+  const FindingIndex idx(result);
+  const json& d = result.value("device", json::object());
+  card.simulated = string_at(d, "kind") == "model" || string_at(result, "command") == "replay";
+  run_lines(result, card);
+  hierarchy(result, idx, card);
+  structure(idx, card);
+  ceilings(result, idx, card);
+  doubts(idx, card);
+  return card;
+}
+
+std::string summary_text(const SummaryCard& card) {
+  std::vector<std::string> out;
+  out.push_back((card.simulated ? "SIMULATED (modelled GPU, not measured on hardware): " : "") +
+                card.title);
+  for (const auto& l : card.run_lines) out.push_back("  " + l);
+  if (!card.levels.empty()) {
+    out.push_back("");
+    out.push_back(pad("memory hierarchy", 20) + pad("latency", 21) + pad("capacity", 11) +
+                  pad("bandwidth", 16) + pad("line/sector", 12) + pad("ways x sets", 12) +
+                  "policy");
+    for (std::size_t i = 0; i < card.levels.size(); ++i) {
+      const LevelRow& r = card.levels[i];
+      const std::string lat = r.latency + (r.latency_ns == "-" ? "" : " " + r.latency_ns);
+      out.push_back(pad("  " + r.name, 20) + pad(lat, 21) + pad(r.capacity, 11) +
+                    pad(r.bandwidth, 16) + pad(r.line, 12) + pad(r.geometry, 12) + r.policy);
+    }
+  }
+  for (const auto& s : card.structure_lines)
+    for (const auto& l : wrap_words(s, "  ", "    ", 100)) out.push_back(l);
+  if (!card.ceilings.empty()) {
+    out.push_back("");
+    out.push_back("ceilings (measured, and % of the theoretical peak where one is known)");
+    std::map<std::string, std::vector<std::string>> by_group;
+    std::vector<std::string> groups;
+    for (const auto& c : card.ceilings) {
+      if (!by_group.count(c.group)) groups.push_back(c.group);
+      by_group[c.group].push_back(ceiling_words(c));
+    }
+    for (const auto& g : groups)
+      for (const auto& l : wrap(by_group[g], "  " + pad(g + ":", 9), 100)) out.push_back(l);
+  }
+  out.push_back("");
+  if (card.doubts.empty()) {
+    out.push_back("uncertain: none (every finding has confidence >= 0.5 and every check passed)");
+  } else {
+    // Named one by one, or per experiment where it has more than two.
+    std::map<std::string, std::vector<const Doubt*>> by_experiment;
+    std::vector<std::string> order;
+    for (const auto& d : card.doubts) {
+      if (!by_experiment.count(d.experiment)) order.push_back(d.experiment);
+      by_experiment[d.experiment].push_back(&d);
+    }
+    std::vector<std::string> words;
+    for (const auto& ex : order) {
+      const auto& ds = by_experiment[ex];
+      if (ds.size() <= 2) {
+        for (const Doubt* d : ds) words.push_back(d->name + " (" + d->why + ")");
+      } else {
+        words.push_back(ex + ": " + std::to_string(ds.size()) + " findings");
+      }
+    }
+    auto lines = wrap(words, "  ", 100);
+    out.push_back("uncertain (" + std::to_string(card.doubts.size()) +
+                  "; confidence < 0.5, failed checks, counter disagreements):");
+    const std::size_t room = out.size() + 3 <= 30 ? 30 - out.size() - 2 : 1;
+    if (lines.size() > room) {
+      const std::size_t left = lines.size() - room + 1;
+      lines.resize(room - 1);
+      lines.push_back("  ... and " + std::to_string(left) + " more lines (see FINDINGS.md)");
+    }
+    for (const auto& l : lines) out.push_back(l);
+  }
+  if (!card.not_measured.empty() && out.size() < 29)
+    for (const auto& l : wrap(card.not_measured, "not measured in this run: ", 100))
+      if (out.size() < 29) out.push_back(l);
+  out.push_back("every finding: --verbose, FINDINGS.md or report.html beside result.json");
+  std::string text;
+  for (const auto& l : out) text += l + "\n";
+  return text;
+}
+
+std::string summary_markdown(const SummaryCard& card) {
+  std::ostringstream o;
+  o << "## Summary\n\n";
+  if (card.simulated)
+    o << "**Simulated**: a modelled GPU, not a measurement of hardware.\n\n";
+  o << "**" << card.title << "**  \n";
+  for (const auto& l : card.run_lines) o << l << "  \n";
+  if (!card.levels.empty()) {
+    o << "\n| level | scope | latency | ns | capacity | bandwidth | line / sector | ways x sets | "
+         "policy |\n|---|---|---|---|---|---|---|---|---|\n";
+    for (const auto& r : card.levels)
+      o << "| " << r.name << " | " << r.scope << " | " << r.latency << " | " << r.latency_ns
+        << " | " << r.capacity << " | " << r.bandwidth << " | " << r.line << " | " << r.geometry
+        << " | " << r.policy << " |\n";
+  }
+  if (!card.structure_lines.empty()) o << "\n";
+  for (const auto& s : card.structure_lines) o << "- " << s << "\n";
+  if (!card.ceilings.empty()) {
+    o << "\n| ceiling | measured | % of peak | peak |\n|---|---|---|---|\n";
+    for (const auto& c : card.ceilings)
+      o << "| " << c.group << " " << c.label << " | " << c.measured << " | "
+        << (c.percent ? percent_text(*c.percent) : "-") << " | " << c.peak << " |\n";
+  }
+  o << "\n**Uncertain** (confidence < 0.5, failed checks, counter disagreements): ";
+  if (card.doubts.empty()) o << "none.\n";
+  for (std::size_t i = 0; i < card.doubts.size(); ++i)
+    o << (i ? ", " : "") << "`" << card.doubts[i].name << "` (" << card.doubts[i].why << ")"
+      << (i + 1 == card.doubts.size() ? ".\n" : "");
+  if (!card.not_measured.empty()) {
+    o << "\nNot measured in this run:";
+    for (std::size_t i = 0; i < card.not_measured.size(); ++i)
+      o << (i ? ", " : " ") << card.not_measured[i];
+    o << ".\n";
+  }
+  return o.str();
+}
+
+std::string summary_html(const SummaryCard& card) {
+  std::ostringstream o;
+  o << "<section id=\"summary\" class=\"summary\">";
+  if (card.simulated)
+    o << "<p class=\"simulated\"><b>Simulated</b>: a modelled GPU, not a measurement of "
+         "hardware.</p>";
+  o << "<h2>" << html_escape(card.title) << "</h2><p class=\"run\">";
+  for (const auto& l : card.run_lines) o << html_escape(l) << "<br>";
+  o << "</p>";
+  // The hierarchy as boxes from the SM outwards, each with its numbers.
+  const int row_h = 46, width = 980;
+  const int height = static_cast<int>(card.levels.size()) * row_h + 8;
+  o << "<svg class=\"hierarchy\" role=\"img\" aria-label=\"memory hierarchy\" viewBox=\"0 0 "
+    << width << " " << height << "\" width=\"100%\" style=\"max-width:" << width << "px\">";
+  for (std::size_t i = 0; i < card.levels.size(); ++i) {
+    const LevelRow& r = card.levels[i];
+    const int y = static_cast<int>(i) * row_h + 4;
+    const int indent = static_cast<int>(i) * 14;
+    o << "<g class=\"level\"><rect x=\"" << indent << "\" y=\"" << y << "\" width=\""
+      << width - indent - 2 << "\" height=\"" << row_h - 6
+      << "\" rx=\"6\" fill=\"#eef5ff\" stroke=\"#7a9cc6\"/>";
+    o << "<text x=\"" << indent + 10 << "\" y=\"" << y + 17
+      << "\" font-weight=\"bold\" font-size=\"14\">" << html_escape(r.name)
+      << "</text><text x=\"" << indent + 10 << "\" y=\"" << y + 33
+      << "\" font-size=\"11\" fill=\"#555\">" << html_escape(r.scope) << "</text>";
+    const std::string cells[] = {r.latency + (r.latency_ns == "-" ? "" : " / " + r.latency_ns),
+                                 r.capacity, r.bandwidth, r.line,
+                                 r.geometry + (r.policy == "-" ? "" : ", " + r.policy)};
+    const char* heads[] = {"latency", "capacity", "bandwidth", "line / sector", "ways x sets"};
+    const int xs[] = {180, 360, 470, 640, 760};
+    for (int c = 0; c < 5; ++c)
+      o << "<text x=\"" << xs[c] << "\" y=\"" << y + 14 << "\" font-size=\"10\" fill=\"#666\">"
+        << heads[c] << "</text><text x=\"" << xs[c] << "\" y=\"" << y + 31
+        << "\" font-size=\"13\">" << html_escape(cells[c]) << "</text>";
+    o << "</g>";
+  }
+  o << "</svg><ul class=\"structure\">";
+  for (const auto& s : card.structure_lines) o << "<li>" << html_escape(s) << "</li>";
+  o << "</ul>";
+  if (!card.ceilings.empty()) {
+    o << "<h3>Ceilings</h3><table class=\"ceilings\"><tr><th class=\"l\">ceiling</th>"
+         "<th>measured</th><th class=\"l\">% of theoretical peak</th><th class=\"l\">peak</th></tr>";
+    for (const auto& c : card.ceilings) {
+      o << "<tr><td class=\"l\">" << html_escape(c.group + " " + c.label) << "</td><td>"
+        << html_escape(c.measured) << "</td><td class=\"l\">";
+      if (c.percent)
+        o << "<span class=\"bar\"><span style=\"width:"
+          << std::clamp(*c.percent, 0.0, 100.0) << "%\"></span></span>"
+          << percent_text(*c.percent);
+      else
+        o << "-";
+      o << "</td><td class=\"l\">" << html_escape(c.peak) << "</td></tr>";
+    }
+    o << "</table>";
+  }
+  o << "<h3>Uncertain</h3><p class=\"doubts\">";
+  if (card.doubts.empty()) o << "None: every finding has confidence &ge; 0.5 and every check passed.";
+  for (std::size_t i = 0; i < card.doubts.size(); ++i)
+    o << (i ? ", " : "") << "<code>" << html_escape(card.doubts[i].name) << "</code> ("
+      << html_escape(card.doubts[i].why) << ")";
+  o << "</p>";
+  if (!card.not_measured.empty()) {
+    o << "<p class=\"waived\">Not measured in this run: ";
+    for (std::size_t i = 0; i < card.not_measured.size(); ++i)
+      o << (i ? ", " : "") << html_escape(card.not_measured[i]);
+    o << ".</p>";
+  }
+  o << "</section>";
+  return o.str();
+}
+
+std::string findings_markdown(const json& result) {
+  std::ostringstream o;
+  const SummaryCard card = summary_card(result);
+  o << "# gpuprobe findings: " << card.title << "\n\n" << summary_markdown(card);
+  o << "\n## Every finding, by family\n\n"
+       "Values as gpuprobe shows them (rounded to what their standard error supports; "
+       "categories, yes/no and masks in words); result.json holds the full numbers.\n";
+  std::string family;
+  for (const auto& e : result.value("experiments", json::array())) {
+    if (!e.is_object()) continue;
+    const std::string id = string_at(e, "id");
+    const std::string fam = id.substr(0, id.find('.'));
+    if (fam != family) {
+      family = fam;
+      o << "\n### " << family << "\n\n| experiment | finding | value | ns | confidence |\n"
+        << "|---|---|---|---|---|\n";
+    }
+    const std::string status = string_at(e, "status");
+    if (status != "passed") {
+      o << "| " << id << " | " << status << ": " << string_at(e, "reason") << " | | | |\n";
+      continue;
+    }
+    for (const auto& f : e.value("findings", json::array())) {
+      if (!f.is_object() || f.contains("load")) continue;
+      char conf[16];
+      std::snprintf(conf, sizeof(conf), "%.2f", number_at(f, "confidence"));
+      const std::string ns =
+          f.contains("value_ns") && f["value_ns"].is_number() ? format_number(f["value_ns"].get<double>()) : "";
+      o << "| " << id << " | " << string_at(f, "name") << " | " << display_text(f) << " | " << ns
+        << " | " << conf << " |\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace gpuprobe::report
