@@ -468,6 +468,7 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
     if (replay_cmd->parsed()) {
       std::string dir = cli.options.out_dir;
       if (dir.empty()) dir = (std::filesystem::path(replay_path).parent_path() / "replay").string();
+      if (!cli.quiet && progress::stderr_is_terminal()) progress::enable(&std::cerr);
       return replay_command(replay_path, dir, out, replay_runs);
     }
     if (compare_cmd->parsed())

@@ -19,6 +19,7 @@
 #include "core/finding_names.hpp"
 #include "core/json_input.hpp"
 #include "core/noise.hpp"
+#include "core/progress.hpp"
 #include "core/units.hpp"
 #include "device/model_device.hpp"
 #include "device/model_export.hpp"
@@ -348,7 +349,14 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     p.summary = pt.at("cycles_per_load");
     sweep_points.push_back(std::move(p));
   });
+  // Progress on stderr (a terminal, without --quiet): one point per replayed working set.
+  progress::begin(1, 1, "replay of " + std::to_string(sweep_points.size()) +
+                            " working sets on the exported model and its variants");
+  struct ProgressEnd {
+    ~ProgressEnd() { progress::end(); }
+  } progress_end;
   const auto replay_at = [&](Context& c, const Point& p) {
+    progress::point();
     return measure::chase_point_cycles(c, p.op, static_cast<std::uint64_t>(p.ws));
   };
   // The chase's latency over other allocations of the slope's working sets (cache.l2.mixture's

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/finding_value.hpp"
 #include "core/noise.hpp"
 #include "core/stats.hpp"
 
@@ -28,8 +29,15 @@ std::string compatibility_key(const json& result) {
   std::vector<std::string> ids;
   for (const auto& e : result.value("experiments", json::array())) ids.push_back(e.value("id", ""));
   std::sort(ids.begin(), ids.end());
-  std::string key =
-      "schema_version " + std::to_string(result.value("schema_version", 0)) + "; experiments";
+  // Formats this build reads alike (1 and 2 differ only by the typed form) compare alike.
+  const json v = result.value("schema_version", json(0));
+  const long long version = v.is_number_integer() ? v.get<long long>() : 0;
+  const bool readable = version >= kOldestResultSchemaVersion && version <= kResultSchemaVersion;
+  std::string key = "schema_version " +
+                    (readable ? std::to_string(kOldestResultSchemaVersion) + "-" +
+                                    std::to_string(kResultSchemaVersion)
+                              : std::to_string(version)) +
+                    "; experiments";
   for (const auto& id : ids) key += " " + id;
   return key;
 }
@@ -55,6 +63,60 @@ std::optional<Spread> finding_spread(const json& f) {
   }
   return std::nullopt;
 }
+
+namespace {
+
+/// The fleet entry of a finding that is not a number: the most common value (typed), and each
+/// GPU's value as same or different; a GPU that differs from a majority (more than half the
+/// GPUs) is an outlier.
+json categorical_entry(const std::string& name, const std::map<std::size_t, json>& values,
+                       const std::vector<const FleetMember*>& used, json& outliers,
+                       std::map<std::string, json>& flagged_by_member) {
+  std::map<std::string, std::size_t> count;
+  for (const auto& [i, f] : values) ++count[typed_value(f).text];
+  std::string common;
+  std::size_t best = 0;
+  for (const auto& [text, c] : count)
+    if (c > best) best = c, common = text;
+  const bool majority = 2 * best > values.size();
+  const json* common_finding = nullptr;
+  for (const auto& [i, f] : values)
+    if (typed_value(f).text == common) common_finding = &f;
+  const TypedValue kind = typed_value(*common_finding);
+  json entry = {{"name", name},
+                {"unit", common_finding->value("unit", "")},
+                {"kind", to_string(kind.kind)},
+                {"gpus", values.size()},
+                {"fleet_value", common},
+                {"fleet_median", (*common_finding)["value"]},
+                {"fleet_majority", majority}};
+  json rows = json::array(), missing = json::array();
+  for (std::size_t i = 0; i < used.size(); ++i)
+    if (!values.count(i)) missing.push_back(used[i]->label);
+  for (const auto& [i, f] : values) {
+    const std::string text = typed_value(f).text;
+    const bool outlier = majority && text != common;
+    json row = {{"label", used[i]->label},
+                {"value", f["value"]},
+                {"text", text},
+                {"same_as_fleet", text == common},
+                {"outlier", outlier}};
+    rows.push_back(row);
+    if (outlier) {
+      json o = row;
+      o["finding"] = name;
+      o["fleet_value"] = common;
+      o["unit"] = entry["unit"];
+      outliers.push_back(o);
+      flagged_by_member[used[i]->label].push_back(name);
+    }
+  }
+  entry["values"] = rows;
+  if (!missing.empty()) entry["missing_on"] = missing;
+  return entry;
+}
+
+}  // namespace
 
 json fleet_report(const std::vector<FleetMember>& members, bool exclude_mismatched) {
   // The reference key: the most common among members with a result.
@@ -120,6 +182,12 @@ json fleet_report(const std::vector<FleetMember>& members, bool exclude_mismatch
   std::map<std::string, json> flagged_by_member;
   for (const auto& name : order) {
     const auto& values = by_name[name];
+    if (!typed_value(values.begin()->second).is_number()) {
+      // A category, yes/no or mask: same or different from the fleet's most common value,
+      // never a percent or a z-score.
+      findings.push_back(categorical_entry(name, values, used, outliers, flagged_by_member));
+      continue;
+    }
     std::vector<double> v;
     for (const auto& [i, f] : values) v.push_back(f["value"].get<double>());
     const double median = stats::median(v);
@@ -209,6 +277,17 @@ std::string fleet_table(const json& report) {
                 "unit", "max dev", "outliers (value, deviation in own spreads)");
   out << line;
   for (const auto& f : report.value("findings", json::array())) {
+    if (f.contains("fleet_value")) {  // a category, yes/no or mask: same or different
+      std::string flagged;
+      for (const auto& v : f["values"])
+        if (v.value("outlier", false))
+          flagged += (flagged.empty() ? "" : "; ") + v.value("label", "") + " " +
+                     v.value("text", "") + " (different)";
+      std::snprintf(line, sizeof(line), "%-52s %14s %-8s %10s  %s\n", f.value("name", "").c_str(),
+                    f.value("fleet_value", "").c_str(), "", "-", flagged.c_str());
+      out << line;
+      continue;
+    }
     std::string flagged;
     for (const auto& v : f["values"])
       if (v.value("outlier", false)) {

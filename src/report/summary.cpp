@@ -98,9 +98,9 @@ std::string line_and_sector(const FindingIndex& idx, const std::string& line,
   const json* s = idx.get(sector);
   if (!l && !s) return "-";
   const auto part = [](const json* f) {
-    return f ? format_number(f->at("value").get<double>()) : std::string("?");
+    return f ? format_number(f->at("value").get<double>()) + " B" : std::string("-");
   };
-  return part(l) + " / " + part(s) + " B";
+  return part(l) + " / " + part(s);
 }
 
 std::string geometry(const FindingIndex& idx, const std::string& ways, const std::string& sets) {
@@ -234,8 +234,8 @@ void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
 
 void structure(const FindingIndex& idx, SummaryCard& card) {
   if (const json* groups = idx.get(fk::kL2PartitionSmGroupSizes)) {
-    std::string s = "L2: SMs form groups of " + display_text(*groups) +
-                    "; each group reaches its own partition near and the others far";
+    std::string s = "L2: groups of " + display_text(*groups) +
+                    " each reach their own partition near and the others far";
     if (const json* mask = idx.get(fk::kL2PartitionHashMask))
       s += "; home partition of a line = parity of address & " + typed_value(*mask).text;
     card.structure_lines.push_back(s);
@@ -320,7 +320,25 @@ void ceilings(const json& result, const FindingIndex& idx, SummaryCard& card) {
   if (best_peer)
     add_ceiling(card, idx, "links", "GPU to GPU (best pair)", string_at(*best_peer, "name"),
                 std::nullopt, "peer copy");
-  // Names of ceilings not measured are kept short: the group alone where all of it is missing.
+  // Ceilings not measured are named by group where the whole group is missing.
+  std::vector<std::string> kept;
+  for (const std::string group : {"DRAM", "on chip", "compute", "links"}) {
+    std::vector<std::string> missing;
+    for (const auto& n : card.not_measured)
+      if (n.rfind(group + " ", 0) == 0) missing.push_back(n);
+    bool any = false;
+    for (const auto& c : card.ceilings) any = any || c.group == group;
+    if (!any && !missing.empty()) kept.push_back(group + " ceilings");
+    else
+      for (const auto& m : missing) kept.push_back(m);
+  }
+  std::vector<std::string> others;
+  for (const auto& n : card.not_measured)
+    if (n.find(' ') == std::string::npos || (n.rfind("DRAM ", 0) != 0 && n.rfind("on chip ", 0) != 0 &&
+                                             n.rfind("compute ", 0) != 0 && n.rfind("links ", 0) != 0))
+      others.push_back(n);
+  others.insert(others.end(), kept.begin(), kept.end());
+  card.not_measured = others;
 }
 
 void doubts(const FindingIndex& idx, SummaryCard& card) {
@@ -344,20 +362,24 @@ std::string pad(const std::string& s, std::size_t w) {
   return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
 }
 
-/// Words joined with ", " into lines of at most `width` columns, each starting with `indent`.
-std::vector<std::string> wrap(const std::vector<std::string>& words, const std::string& indent,
-                              std::size_t width) {
+/// Items joined with ", " into lines of at most `width` columns: the first line starts with
+/// `first`, the others with `rest`.
+std::vector<std::string> wrap(const std::vector<std::string>& items, const std::string& first,
+                              const std::string& rest, std::size_t width) {
   std::vector<std::string> lines;
-  std::string cur = indent;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    const std::string w = words[i] + (i + 1 < words.size() ? "," : "");
-    if (cur.size() > indent.size() && cur.size() + 1 + w.size() > width) {
+  std::string cur = first;
+  bool empty = true;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string w = items[i] + (i + 1 < items.size() ? "," : "");
+    if (!empty && cur.size() + 1 + w.size() > width) {
       lines.push_back(cur);
-      cur = indent;
+      cur = rest;
+      empty = true;
     }
-    cur += (cur.size() > indent.size() ? " " : "") + w;
+    cur += (empty ? "" : " ") + w;
+    empty = false;
   }
-  if (cur.size() > indent.size()) lines.push_back(cur);
+  if (!empty) lines.push_back(cur);
   return lines;
 }
 
@@ -447,7 +469,7 @@ std::string summary_text(const SummaryCard& card) {
       by_group[c.group].push_back(ceiling_words(c));
     }
     for (const auto& g : groups)
-      for (const auto& l : wrap(by_group[g], "  " + pad(g + ":", 9), 100)) out.push_back(l);
+      for (const auto& l : wrap(by_group[g], "  " + pad(g + ":", 9), std::string(11, ' '), 100)) out.push_back(l);
   }
   out.push_back("");
   if (card.doubts.empty()) {
@@ -469,7 +491,7 @@ std::string summary_text(const SummaryCard& card) {
         words.push_back(ex + ": " + std::to_string(ds.size()) + " findings");
       }
     }
-    auto lines = wrap(words, "  ", 100);
+    auto lines = wrap(words, "  ", "  ", 100);
     out.push_back("uncertain (" + std::to_string(card.doubts.size()) +
                   "; confidence < 0.5, failed checks, counter disagreements):");
     const std::size_t room = out.size() + 3 <= 30 ? 30 - out.size() - 2 : 1;
@@ -480,9 +502,13 @@ std::string summary_text(const SummaryCard& card) {
     }
     for (const auto& l : lines) out.push_back(l);
   }
-  if (!card.not_measured.empty() && out.size() < 29)
-    for (const auto& l : wrap(card.not_measured, "not measured in this run: ", 100))
+  if (!card.not_measured.empty()) {
+    std::string words;
+    for (std::size_t i = 0; i < card.not_measured.size(); ++i)
+      words += (i ? ", " : "") + card.not_measured[i];
+    for (const auto& l : wrap_words(words, "not measured in this run: ", "  ", 100))
       if (out.size() < 29) out.push_back(l);
+  }
   out.push_back("every finding: --verbose, FINDINGS.md or report.html beside result.json");
   std::string text;
   for (const auto& l : out) text += l + "\n";
@@ -514,9 +540,14 @@ std::string summary_markdown(const SummaryCard& card) {
   }
   o << "\n**Uncertain** (confidence < 0.5, failed checks, counter disagreements): ";
   if (card.doubts.empty()) o << "none.\n";
-  for (std::size_t i = 0; i < card.doubts.size(); ++i)
-    o << (i ? ", " : "") << "`" << card.doubts[i].name << "` (" << card.doubts[i].why << ")"
-      << (i + 1 == card.doubts.size() ? ".\n" : "");
+  else o << card.doubts.size() << "\n\n";
+  std::string experiment;
+  for (const auto& d : card.doubts) {
+    o << (d.experiment == experiment ? ", " : (experiment.empty() ? "- " : "\n- ") + d.experiment + ": ")
+      << "`" << d.name << "` (" << d.why << ")";
+    experiment = d.experiment;
+  }
+  if (!card.doubts.empty()) o << "\n";
   if (!card.not_measured.empty()) {
     o << "\nNot measured in this run:";
     for (std::size_t i = 0; i < card.not_measured.size(); ++i)
@@ -597,10 +628,51 @@ std::string summary_html(const SummaryCard& card) {
   return o.str();
 }
 
+/// Latency per level and load operator (findings that carry `load`), cycles (ns).
+std::string load_matrix_markdown(const json& result) {
+  std::vector<std::string> loads, levels;
+  std::map<std::pair<std::string, std::string>, std::string> cell;
+  const auto ex = result.find("experiments");
+  if (ex == result.end() || !ex->is_array()) return "";
+  for (const auto& e : *ex) {
+    const auto fs = e.is_object() ? e.find("findings") : e.end();
+    if (!e.is_object() || fs == e.end() || !fs->is_array()) continue;
+    for (const auto& f : *fs) {
+      const std::string load = string_at(f, "load"), name = string_at(f, "name");
+      if (load.empty() || name.size() <= load.size() + 1) continue;
+      const std::string level = name.substr(0, name.size() - load.size() - 1);
+      if (std::find(loads.begin(), loads.end(), load) == loads.end()) loads.push_back(load);
+      if (std::find(levels.begin(), levels.end(), level) == levels.end()) levels.push_back(level);
+      std::string c = format_number(number_at(f, "value"), number_at(f, "standard_error"));
+      if (f.contains("value_ns") && f["value_ns"].is_number())
+        c += " (" + format_number(f["value_ns"].get<double>()) + " ns)";
+      cell[{level, load}] = c;
+    }
+  }
+  if (loads.empty()) return "";
+  std::ostringstream o;
+  o << "\n## Latency by load operator\n\nCycles (ns) at the middle of each level's plateau, "
+       "for each PTX load cache operator (`ld.global.<op>`).\n\n| level |";
+  for (const auto& l : loads) o << " ." << l << " |";
+  o << "\n|---|";
+  for (std::size_t i = 0; i < loads.size(); ++i) o << "---|";
+  o << "\n";
+  for (const auto& lv : levels) {
+    o << "| " << lv << " |";
+    for (const auto& l : loads) {
+      const auto it = cell.find({lv, l});
+      o << " " << (it == cell.end() ? "" : it->second) << " |";
+    }
+    o << "\n";
+  }
+  return o.str();
+}
+
 std::string findings_markdown(const json& result) {
   std::ostringstream o;
   const SummaryCard card = summary_card(result);
-  o << "# gpuprobe findings: " << card.title << "\n\n" << summary_markdown(card);
+  o << "# gpuprobe findings: " << card.title << "\n\n" << summary_markdown(card)
+    << load_matrix_markdown(result);
   o << "\n## Every finding, by family\n\n"
        "Values as gpuprobe shows them (rounded to what their standard error supports; "
        "categories, yes/no and masks in words); result.json holds the full numbers.\n";
@@ -616,7 +688,10 @@ std::string findings_markdown(const json& result) {
     }
     const std::string status = string_at(e, "status");
     if (status != "passed") {
-      o << "| " << id << " | " << status << ": " << string_at(e, "reason") << " | | | |\n";
+      std::string reason = string_at(e, "reason");
+      for (std::size_t at = reason.find('|'); at != std::string::npos; at = reason.find('|', at + 2))
+        reason.replace(at, 1, "\\|");
+      o << "| " << id << " | " << status << ": " << reason << " | | | |\n";
       continue;
     }
     for (const auto& f : e.value("findings", json::array())) {

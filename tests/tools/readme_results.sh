@@ -6,7 +6,7 @@ set -euo pipefail
 src=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/results"
+mkdir -p "$tmp/results" "$tmp/docs"
 cp "$src/README.md" "$tmp/"
 cp -r "$src/results/h200" "$tmp/results/"
 python3 - "$tmp/results/h200/result.json" <<'PY'
@@ -28,7 +28,7 @@ for e in r["experiments"]:
 json.dump(r, open(p, "w"))
 PY
 python3 "$src/tools/readme_results.py" --root "$tmp"
-out=$tmp/README.md
+out=$tmp/docs/H200_RESULTS.md
 fail=0
 need() { grep -qF -- "$1" "$out" || { echo "missing: $1"; fail=1; }; }
 never() { ! grep -qF -- "$1" "$out" || { echo "literal claim printed: $1"; fail=1; }; }
