@@ -174,6 +174,16 @@ void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
       if (idx.get(n)) return true;
     return false;
   };
+  if (have({fk::kL1HitLatency, fk::kL1Capacity, fk::kCacheL1Ways})) {
+    LevelRow r{"L1", "per SM", cycles(idx, fk::kL1HitLatency), nanoseconds(idx, fk::kL1HitLatency),
+               shown(idx, fk::kL1Capacity), shown(idx, "hierarchy.l1.read_bandwidth"),
+               line_and_sector(idx, fk::kCacheL1LineSize, fk::kCacheL1FetchGranularity),
+               geometry(idx, fk::kCacheL1Ways, fk::kCacheL1Sets),
+               policy(idx, fk::kCacheL1Replacement)};
+    card.levels.push_back(r);
+  } else {
+    card.not_measured.push_back("L1");
+  }
   if (have({fk::kSharedLatency, "smem.bandwidth"})) {
     LevelRow r;
     r.name = "shared memory";
@@ -189,21 +199,12 @@ void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
   } else {
     card.not_measured.push_back("shared memory");
   }
-  if (have({fk::kL1HitLatency, fk::kL1Capacity, fk::kCacheL1Ways})) {
-    LevelRow r{"L1", "per SM", cycles(idx, fk::kL1HitLatency), nanoseconds(idx, fk::kL1HitLatency),
-               shown(idx, fk::kL1Capacity), shown(idx, "hierarchy.l1.read_bandwidth"),
-               line_and_sector(idx, fk::kCacheL1LineSize, fk::kCacheL1FetchGranularity),
-               geometry(idx, fk::kCacheL1Ways, fk::kCacheL1Sets),
-               policy(idx, fk::kCacheL1Replacement)};
-    card.levels.push_back(r);
-  } else {
-    card.not_measured.push_back("L1");
-  }
   if (have({fk::kL2HitLatency, fk::kL2NearCapacity, "cache.l2.ways"})) {
     LevelRow r{"L2 near partition", "per SM group", cycles(idx, fk::kL2HitLatency),
                nanoseconds(idx, fk::kL2HitLatency), shown(idx, fk::kL2NearCapacity), "-",
                line_and_sector(idx, fk::kCacheL2LineSize, fk::kCacheL2FillGranularity),
-               geometry(idx, "cache.l2.ways", "cache.l2.sets"), policy(idx, "cache.l2.replacement")};
+               geometry(idx, "cache.l2.ways", "cache.l2.sets"), policy(idx, "cache.l2.replacement"),
+               1};
     card.levels.push_back(r);
   } else {
     card.not_measured.push_back("L2 near partition");
@@ -211,7 +212,7 @@ void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
   if (have({fk::kL2FarHitLatency, fk::kL2Capacity, "hierarchy.l2.read_bandwidth"})) {
     LevelRow r{"L2 far partition", "whole GPU", cycles(idx, fk::kL2FarHitLatency),
                nanoseconds(idx, fk::kL2FarHitLatency), shown(idx, fk::kL2Capacity),
-               shown(idx, "hierarchy.l2.read_bandwidth"), "-", "-", "-"};
+               shown(idx, "hierarchy.l2.read_bandwidth"), "-", "-", "-", 2};
     card.levels.push_back(r);
   } else {
     card.not_measured.push_back("L2 far partition");
@@ -226,6 +227,7 @@ void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
                                                          : "-";
     r.bandwidth = shown(idx, "dram.read_bandwidth");
     r.line = r.geometry = r.policy = "-";
+    r.depth = 3;
     card.levels.push_back(r);
   } else {
     card.not_measured.push_back("DRAM");
@@ -447,14 +449,14 @@ std::string summary_text(const SummaryCard& card) {
   for (const auto& l : card.run_lines) out.push_back("  " + l);
   if (!card.levels.empty()) {
     out.push_back("");
-    out.push_back(pad("memory hierarchy", 20) + pad("latency", 21) + pad("capacity", 11) +
-                  pad("bandwidth", 16) + pad("line/sector", 12) + pad("ways x sets", 12) +
+    out.push_back(pad("memory hierarchy", 20) + pad("latency", 19) + pad("capacity", 11) +
+                  pad("bandwidth", 16) + pad("line/sector", 14) + pad("ways x sets", 12) +
                   "policy");
     for (std::size_t i = 0; i < card.levels.size(); ++i) {
       const LevelRow& r = card.levels[i];
       const std::string lat = r.latency + (r.latency_ns == "-" ? "" : " " + r.latency_ns);
-      out.push_back(pad("  " + r.name, 20) + pad(lat, 21) + pad(r.capacity, 11) +
-                    pad(r.bandwidth, 16) + pad(r.line, 12) + pad(r.geometry, 12) + r.policy);
+      out.push_back(pad("  " + r.name, 20) + pad(lat, 19) + pad(r.capacity, 11) +
+                    pad(r.bandwidth, 16) + pad(r.line, 14) + pad(r.geometry, 12) + r.policy);
     }
   }
   for (const auto& s : card.structure_lines)
@@ -574,7 +576,7 @@ std::string summary_html(const SummaryCard& card) {
   for (std::size_t i = 0; i < card.levels.size(); ++i) {
     const LevelRow& r = card.levels[i];
     const int y = static_cast<int>(i) * row_h + 4;
-    const int indent = static_cast<int>(i) * 14;
+    const int indent = r.depth * 14;
     o << "<g class=\"level\"><rect x=\"" << indent << "\" y=\"" << y << "\" width=\""
       << width - indent - 2 << "\" height=\"" << row_h - 6
       << "\" rx=\"6\" fill=\"#eef5ff\" stroke=\"#7a9cc6\"/>";
@@ -612,12 +614,25 @@ std::string summary_html(const SummaryCard& card) {
     }
     o << "</table>";
   }
-  o << "<h3>Uncertain</h3><p class=\"doubts\">";
-  if (card.doubts.empty()) o << "None: every finding has confidence &ge; 0.5 and every check passed.";
-  for (std::size_t i = 0; i < card.doubts.size(); ++i)
-    o << (i ? ", " : "") << "<code>" << html_escape(card.doubts[i].name) << "</code> ("
-      << html_escape(card.doubts[i].why) << ")";
-  o << "</p>";
+  o << "<h3>Uncertain</h3>";
+  if (card.doubts.empty())
+    o << "<p class=\"doubts\">None: every finding has confidence &ge; 0.5 and every check "
+         "passed.</p>";
+  else
+    o << "<p class=\"doubts\">" << card.doubts.size()
+      << " findings with confidence below 0.5, failed checks or counter disagreements:</p>"
+         "<ul class=\"doubts\">";
+  std::string experiment;
+  for (const auto& d : card.doubts) {
+    if (d.experiment != experiment)
+      o << (experiment.empty() ? "" : "</li>") << "<li><b>" << html_escape(d.experiment)
+        << "</b>: ";
+    else
+      o << ", ";
+    o << "<code>" << html_escape(d.name) << "</code> (" << html_escape(d.why) << ")";
+    experiment = d.experiment;
+  }
+  if (!card.doubts.empty()) o << "</li></ul>";
   if (!card.not_measured.empty()) {
     o << "<p class=\"waived\">Not measured in this run: ";
     for (std::size_t i = 0; i < card.not_measured.size(); ++i)

@@ -23,6 +23,7 @@ struct LevelRow {
   std::string line;      ///< "128 B / 32 B" (line / sector)
   std::string geometry;  ///< "4 ways x 512 sets"
   std::string policy;    ///< "LRU"
+  int depth = 0;         ///< steps from the SM: L1 and shared memory 0, L2 near 1, ...
 };
 
 /// One headline ceiling: the measured rate and its share of the theoretical peak.
