@@ -54,7 +54,7 @@ trap 'rm -f "$log"' EXIT
 # The same build type and options as build/ (scripts/deps.sh gp_build), so the compile commands
 # of gpuprobe's own sources are the same and ccache answers them.
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DGPUPROBE_BUILD_TESTS=ON \
-  -DGPUPROBE_FIND_DEPS=OFF \
+  -DGPUPROBE_FETCH_DEPS=AUTO -DGPUPROBE_FIND_DEPS=OFF \
   -DFETCHCONTENT_SOURCE_DIR_CLI11="$PWD/$src/cli11" \
   -DFETCHCONTENT_SOURCE_DIR_NLOHMANN_JSON="$PWD/$src/nlohmann_json" \
   -DFETCHCONTENT_SOURCE_DIR_GOOGLETEST="$gtest_src" >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
