@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/text_input.hpp"
 
 namespace gpuprobe {
 
@@ -170,7 +171,7 @@ void check_axis_overrides(const Registry& registry, const std::vector<AxisOverri
       for (const auto& x : registry.all())
         near.emplace_back(edit_distance(o.experiment, x->id()), x->id());
       std::sort(near.begin(), near.end());
-      throw UsageError("--axis: unknown experiment '" + o.experiment + "'" +
+      throw UsageError("--axis: unknown experiment " + text_input::quoted(o.experiment) + "" +
                        (near.empty() ? std::string() : "; closest: " + near.front().second));
     }
     RunOptions one;
@@ -265,7 +266,7 @@ std::vector<const Experiment*> Registry::select(const std::vector<std::string>& 
       std::string hint;
       for (std::size_t i = 0; i < near.size() && i < 3; ++i)
         hint += (i ? ", " : "") + near[i].second;
-      throw UsageError("unknown experiment '" + g + "'; closest: " + hint +
+      throw UsageError("unknown experiment " + text_input::quoted(g) + "; closest: " + hint +
                        " ('gpuprobe list' shows all)");
     }
   }
