@@ -207,6 +207,10 @@ std::optional<ExperimentResult> replay_analysis(const nlohmann::json& recorded) 
   if (!exp) return std::nullopt;
   // Results written before samples were versioned hold version 1.
   if (recorded.value("samples_version", 1) != exp->samples_version()) return std::nullopt;
+  // Every experiment that passed recorded samples: none is a waived or failed one relabelled.
+  if (recorded.at("samples").empty())
+    throw UsageError(exp->id() +
+                     ": passed with no samples (was it waived or an error?); nothing to analyse");
   ExperimentResult r;
   r.id = exp->id();
   r.samples_version = exp->samples_version();
