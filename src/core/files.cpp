@@ -122,6 +122,13 @@ void note_input(const std::string& path) {
   inputs().insert({st.st_dev, st.st_ino});
 }
 
+bool is_input(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  std::lock_guard<std::mutex> lock(inputs_mutex());
+  return inputs().count({st.st_dev, st.st_ino}) > 0;
+}
+
 void forget_input(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return;

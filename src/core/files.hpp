@@ -20,6 +20,9 @@ std::string read_input(const std::string& path, const std::string& what);
 /// Records `path` as an input: no output of this process may replace it.
 void note_input(const std::string& path);
 
+/// Whether `path` (followed through links) is an input of this process.
+bool is_input(const std::string& path);
+
 /// Forgets `path` as an input (a result gpuprobe read only to replace it), or all of them (a
 /// new command in the same process).
 void forget_input(const std::string& path);

@@ -47,6 +47,14 @@ bool plain_name(const std::string& s) {
          s.find('\0') == std::string::npos;
 }
 
+/// The folder of a result this command reads (replay r.json --out <r's folder>) is not
+/// replaced: that would remove the input.
+void refuse_input_folder(const std::string& dir, const fs::path& result) {
+  if (files::is_input(result.string()))
+    throw UsageError("output folder " + text_input::quoted(dir) +
+                     " holds this command's input result; give another --out");
+}
+
 }  // namespace
 
 long lock_holder(const std::string& dir) {
@@ -74,6 +82,7 @@ void check_result_folder(const std::string& dir) {
     throw UsageError("cannot list output folder " + text_input::quoted(dir) + ": " + ec.message());
   if (empty) return;
   const fs::path result = fs::path(dir) / "result.json";
+  refuse_input_folder(dir, result);
   if (!fs::exists(result, ec))
     throw UsageError("output folder " + text_input::quoted(dir) +
                      " is not empty and holds no gpuprobe result; give an empty or new folder "
@@ -95,6 +104,7 @@ std::vector<fs::path> earlier_result_files(const std::string& dir) {
   const fs::path d(dir);
   const fs::path result = d / "result.json";
   if (!plain_regular_file(result)) return found;
+  refuse_input_folder(dir, result);
   nlohmann::json r;
   try {
     r = json_input::load_file(result.string(), "result.json written by gpuprobe");

@@ -125,8 +125,8 @@ ResultWriter::ResultWriter(std::string dir, nlohmann::json header, std::ostream&
       experiments += f.parent_path().filename() == "experiments";
     }
     notices << "gpuprobe: replacing the earlier result in " << dir_ << " (" << earlier.size()
-            << " files: result.json, " << experiments << " experiment files, " << csvs
-            << " CSVs, report.html)\n";
+            << " files it made: result.json, report.html, " << experiments << " in experiments/, "
+            << csvs << " CSVs; other files stay)\n";
     for (const auto& f : earlier) fs::remove(f);
   }
   fs::create_directories(fs::path(dir_) / "experiments");
