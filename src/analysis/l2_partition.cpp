@@ -4,6 +4,7 @@
 #include <bitset>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 
 namespace gpuprobe::analysis {
 int parity(std::uint64_t x) { return static_cast<int>(std::bitset<64>(x).count() & 1u); }
@@ -57,6 +58,14 @@ PartitionResult analyze_l2_partition(const PartitionInput& in) {
   PartitionResult r;
   const std::size_t rows = in.latency.size(), lines = in.offsets.size();
   if (rows == 0 || lines == 0) return r;
+  // Every row times every line: a row cut short (a recorded result edited or truncated) would
+  // be read past its end below.
+  for (std::size_t i = 0; i < rows; ++i)
+    if (in.latency[i].size() != lines)
+      throw std::invalid_argument("cache.l2.partition: samples.rows[" + std::to_string(i) +
+                                  "].cycles has " + std::to_string(in.latency[i].size()) +
+                                  " values for " + std::to_string(lines) +
+                                  " offsets; every row needs one per offset");
   std::vector<double> all;
   for (const auto& row : in.latency)
     for (double v : row)

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "build_info.hpp"
 #include "cli/fleet.hpp"
@@ -18,13 +19,16 @@
 #include "core/environment.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
+#include "core/files.hpp"
 #include "core/json_input.hpp"
 #include "core/progress.hpp"
 #include "core/repeatability.hpp"
+#include "core/text_input.hpp"
 #include "core/units.hpp"
 #include "device/device.hpp"
 #include "device/model_export.hpp"
 #include "report/summary.hpp"
+#include "report/output_dir.hpp"
 #include "report/writer.hpp"
 
 namespace gpuprobe::cli {
@@ -75,7 +79,7 @@ struct Cli {
   RunOptions options;
   std::string loads_text;
   std::string min_size_text, max_size_text;
-  std::vector<int> carveouts;
+  std::string carveouts_text, strides_text, offsets_text, word_sizes_text, seed_text;
   std::vector<std::string> axis_texts;
   std::vector<std::string> ids;
   bool info_json = false;
@@ -89,9 +93,9 @@ struct Cli {
 
 std::vector<device::LoadOp> parse_loads(const std::string& text) {
   std::vector<device::LoadOp> ops;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  if (text.empty() || text.find_first_not_of(',') == std::string::npos)
+    throw UsageError("--loads is empty; allowed: default, ca, cg, cv, nc, all");
+  for (const auto& item : text_input::split_list(text, "--loads")) {
     if (item == "all") {
       for (auto op : device::all_load_ops()) ops.push_back(op);
     } else {
@@ -108,7 +112,8 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
   const std::string started = utc_now();
   if (cli.options.out_dir.empty())
     cli.options.out_dir = "gpuprobe-results/" + utc_now("%Y%m%dT%H%M%SZ");
-  report::check_writable(cli.options.out_dir);
+  // Empty, new, or an earlier result (replaced by the writer); not locked by another run.
+  report::check_result_folder(cli.options.out_dir);
   auto dev = device::open_device(cli.options.device);
   // Everything that can be wrong with the input is found before anything is written.
   std::vector<const Experiment*> runnable;
@@ -243,6 +248,8 @@ int run_repeat(int n, const std::vector<const Experiment*>& chosen, Cli& cli, in
     cli.options.out_dir = "gpuprobe-results/" + utc_now("%Y%m%dT%H%M%SZ") + "-repeat";
   const std::string dir = cli.options.out_dir;
   report::check_writable(dir);
+  for (int i = 1; i <= n; ++i)  // every run's folder before the first run writes anything
+    report::check_result_folder(dir + "/run" + std::to_string(i));
   std::vector<json> results;
   int worst = 0;
   for (int i = 1; i <= n; ++i) {
@@ -278,18 +285,16 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
   app.add_option("--node-stride", o.node_stride,
                  "bytes between chase nodes: 128 = one per line, 8 = one per element")
       ->check(CLI::PositiveNumber);
-  app.add_option("--carveouts", cli.carveouts,
-                 "shared-memory carveouts in percent for latency.carveout (-1 = driver default)")
-      ->delimiter(',');
-  app.add_option("--seed", o.seed, "seed of the random chains");
+  app.add_option("--carveouts", cli.carveouts_text,
+                 "shared-memory carveouts in percent for latency.carveout (-1 = driver default)");
+  app.add_option("--seed", cli.seed_text, "seed of the random chains (0..2^64-1)");
   std::string array_text;
   app.add_option("--array-size", array_text,
                  "bytes per array for the streaming bandwidth kernels (default 16 x L2)");
-  app.add_option("--strides", o.strides, "element strides, comma-separated")->delimiter(',');
-  app.add_option("--offsets", o.offsets, "start offsets in elements, comma-separated")
-      ->delimiter(',');
-  app.add_option("--word-sizes", o.word_sizes, "bytes per access: 4, 8 or 16, comma-separated")
-      ->delimiter(',');
+  app.add_option("--strides", cli.strides_text, "element strides, comma-separated");
+  app.add_option("--offsets", cli.offsets_text, "start offsets in elements, comma-separated");
+  app.add_option("--word-sizes", cli.word_sizes_text,
+                 "bytes per access: 4, 8 or 16, comma-separated");
   app.add_option("--axis", cli.axis_texts,
                  "override an axis of an experiment: <experiment>.<axis>=v1,v2 (repeatable; "
                  "'gpuprobe list' shows the axes)");
@@ -391,7 +396,7 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
     if (msg.find('\n') != std::string::npos) msg = msg.substr(0, msg.find('\n'));
-    err << "gpuprobe: error: " << msg << " (see gpuprobe --help)\n";
+    err << "gpuprobe: error: " << text_input::escape_controls(msg) << " (see gpuprobe --help)\n";
     return 2;
   }
   cli.device_given = app.count("--device") > 0;
@@ -405,7 +410,14 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
     if (!cli.loads_text.empty()) o.loads = parse_loads(cli.loads_text);
     if (!cli.min_size_text.empty()) o.min_size = units::parse_size(cli.min_size_text, "--min-size");
     if (!cli.max_size_text.empty()) o.max_size = units::parse_size(cli.max_size_text, "--max-size");
-    o.carveouts = cli.carveouts;
+    // Integer lists and the seed: one parser each, the same refusals everywhere.
+    for (const auto& [name, text, list] :
+         {std::tuple{"--carveouts", &cli.carveouts_text, &o.carveouts},
+          std::tuple{"--strides", &cli.strides_text, &o.strides},
+          std::tuple{"--offsets", &cli.offsets_text, &o.offsets},
+          std::tuple{"--word-sizes", &cli.word_sizes_text, &o.word_sizes}})
+      if (app.count(name) > 0) *list = text_input::parse_int_list(*text, name);
+    if (app.count("--seed") > 0) o.seed = text_input::parse_seed(cli.seed_text, "--seed");
     if (!array_text.empty()) o.array_bytes = units::parse_size(array_text, "--array-size");
     if (o.protocol.max_repetitions < o.protocol.min_repetitions)
       throw UsageError("--max-reps is smaller than --min-reps");
@@ -457,7 +469,7 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
       const json t = repeatability::table(results);
       if (!cli.options.out_dir.empty()) {
         report::check_writable(cli.options.out_dir);
-        std::filesystem::create_directories(cli.options.out_dir);
+        const report::OutputLock lock(cli.options.out_dir);  // creates the folder
         report::write_file_atomically(std::filesystem::path(cli.options.out_dir) / "repeat.json",
                                       t.dump(2) + "\n");
       }
@@ -510,10 +522,10 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
     }
     return run_experiments(chosen, cli, argc, argv, out, command);
   } catch (const UsageError& e) {
-    err << "gpuprobe: error: " << e.what() << "\n";
+    err << "gpuprobe: error: " << text_input::escape_controls(e.what()) << "\n";
     return 2;
   } catch (const CudaError& e) {
-    err << "gpuprobe: CUDA error: " << e.what() << "\n";
+    err << "gpuprobe: CUDA error: " << text_input::escape_controls(e.what()) << "\n";
     return 1;
   }
 }
@@ -521,12 +533,16 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   // Nothing the user gives may abort the program: whatever escapes the command is reported in
   // one line. A UsageError is the user's to fix (2); anything else is gpuprobe's fault (1).
-  auto one_line = [](std::string s) {
-    const auto nl = s.find('\n');
-    return nl == std::string::npos ? s : s.substr(0, nl);
-  };
+  // Every message is one line: control characters in quoted input are escaped, not printed.
+  const auto one_line = [](const std::string& s) { return text_input::escape_controls(s); };
+  files::forget_inputs();  // the inputs of an earlier command in this process are not ours
   try {
     return run_unguarded(argc, argv, out, err);
+  } catch (const std::filesystem::filesystem_error& e) {
+    // Raised at the file-system boundary (a loop of links, an over-long name, a path that
+    // changed under us): the user's to fix, one line naming the path and the reason.
+    err << "gpuprobe: error: " << one_line(files::describe(e)) << "\n";
+    return 2;
   } catch (const UsageError& e) {
     err << "gpuprobe: error: " << one_line(e.what()) << "\n";
     return 2;

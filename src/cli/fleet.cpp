@@ -12,9 +12,12 @@
 
 #include "core/error.hpp"
 #include "core/finding_value.hpp"
+#include "core/files.hpp"
 #include "core/json_input.hpp"
+#include "core/text_input.hpp"
 #include "probes/link/link.hpp"
 #include "report/fleet.hpp"
+#include "report/output_dir.hpp"
 #include "report/writer.hpp"
 
 #ifdef GPUPROBE_MPI
@@ -49,8 +52,13 @@ json read_json_file(const std::string& path) {
 }
 
 void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream f(path);
-  if (!f || !(f << text) || !f.flush()) throw UsageError("cannot write '" + path.string() + "'");
+  try {
+    report::write_file_atomically(path, text);  // no link, device, FIFO or input replaced
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw UsageError("cannot write " + text_input::quoted(path.string()) + " (" + e.what() + ")");
+  }
 }
 
 /// Writes fleet.json and fleet.txt into dir and prints the table.
@@ -103,15 +111,18 @@ int merge(const FleetCommands& c, const RunOptions& o, std::ostream& out) {
   std::vector<report::FleetMember> members;
   std::set<std::string> seen;
   for (const auto& p : c.merge_paths) {
-    if (!seen.insert(fs::weakly_canonical(p).string()).second)
-      throw UsageError("'" + p + "' is given twice");
-    json r = read_json_file(p);
+    json r = read_json_file(p);  // first: a loop or an over-long name is refused here
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(p, ec);
+    if (!seen.insert(ec ? p : canonical.string()).second)
+      throw UsageError(text_input::quoted(p) + " is given twice");
     if (!r.contains("experiments") || !r.contains("schema_version"))
-      throw UsageError("'" + p + "' is not a gpuprobe result.json");
+      throw UsageError(text_input::quoted(p) + " is not a gpuprobe result.json");
     members.push_back({p, std::move(r), "", {{"result_path", p}}});
   }
   // Results of another schema or experiment set: exit 2 (nothing written).
   const json report = report::fleet_report(members, false);
+  const report::OutputLock lock(o.out_dir);
   write_fleet(o.out_dir, report, out);
   return 0;
 }
@@ -121,6 +132,9 @@ int characterize_gpus(const FleetCommands& c, RunOptions o, const Runner& run, s
   const auto gpus = parse_gpu_list(c.gpus, count);
   if (o.out_dir.empty()) o.out_dir = "gpuprobe-results/" + stamp();
   report::check_writable(o.out_dir);
+  for (int g : gpus)
+    report::check_result_folder((fs::path(o.out_dir) / ("gpu" + std::to_string(g))).string());
+  report::check_result_folder((fs::path(o.out_dir) / "node").string());
   const json multicast = gpus.size() > 1 ? force_multicast_off() : json::object();
   const auto per_gpu = per_gpu_experiments({});
   std::vector<const Experiment*> node_wide;
@@ -321,10 +335,8 @@ std::vector<int> parse_gpu_list(const std::string& text, int count) {
     for (int g = 0; g < count; ++g) gpus.push_back(g);
     return gpus;
   }
-  std::stringstream ss(text);
-  std::string item;
   std::set<int> seen;
-  while (std::getline(ss, item, ',')) {
+  for (const auto& item : text_input::split_list(text, "--gpus")) {
     if (item.empty() || item.size() > 4 ||
         item.find_first_not_of("0123456789") != std::string::npos)
       throw UsageError("--gpus " + text + ": give 'all' or GPU ordinals like 0,1");

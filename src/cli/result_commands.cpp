@@ -16,15 +16,18 @@
 #include "core/confidence.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
+#include "core/files.hpp"
 #include "core/finding_names.hpp"
 #include "core/json_input.hpp"
 #include "core/noise.hpp"
 #include "core/progress.hpp"
+#include "core/text_input.hpp"
 #include "core/units.hpp"
 #include "device/model_device.hpp"
 #include "device/model_export.hpp"
 #include "measure/chase_point.hpp"
 #include "report/summary.hpp"
+#include "report/output_dir.hpp"
 #include "report/writer.hpp"
 
 namespace gpuprobe::cli {
@@ -76,8 +79,11 @@ std::vector<Row> findings_of(const json& r) {
 void write_or_fail(const std::string& path, const std::string& text) {
   try {
     report::write_file_atomically(path, text);
+  } catch (const UsageError&) {
+    throw;
   } catch (const std::exception& e) {
-    throw UsageError("cannot write '" + path + "' (" + first_line(e.what()) + ")");
+    throw UsageError("cannot write " + text_input::quoted(path) + " (" + first_line(e.what()) +
+                     ")");
   }
 }
 
@@ -198,7 +204,7 @@ int report_command(const std::string& path, std::string dir, std::ostream& out) 
   }
   const std::string html = from_file(
       path, [&] { return report::html_report(recorded, fs::path(path).parent_path().string()); });
-  fs::create_directories(dir);
+  const report::OutputLock lock(dir);  // creates dir; no other run writes it meanwhile
   const std::string findings = from_file(path, [&] { return report::findings_markdown(recorded); });
   const auto target = fs::path(dir) / "report.html";
   write_or_fail(target.string(), html);
@@ -210,6 +216,8 @@ int report_command(const std::string& path, std::string dir, std::ostream& out) 
 int export_model_command(const std::string& path, const std::string& model_path,
                          const std::string& format, std::ostream& out) {
   const json recorded = json_input::load_result(path);
+  // Never the input itself (also through a link), a link, a device node, a FIFO or a socket.
+  if (!model_path.empty()) files::check_output_target(model_path);
   const std::string model = from_file(path, [&] {
     const json m = device::model_from_result(recorded);
     return format == "accelsim" ? device::accelsim_config(m) : m.dump(2) + "\n";
@@ -218,8 +226,6 @@ int export_model_command(const std::string& path, const std::string& model_path,
     out << model;
     return 0;
   }
-  if (fs::is_directory(model_path))
-    throw UsageError("model file '" + model_path + "' is a directory; give a file name");
   write_or_fail(model_path, model);
   out << "model: " << model_path << " (use --device model:" << model_path << ")\n";
   return 0;
@@ -295,7 +301,7 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
         [&](const json& pt, double ws, double) { c[ws] = pt.at("cycles_per_load"); });
     run_curves.push_back(std::move(c));
   }
-  report::check_writable(dir);
+  report::check_result_folder(dir);  // a new or empty folder, or an earlier replay's
   const json model = from_file(path, [&] { return device::model_from_result(recorded); });
   const json& sweep = passed_sweep(recorded, path, "to replay; run it first");
   std::map<std::string, double> measured_findings;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/text_input.hpp"
 
 namespace gpuprobe {
 
@@ -96,7 +97,7 @@ const std::vector<json>& allowed_of(const Axis& a) {
 /// `text` as a value of axis `a`; throws UsageError naming `where` otherwise.
 json parse_value(const Axis& a, const std::string& text, const std::string& where) {
   auto fail = [&](const std::string& why) {
-    throw UsageError("--axis " + where + ": '" + text + "' " + why);
+    throw UsageError("--axis " + where + ": " + text_input::quoted(text) + " " + why);
   };
   switch (a.type) {
     case AxisType::kInt:
@@ -151,14 +152,10 @@ AxisOverride parse_axis_override(const std::string& text) {
   const auto dot = text.rfind('.', eq);
   if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 >= eq ||
       eq + 1 >= text.size())
-    throw UsageError("--axis '" + text + "' is not <experiment>.<axis>=v1,v2,...");
+    throw UsageError("--axis " + text_input::quoted(text) +
+                     " is not <experiment>.<axis>=v1,v2,...");
   AxisOverride o{text.substr(0, dot), text.substr(dot + 1, eq - dot - 1), {}};
-  std::stringstream ss(text.substr(eq + 1));
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty()) throw UsageError("--axis '" + text + "' has an empty value");
-    o.values.push_back(item);
-  }
+  o.values = text_input::split_list(text.substr(eq + 1), "--axis " + text_input::quoted(text));
   return o;
 }
 
@@ -227,7 +224,7 @@ AxisValues resolve_axes(const std::string& id, const std::vector<Axis>& axes,
     if (it == axes.end()) {
       std::string names;
       for (const auto& a : axes) names += (names.empty() ? "" : ", ") + a.name;
-      throw UsageError("--axis: " + id + " has no axis '" + o.axis + "'" +
+      throw UsageError("--axis: " + id + " has no axis " + text_input::quoted(o.axis) + "" +
                        (names.empty() ? std::string(" (it declares none)") : "; axes: " + names));
     }
     if (!it->overridable)

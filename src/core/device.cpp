@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/text_input.hpp"
 
 namespace gpuprobe::device {
 
@@ -32,7 +33,8 @@ std::string to_string(LoadOp op) {
 LoadOp parse_load_op(const std::string& text) {
   for (LoadOp op : all_load_ops())
     if (to_string(op) == text) return op;
-  throw UsageError("unknown load operator '" + text + "'; allowed: default, ca, cg, cv, nc");
+  throw UsageError("unknown load operator " + text_input::quoted(text) +
+                   "; allowed: default, ca, cg, cv, nc");
 }
 
 bool caches_in_l1(LoadOp op) { return op != LoadOp::kCg && op != LoadOp::kCv; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/text_input.hpp"
 
 namespace gpuprobe {
 
@@ -171,7 +172,7 @@ void check_axis_overrides(const Registry& registry, const std::vector<AxisOverri
       for (const auto& x : registry.all())
         near.emplace_back(edit_distance(o.experiment, x->id()), x->id());
       std::sort(near.begin(), near.end());
-      throw UsageError("--axis: unknown experiment '" + o.experiment + "'" +
+      throw UsageError("--axis: unknown experiment " + text_input::quoted(o.experiment) + "" +
                        (near.empty() ? std::string() : "; closest: " + near.front().second));
     }
     RunOptions one;
@@ -207,6 +208,10 @@ std::optional<ExperimentResult> replay_analysis(const nlohmann::json& recorded) 
   if (!exp) return std::nullopt;
   // Results written before samples were versioned hold version 1.
   if (recorded.value("samples_version", 1) != exp->samples_version()) return std::nullopt;
+  // Every experiment that passed recorded samples: none is a waived or failed one relabelled.
+  if (recorded.at("samples").empty())
+    throw UsageError(exp->id() +
+                     ": passed with no samples (was it waived or an error?); nothing to analyse");
   ExperimentResult r;
   r.id = exp->id();
   r.samples_version = exp->samples_version();
@@ -266,7 +271,7 @@ std::vector<const Experiment*> Registry::select(const std::vector<std::string>& 
       std::string hint;
       for (std::size_t i = 0; i < near.size() && i < 3; ++i)
         hint += (i ? ", " : "") + near[i].second;
-      throw UsageError("unknown experiment '" + g + "'; closest: " + hint +
+      throw UsageError("unknown experiment " + text_input::quoted(g) + "; closest: " + hint +
                        " ('gpuprobe list' shows all)");
     }
   }

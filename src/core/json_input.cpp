@@ -8,6 +8,8 @@
 
 #include "core/error.hpp"
 #include "core/finding_value.hpp"
+#include "core/files.hpp"
+#include "core/text_input.hpp"
 
 namespace gpuprobe::json_input {
 
@@ -71,24 +73,17 @@ std::string first_line(std::string s) {
 }  // namespace
 
 json load_file(const std::string& path, const std::string& what) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
   if (path.empty()) throw UsageError("the " + what + " path is empty");
-  if (fs::is_directory(path, ec))
-    throw UsageError("'" + path + "' is a directory; give the " + what + " file itself");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot read '" + path + "'; give a " + what);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw UsageError("cannot read '" + path + "'; give a " + what);
-  const std::string s = text.str();
+  // A regular file of bounded size only: a FIFO would block, /dev/zero would never end.
+  const std::string s = files::read_input(path, what);
   if (nesting_depth(s) > kMaxDepth)
-    throw UsageError("'" + path + "' nests arrays or objects deeper than " +
+    throw UsageError(text_input::quoted(path) + " nests arrays or objects deeper than " +
                      std::to_string(kMaxDepth) + " levels; it is not a " + what);
   try {
     return json::parse(s);
   } catch (const json::exception& e) {
-    throw UsageError("'" + path + "' is not valid JSON (" + first_line(e.what()) + ")");
+    throw UsageError(text_input::quoted(path) + " is not valid JSON (" + first_line(e.what()) +
+                     ")");
   }
 }
 
@@ -194,7 +189,7 @@ void check_compute_capability(const Reader& r) {
     return !s.empty() && s.size() <= 3 && s.find_first_not_of("0123456789") == std::string::npos;
   };
   if (dot == std::string::npos || !digits(cc.substr(0, dot)) || !digits(cc.substr(dot + 1)))
-    r.fail("expected a compute capability like \"9.0\", got \"" + cc + "\"");
+    r.fail("expected a compute capability like \"9.0\", got " + text_input::quoted(cc));
 }
 
 void check_finding(const Reader& f) {
@@ -214,15 +209,18 @@ void check_experiment(const Reader& e) {
   e.at("id").string();
   const std::string status = e.at("status").string();
   if (status != "passed" && status != "waived" && status != "error")
-    e.at("status").fail("expected passed, waived or error, got \"" + status + "\"");
+    e.at("status").fail("expected passed, waived or error, got " + text_input::quoted(status));
   optional_string(e, "reason");
   optional_number(e, "wall_s");
-  for (const char* key : {"protocol", "parameters", "samples", "statistics"}) optional_object(e, key);
+  for (const char* key : {"protocol", "parameters", "samples", "statistics"})
+    optional_object(e, key);
   if (status == "passed") {
     // replay_analysis and the report read these of every passed experiment.
     e.at("parameters").object();
     e.at("samples").object();
   }
+  if (auto version = e.find("samples_version"))
+    if (version->integer() < 1) version->fail("expected a samples version of 1 or more");
   if (auto findings = e.find("findings")) {
     for (std::size_t i = 0; i < findings->size(); ++i) check_finding(findings->at(i));
   } else if (status == "passed") {

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "core/error.hpp"
+#include "core/text_input.hpp"
 
 namespace gpuprobe::units {
 
@@ -33,7 +34,7 @@ std::uint64_t parse_size(const std::string& text, const std::string& what) {
   const char* begin = text.c_str();
   char* end = nullptr;
   if (!(std::isdigit(static_cast<unsigned char>(begin[0])) || begin[0] == '.'))
-    throw UsageError(what + " '" + text + "' is not a size" + allowed);
+    throw UsageError(what + " " + text_input::quoted(text) + " is not a size" + allowed);
   const double number = std::strtod(begin, &end);
   std::string suffix(end);
   for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -49,11 +50,12 @@ std::uint64_t parse_size(const std::string& text, const std::string& what) {
   else if (suffix == "T" || suffix == "TB" || suffix == "TIB")
     mult = 1024.0 * 1024 * 1024 * 1024;
   else
-    throw UsageError(what + " '" + text + "' has an unknown unit" + allowed);
+    throw UsageError(what + " " + text_input::quoted(text) + " has an unknown unit" + allowed);
   const double bytes = number * mult;
   if (!std::isfinite(bytes) || bytes < 1)
-    throw UsageError(what + " '" + text + "' is not positive" + allowed);
-  if (bytes > 1.0e15) throw UsageError(what + " '" + text + "' is too large" + allowed);
+    throw UsageError(what + " " + text_input::quoted(text) + " is not positive" + allowed);
+  if (bytes > 1.0e15)
+    throw UsageError(what + " " + text_input::quoted(text) + " is too large" + allowed);
   return static_cast<std::uint64_t>(std::llround(bytes));
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/text_input.hpp"
 #include "core/units.hpp"
 #include "device/model_device.hpp"
 
@@ -91,11 +92,12 @@ std::uint64_t l1_capacity_bytes(const ModelConfig& config, int carveout_percent)
 
 void validate(const ModelConfig& c) {
   if (c.name.empty()) throw UsageError("model: the name must not be empty");
-  if (c.sm_count <= 0) throw UsageError("model '" + c.name + "': sm_count must be > 0");
+  if (c.sm_count <= 0)
+    throw UsageError("model " + text_input::quoted(c.name) + ": sm_count must be > 0");
   if (!(c.sm_clock_mhz > 0) || !(c.mem_clock_mhz > 0))
-    throw UsageError("model '" + c.name + "': clocks must be > 0 MHz");
+    throw UsageError("model " + text_input::quoted(c.name) + ": clocks must be > 0 MHz");
   if (c.global_mem_bytes == 0)
-    throw UsageError("model '" + c.name + "': global memory must be > 0 bytes");
+    throw UsageError("model " + text_input::quoted(c.name) + ": global memory must be > 0 bytes");
   if (c.default_shared_carveout_bytes > c.l1_shared_unified_bytes)
     throw UsageError("model '" + c.name +
                      "': the default shared carve-out exceeds the unified L1/shared size");
@@ -104,23 +106,24 @@ void validate(const ModelConfig& c) {
                      "': shared memory per SM exceeds the unified L1/shared size");
   CacheConfig l1 = c.l1;
   l1.capacity_bytes = c.l1_tag_bytes ? c.l1_tag_bytes : l1_capacity_bytes(c, -1);
-  check_cache("'" + c.name + "' L1", l1);
+  check_cache(text_input::quoted(c.name) + " L1", l1);
   if (c.l1_tag_bytes != 0 && c.l1_tag_bytes < l1_capacity_bytes(c, 0))
-    throw UsageError("model '" + c.name + "': the L1 tags (" + std::to_string(c.l1_tag_bytes) +
-                     " B) cover less than the largest L1 (" +
+    throw UsageError("model " + text_input::quoted(c.name) + ": the L1 tags (" +
+                     std::to_string(c.l1_tag_bytes) + " B) cover less than the largest L1 (" +
                      std::to_string(l1_capacity_bytes(c, 0)) + " B); allowed: tags >= lines");
-  check_cache("'" + c.name + "' L2", c.l2);
+  check_cache(text_input::quoted(c.name) + " L2", c.l2);
   if (c.l2_partitioned) {
-    check_cache("'" + c.name + "' L2 near partition", c.l2_near);
+    check_cache(text_input::quoted(c.name) + " L2 near partition", c.l2_near);
     if (c.l2_near.capacity_bytes > c.l2.capacity_bytes)
-      throw UsageError("model '" + c.name + "': the near L2 partition exceeds the whole L2");
+      throw UsageError("model " + text_input::quoted(c.name) +
+                       ": the near L2 partition exceeds the whole L2");
   }
   if (!(c.l2_far_hit_latency_cycles >= 0) || !(c.dram_latency_cycles >= 0) ||
       !(c.shared_latency_cycles >= 0))
-    throw UsageError("model '" + c.name + "': latencies must be >= 0 cycles");
+    throw UsageError("model " + text_input::quoted(c.name) + ": latencies must be >= 0 cycles");
   if (!(c.noise_relative_sigma >= 0) || !(c.noise_relative_sigma < 1))
-    throw UsageError("model '" + c.name + "': noise sigma must be in [0, 1)");
-  const std::string who = "model '" + c.name + "': ";
+    throw UsageError("model " + text_input::quoted(c.name) + ": noise sigma must be in [0, 1)");
+  const std::string who = "model " + text_input::quoted(c.name) + ": ";
   check_structure(who, "l1_", l1);
   // run_sequence builds one cache per partition, so the geometry is checked per partition.
   const int parts = sequence_partitions(c);

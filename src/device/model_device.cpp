@@ -14,6 +14,7 @@
 #include "analysis/chain.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
+#include "core/text_input.hpp"
 #include "core/units.hpp"
 #include "device/model_export.hpp"
 #include "device/model_sequence.hpp"
@@ -543,7 +544,7 @@ std::unique_ptr<Device> make_model_device(const std::string& name) {
       return std::make_unique<ModelDevice>(model_config_from_json(j));
     } catch (const nlohmann::json::exception& e) {
       // An optional field of the wrong type (read with a default) lands here: the file's fault.
-      throw UsageError("model file '" + name + "': a field has the wrong type (" +
+      throw UsageError("model file " + text_input::quoted(name) + ": a field has the wrong type (" +
                        std::string(e.what()) + ")");
     }
   }

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/finding_names.hpp"
 #include "core/json_input.hpp"
+#include "core/text_input.hpp"
 
 namespace gpuprobe::device {
 namespace {
@@ -438,7 +439,7 @@ AccelsimCache parse_accelsim_cache_line(const std::string& text) {
   AccelsimCache a;
   const auto space = text.find(' ');
   if (space == std::string::npos || text.rfind("-gpgpu_cache:", 0) != 0)
-    throw UsageError("not a -gpgpu_cache line: '" + text + "'");
+    throw UsageError("not a -gpgpu_cache line: " + text_input::quoted(text));
   a.option = text.substr(0, space);
   const std::string cfg = text.substr(space + 1);
   unsigned long long sets = 0;
@@ -448,7 +449,7 @@ AccelsimCache parse_accelsim_cache_line(const std::string& text) {
                             &sets, &line, &ways, &rep, &wr, &alloc, &wa, &sif, &mt, &mshr, &merge,
                             &mq, &fifo, &port);
   if (n != 15 || (type != 'N' && type != 'S') || (rep != 'L' && rep != 'F'))
-    throw UsageError("malformed cache configuration '" + cfg + "'");
+    throw UsageError("malformed cache configuration " + text_input::quoted(cfg));
   a.type = type;
   a.sets = sets;
   a.line_bytes = line;

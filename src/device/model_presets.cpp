@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/text_input.hpp"
 #include "core/units.hpp"
 #include "device/model_device.hpp"
 
@@ -140,7 +141,7 @@ ModelConfig builtin_model_config(const std::string& name) {
   if (name == "tiny") return tiny();
   std::string list;
   for (const auto& n : model_names()) list += (list.empty() ? "" : ", ") + n;
-  throw UsageError("unknown model '" + name + "'; available: " + list);
+  throw UsageError("unknown model " + text_input::quoted(name) + "; available: " + list);
 }
 
 }  // namespace gpuprobe::device

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/text_input.hpp"
 
 namespace gpuprobe::device {
 
@@ -70,7 +71,8 @@ std::optional<DataVictim> find_data_victim(const std::string& text) {
 
 DataVictim parse_data_victim(const std::string& text) {
   if (const auto v = find_data_victim(text)) return *v;
-  throw UsageError("unknown data victim '" + text + "'; allowed: " + data_victim_names(", "));
+  throw UsageError("unknown data victim " + text_input::quoted(text) +
+                   "; allowed: " + data_victim_names(", "));
 }
 
 int sequence_partitions(const ModelConfig& c) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/files.hpp"
 #include "report/chart.hpp"
 #include "report/writer.hpp"
 
@@ -43,12 +44,12 @@ constexpr const char* kStyle =
     "dl.env{display:grid;grid-template-columns:max-content 1fr;gap:2px 1em}"
     "dl.env dt{font-weight:bold}dl.env dd{margin:0;overflow-wrap:anywhere}";
 
+/// A curve's CSV: "" when there is none; refused (UsageError) when it is not a regular file of
+/// bounded size (a FIFO would block the report).
 std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return "";
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::error_code ec;
+  if (!std::filesystem::exists(p, ec)) return "";
+  return files::read_input(p.string(), "CSV written by gpuprobe");
 }
 
 /// The experiment's curves: rows from the CSV files beside the result, hints from the result

@@ -12,6 +12,9 @@
 #include "core/error.hpp"
 #include "core/finding_value.hpp"
 #include "report/summary.hpp"
+#include "core/files.hpp"
+#include "core/text_input.hpp"
+#include "report/output_dir.hpp"
 
 namespace gpuprobe::report {
 namespace fs = std::filesystem;
@@ -20,18 +23,27 @@ void check_writable(const std::string& dir) {
   if (dir.empty()) throw UsageError("output directory is empty; give a path with --out");
   fs::path p = fs::absolute(dir);
   std::error_code ec;
+  // A dangling link, a loop of links or an over-long name: one line naming it, nothing made.
+  if (fs::is_symlink(fs::symlink_status(p, ec)) && !fs::exists(fs::status(p, ec)))
+    throw UsageError("output directory " + text_input::quoted(dir) +
+                     " is a symbolic link that leads nowhere (dangling, or a loop of links); "
+                     "give a directory or a new path");
+  if (const std::string why = files::stat_problem(dir); !why.empty())
+    throw UsageError("output directory " + text_input::quoted(dir) + " " + why);
   if (fs::exists(p, ec)) {
     if (!fs::is_directory(p, ec))
-      throw UsageError("output path '" + dir + "' exists and is not a directory");
+      throw UsageError("output path " + text_input::quoted(dir) + " exists and is not a directory");
     if (::access(p.c_str(), W_OK) != 0)
-      throw UsageError("output directory '" + dir + "' is not writable");
+      throw UsageError("output directory " + text_input::quoted(dir) + " is not writable");
     return;
   }
   fs::path parent = p.parent_path();
-  while (!parent.empty() && !fs::exists(parent, ec)) parent = parent.parent_path();
+  // symlink_status: a dangling link on the way is something, not a folder to create.
+  while (!parent.empty() && !fs::exists(fs::symlink_status(parent, ec)))
+    parent = parent.parent_path();
   const auto cannot = [&] {
-    return UsageError("output directory '" + dir + "' cannot be created (" + parent.string() +
-                      " is not a writable directory)");
+    return UsageError("output directory " + text_input::quoted(dir) + " cannot be created (" +
+                      text_input::quoted(parent.string()) + " is not a writable directory)");
   };
   if (parent.empty() || !fs::is_directory(parent, ec)) throw cannot();
   // access() says yes to root everywhere; a real mkdir (removed at once) tells the truth.
@@ -50,6 +62,7 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
   // The temporary lies beside the target (same file system, so rename is atomic) and is named
   // for this process, so two writers never share one.
   const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
+  files::check_output_target(path);  // no link, device, FIFO, read-only file or input replaced
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error("cannot write " + tmp.string());
@@ -102,8 +115,22 @@ std::string to_csv(const Curve& c) {
   return out.str();
 }
 
-ResultWriter::ResultWriter(std::string dir, nlohmann::json header)
+ResultWriter::ResultWriter(std::string dir, nlohmann::json header, std::ostream& notices)
     : dir_(std::move(dir)), result_(std::move(header)) {
+  lock_ = std::make_shared<OutputLock>(dir_);  // creates dir_
+  // The earlier run's files go first, so no stale CSV stays beside the new result.
+  const auto earlier = earlier_result_files(dir_);
+  if (!earlier.empty()) {
+    std::size_t csvs = 0, experiments = 0;
+    for (const auto& f : earlier) {
+      csvs += f.extension() == ".csv";
+      experiments += f.parent_path().filename() == "experiments";
+    }
+    notices << "gpuprobe: replacing the earlier result in " << dir_ << " (" << earlier.size()
+            << " files it made: result.json, report.html, " << experiments << " in experiments/, "
+            << csvs << " CSVs; other files stay)\n";
+    for (const auto& f : earlier) fs::remove(f);
+  }
   fs::create_directories(fs::path(dir_) / "experiments");
   result_["experiments"] = nlohmann::json::array();
   result_["complete"] = false;

@@ -2,6 +2,8 @@
 // Results on disk: one JSON per run (rewritten atomically after every experiment, so a killed
 // run keeps what finished), one JSON per experiment, one CSV per curve, and an HTML report.
 #include <filesystem>
+#include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -10,18 +12,24 @@
 
 namespace gpuprobe::report {
 
-/// Throws UsageError when `dir` cannot be created or written; creates nothing.
+class OutputLock;
+
+/// Throws UsageError when `dir` cannot be created or written (also a dangling symbolic link or
+/// a loop of them); creates nothing.
 void check_writable(const std::string& dir);
 
 /// Writes `text` to a temporary file beside `path`, then renames it over `path`: a reader sees
 /// the old file or the whole new one, and a failure leaves no partial file. Throws
-/// std::runtime_error when it cannot.
+/// std::runtime_error when it cannot, UsageError when `path` is not to be replaced
+/// (files::check_output_target: a link, a device, a FIFO, an input).
 void write_file_atomically(const std::filesystem::path& path, const std::string& text);
 
 class ResultWriter {
  public:
   /// `header` holds schema_version, tool, environment, device; experiments are appended.
-  ResultWriter(std::string dir, nlohmann::json header);
+  /// Locks `dir` (OutputLock) for the writer's life and removes an earlier result's files there
+  /// (earlier_result_files), saying so on `notices`.
+  ResultWriter(std::string dir, nlohmann::json header, std::ostream& notices = std::cerr);
   void add(const ExperimentResult& result);
   /// Writes the final result.json (with `extra` merged at the top level) and the HTML report.
   void finish(const nlohmann::json& extra);
@@ -32,6 +40,7 @@ class ResultWriter {
   void flush();
   std::string dir_;
   nlohmann::json result_;
+  std::shared_ptr<OutputLock> lock_;
 };
 
 /// CSV text of a curve (header line, then rows; strings quoted when needed).

@@ -4,6 +4,7 @@
 # the working directory). Usage: battery.sh <gpuprobe binary>
 set -uo pipefail
 gp=$(realpath "$1")
+h200=$(realpath "$(dirname "$0")/../../results/h200/result.json")  # a recorded result
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 D=$work/data
@@ -15,7 +16,8 @@ fail=0 count=0
 expect_usage() {  # args...: one bad invocation
   count=$((count + 1))
   local err rc
-  err=$("$gp" "$@" 2>&1 >/dev/null)
+  # A FIFO given as input must not block: 30 s is a hang (exit 124).
+  err=$(timeout 30 "$gp" "$@" 2>&1 >/dev/null)
   rc=$?
   local lines
   lines=$(printf '%s' "$err" | grep -c '')
@@ -67,9 +69,39 @@ mutate name_number 'r["experiments"][0]["findings"][0]["name"]=7'
 mutate no_samples 'del r["experiments"][0]["samples"]'
 mutate sm_count_string 'r["device"]["sm_count"]="132"'
 mutate value_huge 'r["experiments"][0]["findings"][0]["value"]=1e999'
+mutate status_newlines 'r["experiments"][0]["status"]="a\nb\nc"'  # echoed on one line
+mutate samples_empty 'r["experiments"][0]["samples"]={}'  # a waived one flipped to passed
+mutate samples_version_0 'r["experiments"][0]["samples_version"]=0'
+# Inputs that are not regular files, or too large to read: refused before they are opened.
+mkfifo "$D/fifo.json"
+ln -s /dev/zero "$D/zero.json"
+truncate -s 1100M "$D/huge.json"
+# File-system errors: a loop of links, a name longer than the file system allows.
+ln -s loop.json "$D/loop.json"
+long=$(printf 'x%.0s' $(seq 300)).json
 results="missing empty notjson truncated array object deep dir version_string version_2
   experiments_object experiments_number no_device cc_xy cc_huge value_string findings_string
-  points_string status_bogus confidence_5 no_tool name_number no_samples sm_count_string value_huge"
+  points_string status_bogus confidence_5 no_tool name_number no_samples sm_count_string value_huge
+  status_newlines samples_version_0 fifo zero huge loop $long"
+
+# A recorded result that exports a model, and cache.l2.partition rows of the wrong shape.
+python3 - "$h200" "$D" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+json.dump(r, open(sys.argv[2] + "/h200.json", "w"))
+part = [e for e in r["experiments"] if e["id"] == "cache.l2.partition"][0]
+for name, cut in (("part_empty_cycles", lambda row: []), ("part_short_row", lambda row: row[:-1])):
+    e = json.loads(json.dumps(part))
+    e["samples"]["rows"][1]["cycles"] = cut(e["samples"]["rows"][1]["cycles"])
+    q = dict(r, experiments=[e])
+    json.dump(q, open(sys.argv[2] + "/" + name + ".json", "w"))
+PY
+cp "$D/h200.json" "$D/readonly.json"
+chmod 0444 "$D/readonly.json"
+ln -s h200.json "$D/h200_link.json"
+ln -s nowhere "$D/dangling"
+mkdir "$D/rfolder" && cp "$D/h200.json" "$D/rfolder/result.json"
+ln -s loopdir "$D/loopdir"
 
 # A model file of the right shape (the tiny preset), and broken ones.
 "$gp" --device model:tiny info | python3 -c "import json,sys; json.dump(json.load(sys.stdin)['environment']['model'], open('$D/model.json','w'))"
@@ -110,6 +142,19 @@ expect_usage --spread -1 --device model:tiny --out "$OUT" run latency.shared
 expect_usage --node-stride 0 --device model:tiny --out "$OUT" run latency.shared
 expect_usage --node-stride -5 --device model:tiny --out "$OUT" run latency.shared
 expect_usage --seed abc --device model:tiny --out "$OUT" run latency.shared
+# seeds and lists: nothing wraps, no element is dropped, one parser for each
+for seed in -1 18446744073709551616 99999999999999999999999 1e3 '' ' 1' 0x10; do
+  expect_usage --seed "$seed" --device model:tiny --out "$OUT" run latency.shared
+done
+for spread in nan NaN -nan inf; do
+  expect_usage --spread "$spread" --device model:tiny --out "$OUT" run latency.shared
+done
+for opt in "--strides 1,,2" "--strides 1," "--strides ,1" "--offsets 0,,1" "--word-sizes 4,,8" \
+           "--carveouts 25,,50" "--carveouts 25," "--loads ca,,cg" "--loads ca," \
+           "--strides 99999999999" "--axis bandwidth.stride.stride_elements=1,,2"; do
+  # shellcheck disable=SC2086
+  expect_usage $opt --device model:tiny --out "$OUT" run latency.shared
+done
 # sizes
 for bad in abc -5 0 1X ''; do
   expect_usage --min-size "$bad" --device model:tiny --out "$OUT" run latency.sweep
@@ -144,6 +189,13 @@ done
 expect_usage --out '' --device model:tiny run latency.shared
 expect_usage --device model:tiny --out /proc/gpuprobe/x run latency.shared
 expect_usage --device model:tiny --out "$D/good.json" run latency.shared
+expect_usage --device model:tiny --out "$D/dangling" run latency.shared  # a link to nowhere
+expect_usage --device model:tiny --out "$D/loopdir" run latency.shared   # a loop of links
+expect_usage --device model:tiny --out "$D/loopdir/x" run latency.shared
+expect_usage --device model:tiny --out "$D/$long" run latency.shared
+expect_usage report "$D/h200.json" --out "$D/dangling"
+expect_usage replay "$D/h200.json" --out "$D/loopdir"
+expect_usage fleet merge "$D/good.json" --out "$D/dangling"
 
 # --- the loaders of result.json -------------------------------------------------------------------
 for r in $results; do
@@ -156,6 +208,30 @@ for r in $results; do
   expect_usage replay "$f" --out "$OUT/replay"
 done
 expect_usage export-model "$D/good.json" "$OUT/model.json"  # no latency findings to export
+for r in fifo zero huge loop $long; do
+  expect_usage fleet merge "$D/$r.json" "$D/good.json" --out "$OUT"
+  expect_usage --device "model:$D/$r.json" --out "$OUT" run latency.shared
+done
+expect_usage repeat-table "$D/fifo.json" "$D/good.json"
+# Never over an input (also through a link or at mode 0444), a device, a link or a folder.
+expect_usage export-model "$D/h200.json" "$D/h200.json"
+expect_usage export-model "$D/h200_link.json" "$D/h200.json"
+expect_usage export-model "$D/h200.json" "$D/h200_link.json"
+expect_usage export-model "$D/readonly.json" "$D/readonly.json"
+expect_usage export-model "$D/h200.json" "$D/readonly.json"
+expect_usage export-model "$D/h200.json" "$D/fifo.json"
+expect_usage export-model "$D/h200.json" "$D/dir.json"
+expect_usage export-model "$D/h200.json" "$D/loop.json"
+expect_usage export-model "$D/h200.json" "$D/$long"
+expect_usage export-model "$D/h200.json" "$D/loopdir/model.json"
+expect_usage replay "$D/rfolder/result.json" --out "$D/rfolder"  # would remove its own input
+expect_usage analyze "$D/samples_empty.json"  # compare reads findings only: it may
+expect_usage report "$D/samples_empty.json" --out "$OUT"
+# cache.l2.partition rows of the wrong shape: refused, never a crash
+for r in part_empty_cycles part_short_row; do
+  expect_usage analyze "$D/$r.json"
+  expect_usage report "$D/$r.json" --out "$OUT"
+done
 expect_usage replay "$D/good.json" --out "$OUT/replay"     # nothing to export or replay
 # --- model files ----------------------------------------------------------------------------------
 for m in m_neg_line m_cc m_no_name m_string m_huge m_float m_sigma m_array m_u32 notjson deep empty; do
@@ -163,4 +239,4 @@ for m in m_neg_line m_cc m_no_name m_string m_huge m_float m_sigma m_array m_u32
 done
 
 echo "$count bad inputs, $fail broke the contract (exit 2, one line on stderr, nothing written)"
-[[ $count -ge 192 && $fail -eq 0 ]]
+[[ $count -ge 311 && $fail -eq 0 ]]

@@ -5,6 +5,7 @@
 #include <bitset>
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "analysis/l2_partition.hpp"
@@ -89,6 +90,14 @@ TEST(L2Partition, RecoversLinesPlacedByTheReferenceGroup) {
   // Row 0's group finds every line near (it placed them); the other group only its own side.
   const std::uint64_t mask = (1u << 7) | (1u << 9) | (1u << 14) | (1u << 19);
   expect_recovered(make(mask, 132, 11, false, true), mask);
+}
+
+TEST(L2Partition, ARowOfTheWrongLengthIsRefusedNotReadPastItsEnd) {
+  for (const std::size_t keep : {std::size_t{0}, std::size_t{1}}) {
+    auto s = make(0x100, 8, 3);
+    s.in.latency[2].resize(keep);  // emptied, or cut short
+    EXPECT_THROW(analyze_l2_partition(s.in), std::invalid_argument) << keep;
+  }
 }
 
 TEST(L2Partition, NoSplitWhenEveryLineCostsTheSame) {
