@@ -236,18 +236,17 @@ void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
 
 void structure(const FindingIndex& idx, SummaryCard& card) {
   if (const json* groups = idx.get(fk::kL2PartitionSmGroupSizes)) {
-    std::string s = "L2: groups of " + display_text(*groups) +
-                    " each reach their own partition near and the others far";
+    std::string s = "L2 partitions: groups of " + display_text(*groups) + ", each near one";
     if (const json* mask = idx.get(fk::kL2PartitionHashMask))
-      s += "; home partition of a line = parity of address & " + typed_value(*mask).text;
+      s += "; a line's home = parity(address & " + typed_value(*mask).text + ")";
     card.structure_lines.push_back(s);
   }
   if (idx.get(fk::kL2FarHitLatency) || idx.get("l2.replication")) {
-    std::string s = "L2: far lines copied into the near partition: " + policy(idx, "l2.replication");
+    std::string s = "L2 replicas of far lines: " + policy(idx, "l2.replication");
     if (idx.get("l2.replica_capacity"))
-      s += " (near hits up to " + shown(idx, "l2.replica_capacity") + " of far lines)";
+      s += " (kept near up to " + shown(idx, "l2.replica_capacity") + ")";
     if (idx.get(fk::kL2MixedLatency))
-      s += "; between the near and full capacity " + cycles(idx, fk::kL2MixedLatency);
+      s += "; mixed region " + cycles(idx, fk::kL2MixedLatency);
     card.structure_lines.push_back(s);
   }
   if (idx.get(fk::kTlbLevels)) {
@@ -343,6 +342,35 @@ void ceilings(const json& result, const FindingIndex& idx, SummaryCard& card) {
   card.not_measured = others;
 }
 
+void run_warnings(const json& result, SummaryCard& card) {
+  const auto ex = result.find("experiments");
+  if (ex == result.end() || !ex->is_array()) return;
+  std::map<std::string, std::vector<std::string>> counters_by_reason;
+  std::vector<std::string> drifted;
+  for (const auto& e : *ex) {
+    if (!e.is_object()) continue;
+    const std::string id = string_at(e, "id");
+    const auto s = e.find("samples");
+    if (s != e.end() && s->is_object() && s->contains("counters") && (*s)["counters"].is_object() &&
+        string_at((*s)["counters"], "status") != "read")
+      counters_by_reason[string_at((*s)["counters"], "reason")].push_back(id);
+    const auto c = e.find("clocks");
+    if (c != e.end() && c->is_object() &&
+        (c->value("sm_clock_drift_flagged", false) == true || c->value("throttled", false) == true))
+      drifted.push_back(id);
+  }
+  for (const auto& [reason, ids] : counters_by_reason) {
+    std::string s = "counters not read for ";
+    for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + ids[i];
+    card.warnings.push_back(s + ": " + reason);
+  }
+  if (!drifted.empty()) {
+    std::string s = "warning: SM clock drift over 2 % or throttling during ";
+    for (std::size_t i = 0; i < drifted.size(); ++i) s += (i ? ", " : "") + drifted[i];
+    card.warnings.push_back(s + " (see each experiment's clocks)");
+  }
+}
+
 void doubts(const FindingIndex& idx, SummaryCard& card) {
   card.doubts = idx.errors();
   for (const json* f : idx.all()) {
@@ -354,7 +382,7 @@ void doubts(const FindingIndex& idx, SummaryCard& card) {
     const double c = number_at(*f, "confidence", 1);
     if (c < 0.5) {
       char buf[40];  // floored, so that 0.499 never reads as 0.50
-      std::snprintf(buf, sizeof(buf), "confidence %.2f", std::floor(c * 100 + 1e-9) / 100);
+      std::snprintf(buf, sizeof(buf), "%.2f", std::floor(c * 100 + 1e-9) / 100);
       card.doubts.push_back({idx.experiment_of(f), n, buf});
     }
   }
@@ -439,6 +467,7 @@ SummaryCard summary_card(const json& result) {
   structure(idx, card);
   ceilings(result, idx, card);
   doubts(idx, card);
+  run_warnings(result, card);
   return card;
 }
 
@@ -474,6 +503,8 @@ std::string summary_text(const SummaryCard& card) {
       for (const auto& l : wrap(by_group[g], "  " + pad(g + ":", 9), std::string(11, ' '), 100)) out.push_back(l);
   }
   out.push_back("");
+  for (const auto& w : card.warnings)
+    for (const auto& l : wrap_words(w, "", "  ", 100)) out.push_back(l);
   if (card.doubts.empty()) {
     out.push_back("uncertain: none (every finding has confidence >= 0.5 and every check passed)");
   } else {
@@ -495,7 +526,7 @@ std::string summary_text(const SummaryCard& card) {
     }
     auto lines = wrap(words, "  ", "  ", 100);
     out.push_back("uncertain (" + std::to_string(card.doubts.size()) +
-                  "; confidence < 0.5, failed checks, counter disagreements):");
+                  "): confidence below 0.5 (in parentheses), failed checks, counter disagreements");
     const std::size_t room = out.size() + 3 <= 30 ? 30 - out.size() - 2 : 1;
     if (lines.size() > room) {
       const std::size_t left = lines.size() - room + 1;
@@ -540,6 +571,7 @@ std::string summary_markdown(const SummaryCard& card) {
       o << "| " << c.group << " " << c.label << " | " << c.measured << " | "
         << (c.percent ? percent_text(*c.percent) : "-") << " | " << c.peak << " |\n";
   }
+  for (const auto& w : card.warnings) o << "\n**" << w << "**\n";
   o << "\n**Uncertain** (confidence < 0.5, failed checks, counter disagreements): ";
   if (card.doubts.empty()) o << "none.\n";
   else o << card.doubts.size() << "\n\n";
@@ -614,6 +646,7 @@ std::string summary_html(const SummaryCard& card) {
     }
     o << "</table>";
   }
+  for (const auto& w : card.warnings) o << "<p class=\"warn\">" << html_escape(w) << "</p>";
   o << "<h3>Uncertain</h3>";
   if (card.doubts.empty())
     o << "<p class=\"doubts\">None: every finding has confidence &ge; 0.5 and every check "

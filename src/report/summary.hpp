@@ -39,7 +39,7 @@ struct Ceiling {
 struct Doubt {
   std::string experiment;
   std::string name;
-  std::string why;  ///< "confidence 0.31", "check failed: ...", "counters disagree"
+  std::string why;  ///< a confidence ("0.31"), "check failed: ...", "counters disagree ..."
 };
 
 struct SummaryCard {
@@ -51,6 +51,9 @@ struct SummaryCard {
   std::vector<Ceiling> ceilings;
   std::vector<Doubt> doubts;
   std::vector<std::string> not_measured;  ///< levels or ceilings this run did not measure
+  /// What the reader must know about the run itself: counters asked for and not read, clock
+  /// drift or throttling during an experiment, an interrupted run.
+  std::vector<std::string> warnings;
 };
 
 /// The card of a result (its JSON as result.json holds it). Never throws on missing findings:

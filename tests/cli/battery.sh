@@ -53,7 +53,7 @@ printf '{}' > "$D/object.json"
 printf '%*s' 5000 '' | tr ' ' '[' > "$D/deep.json"
 mkdir -p "$D/dir.json"
 mutate version_string 'r["schema_version"]="1"'
-mutate version_2 'r["schema_version"]=2'
+mutate version_9 'r["schema_version"]=9'
 mutate experiments_object 'r["experiments"]={}'
 mutate experiments_number 'r["experiments"]=[1]'
 mutate no_device 'del r["device"]'
@@ -79,7 +79,7 @@ truncate -s 1100M "$D/huge.json"
 # File-system errors: a loop of links, a name longer than the file system allows.
 ln -s loop.json "$D/loop.json"
 long=$(printf 'x%.0s' $(seq 300)).json
-results="missing empty notjson truncated array object deep dir version_string version_2
+results="missing empty notjson truncated array object deep dir version_string version_9
   experiments_object experiments_number no_device cc_xy cc_huge value_string findings_string
   points_string status_bogus confidence_5 no_tool name_number no_samples sm_count_string value_huge
   status_newlines samples_version_0 fifo zero huge loop $long"
