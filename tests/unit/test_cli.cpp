@@ -11,6 +11,7 @@
 
 #include "cli/app.hpp"
 #include "cli_runner.hpp"
+#include "core/finding_value.hpp"
 
 namespace gpuprobe {
 namespace {

@@ -80,8 +80,9 @@ TEST(Fleet, MismatchedExperimentSetsRefusedOrExcluded) {
   const json r = report::fleet_report(m, true);
   EXPECT_EQ(r["members"][3]["status"], "excluded");
   EXPECT_EQ(r["summary"]["compared"], 3);
+  // Schema 1 and 2 differ only by the typed form: they compare alike.
   m.back() = {"v2", result({{"dram", 650, 1}}, "latency.chase", 2)};
-  EXPECT_THROW(report::fleet_report(m, false), UsageError);
+  EXPECT_NO_THROW(report::fleet_report(m, false));
 }
 
 TEST(Fleet, FailedGpuIsRecordedAndTheRestCompared) {
