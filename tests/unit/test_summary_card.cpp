@@ -174,7 +174,7 @@ TEST(SummaryCommand, ModelledRunEndsWithASimulatedCard) {
       gp({"--device", "model:tiny", "--quiet", "--out", dir.string(), "run", "latency.sweep"});
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find("SIMULATED"), std::string::npos) << o.out;
-  EXPECT_EQ(o.out.find("finding "), std::string::npos);  // no flat table without --verbose
+  EXPECT_EQ(o.out.find("\nfinding "), std::string::npos);  // no flat table without --verbose
   std::ifstream md(dir / "FINDINGS.md");
   std::stringstream s;
   s << md.rdbuf();
