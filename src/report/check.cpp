@@ -138,16 +138,19 @@ std::string deviation_sentence(const json& j, const std::string& model) {
     return buf;
   }
   const double d = j["deviation"].get<double>();
-  const std::string spreads = j["deviation_spreads"].is_number()
-                                  ? format_number(std::fabs(j["deviation_spreads"].get<double>()),
-                                                  0.05) +
-                                        " spreads"
-                                  : "spread 0";
-  const std::string amount =
-      j["deviation_percent"].is_number()
-          ? format_number(std::fabs(j["deviation_percent"].get<double>()), 0.05) + " %"
-          : format_quantity(std::fabs(d), j.value("unit", "")).first + " " +
-                format_quantity(std::fabs(d), j.value("unit", "")).second;
+  char num[64];
+  std::string spreads = "spread 0", amount;
+  if (j["deviation_spreads"].is_number()) {
+    std::snprintf(num, sizeof(num), "%.1f spreads", std::fabs(j["deviation_spreads"].get<double>()));
+    spreads = num;
+  }
+  if (j["deviation_percent"].is_number()) {
+    std::snprintf(num, sizeof(num), "%.1f %%", std::fabs(j["deviation_percent"].get<double>()));
+    amount = num;
+  } else {
+    const auto q = format_quantity(std::fabs(d), j.value("unit", ""));
+    amount = q.first + " " + q.second;
+  }
   std::snprintf(buf, sizeof(buf), "%s %s %s the %s baseline (%s)", words(j["name"]).c_str(),
                 amount.c_str(), d < 0 ? "below" : "above", model.c_str(), spreads.c_str());
   return buf;
