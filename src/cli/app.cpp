@@ -14,6 +14,8 @@
 
 #include "build_info.hpp"
 #include "cli/fleet.hpp"
+#include "cli/health_commands.hpp"
+#include "cli/profiles.hpp"
 #include "cli/options_check.hpp"
 #include "cli/result_commands.hpp"
 #include "core/environment.hpp"
@@ -383,6 +385,8 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
   (void)info;
   FleetCommands fleet;
   add_fleet_commands(app, characterize, fleet);
+  HealthCommands health;
+  add_health_commands(app, characterize, list, health);
 
   try {
     app.parse(argc, argv);
@@ -430,6 +434,7 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
     const auto& registry = Registry::builtin();
     for (const auto& text : cli.axis_texts) o.axis_overrides.push_back(parse_axis_override(text));
     check_axis_overrides(registry, o.axis_overrides);
+    if (const int rc = run_health_commands(health, o, out); rc >= 0) return rc;
     if (list->parsed()) {
       std::unique_ptr<device::Device> dev;
       if (cli.device_given) dev = device::open_device(o.device);
@@ -509,6 +514,9 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
     if (run_cmd->parsed()) {
       chosen = with_required(registry.select(cli.ids));
       command = "run";
+    } else if (characterize->parsed() && !health.profile.empty()) {
+      chosen = apply_profile(find_profile(health.profile), o, app.count("--loads") > 0);
+      command = "characterize";
     } else if (characterize->parsed()) {
       for (const auto& e : registry.all()) chosen.push_back(e.get());
       command = "characterize";

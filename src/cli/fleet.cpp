@@ -7,15 +7,18 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "core/error.hpp"
 #include "core/finding_value.hpp"
 #include "core/files.hpp"
+#include "cli/health_commands.hpp"
 #include "core/json_input.hpp"
 #include "core/text_input.hpp"
 #include "probes/link/link.hpp"
+#include "report/check.hpp"
 #include "report/fleet.hpp"
 #include "report/output_dir.hpp"
 #include "report/writer.hpp"
@@ -105,6 +108,42 @@ int cuda_gpu_count() {
   return n;
 }
 
+/// Judges every compared GPU against the baseline (--baseline): each member gets "baseline"
+/// (verdict, out-of-family findings, slowness), the report "baseline" and a count in its
+/// summary. A GPU the baseline cannot judge (another model, nothing shared) throws UsageError
+/// when `strict`, else is recorded with the reason. Returns whether any GPU is out of family.
+bool judge_against_baseline(json& report, const std::vector<report::FleetMember>& members,
+                            const std::string& spec, bool strict) {
+  std::map<std::string, const report::FleetMember*> by_label;
+  for (const auto& m : members) by_label[m.label] = &m;
+  int out = 0;
+  json info;
+  for (auto& j : report["members"]) {
+    if (j.value("status", "") != "ok") continue;
+    const auto* m = by_label.at(j["label"].get<std::string>());
+    try {
+      std::string name;
+      const json b = load_baseline_for(spec, m->result, false, name);
+      const json c = report::check_result(m->result, b, name);
+      if (info.is_null())
+        info = {{"name", name}, {"gpu_model", b["gpu_model"]}, {"cards", b["cards"]},
+                {"runs", b["runs"]}, {"rule", c["rule"]}};
+      j["baseline"] = {{"out_of_family", c["out_of_family"]},
+                       {"verdict", c["verdict"]},
+                       {"out_of_family_findings", c["out_of_family_findings"]},
+                       {"shared_findings", c["summary"]["shared"]},
+                       {"slowness_spreads", report::slowness_in_spreads(c)}};
+      out += c["out_of_family"].get<bool>();
+    } catch (const UsageError& e) {
+      if (strict) throw UsageError(m->label + ": " + e.what());
+      j["baseline"] = {{"error", e.what()}};
+    }
+  }
+  report["baseline"] = info.is_null() ? json{{"name", spec}} : info;
+  report["summary"]["baseline_out_of_family"] = out;
+  return out > 0;
+}
+
 int merge(const FleetCommands& c, const RunOptions& o, std::ostream& out) {
   if (o.out_dir.empty()) throw UsageError("fleet merge needs --out DIR for fleet.json");
   report::check_writable(o.out_dir);
@@ -121,10 +160,11 @@ int merge(const FleetCommands& c, const RunOptions& o, std::ostream& out) {
     members.push_back({p, std::move(r), "", {{"result_path", p}}});
   }
   // Results of another schema or experiment set: exit 2 (nothing written).
-  const json report = report::fleet_report(members, false);
+  json report = report::fleet_report(members, false);
+  const bool off = !c.baseline.empty() && judge_against_baseline(report, members, c.baseline, true);
   const report::OutputLock lock(o.out_dir);
   write_fleet(o.out_dir, report, out);
-  return 0;
+  return off ? kOutOfFamilyExit : 0;
 }
 
 int characterize_gpus(const FleetCommands& c, RunOptions o, const Runner& run, std::ostream& out) {
@@ -306,6 +346,10 @@ int mpi_fleet(const FleetCommands& c, RunOptions o, bool device_given, const Run
       members.push_back(std::move(m));
     }
     json report = report::fleet_report(members, true);
+    // A failed rank (1) outranks a GPU out of family (3).
+    if (!c.baseline.empty() && judge_against_baseline(report, members, c.baseline, false) &&
+        rc == 0)
+      rc = kOutOfFamilyExit;
     const double total =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
     report["mpi"] = {
@@ -381,6 +425,11 @@ void add_fleet_commands(CLI::App& app, CLI::App* characterize, FleetCommands& c)
       "merge", "fleet report from recorded results (e.g. of a Slurm array job): --out DIR");
   c.merge->add_option("results", c.merge_paths, "result.json files written by gpuprobe")
       ->required();
+  const char* baseline_help =
+      "also judge each GPU against a baseline (a shipped name or FILE.json; 'gpuprobe check' "
+      "rules): its verdict in fleet.json and the table, exit 3 when any is out of family";
+  c.fleet->add_option("--baseline", c.baseline, baseline_help);
+  c.merge->add_option("--baseline", c.baseline, baseline_help);
 }
 
 int run_fleet_commands(const FleetCommands& c, RunOptions options, bool device_given,

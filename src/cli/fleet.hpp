@@ -25,6 +25,9 @@ struct FleetCommands {
   std::string gpus;              ///< characterize --gpus
   std::vector<std::string> ids;  ///< fleet [ids..]
   std::vector<std::string> merge_paths;
+  /// --baseline NAME|FILE: each GPU is also judged against the baseline of its model
+  /// (cli/health_commands.hpp); exit 3 when any is out of family.
+  std::string baseline;
 };
 
 /// Adds `--gpus` to `characterize` and the `fleet` command (with `fleet merge`) to `app`.

@@ -116,6 +116,34 @@ json categorical_entry(const std::string& name, const std::map<std::size_t, json
   return entry;
 }
 
+/// Each GPU's verdict against the baseline (fleet merge --baseline), slowest first: out of
+/// family before in family, then by how many spreads its slowest finding is slower.
+std::string baseline_section(const json& report) {
+  const json& b = report["baseline"];
+  std::ostringstream out;
+  out << "\nagainst the baseline " << b.value("name", "") << " (" << b.value("gpu_model", "")
+      << ", " << b.value("cards", 0) << " cards), slowest first:\n";
+  std::vector<const json*> rows;
+  for (const auto& m : report["members"])
+    if (m.contains("baseline")) rows.push_back(&m);
+  auto key = [](const json* m) {
+    const json& v = (*m)["baseline"];
+    return std::make_pair(v.value("out_of_family", false) ? 1 : 0,
+                          v.value("slowness_spreads", 0.0));
+  };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const json* a, const json* c) { return key(a) > key(c); });
+  for (const json* m : rows) {
+    const json& v = (*m)["baseline"];
+    out << "  " << m->value("label", "") << ": "
+        << (v.contains("error") ? "not judged: " + v.value("error", "") : v.value("verdict", ""))
+        << "\n";
+  }
+  out << report["summary"].value("baseline_out_of_family", 0)
+      << " GPU(s) out of family against the baseline\n";
+  return out.str();
+}
+
 }  // namespace
 
 json fleet_report(const std::vector<FleetMember>& members, bool exclude_mismatched) {
@@ -316,6 +344,7 @@ std::string fleet_table(const json& report) {
   out << "\n"
       << report["summary"].value("outliers", 0) << " outlier value(s) on "
       << report["summary"].value("outlier_members", 0) << " GPU(s)\n";
+  if (report.contains("baseline")) out << baseline_section(report);
   return out.str();
 }
 
