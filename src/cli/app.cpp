@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "build_info.hpp"
+#include "cli/compare_command.hpp"
 #include "cli/fleet.hpp"
 #include "cli/options_check.hpp"
 #include "cli/result_commands.hpp"
@@ -321,10 +322,19 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
   analyze->add_option("result", analyze_path, "a result.json written by gpuprobe")->required();
   std::vector<std::string> compare_paths;
   auto* compare_cmd = app.add_subcommand(
-      "compare", "set the findings of two recorded results side by side, with the difference");
+      "compare",
+      "what changed between two recorded results: each finding's difference judged against "
+      "both runs' stated noise, most significant first (--out DIR also writes compare.html)");
   compare_cmd->add_option("results", compare_paths, "two result.json files written by gpuprobe")
       ->required()
       ->expected(2);
+  CompareOptions compare_options;
+  compare_cmd->add_flag("--changed", compare_options.changed_only,
+                        "only the findings that moved beyond noise or differ");
+  compare_cmd
+      ->add_option("--format", compare_options.format,
+                   "text (default), md (a markdown table), csv or json")
+      ->check(CLI::IsMember({"text", "md", "csv", "json"}));
   std::string export_in, export_out;
   auto* export_cmd = app.add_subcommand(
       "export-model",
@@ -470,8 +480,10 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
       if (dir.empty()) dir = (std::filesystem::path(replay_path).parent_path() / "replay").string();
       return replay_command(replay_path, dir, out, replay_runs);
     }
-    if (compare_cmd->parsed())
-      return compare_command(compare_paths.at(0), compare_paths.at(1), out);
+    if (compare_cmd->parsed()) {
+      compare_options.out_dir = cli.options.out_dir;
+      return compare_command(compare_paths.at(0), compare_paths.at(1), compare_options, out);
+    }
     if (export_cmd->parsed())
       return export_model_command(export_in, export_out, export_format, out);
     const Runner runner = [&](const RunOptions& ro, const std::vector<const Experiment*>& ex,

@@ -153,6 +153,30 @@ std::string escape(const std::string& s) {
   return out;
 }
 
+CurveData overlay_curves(const CurveData& a, const CurveData& b, const std::string& label_a,
+                         const std::string& label_b) {
+  CurveData o;
+  o.name = a.name;
+  o.hints = a.hints;
+  o.hints.series.insert(o.hints.series.begin(), "run");
+  o.columns.push_back("run");
+  o.columns.insert(o.columns.end(), a.columns.begin(), a.columns.end());
+  for (const auto& r : a.rows) {
+    std::vector<json> row{json(label_a)};
+    row.insert(row.end(), r.begin(), r.end());
+    o.rows.push_back(std::move(row));
+  }
+  for (const auto& r : b.rows) {
+    std::vector<json> row{json(label_b)};
+    for (const auto& name : a.columns) {
+      const int k = column_of(b.columns, name);
+      row.push_back(k >= 0 && static_cast<std::size_t>(k) < r.size() ? r[k] : json(nullptr));
+    }
+    o.rows.push_back(std::move(row));
+  }
+  return o;
+}
+
 std::vector<std::vector<json>> parse_csv(const std::string& text,
                                          std::vector<std::string>& header) {
   std::vector<std::vector<std::string>> lines;
