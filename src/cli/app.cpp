@@ -14,6 +14,7 @@
 #include "build_info.hpp"
 #include "cli/compare_command.hpp"
 #include "cli/fleet.hpp"
+#include "cli/help.hpp"
 #include "cli/options_check.hpp"
 #include "cli/result_commands.hpp"
 #include "core/environment.hpp"
@@ -389,11 +390,14 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
   FleetCommands fleet;
   add_fleet_commands(app, characterize, fleet);
 
+  app.set_version_flag("--version", version_text(), "print gpuprobe's version and git SHA");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    out << app.help();
-    if (!app.get_subcommands().empty()) out << app.get_subcommands().front()->help();
+    out << help_text(app);
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    out << e.what() << "\n";
     return 0;
   } catch (const CLI::CallForAllHelp& e) {
     out << app.help("", CLI::AppFormatMode::All);
@@ -406,8 +410,8 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
   }
   cli.device_given = app.count("--device") > 0;
   if (app.get_subcommands().empty()) {
-    err << "gpuprobe: error: a subcommand is required: info, list, run, characterize or analyze"
-           " (see gpuprobe --help)\n";
+    err << "gpuprobe: error: a subcommand is required, one of: " << subcommand_names(app)
+        << " (see gpuprobe --help)\n";
     return 2;
   }
 
