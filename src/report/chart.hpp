@@ -15,6 +15,9 @@ struct CurveData {
   std::vector<std::string> columns;
   std::vector<std::vector<nlohmann::json>> rows;
   CurveHints hints;
+  /// An overlay of runs (overlay_curves): the labels of the runs, whose series are drawn in one
+  /// colour per series name, a later run's dashed.
+  std::vector<std::string> runs;
 };
 
 /// An experiment's curves (its result.json entry): rows and columns from the entry where it
@@ -25,7 +28,7 @@ std::vector<CurveData> load_curves(const nlohmann::json& experiment, const std::
 
 /// One chart of two runs of a curve: each row of `a` and `b` with a first column "run" holding
 /// `label_a` / `label_b` (b's cells matched to a's columns by name), the series split by run
-/// first. Drawn by draw_curve like any curve.
+/// first. draw_curve gives a series of B the colour of the same series of A, dashed.
 CurveData overlay_curves(const CurveData& a, const CurveData& b, const std::string& label_a,
                          const std::string& label_b);
 

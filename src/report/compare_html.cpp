@@ -1,6 +1,7 @@
 // compare.html: the comparison as one self-contained page (inline CSS and SVG, opens offline),
 // with every curve both results hold drawn once with the two runs on the same axes.
 #include <sstream>
+#include <vector>
 
 #include "report/chart.hpp"
 #include "report/compare.hpp"
@@ -27,17 +28,29 @@ std::string row_class(Verdict v) {
   return "";
 }
 
-std::string table_html(const Comparison& c, bool changed_only) {
+std::string table_html(const std::vector<const CompareRow*>& rows) {
   std::ostringstream o;
   o << "<div class='scroll'><table class='compare'><tr><th class='l'>finding</th><th>A</th>"
        "<th>B</th><th>change</th><th>z</th><th class='l'>judgement</th></tr>";
-  for (const auto* r : shown_rows(c, changed_only))
+  for (const auto* r : rows)
     o << "<tr" << row_class(r->verdict) << "><td class='l'>" << escape(r->name) << "</td><td>"
       << escape(r->a_text) << "</td><td>" << escape(r->b_text) << "</td><td>"
       << escape(r->change) << "</td><td>" << escape(r->z) << "</td><td class='l'>"
       << escape(to_string(r->verdict)) << "</td></tr>";
   o << "</table></div>";
   return o.str();
+}
+
+/// What changed (and what only one result holds) in one table; the rest folded away below it.
+std::string tables_html(const Comparison& c, bool changed_only) {
+  std::vector<const CompareRow*> moved, rest;
+  for (const auto* r : shown_rows(c, changed_only))
+    (r->verdict == Verdict::kWithin || r->verdict == Verdict::kSame ? rest : moved).push_back(r);
+  std::string html = moved.empty() ? "<p>Nothing changed.</p>" : table_html(moved);
+  if (!rest.empty())
+    html += "<details><summary>" + std::to_string(rest.size()) +
+            " findings within noise or the same</summary>" + table_html(rest) + "</details>";
+  return html;
 }
 
 /// The experiment `id` of a result (by reference), or nullptr.
@@ -93,7 +106,7 @@ std::string compare_html(const Comparison& c, const json& a, const std::string& 
   for (const auto& w : c.warnings) o << "<p class='warn'>" << escape(w) << "</p>";
   o << "<p><b>" << escape(count_line(c)) << "</b></p><p>" << escape(threshold_rule()) << "</p>";
   o << "<h2>Findings" << (changed_only ? " that changed" : "") << "</h2>"
-    << table_html(c, changed_only);
+    << tables_html(c, changed_only);
   o << "<h2>Curves, A and B on one chart</h2>" << overlays_html(a, dir_a, b, dir_b);
   o << "</body></html>\n";
   return o.str();
