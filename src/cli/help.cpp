@@ -27,8 +27,11 @@ const std::map<std::string, std::vector<Used>>& global_options_used() {
       {"fleet", {{"*", ""}}},
       {"merge", {{"--out", "directory for fleet.json"}}},
       {"compare", {{"--out", "also write compare.html (both runs' curves on one chart) here"}}},
-      {"report", {{"--out", "directory for report.html and FINDINGS.md (default: beside the result)"}}},
-      {"replay", {{"--out", "directory for the replay's result and report (default: <result's dir>/replay)"}}},
+      {"report",
+       {{"--out", "directory for report.html and FINDINGS.md (default: beside the result)"}}},
+      {"replay",
+       {{"--out",
+         "directory for the replay's result and report (default: <result's dir>/replay)"}}},
       {"repeat-table", {{"--out", "also write repeat.json here"}}},
       {"summary", {{"--verbose", ""}}},
   };

@@ -80,7 +80,8 @@ std::vector<Style> styles_of(const std::vector<Series>& series,
     std::string key = s.label;
     bool later = false;
     for (std::size_t r = 0; r < runs.size(); ++r)
-      if (key == runs[r] || key.rfind(runs[r] + " / ", 0) == 0 || key.rfind(runs[r] + ": ", 0) == 0) {
+      if (key == runs[r] || key.rfind(runs[r] + " / ", 0) == 0 ||
+          key.rfind(runs[r] + ": ", 0) == 0) {
         key = key.substr(runs[r].size());
         later = r > 0;
         break;
@@ -522,8 +523,8 @@ std::string draw_curve(const std::string& experiment_id, const CurveData& c, con
   }
   o << "</svg><div class='legend'>";
   for (std::size_t k = 0; k < series.size(); ++k)
-    o << "<span><i style='background:" << styles[k].color
-      << (styles[k].dashed ? ";height:2px" : "") << "'></i>" << escape(series[k].label) << "</span>";
+    o << "<span><i style='background:" << styles[k].color << (styles[k].dashed ? ";height:2px" : "")
+      << "'></i>" << escape(series[k].label) << "</span>";
   o << "</div></figure>";
   return o.str();
 }

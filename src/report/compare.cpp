@@ -38,8 +38,10 @@ std::string describe(const json& r) {
 std::vector<std::string> warnings_of(const json& a, const json& b) {
   std::vector<std::string> w;
   const auto known = [](const std::string& s) { return s.empty() ? std::string("unknown") : s; };
-  const std::string sha_a = string_at(a, {"tool", "git_sha"}), sha_b = string_at(b, {"tool", "git_sha"});
-  const std::string ver_a = string_at(a, {"tool", "version"}), ver_b = string_at(b, {"tool", "version"});
+  const std::string sha_a = string_at(a, {"tool", "git_sha"}),
+                    sha_b = string_at(b, {"tool", "git_sha"});
+  const std::string ver_a = string_at(a, {"tool", "version"}),
+                    ver_b = string_at(b, {"tool", "version"});
   if (sha_a != sha_b || ver_a != ver_b) {
     const auto build = [&](const std::string& ver, const std::string& sha) {
       return (ver_a != ver_b ? known(ver) + " " : std::string()) + known(sha.substr(0, 7));
@@ -47,7 +49,8 @@ std::vector<std::string> warnings_of(const json& a, const json& b) {
     w.push_back("warning: different gpuprobe builds (" + build(ver_a, sha_a) + " vs " +
                 build(ver_b, sha_b) + "): a change may be the tool's, not the card's");
   }
-  const std::string gpu_a = string_at(a, {"device", "name"}), gpu_b = string_at(b, {"device", "name"});
+  const std::string gpu_a = string_at(a, {"device", "name"}),
+                    gpu_b = string_at(b, {"device", "name"});
   if (gpu_a != gpu_b)
     w.push_back("warning: different GPU models (" + known(gpu_a) + " vs " + known(gpu_b) +
                 "): a difference may be the model's, not a change of one card");
@@ -73,7 +76,8 @@ Side side_of(const json& f) {
   const auto se = f.find("standard_error");
   const auto rep = f.find("replicates");
   if (se != f.end() && se->is_number() && se->get<double>() >= 0 && rep != f.end() &&
-      rep->is_object() && rep->contains("replicates") && rep->at("replicates").is_number_unsigned()) {
+      rep->is_object() && rep->contains("replicates") &&
+      rep->at("replicates").is_number_unsigned()) {
     s.se = se->get<double>();
     s.replicates = rep->at("replicates").get<std::size_t>();
   }
@@ -105,9 +109,9 @@ void judge_numbers(CompareRow& row, const std::string& unit) {
                  "%";
   }
   const bool replicated = a.replicates >= 2 && b.replicates >= 2;
-  const auto j = replicated ? noise::judge_replicates(a.value, a.se, a.replicates, b.value, b.se,
-                                                      b.replicates)
-                            : noise::judge(a.value, a.confidence, b.value, b.confidence);
+  const auto j =
+      replicated ? noise::judge_replicates(a.value, a.se, a.replicates, b.value, b.se, b.replicates)
+                 : noise::judge(a.value, a.confidence, b.value, b.confidence);
   row.z_value = j.z;
   char z[32];
   std::snprintf(z, sizeof(z), std::isinf(j.z) ? "inf" : "%.2f", j.z);
@@ -212,8 +216,8 @@ std::string threshold_rule() {
   char tolerance[32];
   std::snprintf(tolerance, sizeof(tolerance), "%g", confidence::kDefaultTolerance * 100);
   return "beyond noise = |B - A| of at least " + beyond_z_text() +
-         " combined standard errors (z >= " + beyond_z_text() + ", separation >= " +
-         format_number(noise::kBeyondSeparation) +
+         " combined standard errors (z >= " + beyond_z_text() +
+         ", separation >= " + format_number(noise::kBeyondSeparation) +
          "); a run's standard error is the one its confidence states at +-" + tolerance +
          " % of the value (a finding measured as replicates in both runs: Welch's t on their "
          "standard errors, read as z); categories, yes/no and masks are same or different";

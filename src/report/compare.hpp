@@ -38,11 +38,11 @@ struct CompareRow {
 };
 
 struct Comparison {
-  std::string a_label, b_label;       ///< "NVIDIA H200 GPU-..., git 4e3f3fa75c98, <started>"
-  std::vector<std::string> warnings;  ///< different builds, GPU models or drivers
-  std::vector<CompareRow> rows;       ///< sorted by significance (see the header comment)
-  std::size_t numbers = 0, beyond = 0;          ///< numbers in both (same unit), moved of them
-  std::size_t categories = 0, different = 0;    ///< categories/yes-no/masks in both, differing
+  std::string a_label, b_label;         ///< "NVIDIA H200 GPU-..., git 4e3f3fa75c98, <started>"
+  std::vector<std::string> warnings;    ///< different builds, GPU models or drivers
+  std::vector<CompareRow> rows;         ///< sorted by significance (see the header comment)
+  std::size_t numbers = 0, beyond = 0;  ///< numbers in both (same unit), moved of them
+  std::size_t categories = 0, different = 0;  ///< categories/yes-no/masks in both, differing
   std::size_t only_a = 0, only_b = 0, units_differ = 0;
 };
 

@@ -123,7 +123,8 @@ json compare_json(const Comparison& c, bool changed_only) {
   json rows = json::array();
   for (const auto* r : shown_rows(c, changed_only)) {
     json z = nullptr;
-    if (!r->z.empty()) z = std::isinf(r->z_value) ? json("inf") : json(std::strtod(r->z.c_str(), nullptr));
+    if (!r->z.empty())
+      z = std::isinf(r->z_value) ? json("inf") : json(std::strtod(r->z.c_str(), nullptr));
     rows.push_back({{"name", r->name},
                     {"kind", to_string(r->kind)},
                     {"a", side_json(r->a)},

@@ -34,9 +34,9 @@ std::string table_html(const std::vector<const CompareRow*>& rows) {
        "<th>B</th><th>change</th><th>z</th><th class='l'>judgement</th></tr>";
   for (const auto* r : rows)
     o << "<tr" << row_class(r->verdict) << "><td class='l'>" << escape(r->name) << "</td><td>"
-      << escape(r->a_text) << "</td><td>" << escape(r->b_text) << "</td><td>"
-      << escape(r->change) << "</td><td>" << escape(r->z) << "</td><td class='l'>"
-      << escape(to_string(r->verdict)) << "</td></tr>";
+      << escape(r->a_text) << "</td><td>" << escape(r->b_text) << "</td><td>" << escape(r->change)
+      << "</td><td>" << escape(r->z) << "</td><td class='l'>" << escape(to_string(r->verdict))
+      << "</td></tr>";
   o << "</table></div>";
   return o.str();
 }
@@ -89,8 +89,9 @@ std::string overlays_html(const json& a, const std::string& dir_a, const json& b
       o << "<section id='" << escape(id) << "'><h3>" << escape(id) << "</h3>" << charts
         << "</section>";
   }
-  if (drawn == 0) return "<p>No curve is held by both results (or their CSV files are not beside "
-                         "them).</p>";
+  if (drawn == 0)
+    return "<p>No curve is held by both results (or their CSV files are not beside "
+           "them).</p>";
   return o.str();
 }
 

@@ -116,7 +116,8 @@ std::vector<CurveData> load_curves(const json& e, const std::string& dir) {
     d.name = c.value("name", "");
     const auto columns = c.find("columns"), rows = c.find("rows");
     if (columns != c.end() && columns->is_array() && rows != c.end() && rows->is_array()) {
-      for (const auto& h : *columns) d.columns.push_back(h.is_string() ? h.get<std::string>() : h.dump());
+      for (const auto& h : *columns)
+        d.columns.push_back(h.is_string() ? h.get<std::string>() : h.dump());
       for (const auto& r : *rows)
         if (r.is_array() && r.size() == d.columns.size()) d.rows.emplace_back(r.begin(), r.end());
     } else {

@@ -327,7 +327,8 @@ TEST(CliHelp, NoSubcommandNamesEverySubcommand) {
   ASSERT_TRUE(from != std::string::npos && to != std::string::npos) << o.err;
   std::set<std::string> listed;
   std::istringstream list(o.err.substr(from + 8, to - from - 8));
-  for (std::string n; std::getline(list, n, ',');) listed.insert(n.substr(n.find_first_not_of(' ')));
+  for (std::string n; std::getline(list, n, ',');)
+    listed.insert(n.substr(n.find_first_not_of(' ')));
   for (const auto& n : names) EXPECT_TRUE(listed.count(n)) << n << ": " << o.err;
   EXPECT_EQ(listed.size(), names.size()) << o.err;
 }
