@@ -13,9 +13,11 @@
 #include <tuple>
 
 #include "build_info.hpp"
+#include "cli/compare_command.hpp"
 #include "cli/fleet.hpp"
 #include "cli/health_commands.hpp"
 #include "cli/profiles.hpp"
+#include "cli/help.hpp"
 #include "cli/options_check.hpp"
 #include "cli/result_commands.hpp"
 #include "core/environment.hpp"
@@ -328,10 +330,19 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
   analyze->add_option("result", analyze_path, "a result.json written by gpuprobe")->required();
   std::vector<std::string> compare_paths;
   auto* compare_cmd = app.add_subcommand(
-      "compare", "set the findings of two recorded results side by side, with the difference");
+      "compare",
+      "what changed between two recorded results: each finding's difference judged against "
+      "both runs' stated noise, most significant first (--out DIR also writes compare.html)");
   compare_cmd->add_option("results", compare_paths, "two result.json files written by gpuprobe")
       ->required()
       ->expected(2);
+  CompareOptions compare_options;
+  compare_cmd->add_flag("--changed", compare_options.changed_only,
+                        "only the findings that moved beyond noise or differ");
+  compare_cmd
+      ->add_option("--format", compare_options.format,
+                   "text (default), md (a markdown table), csv or json")
+      ->check(CLI::IsMember({"text", "md", "csv", "json"}));
   std::string export_in, export_out;
   auto* export_cmd = app.add_subcommand(
       "export-model",
@@ -388,11 +399,14 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
   HealthCommands health;
   add_health_commands(app, characterize, list, health);
 
+  app.set_version_flag("--version", version_text(), "print gpuprobe's version and git SHA");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    out << app.help();
-    if (!app.get_subcommands().empty()) out << app.get_subcommands().front()->help();
+    out << help_text(app);
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    out << e.what() << "\n";
     return 0;
   } catch (const CLI::CallForAllHelp& e) {
     out << app.help("", CLI::AppFormatMode::All);
@@ -405,8 +419,8 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
   }
   cli.device_given = app.count("--device") > 0;
   if (app.get_subcommands().empty()) {
-    err << "gpuprobe: error: a subcommand is required: info, list, run, characterize or analyze"
-           " (see gpuprobe --help)\n";
+    err << "gpuprobe: error: a subcommand is required, one of: " << subcommand_names(app)
+        << " (see gpuprobe --help)\n";
     return 2;
   }
 
@@ -488,8 +502,10 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
       if (!cli.quiet && progress::stderr_is_terminal()) progress::enable(&std::cerr);
       return replay_command(replay_path, dir, out, replay_runs);
     }
-    if (compare_cmd->parsed())
-      return compare_command(compare_paths.at(0), compare_paths.at(1), out);
+    if (compare_cmd->parsed()) {
+      compare_options.out_dir = cli.options.out_dir;
+      return compare_command(compare_paths.at(0), compare_paths.at(1), compare_options, out);
+    }
     if (export_cmd->parsed())
       return export_model_command(export_in, export_out, export_format, out);
     const Runner runner = [&](const RunOptions& ro, const std::vector<const Experiment*>& ex,

@@ -55,27 +55,6 @@ auto from_file(const std::string& file, F&& f) {
   }
 }
 
-std::string describe(const json& r) {
-  const auto& d = r.at("device");
-  std::string sha = r.at("tool").at("git_sha").get<std::string>().substr(0, 12);
-  return d.at("name").get<std::string>() + " " + d.value("uuid", std::string("")) + ", git " + sha +
-         ", " + r.value("started_utc", std::string(""));
-}
-
-struct Row {
-  std::string name, unit;
-  double value = 0, confidence = 0;
-};
-
-std::vector<Row> findings_of(const json& r) {
-  std::vector<Row> v;
-  for (const auto& e : r.at("experiments"))
-    for (const auto& f : e.value("findings", json::array()))
-      v.push_back({f.at("name").get<std::string>(), f.at("unit").get<std::string>(),
-                   f.at("value").get<double>(), f.at("confidence").get<double>()});
-  return v;
-}
-
 void write_or_fail(const std::string& path, const std::string& text) {
   try {
     report::write_file_atomically(path, text);
@@ -88,61 +67,6 @@ void write_or_fail(const std::string& path, const std::string& text) {
 }
 
 }  // namespace
-
-std::string compare_table(const json& a, const json& b) {
-  std::ostringstream out;
-  out << "A: " << describe(a) << "\nB: " << describe(b) << "\n";
-  out << "noise: each difference against both runs' stated spread (the standard error their "
-         "confidence implies); beyond noise when separation >= "
-      << noise::kBeyondSeparation << "\n\n";
-  char line[320];
-  std::snprintf(line, sizeof(line), "%-52s %12s %12s %-6s %9s %8s  %s\n", "finding", "A", "B",
-                "unit", "B vs A", "z", "judgement");
-  out << line;
-  const auto fa = findings_of(a), fb = findings_of(b);
-  std::map<std::string, Row> in_b;
-  for (const auto& r : fb) in_b[r.name] = r;
-  auto print = [&](const std::string& name, const std::string& va, const std::string& vb,
-                   const std::string& unit, const std::string& change, const std::string& z,
-                   const std::string& verdict) {
-    std::snprintf(line, sizeof(line), "%-52s %12s %12s %-6s %9s %8s  %s\n", name.c_str(),
-                  va.c_str(), vb.c_str(), unit.c_str(), change.c_str(), z.c_str(), verdict.c_str());
-    out << line;
-  };
-  for (const auto& ra : fa) {
-    const auto ha = noise::human(ra.value, ra.unit);
-    auto it = in_b.find(ra.name);
-    if (it == in_b.end()) {
-      print(ra.name, ha.first, "-", ha.second, "", "", "only in A");
-      continue;
-    }
-    const Row& rb = it->second;
-    if (rb.unit != ra.unit) {
-      print(ra.name, ha.first + " " + ha.second, noise::human(rb.value, rb.unit).first, rb.unit, "",
-            "", "units differ");
-      in_b.erase(it);
-      continue;
-    }
-    // Both values in A's display unit, so the two columns read alike.
-    const std::string vb_text = noise::human_as(rb.value, rb.unit, ha.second);
-    char change[32] = "";
-    if (ra.value != 0)
-      std::snprintf(change, sizeof(change), "%+.2f%%",
-                    (rb.value - ra.value) / std::fabs(ra.value) * 100);
-    const auto j = noise::judge(ra.value, ra.confidence, rb.value, rb.confidence);
-    char z[32];
-    std::snprintf(z, sizeof(z), std::isinf(j.z) ? "inf" : "%.2f", j.z);
-    print(ra.name, ha.first, vb_text, ha.second, change, z,
-          j.beyond ? "beyond noise" : "within noise");
-    in_b.erase(it);
-  }
-  for (const auto& rb : fb) {
-    if (!in_b.count(rb.name)) continue;
-    const auto hb = noise::human(rb.value, rb.unit);
-    print(rb.name, "-", hb.first, hb.second, "", "", "only in B");
-  }
-  return out.str();
-}
 
 int analyze_command(const std::string& path, std::ostream& out) {
   json recorded = json_input::load_result(path);
@@ -178,12 +102,6 @@ int summary_command(const std::string& path, bool verbose, std::ostream& out) {
                                     : std::string();
   out << card;
   if (verbose) out << "\n" << table;
-  return 0;
-}
-
-int compare_command(const std::string& path_a, const std::string& path_b, std::ostream& out) {
-  const json a = json_input::load_result(path_a), b = json_input::load_result(path_b);
-  out << from_file(path_a + " / " + path_b, [&] { return compare_table(a, b); });
   return 0;
 }
 

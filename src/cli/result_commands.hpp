@@ -1,8 +1,8 @@
 #pragma once
-// The commands that read a recorded result.json (analyze, compare, report, export-model). Each
-// loads it through json_input (typed, path-naming shape checks), turns any failure caused by the
-// file's content into a one-line UsageError, and writes its output by temporary file + rename,
-// so a bad input leaves nothing behind.
+// The commands that read a recorded result.json (analyze, report, export-model; compare is in
+// compare_command.hpp). Each loads it through json_input (typed, path-naming shape checks),
+// turns any failure caused by the file's content into a one-line UsageError, and writes its
+// output by temporary file + rename, so a bad input leaves nothing behind.
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -14,9 +14,6 @@ namespace gpuprobe::cli {
 int analyze_command(const std::string& path, std::ostream& out);
 /// `gpuprobe summary <result.json>`: the summary card (and every finding with --verbose).
 int summary_command(const std::string& path, bool verbose, std::ostream& out);
-/// The findings of two results side by side in human units, each difference judged against
-/// both runs' stated spread (noise::judge).
-int compare_command(const std::string& path_a, const std::string& path_b, std::ostream& out);
 /// Writes report.html for a recorded result into `dir` (default: beside the result).
 int report_command(const std::string& path, std::string dir, std::ostream& out);
 /// Writes the model file the result measured to `model_path` (stdout when empty).
@@ -29,8 +26,5 @@ int export_model_command(const std::string& path, const std::string& model_path,
 /// whose sweeps give, at the working sets they share, the range the replay is also judged by.
 int replay_command(const std::string& path, const std::string& dir, std::ostream& out,
                    const std::vector<std::string>& runs = {});
-
-/// The comparison table of two loaded results (what compare_command prints).
-std::string compare_table(const nlohmann::json& a, const nlohmann::json& b);
 
 }  // namespace gpuprobe::cli

@@ -23,6 +23,8 @@ double erfinv(double y) {
 
 }  // namespace
 
+double beyond_z() { return 2.0 * std::sqrt(2.0) * erfinv(kBeyondSeparation); }
+
 double implied_standard_error(double value, double c) {
   if (!(c > 0) || !std::isfinite(value)) return std::numeric_limits<double>::infinity();
   // A stated confidence of 1 is clamped (core/confidence.hpp), not an exact value: it is read as

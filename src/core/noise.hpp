@@ -16,6 +16,10 @@ namespace gpuprobe::noise {
 
 inline constexpr double kBeyondSeparation = 0.9;
 
+/// The z at which separation reaches kBeyondSeparation (2 sqrt(2) erfinv(0.9) = 3.29): a
+/// difference is beyond noise from this many combined standard errors on.
+double beyond_z();
+
 /// The standard error a finding's value and confidence state (0 for confidence 1, infinity for
 /// confidence 0).
 double implied_standard_error(double value, double confidence);

@@ -65,6 +65,33 @@ struct Series {
   std::vector<std::pair<double, double>> points;
 };
 
+struct Style {
+  const char* color;
+  bool dashed;
+};
+
+/// Each series' colour and dash: one colour per series, except in an overlay of runs, where a
+/// later run's series takes the colour of the first run's series of the same name, dashed.
+std::vector<Style> styles_of(const std::vector<Series>& series,
+                             const std::vector<std::string>& runs) {
+  std::vector<Style> out;
+  std::map<std::string, std::size_t> colour_of;
+  for (const auto& s : series) {
+    std::string key = s.label;
+    bool later = false;
+    for (std::size_t r = 0; r < runs.size(); ++r)
+      if (key == runs[r] || key.rfind(runs[r] + " / ", 0) == 0 ||
+          key.rfind(runs[r] + ": ", 0) == 0) {
+        key = key.substr(runs[r].size());
+        later = r > 0;
+        break;
+      }
+    const auto it = colour_of.emplace(key, colour_of.size()).first;
+    out.push_back({kColors[it->second % (sizeof(kColors) / sizeof(kColors[0]))], s.model || later});
+  }
+  return out;
+}
+
 std::string unit_text(const std::string& u) { return u.empty() ? "" : " (" + u + ")"; }
 
 std::string table_html(const CurveData& c) {
@@ -151,6 +178,31 @@ std::string escape(const std::string& s) {
     }
   }
   return out;
+}
+
+CurveData overlay_curves(const CurveData& a, const CurveData& b, const std::string& label_a,
+                         const std::string& label_b) {
+  CurveData o;
+  o.name = a.name;
+  o.hints = a.hints;
+  o.hints.series.insert(o.hints.series.begin(), "run");
+  o.runs = {label_a, label_b};
+  o.columns.push_back("run");
+  o.columns.insert(o.columns.end(), a.columns.begin(), a.columns.end());
+  for (const auto& r : a.rows) {
+    std::vector<json> row{json(label_a)};
+    row.insert(row.end(), r.begin(), r.end());
+    o.rows.push_back(std::move(row));
+  }
+  for (const auto& r : b.rows) {
+    std::vector<json> row{json(label_b)};
+    for (const auto& name : a.columns) {
+      const int k = column_of(b.columns, name);
+      row.push_back(k >= 0 && static_cast<std::size_t>(k) < r.size() ? r[k] : json(nullptr));
+    }
+    o.rows.push_back(std::move(row));
+  }
+  return o;
 }
 
 std::vector<std::vector<json>> parse_csv(const std::string& text,
@@ -449,12 +501,13 @@ std::string draw_curve(const std::string& experiment_id, const CurveData& c, con
         << "' fill='#555' font-size='10'>" << escape(f.value("name", "")) << "</text>";
     }
   }
+  const auto styles = styles_of(series, c.runs);
   for (std::size_t k = 0; k < series.size(); ++k) {
-    const char* color = kColors[k % (sizeof(kColors) / sizeof(kColors[0]))];
+    const char* color = styles[k].color;
     const auto& s = series[k];
-    if (h.kind != "points" || s.model) {
+    if (h.kind != "points" || styles[k].dashed) {
       o << "<polyline class='series' data-label='" << escape(s.label) << "' fill='none' stroke='"
-        << color << "' stroke-width='1.6'" << (s.model ? " stroke-dasharray='6 4'" : "")
+        << color << "' stroke-width='1.6'" << (styles[k].dashed ? " stroke-dasharray='6 4'" : "")
         << " points='";
       for (auto [x, y] : s.points) o << fmt(px(x)) << "," << fmt(py(y)) << " ";
       o << "'/>";
@@ -470,8 +523,8 @@ std::string draw_curve(const std::string& experiment_id, const CurveData& c, con
   }
   o << "</svg><div class='legend'>";
   for (std::size_t k = 0; k < series.size(); ++k)
-    o << "<span><i style='background:" << kColors[k % (sizeof(kColors) / sizeof(kColors[0]))]
-      << (series[k].model ? ";height:2px" : "") << "'></i>" << escape(series[k].label) << "</span>";
+    o << "<span><i style='background:" << styles[k].color << (styles[k].dashed ? ";height:2px" : "")
+      << "'></i>" << escape(series[k].label) << "</span>";
   o << "</div></figure>";
   return o.str();
 }

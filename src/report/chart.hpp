@@ -15,7 +15,22 @@ struct CurveData {
   std::vector<std::string> columns;
   std::vector<std::vector<nlohmann::json>> rows;
   CurveHints hints;
+  /// An overlay of runs (overlay_curves): the labels of the runs, whose series are drawn in one
+  /// colour per series name, a later run's dashed.
+  std::vector<std::string> runs;
 };
+
+/// An experiment's curves (its result.json entry): rows and columns from the entry where it
+/// holds them ("columns", "rows"), else from the CSV file it names (`file`) in `dir`; hints
+/// from the entry (inferred for results recorded before curves carried hints). A curve whose
+/// rows cannot be found is left out.
+std::vector<CurveData> load_curves(const nlohmann::json& experiment, const std::string& dir);
+
+/// One chart of two runs of a curve: each row of `a` and `b` with a first column "run" holding
+/// `label_a` / `label_b` (b's cells matched to a's columns by name), the series split by run
+/// first. draw_curve gives a series of B the colour of the same series of A, dashed.
+CurveData overlay_curves(const CurveData& a, const CurveData& b, const std::string& label_a,
+                         const std::string& label_b);
 
 /// Rows of a CSV written by to_csv (numbers parsed as numbers, quoted cells unquoted).
 std::vector<std::vector<nlohmann::json>> parse_csv(const std::string& text,

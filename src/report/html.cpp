@@ -52,25 +52,6 @@ std::string read_file(const std::filesystem::path& p) {
   return files::read_input(p.string(), "CSV written by gpuprobe");
 }
 
-/// The experiment's curves: rows from the CSV files beside the result, hints from the result
-/// (inferred for results recorded before curves carried hints).
-std::vector<CurveData> curves_of(const json& e, const std::string& dir) {
-  std::vector<CurveData> out;
-  for (const auto& c : e.value("curves", json::array())) {
-    CurveData d;
-    d.name = c.value("name", "");
-    const std::string file = c.value("file", "");
-    if (file.empty()) continue;
-    const std::string text = read_file(std::filesystem::path(dir.empty() ? "." : dir) / file);
-    if (text.empty()) continue;
-    d.rows = parse_csv(text, d.columns);
-    d.hints =
-        c.contains("hints") ? curve_hints_from_json(c["hints"]) : infer_hints(d.columns, d.rows);
-    out.push_back(std::move(d));
-  }
-  return out;
-}
-
 /// Counters read beside the timings (samples.counters) and their cross-check.
 std::string counters_html(const json& e) {
   const auto& s = e.value("samples", json::object());
@@ -128,6 +109,32 @@ std::string environment_html(const json& result) {
 
 }  // namespace
 
+std::vector<CurveData> load_curves(const json& e, const std::string& dir) {
+  std::vector<CurveData> out;
+  for (const auto& c : e.value("curves", json::array())) {
+    if (!c.is_object()) continue;
+    CurveData d;
+    d.name = c.value("name", "");
+    const auto columns = c.find("columns"), rows = c.find("rows");
+    if (columns != c.end() && columns->is_array() && rows != c.end() && rows->is_array()) {
+      for (const auto& h : *columns)
+        d.columns.push_back(h.is_string() ? h.get<std::string>() : h.dump());
+      for (const auto& r : *rows)
+        if (r.is_array() && r.size() == d.columns.size()) d.rows.emplace_back(r.begin(), r.end());
+    } else {
+      const std::string file = c.value("file", "");
+      if (file.empty()) continue;
+      const std::string text = read_file(std::filesystem::path(dir.empty() ? "." : dir) / file);
+      if (text.empty()) continue;
+      d.rows = parse_csv(text, d.columns);
+    }
+    d.hints =
+        c.contains("hints") ? curve_hints_from_json(c["hints"]) : infer_hints(d.columns, d.rows);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 std::string html_report(const json& result, const std::string& curves_dir) {
   std::ostringstream o;
   const std::string device = result.contains("device") ? result["device"].value("name", "?") : "?";
@@ -165,7 +172,7 @@ std::string html_report(const json& result, const std::string& curves_dir) {
     if (!e.value("reason", std::string()).empty()) o << ": " << escape(e.value("reason", ""));
     o << "; " << fixed(e.value("wall_s", 0.0), 1) << " s</p>";
     const auto findings = e.value("findings", json::array());
-    for (const auto& c : curves_of(e, curves_dir)) o << draw_curve(id, c, findings) << "\n";
+    for (const auto& c : load_curves(e, curves_dir)) o << draw_curve(id, c, findings) << "\n";
     o << counters_html(e) << "</section>";
   }
   o << environment_html(result) << "</body></html>\n";

@@ -19,6 +19,7 @@
 #include "core/noise.hpp"
 #include "core/protocol.hpp"
 #include "core/repeatability.hpp"
+#include "report/compare.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -127,7 +128,7 @@ std::string line_of(const std::string& text, const std::string& name) {
 TEST(TrustCompare, HumanUnitsAndEachDifferenceJudged) {
   const auto a = synthetic_result(27052300, 0.99, 660, 0.5);
   const auto b = synthetic_result(30000000, 0.99, 670, 0.5);
-  const auto t = cli::compare_table(a, b);
+  const auto t = report::compare_text(report::compare(a, b), false);
   EXPECT_EQ(t.find("e+07"), std::string::npos) << t;
   const auto cap = line_of(t, "l2.capacity");
   EXPECT_NE(cap.find("25.80"), std::string::npos) << t;
