@@ -152,8 +152,8 @@ nlohmann::json to_json(const ExperimentResult& r) {
   return j;
 }
 
-std::optional<Finding> FindingBoard::get(const std::string& name, double min_confidence) const {
-  auto it = findings_.find(name);
+std::optional<Finding> FindingBoard::get(const FindingKey& key, double min_confidence) const {
+  auto it = findings_.find(key.name);
   if (it == findings_.end() || it->second.confidence < min_confidence) return std::nullopt;
   return it->second;
 }

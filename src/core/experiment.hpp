@@ -112,7 +112,8 @@ struct RunOptions {
 class FindingBoard {
  public:
   void add(const Finding& f) { findings_[f.name] = f; }
-  std::optional<Finding> get(const std::string& name, double min_confidence = 0.5) const;
+  /// A finding by its key (core/finding_names.hpp): a typo is a compile error, not a miss.
+  std::optional<Finding> get(const FindingKey& key, double min_confidence = 0.5) const;
 
  private:
   std::map<std::string, Finding> findings_;

@@ -3,134 +3,209 @@
 // memory-hierarchy table, device/model_export, the report and tools/readme_results.py. C++
 // readers use these constants, so a renamed constant breaks the build, and
 // tests/unit/test_finding_names.cpp fails when a producer no longer emits one of them or a
-// reader (the Python tools too) names a finding no experiment produces. No includes.
+// reader (the Python tools too) names a finding no experiment produces. Each name is a
+// FindingKey with its unit and kind (core/finding_value.hpp): FindingBoard::get takes only keys,
+// and the test also fails when a producer's finding differs from its key's unit or kind.
+#include <iterator>
+
+#include "core/finding_value.hpp"
 
 namespace gpuprobe::finding {
 
 // latency.sweep
-inline constexpr const char* kDramLatency = "dram.latency";
-inline constexpr const char* kL1Capacity = "l1.capacity";
-inline constexpr const char* kL1HitLatency = "l1.hit_latency";
-inline constexpr const char* kL2Capacity = "l2.capacity";
-inline constexpr const char* kL2HitLatency = "l2.hit_latency";
-inline constexpr const char* kL2MixedLatency = "l2.mixed_latency";
-inline constexpr const char* kL2NearCapacity = "l2.near_capacity";
+inline constexpr FindingKey kDramLatency{"dram.latency", "cycles", ValueKind::kNumber};
+inline constexpr FindingKey kL1Capacity{"l1.capacity", "bytes", ValueKind::kNumber};
+inline constexpr FindingKey kL1HitLatency{"l1.hit_latency", "cycles", ValueKind::kNumber};
+inline constexpr FindingKey kL2Capacity{"l2.capacity", "bytes", ValueKind::kNumber};
+inline constexpr FindingKey kL2HitLatency{"l2.hit_latency", "cycles", ValueKind::kNumber};
+inline constexpr FindingKey kL2MixedLatency{"l2.mixed_latency", "cycles", ValueKind::kNumber};
+inline constexpr FindingKey kL2NearCapacity{"l2.near_capacity", "bytes", ValueKind::kNumber};
 
 // latency.shared
-inline constexpr const char* kSharedLatency = "shared.latency";
+inline constexpr FindingKey kSharedLatency{"shared.latency", "cycles", ValueKind::kNumber};
 
 // latency.carveout
-inline constexpr const char* kL1CapacityCarveout100 = "l1.capacity.carveout_100";
-inline constexpr const char* kL1CapacityMaxL1 = "l1.capacity.max_l1";
+inline constexpr FindingKey kL1CapacityCarveout100{"l1.capacity.carveout_100", "bytes", ValueKind::kNumber};
+inline constexpr FindingKey kL1CapacityMaxL1{"l1.capacity.max_l1", "bytes", ValueKind::kNumber};
 
 // cache.l2.partition
-inline constexpr const char* kL2PartitionFarLatency = "l2.partition.far_latency";
-inline constexpr const char* kL2PartitionHashMask = "l2.partition.hash_mask";
-inline constexpr const char* kL2PartitionNearLatency = "l2.partition.near_latency";
-inline constexpr const char* kL2PartitionSmGroupSizes = "l2.partition.sm_group_sizes";
+inline constexpr FindingKey kL2PartitionFarLatency{"l2.partition.far_latency", "cycles", ValueKind::kNumber};
+inline constexpr FindingKey kL2PartitionHashMask{"l2.partition.hash_mask", "mask", ValueKind::kMask};
+inline constexpr FindingKey kL2PartitionNearLatency{"l2.partition.near_latency", "cycles", ValueKind::kNumber};
+inline constexpr FindingKey kL2PartitionSmGroupSizes{"l2.partition.sm_group_sizes", "SMs", ValueKind::kNumber};
 
 // cache.l2.far_hit
-inline constexpr const char* kL2FarHitLatency = "l2.far_hit_latency";
-inline constexpr const char* kL2MixtureMissLatency = "l2.mixture.miss_latency";
-inline constexpr const char* kL2MixturePageSpread = "l2.mixture.page_spread";
-inline constexpr const char* kL2MixtureAllocationSpread = "l2.mixture.allocation_spread";
-inline constexpr const char* kL2MixturePlacementUnit = "l2.mixture.placement_unit";
-inline constexpr const char* kDramLatencyNearHome = "dram.latency_near_home";
-inline constexpr const char* kDramLatencyFarHome = "dram.latency_far_home";
+inline constexpr FindingKey kL2ReplicaCapacity{"l2.replica_capacity", "bytes", ValueKind::kNumber};
+inline constexpr FindingKey kL2FarHitLatency{"l2.far_hit_latency", "cycles", ValueKind::kNumber};
+inline constexpr FindingKey kL2MixtureMissLatency{"l2.mixture.miss_latency", "cycles", ValueKind::kNumber};
+inline constexpr FindingKey kL2MixturePageSpread{"l2.mixture.page_spread", "fraction", ValueKind::kNumber};
+inline constexpr FindingKey kL2MixtureAllocationSpread{"l2.mixture.allocation_spread", "%", ValueKind::kNumber};
+inline constexpr FindingKey kL2MixturePlacementUnit{"l2.mixture.placement_unit", "bytes", ValueKind::kNumber};
+inline constexpr FindingKey kDramLatencyNearHome{"dram.latency_near_home", "cycles", ValueKind::kNumber};
+inline constexpr FindingKey kDramLatencyFarHome{"dram.latency_far_home", "cycles", ValueKind::kNumber};
 
 // cache.fetch_granularity
-inline constexpr const char* kCacheL1FetchGranularity = "cache.l1.fetch_granularity";
-inline constexpr const char* kCacheL2FillGranularity = "cache.l2.fill_granularity";
+inline constexpr FindingKey kCacheL1FetchGranularity{"cache.l1.fetch_granularity", "bytes", ValueKind::kNumber};
+inline constexpr FindingKey kCacheL2FillGranularity{"cache.l2.fill_granularity", "bytes", ValueKind::kNumber};
 
 // cache.l1.ways
-inline constexpr const char* kCacheL1Ways = "cache.l1.ways";
-inline constexpr const char* kCacheL1Sets = "cache.l1.sets";
-inline constexpr const char* kCacheL1LineSize = "cache.l1.line_size";
-inline constexpr const char* kCacheL1Replacement = "cache.l1.replacement";
-inline constexpr const char* kCacheL1TagSets = "cache.l1.tag_sets";
-inline constexpr const char* kCacheL1TagCapacity = "cache.l1.tag_capacity";
-inline constexpr const char* kCacheL1DataVictim = "cache.l1.data_victim";
+inline constexpr FindingKey kCacheL1Ways{"cache.l1.ways", "ways", ValueKind::kNumber};
+inline constexpr FindingKey kCacheL1Sets{"cache.l1.sets", "sets", ValueKind::kNumber};
+inline constexpr FindingKey kCacheL1LineSize{"cache.l1.line_size", "bytes", ValueKind::kNumber};
+inline constexpr FindingKey kCacheL1Replacement{"cache.l1.replacement", "class", ValueKind::kCategory, finding_key::kReplacementLabels, std::size(finding_key::kReplacementLabels)};
+inline constexpr FindingKey kCacheL1TagSets{"cache.l1.tag_sets", "sets", ValueKind::kNumber};
+inline constexpr FindingKey kCacheL1TagCapacity{"cache.l1.tag_capacity", "bytes", ValueKind::kNumber};
+inline constexpr FindingKey kCacheL1DataVictim{"cache.l1.data_victim", "class", ValueKind::kCategory, finding_key::kDataVictimLabels, std::size(finding_key::kDataVictimLabels)};
 
 // cache.l2.ways
-inline constexpr const char* kCacheL2LineSize = "cache.l2.line_size";
-inline constexpr const char* kCacheL2SetIndexBits = "cache.l2.set_index_bits";
+inline constexpr FindingKey kCacheL2LineSize{"cache.l2.line_size", "bytes", ValueKind::kNumber};
+inline constexpr FindingKey kCacheL2SetIndexBits{"cache.l2.set_index_bits", "bits", ValueKind::kNumber};
 
 // latency.tlb
-inline constexpr const char* kTlbLevels = "tlb.levels";
-inline constexpr const char* kTlbPageSize = "tlb.page_size";
-inline constexpr const char* kTlbL1Entries = "tlb.l1.entries";
-inline constexpr const char* kTlbL1MissPenalty = "tlb.l1.miss_penalty";
-inline constexpr const char* kTlbL1Reach = "tlb.l1.reach";
+inline constexpr FindingKey kTlbLevels{"tlb.levels", "levels", ValueKind::kNumber};
+inline constexpr FindingKey kTlbPageSize{"tlb.page_size", "bytes", ValueKind::kNumber};
+inline constexpr FindingKey kTlbL1Entries{"tlb.l1.entries", "entries", ValueKind::kNumber};
+inline constexpr FindingKey kTlbL1MissPenalty{"tlb.l1.miss_penalty", "cycles", ValueKind::kNumber};
+inline constexpr FindingKey kTlbL1Reach{"tlb.l1.reach", "bytes", ValueKind::kNumber};
 
 // smem.bank_conflicts
-inline constexpr const char* kSmemBankModelAgreement = "smem.bank_model_agreement";
+inline constexpr FindingKey kSmemBankModelAgreement{"smem.bank_model_agreement", "fraction", ValueKind::kNumber};
 
 // smem.bandwidth
-inline constexpr const char* kSmemBandwidth = "smem.bandwidth";
+inline constexpr FindingKey kSmemBandwidth{"smem.bandwidth", "B/clk/SM", ValueKind::kNumber};
 
 // compute.latency
-inline constexpr const char* kComputeFfmaLatency = "compute.ffma.latency";
+inline constexpr FindingKey kComputeFfmaLatency{"compute.ffma.latency", "cycles", ValueKind::kNumber};
 
 // compute.throughput
-inline constexpr const char* kComputeFfmaThroughput = "compute.ffma.throughput";
+inline constexpr FindingKey kComputeFfmaThroughput{"compute.ffma.throughput", "FMA/clk/SM", ValueKind::kNumber};
 
 // bandwidth.read
-inline constexpr const char* kDramReadBandwidth = "dram.read_bandwidth";
+inline constexpr FindingKey kDramReadBandwidth{"dram.read_bandwidth", "GB/s", ValueKind::kNumber};
 
 // bandwidth.write
-inline constexpr const char* kDramWriteBandwidth = "dram.write_bandwidth";
-inline constexpr const char* kDramWriteBandwidthCudamemsetReference =
-    "dram.write_bandwidth.cudamemset_reference";
+inline constexpr FindingKey kDramWriteBandwidth{"dram.write_bandwidth", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kDramWriteBandwidthCudamemsetReference{"dram.write_bandwidth.cudamemset_reference", "GB/s", ValueKind::kNumber};
 
 // bandwidth.copy
-inline constexpr const char* kDramCopyBandwidth = "dram.copy_bandwidth";
-inline constexpr const char* kDramCopyBandwidthCudamemcpyReference =
-    "dram.copy_bandwidth.cudamemcpy_reference";
-inline constexpr const char* kDramCopyBandwidthWidth16b = "dram.copy_bandwidth.width_16b";
-inline constexpr const char* kDramCopyBandwidthWidth4b = "dram.copy_bandwidth.width_4b";
-inline constexpr const char* kDramCopyBandwidthWidth8b = "dram.copy_bandwidth.width_8b";
+inline constexpr FindingKey kDramCopyBandwidth{"dram.copy_bandwidth", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kDramCopyBandwidthCudamemcpyReference{"dram.copy_bandwidth.cudamemcpy_reference", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kDramCopyBandwidthWidth16b{"dram.copy_bandwidth.width_16b", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kDramCopyBandwidthWidth4b{"dram.copy_bandwidth.width_4b", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kDramCopyBandwidthWidth8b{"dram.copy_bandwidth.width_8b", "GB/s", ValueKind::kNumber};
 
 // bandwidth.layout
-inline constexpr const char* kDramLayoutAosBandwidth = "dram.layout_aos_bandwidth";
-inline constexpr const char* kDramLayoutSoaBandwidth = "dram.layout_soa_bandwidth";
+inline constexpr FindingKey kDramLayoutAosBandwidth{"dram.layout_aos_bandwidth", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kDramLayoutSoaBandwidth{"dram.layout_soa_bandwidth", "GB/s", ValueKind::kNumber};
 
 // bandwidth.transpose
-inline constexpr const char* kTransposeCopyBandwidth = "transpose.copy_bandwidth";
-inline constexpr const char* kTransposeNaiveBandwidth = "transpose.naive_bandwidth";
-inline constexpr const char* kTransposeTiledBandwidth = "transpose.tiled_bandwidth";
-inline constexpr const char* kTransposeTiledPaddedBandwidth = "transpose.tiled_padded_bandwidth";
+inline constexpr FindingKey kTransposeCopyBandwidth{"transpose.copy_bandwidth", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kTransposeNaiveBandwidth{"transpose.naive_bandwidth", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kTransposeTiledBandwidth{"transpose.tiled_bandwidth", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kTransposeTiledPaddedBandwidth{"transpose.tiled_padded_bandwidth", "GB/s", ValueKind::kNumber};
 
 // bandwidth.sweep
-inline constexpr const char* kDramReadBandwidthSweep = "dram.read_bandwidth_sweep";
-inline constexpr const char* kL1ReadBandwidth = "l1.read_bandwidth";
-inline constexpr const char* kL2ReadBandwidth = "l2.read_bandwidth";
+inline constexpr FindingKey kDramReadBandwidthSweep{"dram.read_bandwidth_sweep", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kL1ReadBandwidth{"l1.read_bandwidth", "B/clk/SM", ValueKind::kNumber};
+inline constexpr FindingKey kL2ReadBandwidth{"l2.read_bandwidth", "GB/s", ValueKind::kNumber};
 
 // bandwidth.hierarchy
-inline constexpr const char* kHierarchyL1ReadBandwidth = "hierarchy.l1.read_bandwidth";
-inline constexpr const char* kHierarchyL2ReadBandwidth = "hierarchy.l2.read_bandwidth";
+inline constexpr FindingKey kHierarchyL1ReadBandwidth{"hierarchy.l1.read_bandwidth", "B/clk/SM", ValueKind::kNumber};
+inline constexpr FindingKey kHierarchyL2ReadBandwidth{"hierarchy.l2.read_bandwidth", "GB/s", ValueKind::kNumber};
 
 // ordering.litmus
-inline constexpr const char* kOrderingLitmusRelaxedNoFenceStaleReads =
-    "ordering.litmus.relaxed_no_fence.stale_reads";
-inline constexpr const char* kOrderingLitmusReleaseAcquireStaleReads =
-    "ordering.litmus.release_acquire.stale_reads";
+inline constexpr FindingKey kOrderingLitmusRelaxedNoFenceStaleReads{"ordering.litmus.relaxed_no_fence.stale_reads", "reads", ValueKind::kNumber};
+inline constexpr FindingKey kOrderingLitmusReleaseAcquireStaleReads{"ordering.litmus.release_acquire.stale_reads", "reads", ValueKind::kNumber};
 
 // hopper.wgmma.throughput
-inline constexpr const char* kHopperWgmmaBf16Tflops = "hopper.wgmma.bf16.tflops";
+inline constexpr FindingKey kHopperWgmmaBf16Tflops{"hopper.wgmma.bf16.tflops", "TFLOP/s", ValueKind::kNumber};
 
 // hopper.tma.bandwidth
-inline constexpr const char* kHopperTmaLoadBandwidth = "hopper.tma.load_bandwidth";
-inline constexpr const char* kL2TmaBulkReadBandwidth = "l2.tma_bulk_read_bandwidth";
+inline constexpr FindingKey kHopperTmaLoadBandwidth{"hopper.tma.load_bandwidth", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kL2TmaBulkReadBandwidth{"l2.tma_bulk_read_bandwidth", "GB/s", ValueKind::kNumber};
 
 // hopper.dsmem
-inline constexpr const char* kHopperDsmemLatency = "hopper.dsmem.latency";
+inline constexpr FindingKey kHopperDsmemLatency{"hopper.dsmem.latency", "cycles", ValueKind::kNumber};
 
 // hopper.pipeline
-inline constexpr const char* kHopperPipeline128x256x64BestPipelineTflops =
-    "hopper.pipeline.128x256x64.best_pipeline_tflops";
-inline constexpr const char* kHopperPipeline128x256x64WgmmaOnlyTflops =
-    "hopper.pipeline.128x256x64.wgmma_only_tflops";
-inline constexpr const char* kL2TmaReadBandwidth = "l2.tma_read_bandwidth";
+inline constexpr FindingKey kHopperPipeline128x256x64BestPipelineTflops{"hopper.pipeline.128x256x64.best_pipeline_tflops", "TFLOP/s", ValueKind::kNumber};
+inline constexpr FindingKey kHopperPipeline128x256x64WgmmaOnlyTflops{"hopper.pipeline.128x256x64.wgmma_only_tflops", "TFLOP/s", ValueKind::kNumber};
+inline constexpr FindingKey kL2TmaReadBandwidth{"l2.tma_read_bandwidth", "GB/s", ValueKind::kNumber};
+
+
+/// Every key above, for the test that holds producers to their keys' units and kinds.
+inline constexpr const FindingKey* kKeys[] = {
+    &kDramLatency,
+    &kL1Capacity,
+    &kL1HitLatency,
+    &kL2Capacity,
+    &kL2HitLatency,
+    &kL2MixedLatency,
+    &kL2NearCapacity,
+    &kSharedLatency,
+    &kL1CapacityCarveout100,
+    &kL1CapacityMaxL1,
+    &kL2PartitionFarLatency,
+    &kL2PartitionHashMask,
+    &kL2PartitionNearLatency,
+    &kL2PartitionSmGroupSizes,
+    &kL2ReplicaCapacity,
+    &kL2FarHitLatency,
+    &kL2MixtureMissLatency,
+    &kL2MixturePageSpread,
+    &kL2MixtureAllocationSpread,
+    &kL2MixturePlacementUnit,
+    &kDramLatencyNearHome,
+    &kDramLatencyFarHome,
+    &kCacheL1FetchGranularity,
+    &kCacheL2FillGranularity,
+    &kCacheL1Ways,
+    &kCacheL1Sets,
+    &kCacheL1LineSize,
+    &kCacheL1Replacement,
+    &kCacheL1TagSets,
+    &kCacheL1TagCapacity,
+    &kCacheL1DataVictim,
+    &kCacheL2LineSize,
+    &kCacheL2SetIndexBits,
+    &kTlbLevels,
+    &kTlbPageSize,
+    &kTlbL1Entries,
+    &kTlbL1MissPenalty,
+    &kTlbL1Reach,
+    &kSmemBankModelAgreement,
+    &kSmemBandwidth,
+    &kComputeFfmaLatency,
+    &kComputeFfmaThroughput,
+    &kDramReadBandwidth,
+    &kDramWriteBandwidth,
+    &kDramWriteBandwidthCudamemsetReference,
+    &kDramCopyBandwidth,
+    &kDramCopyBandwidthCudamemcpyReference,
+    &kDramCopyBandwidthWidth16b,
+    &kDramCopyBandwidthWidth4b,
+    &kDramCopyBandwidthWidth8b,
+    &kDramLayoutAosBandwidth,
+    &kDramLayoutSoaBandwidth,
+    &kTransposeCopyBandwidth,
+    &kTransposeNaiveBandwidth,
+    &kTransposeTiledBandwidth,
+    &kTransposeTiledPaddedBandwidth,
+    &kDramReadBandwidthSweep,
+    &kL1ReadBandwidth,
+    &kL2ReadBandwidth,
+    &kHierarchyL1ReadBandwidth,
+    &kHierarchyL2ReadBandwidth,
+    &kOrderingLitmusRelaxedNoFenceStaleReads,
+    &kOrderingLitmusReleaseAcquireStaleReads,
+    &kHopperWgmmaBf16Tflops,
+    &kHopperTmaLoadBandwidth,
+    &kL2TmaBulkReadBandwidth,
+    &kHopperDsmemLatency,
+    &kHopperPipeline128x256x64BestPipelineTflops,
+    &kHopperPipeline128x256x64WgmmaOnlyTflops,
+    &kL2TmaReadBandwidth,
+};
 
 /// A shared finding and the experiment that produces it.
 struct Produced {
@@ -140,75 +215,76 @@ struct Produced {
 
 /// Every constant above with its producer.
 inline constexpr Produced kShared[] = {
-    {kDramLatency, "latency.sweep"},
-    {kL1Capacity, "latency.sweep"},
-    {kL1HitLatency, "latency.sweep"},
-    {kL2Capacity, "latency.sweep"},
-    {kL2MixedLatency, "latency.sweep"},
-    {kL2HitLatency, "latency.sweep"},
-    {kL2NearCapacity, "latency.sweep"},
-    {kSharedLatency, "latency.shared"},
-    {kL1CapacityCarveout100, "latency.carveout"},
-    {kL1CapacityMaxL1, "latency.carveout"},
-    {kL2PartitionFarLatency, "cache.l2.partition"},
-    {kL2PartitionHashMask, "cache.l2.partition"},
-    {kL2PartitionNearLatency, "cache.l2.partition"},
-    {kL2PartitionSmGroupSizes, "cache.l2.partition"},
-    {kL2FarHitLatency, "cache.l2.far_hit"},
-    {kL2MixtureMissLatency, "cache.l2.mixture"},
-    {kL2MixturePageSpread, "cache.l2.mixture"},
-    {kL2MixtureAllocationSpread, "cache.l2.mixture"},
-    {kL2MixturePlacementUnit, "cache.l2.mixture"},
-    {kDramLatencyNearHome, "cache.l2.far_hit"},
-    {kDramLatencyFarHome, "cache.l2.far_hit"},
-    {kCacheL1FetchGranularity, "cache.fetch_granularity"},
-    {kCacheL2FillGranularity, "cache.fetch_granularity"},
-    {kCacheL1Ways, "cache.l1.ways"},
-    {kCacheL1Sets, "cache.l1.ways"},
-    {kCacheL1LineSize, "cache.l1.ways"},
-    {kCacheL2LineSize, "cache.l2.ways"},
-    {kCacheL2SetIndexBits, "cache.l2.ways"},
-    {kCacheL1TagSets, "cache.l1.ways"},
-    {kCacheL1TagCapacity, "cache.l1.ways"},
-    {kCacheL1DataVictim, "cache.l1.ways"},
-    {kCacheL1Replacement, "cache.l1.ways"},
-    {kTlbLevels, "latency.tlb"},
-    {kTlbPageSize, "latency.tlb"},
-    {kTlbL1Entries, "latency.tlb"},
-    {kTlbL1MissPenalty, "latency.tlb"},
-    {kTlbL1Reach, "latency.tlb"},
-    {kSmemBankModelAgreement, "smem.bank_conflicts"},
-    {kSmemBandwidth, "smem.bandwidth"},
-    {kComputeFfmaLatency, "compute.latency"},
-    {kComputeFfmaThroughput, "compute.throughput"},
-    {kDramReadBandwidth, "bandwidth.read"},
-    {kDramWriteBandwidth, "bandwidth.write"},
-    {kDramWriteBandwidthCudamemsetReference, "bandwidth.write"},
-    {kDramCopyBandwidth, "bandwidth.copy"},
-    {kDramCopyBandwidthCudamemcpyReference, "bandwidth.copy"},
-    {kDramCopyBandwidthWidth16b, "bandwidth.copy"},
-    {kDramCopyBandwidthWidth4b, "bandwidth.copy"},
-    {kDramCopyBandwidthWidth8b, "bandwidth.copy"},
-    {kDramLayoutAosBandwidth, "bandwidth.layout"},
-    {kDramLayoutSoaBandwidth, "bandwidth.layout"},
-    {kTransposeCopyBandwidth, "bandwidth.transpose"},
-    {kTransposeNaiveBandwidth, "bandwidth.transpose"},
-    {kTransposeTiledBandwidth, "bandwidth.transpose"},
-    {kTransposeTiledPaddedBandwidth, "bandwidth.transpose"},
-    {kDramReadBandwidthSweep, "bandwidth.sweep"},
-    {kL1ReadBandwidth, "bandwidth.sweep"},
-    {kL2ReadBandwidth, "bandwidth.sweep"},
-    {kHierarchyL1ReadBandwidth, "bandwidth.hierarchy"},
-    {kHierarchyL2ReadBandwidth, "bandwidth.hierarchy"},
-    {kOrderingLitmusRelaxedNoFenceStaleReads, "ordering.litmus"},
-    {kOrderingLitmusReleaseAcquireStaleReads, "ordering.litmus"},
-    {kHopperWgmmaBf16Tflops, "hopper.wgmma.throughput"},
-    {kHopperTmaLoadBandwidth, "hopper.tma.bandwidth"},
-    {kL2TmaBulkReadBandwidth, "hopper.tma.bandwidth"},
-    {kHopperDsmemLatency, "hopper.dsmem"},
-    {kHopperPipeline128x256x64BestPipelineTflops, "hopper.pipeline"},
-    {kHopperPipeline128x256x64WgmmaOnlyTflops, "hopper.pipeline"},
-    {kL2TmaReadBandwidth, "hopper.pipeline"},
+    {kDramLatency.name, "latency.sweep"},
+    {kL1Capacity.name, "latency.sweep"},
+    {kL1HitLatency.name, "latency.sweep"},
+    {kL2Capacity.name, "latency.sweep"},
+    {kL2MixedLatency.name, "latency.sweep"},
+    {kL2HitLatency.name, "latency.sweep"},
+    {kL2NearCapacity.name, "latency.sweep"},
+    {kSharedLatency.name, "latency.shared"},
+    {kL1CapacityCarveout100.name, "latency.carveout"},
+    {kL1CapacityMaxL1.name, "latency.carveout"},
+    {kL2PartitionFarLatency.name, "cache.l2.partition"},
+    {kL2PartitionHashMask.name, "cache.l2.partition"},
+    {kL2PartitionNearLatency.name, "cache.l2.partition"},
+    {kL2PartitionSmGroupSizes.name, "cache.l2.partition"},
+    {kL2FarHitLatency.name, "cache.l2.far_hit"},
+    {kL2ReplicaCapacity.name, "cache.l2.far_hit"},
+    {kL2MixtureMissLatency.name, "cache.l2.mixture"},
+    {kL2MixturePageSpread.name, "cache.l2.mixture"},
+    {kL2MixtureAllocationSpread.name, "cache.l2.mixture"},
+    {kL2MixturePlacementUnit.name, "cache.l2.mixture"},
+    {kDramLatencyNearHome.name, "cache.l2.far_hit"},
+    {kDramLatencyFarHome.name, "cache.l2.far_hit"},
+    {kCacheL1FetchGranularity.name, "cache.fetch_granularity"},
+    {kCacheL2FillGranularity.name, "cache.fetch_granularity"},
+    {kCacheL1Ways.name, "cache.l1.ways"},
+    {kCacheL1Sets.name, "cache.l1.ways"},
+    {kCacheL1LineSize.name, "cache.l1.ways"},
+    {kCacheL2LineSize.name, "cache.l2.ways"},
+    {kCacheL2SetIndexBits.name, "cache.l2.ways"},
+    {kCacheL1TagSets.name, "cache.l1.ways"},
+    {kCacheL1TagCapacity.name, "cache.l1.ways"},
+    {kCacheL1DataVictim.name, "cache.l1.ways"},
+    {kCacheL1Replacement.name, "cache.l1.ways"},
+    {kTlbLevels.name, "latency.tlb"},
+    {kTlbPageSize.name, "latency.tlb"},
+    {kTlbL1Entries.name, "latency.tlb"},
+    {kTlbL1MissPenalty.name, "latency.tlb"},
+    {kTlbL1Reach.name, "latency.tlb"},
+    {kSmemBankModelAgreement.name, "smem.bank_conflicts"},
+    {kSmemBandwidth.name, "smem.bandwidth"},
+    {kComputeFfmaLatency.name, "compute.latency"},
+    {kComputeFfmaThroughput.name, "compute.throughput"},
+    {kDramReadBandwidth.name, "bandwidth.read"},
+    {kDramWriteBandwidth.name, "bandwidth.write"},
+    {kDramWriteBandwidthCudamemsetReference.name, "bandwidth.write"},
+    {kDramCopyBandwidth.name, "bandwidth.copy"},
+    {kDramCopyBandwidthCudamemcpyReference.name, "bandwidth.copy"},
+    {kDramCopyBandwidthWidth16b.name, "bandwidth.copy"},
+    {kDramCopyBandwidthWidth4b.name, "bandwidth.copy"},
+    {kDramCopyBandwidthWidth8b.name, "bandwidth.copy"},
+    {kDramLayoutAosBandwidth.name, "bandwidth.layout"},
+    {kDramLayoutSoaBandwidth.name, "bandwidth.layout"},
+    {kTransposeCopyBandwidth.name, "bandwidth.transpose"},
+    {kTransposeNaiveBandwidth.name, "bandwidth.transpose"},
+    {kTransposeTiledBandwidth.name, "bandwidth.transpose"},
+    {kTransposeTiledPaddedBandwidth.name, "bandwidth.transpose"},
+    {kDramReadBandwidthSweep.name, "bandwidth.sweep"},
+    {kL1ReadBandwidth.name, "bandwidth.sweep"},
+    {kL2ReadBandwidth.name, "bandwidth.sweep"},
+    {kHierarchyL1ReadBandwidth.name, "bandwidth.hierarchy"},
+    {kHierarchyL2ReadBandwidth.name, "bandwidth.hierarchy"},
+    {kOrderingLitmusRelaxedNoFenceStaleReads.name, "ordering.litmus"},
+    {kOrderingLitmusReleaseAcquireStaleReads.name, "ordering.litmus"},
+    {kHopperWgmmaBf16Tflops.name, "hopper.wgmma.throughput"},
+    {kHopperTmaLoadBandwidth.name, "hopper.tma.bandwidth"},
+    {kL2TmaBulkReadBandwidth.name, "hopper.tma.bandwidth"},
+    {kHopperDsmemLatency.name, "hopper.dsmem"},
+    {kHopperPipeline128x256x64BestPipelineTflops.name, "hopper.pipeline"},
+    {kHopperPipeline128x256x64WgmmaOnlyTflops.name, "hopper.pipeline"},
+    {kL2TmaReadBandwidth.name, "hopper.pipeline"},
 };
 
 }  // namespace gpuprobe::finding

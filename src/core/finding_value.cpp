@@ -1,31 +1,14 @@
 #include "core/finding_value.hpp"
 
+#include "core/finding_names.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <iterator>
 
 namespace gpuprobe {
 namespace {
-
-constexpr CategoryLabel kReplacementLabels[] = {
-    {0, "lru", "LRU"},
-    {1, "fifo", "FIFO"},
-    {2, "tree_plru", "tree-PLRU"},
-    {3, "random", "random"},
-    {4, "none", "none of the tested classes"},
-    {-1, "random_or_tree_plru", "random or tree-PLRU (tied)"},
-};
-
-constexpr CategoryLabel kDataVictimLabels[] = {
-    {0, "global_lru", "oldest line of the cache"},
-    {1, "own_set", "oldest line of the set"},
-    {2, "random", "random line"},
-    {3, "random_set", "random set's oldest line"},
-    {4, "none", "none of the tested classes"},
-    {5, "set_cycle", "sets in turn, oldest line first"},
-};
 
 bool component_match(const std::string& pattern, const std::string& name) {
   // '*' stands for exactly one dotted component.
@@ -72,14 +55,6 @@ std::string string_or(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
-namespace finding_key {
-const FindingKey kReplacement{"cache.*.replacement", "class", ValueKind::kCategory,
-                              kReplacementLabels, std::size(kReplacementLabels)};
-const FindingKey kDataVictim{"cache.*.data_victim", "class", ValueKind::kCategory,
-                             kDataVictimLabels, std::size(kDataVictimLabels)};
-const FindingKey kReplication{"l2.replication", "bool", ValueKind::kBool};
-const FindingKey kHashMask{"l2.partition.hash_mask", "mask", ValueKind::kMask};
-}  // namespace finding_key
 
 std::string to_string(ValueKind k) {
   switch (k) {
@@ -100,6 +75,8 @@ const FindingKey* find_key(const std::string& name) {
                                             &finding_key::kReplication, &finding_key::kHashMask};
   for (const FindingKey* k : kKeys)
     if (component_match(k->name, name)) return k;
+  for (const FindingKey* k : finding::kKeys)
+    if (name == k->name) return k;
   return nullptr;
 }
 

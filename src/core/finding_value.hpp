@@ -8,6 +8,7 @@
 // its unit ("bool", "mask", "class"), so results written before the typed form existed read the
 // same way as new ones.
 #include <cstddef>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -38,17 +39,37 @@ struct FindingKey {
   ValueKind kind;
   const CategoryLabel* labels = nullptr;
   std::size_t label_count = 0;
+  /// The name, for the APIs that take one (a map key, a message).
+  operator std::string() const { return name; }
 };
 
 namespace finding_key {
+inline constexpr CategoryLabel kReplacementLabels[] = {
+    {0, "lru", "LRU"},
+    {1, "fifo", "FIFO"},
+    {2, "tree_plru", "tree-PLRU"},
+    {3, "random", "random"},
+    {4, "none", "none of the tested classes"},
+    {-1, "random_or_tree_plru", "random or tree-PLRU (tied)"},
+};
+inline constexpr CategoryLabel kDataVictimLabels[] = {
+    {0, "global_lru", "oldest line of the cache"},
+    {1, "own_set", "oldest line of the set"},
+    {2, "random", "random line"},
+    {3, "random_set", "random set's oldest line"},
+    {4, "none", "none of the tested classes"},
+    {5, "set_cycle", "sets in turn, oldest line first"},
+};
 /// cache.l1.ways / cache.l2.ways: the replacement class of the level.
-extern const FindingKey kReplacement;
+inline constexpr FindingKey kReplacement{"cache.*.replacement", "class", ValueKind::kCategory,
+                                         kReplacementLabels, std::size(kReplacementLabels)};
 /// cache.l1.ways: which line a fill evicts from the L1's data array.
-extern const FindingKey kDataVictim;
+inline constexpr FindingKey kDataVictim{"cache.*.data_victim", "class", ValueKind::kCategory,
+                                        kDataVictimLabels, std::size(kDataVictimLabels)};
 /// cache.l2.far_hit: whether the near partition keeps a copy of a far line.
-extern const FindingKey kReplication;
+inline constexpr FindingKey kReplication{"l2.replication", "bool", ValueKind::kBool};
 /// cache.l2.partition: the address bits whose parity chooses the partition.
-extern const FindingKey kHashMask;
+inline constexpr FindingKey kHashMask{"l2.partition.hash_mask", "mask", ValueKind::kMask};
 }  // namespace finding_key
 
 /// The declared key of a finding name, or nullptr.

@@ -169,8 +169,8 @@ void run_lines(const json& result, SummaryCard& card) {
 
 void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
   const json& d = result.value("device", json::object());
-  auto have = [&](std::initializer_list<const char*> names) {
-    for (const char* n : names)
+  auto have = [&](std::initializer_list<std::string> names) {
+    for (const auto& n : names)
       if (idx.get(n)) return true;
     return false;
   };

@@ -9,6 +9,7 @@
 
 #include "cli/app.hpp"
 #include "cli_runner.hpp"
+#include "core/finding_names.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "counters/counters.hpp"
@@ -197,7 +198,7 @@ TEST_F(CountersFixture, TwoPartitionsLeaveTheL2HitRatePastTheNearPartitionUnchec
   Context ctx{*dev, options, board};
   const auto& reg = Registry::builtin();
   test::run_and_post(ctx, board, "latency.sweep");
-  ASSERT_TRUE(board.get("l2.mixed_latency", 0.0));
+  ASSERT_TRUE(board.get(finding::kL2MixedLatency, 0.0));
   options.counters = true;
   options.loads = {device::LoadOp::kCa};
   ExperimentResult chase;

@@ -51,6 +51,27 @@ bool produced_by(const std::string& experiment, const std::string& name) {
   return (it != replayed().end() && it->second == experiment) || declared_by(*e, name);
 }
 
+TEST(FindingNames, EveryKeyStatesItsProducersUnitAndKind) {
+  // The replayed H200 findings (a key whose producer did not run there is skipped: the count
+  // below keeps that from passing vacuously).
+  std::map<std::string, Finding> found;
+  for (const auto& e : h200().at("experiments"))
+    if (const auto r = replay_analysis(e))
+      for (const auto& f : r->findings) found.emplace(f.name, f);
+  std::size_t checked = 0;
+  for (const FindingKey* key : finding::kKeys) {
+    const auto it = found.find(key->name);
+    if (it == found.end()) continue;
+    ++checked;
+    EXPECT_EQ(it->second.unit, key->unit) << key->name;
+    EXPECT_EQ(typed_value(to_json(it->second)).kind, key->kind) << key->name;
+    if (key->kind == ValueKind::kCategory)
+      EXPECT_NE(typed_value(to_json(it->second)).text, typed_value(to_json(it->second)).label)
+          << key->name << ": a category shown by its code, not its words";
+  }
+  EXPECT_GE(checked, 60u);
+}
+
 TEST(FindingNames, DependenciesNameEarlierExperiments) {
   std::set<std::string> earlier;
   for (const auto& e : Registry::builtin().all()) {

@@ -1,5 +1,6 @@
 // bandwidth.hierarchy: register file, shared memory, L1, L2 and DRAM read bandwidth beside each
 // level's latency.
+#include "core/finding_names.hpp"
 #include "core/confidence.hpp"
 #include "measure/search.hpp"
 #include "probes/bandwidth/sweep_rig.hpp"
@@ -88,11 +89,12 @@ class BandwidthHierarchy : public RigExperiment {
     }
     // Earlier findings, copied so that analyze stays pure.
     json prior = json::object();
-    for (const char* name :
-         {"l1.hit_latency", "l2.hit_latency", "l2.far_hit_latency", "dram.latency",
-          "shared.latency", "smem.bandwidth", "compute.ffma.latency", "dram.read_bandwidth",
-          "l1.read_bandwidth", "l2.read_bandwidth", "dram.read_bandwidth_sweep"}) {
-      if (const auto f = ctx.prior.get(name, 0.0)) prior[name] = to_json(*f);
+    for (const FindingKey& key :
+         {finding::kL1HitLatency, finding::kL2HitLatency, finding::kL2FarHitLatency,
+          finding::kDramLatency, finding::kSharedLatency, finding::kSmemBandwidth,
+          finding::kComputeFfmaLatency, finding::kDramReadBandwidth, finding::kL1ReadBandwidth,
+          finding::kL2ReadBandwidth, finding::kDramReadBandwidthSweep}) {
+      if (const auto f = ctx.prior.get(key, 0.0)) prior[key.name] = to_json(*f);
     }
     r.parameters = {
         {"sm_count", d.sm_count},

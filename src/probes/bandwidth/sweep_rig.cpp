@@ -6,6 +6,7 @@
 
 #include <numeric>
 
+#include "core/finding_names.hpp"
 #include "core/confidence.hpp"
 #include "core/parallel.hpp"
 
@@ -173,7 +174,7 @@ std::uint64_t l1_variant_step_bytes() {
 
 L1WorkingSet l1_working_set(const device::DeviceInfo& d, const FindingBoard& prior) {
   constexpr std::uint64_t kAlign = 4 * units::kKiB;
-  if (const auto f = prior.get("l1.capacity", 0.5)) {
+  if (const auto f = prior.get(finding::kL1Capacity, 0.5)) {
     const std::string measured = units::format_bytes(static_cast<std::uint64_t>(f->value)) +
                                  ", confidence " + std::to_string(f->confidence);
     // Whole unrolled steps of every variant: a slice shorter than one step runs only the

@@ -308,10 +308,10 @@ struct ServedReferences {
 ServedReferences served_references(const Context& ctx) {
   ServedReferences refs;
   if (auto f = ctx.prior.get(finding::kL2FarHitLatency)) refs.far_hit_cycles = f->value;
-  for (const char* name : {finding::kDramLatencyNearHome, finding::kDramLatency})
-    if (auto f = ctx.prior.get(name)) {
+  for (const FindingKey& key : {finding::kDramLatencyNearHome, finding::kDramLatency})
+    if (auto f = ctx.prior.get(key)) {
       refs.dram_cycles = f->value;
-      refs.dram_from = name;
+      refs.dram_from = key.name;
       break;
     }
   return refs;
@@ -706,7 +706,7 @@ class WaysExperiment : public Experiment {
       std::uint64_t capacity = 0;
       std::string capacity_from;
       if (level_ == Level::kL1) {
-        if (auto f = ctx.prior.get("l1.capacity")) {
+        if (auto f = ctx.prior.get(finding::kL1Capacity)) {
           capacity = static_cast<std::uint64_t>(f->value);
           capacity_from = "l1.capacity";
         }
@@ -827,12 +827,12 @@ class WaysExperiment : public Experiment {
     // ran, else the sweep's near knee, else half the L2.
     double knee = 0, hit = 0;
     const char* knee_from = "";
-    if (auto f = ctx.prior.get("l2.replica_capacity")) {
+    if (auto f = ctx.prior.get(finding::kL2ReplicaCapacity)) {
       knee = f->value;
-      knee_from = "l2.replica_capacity";
+      knee_from = finding::kL2ReplicaCapacity.name;
     } else if (auto f = ctx.prior.get(finding::kL2NearCapacity)) {
       knee = f->value;
-      knee_from = finding::kL2NearCapacity;
+      knee_from = finding::kL2NearCapacity.name;
     } else if (auto f = ctx.prior.get(finding::kL2Capacity)) {
       knee = f->value / 2;
       knee_from = "l2.capacity / 2";

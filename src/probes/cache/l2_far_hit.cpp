@@ -173,7 +173,7 @@ class L2FarHit : public Experiment {
     // Copy capacity: far-homed lines (by the partition's address function) read once, then
     // again; steps double until the sequence limit.
     std::uint64_t prior_mask = 0;
-    if (const auto f = ctx.prior.get("l2.partition.hash_mask", 0.5))
+    if (const auto f = ctx.prior.get(finding::kL2PartitionHashMask, 0.5))
       prior_mask = static_cast<std::uint64_t>(f->value);
     const auto fit = analysis::fit_side(lines, a.line_far, prior_mask);
     r.parameters["prior_hash_mask"] = hex(prior_mask);

@@ -17,6 +17,7 @@
 
 #include "analysis/l2_far_hit.hpp"
 #include "analysis/l2_sharing.hpp"
+#include "core/finding_names.hpp"
 #include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
@@ -170,7 +171,7 @@ class L2Sharing : public Experiment {
     const std::uint64_t* base = device::cuda_probe_base(*buf);
     if (!base) throw VerificationError(id() + ": the probe buffer is not CUDA memory");
     std::uint64_t prior_mask = 0;
-    if (const auto f = ctx.prior.get("l2.partition.hash_mask", 0.5))
+    if (const auto f = ctx.prior.get(finding::kL2PartitionHashMask, 0.5))
       prior_mask = static_cast<std::uint64_t>(f->value);
     const Sides sd = find_sides(*seq, *buf, sms, ctx.options.seed, prior_mask);
 

@@ -460,8 +460,8 @@ class LatencyChase : public Experiment {
       const auto s = static_cast<std::uint64_t>(x) / o.node_stride * o.node_stride;
       return std::max<std::uint64_t>(s, o.node_stride);
     };
-    auto middle_of = [&](const std::string& finding) -> std::optional<std::uint64_t> {
-      const auto f = ctx.prior.get(finding, 0.0);
+    auto middle_of = [&](const FindingKey& key) -> std::optional<std::uint64_t> {
+      const auto f = ctx.prior.get(key, 0.0);
       if (!f || !f->extra.contains("working_set_bytes_range")) return std::nullopt;
       const auto& range = f->extra["working_set_bytes_range"];
       return align(std::sqrt(range[0].get<double>() * range[1].get<double>()));
@@ -484,7 +484,7 @@ class LatencyChase : public Experiment {
     levels.push_back(near ? Level{"l2_near", *near, "middle of the L2 plateau (latency.sweep)"}
                           : Level{"l2_near", align(static_cast<double>(l2) / 8),
                                   "an eighth of the reported L2"});
-    if (const auto mixed = middle_of("l2.mixed_latency"))
+    if (const auto mixed = middle_of(finding::kL2MixedLatency))
       levels.push_back({"l2_mixed", *mixed,
                         "middle of the mixed region between the L2 near-partition and L2 capacity "
                         "knees (latency.sweep)"});
