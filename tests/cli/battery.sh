@@ -51,7 +51,7 @@ printf '{}' > "$D/object.json"
 printf '%*s' 5000 '' | tr ' ' '[' > "$D/deep.json"
 mkdir -p "$D/dir.json"
 mutate version_string 'r["schema_version"]="1"'
-mutate version_2 'r["schema_version"]=2'
+mutate version_3 'r["schema_version"]=3'
 mutate experiments_object 'r["experiments"]={}'
 mutate experiments_number 'r["experiments"]=[1]'
 mutate no_device 'del r["device"]'
@@ -67,7 +67,7 @@ mutate name_number 'r["experiments"][0]["findings"][0]["name"]=7'
 mutate no_samples 'del r["experiments"][0]["samples"]'
 mutate sm_count_string 'r["device"]["sm_count"]="132"'
 mutate value_huge 'r["experiments"][0]["findings"][0]["value"]=1e999'
-results="missing empty notjson truncated array object deep dir version_string version_2
+results="missing empty notjson truncated array object deep dir version_string version_3
   experiments_object experiments_number no_device cc_xy cc_huge value_string findings_string
   points_string status_bogus confidence_5 no_tool name_number no_samples sm_count_string value_huge"
 

@@ -11,6 +11,7 @@
 
 #include "cli/app.hpp"
 #include "cli_runner.hpp"
+#include "core/finding_value.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -160,7 +161,7 @@ TEST(Cli, ModelCharacterizeWritesCompleteResult) {
   ASSERT_EQ(o.code, 0) << o.err;
   std::ifstream in(dir / "result.json");
   const auto r = nlohmann::json::parse(in);
-  EXPECT_EQ(r["schema_version"], 1);
+  EXPECT_EQ(r["schema_version"], kResultSchemaVersion);
   EXPECT_TRUE(r["complete"].get<bool>());
   EXPECT_TRUE(r["tool"].contains("git_sha"));
   std::set<std::string> names, passed;

@@ -270,8 +270,9 @@ TEST(CountersCli, FlagRecordsTheWaiverBesideTheTimingsAndOnlyWhenAsked) {
   namespace fs = std::filesystem;
   const auto dir = fs::temp_directory_path() / ("gpuprobe_counters_" + std::to_string(::getpid()));
   auto run = [&](bool counters) {
-    std::vector<std::string> args = {"--device",   "model:tiny", "--quiet",      "--out",
-                                     dir.string(), "run",        "latency.chase"};
+    // --verbose: the run ends with every finding and the counters' lines, not the card only.
+    std::vector<std::string> args = {"--device", "model:tiny",  "--quiet", "--verbose",
+                                     "--out",    dir.string(), "run",     "latency.chase"};
     if (counters) args.push_back("--counters");
     const auto o = test_cli::gp(args);
     EXPECT_EQ(o.code, 0) << o.err;
