@@ -144,6 +144,9 @@ std::string axis_title(const std::string& column, const std::string& unit) {
 }
 
 std::string series_value_label(const std::string& column, const json& value) {
+  // A size reads in binary units ("footprint 1.5 MiB", not "1.57286e+06").
+  if (value.is_number() && column.find("bytes") != std::string::npos)
+    return column_words(column) + " " + tick_label(value.get<double>(), true);
   std::string text;
   if (value.is_string()) {
     text = value.get<std::string>();

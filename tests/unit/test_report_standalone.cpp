@@ -106,6 +106,7 @@ TEST(ReportWords, AxisTitlesAndLegendsInWords) {
   EXPECT_EQ(report::series_value_label("sm_group", 0), "SM group 0");
   EXPECT_EQ(report::series_value_label("group", "1"), "SM group 1");
   EXPECT_EQ(report::series_value_label("variant", "copy"), "copy");
+  EXPECT_EQ(report::series_value_label("footprint_bytes", 1572864.0), "footprint bytes 1.5 MiB");
   const auto svg = report::draw_curve("latency.sweep", report::load_curves(to_json(latency_experiment()), "").curves[0],
                                       json::array());
   EXPECT_NE(svg.find(">latency (cycles per load)<"), std::string::npos) << svg;
