@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <optional>
@@ -120,14 +121,23 @@ int report_command(const std::string& path, std::string dir, std::ostream& out) 
         path + ": experiments[" + std::to_string(i) + "] (" + e.at("id").get<std::string>() + ")";
     from_file(where, [&] { return replay_analysis(e); });
   }
-  const std::string html = from_file(
-      path, [&] { return report::html_report(recorded, fs::path(path).parent_path().string()); });
+  report::ReportCounts counts;
+  const std::string html = from_file(path, [&] {
+    return report::html_report(recorded, fs::path(path).parent_path().string(), &counts);
+  });
   const report::OutputLock lock(dir);  // creates dir; no other run writes it meanwhile
   const std::string findings = from_file(path, [&] { return report::findings_markdown(recorded); });
   const auto target = fs::path(dir) / "report.html";
   write_or_fail(target.string(), html);
   write_or_fail((fs::path(dir) / "FINDINGS.md").string(), findings);
-  out << "report: " << target.string() << "\n";
+  out << "report: " << target.string() << " (" << counts.charts << " charts)\n";
+  // A curve the page could not draw is said there and here, never a silent gap.
+  if (!counts.missing_curves.empty()) {
+    std::cerr << "warning: " << counts.missing_curves.size()
+              << " curves not found (no rows in result.json and no CSV beside it):";
+    for (const auto& c : counts.missing_curves) std::cerr << " " << c;
+    std::cerr << "\n";
+  }
   return 0;
 }
 

@@ -44,6 +44,7 @@ nlohmann::json to_json(const CurveHints& h) {
           {"log_y", h.log_y},
           {"series", h.series},
           {"model", h.model},
+          {"split", h.split},
           {"reduce", h.reduce},
           {"where", h.where},
           {"mark_findings", h.mark_findings}};
@@ -80,6 +81,12 @@ CurveHints CurveHints::points() const {
   return h;
 }
 
+CurveHints CurveHints::split_by(std::vector<std::string> columns) const {
+  auto h = *this;
+  h.split = std::move(columns);
+  return h;
+}
+
 CurveHints chart_hints(std::string title, std::string x, std::string x_unit, std::string y,
                        std::string y_unit, bool log_x) {
   CurveHints h;
@@ -111,6 +118,7 @@ CurveHints curve_hints_from_json(const nlohmann::json& j) {
   h.log_y = j.value("log_y", false);
   h.series = j.value("series", std::vector<std::string>{});
   h.model = j.value("model", std::vector<std::string>{});
+  h.split = j.value("split", std::vector<std::string>{});
   h.reduce = j.value("reduce", "");
   h.where = j.value("where", nlohmann::json::object());
   h.mark_findings = j.value("mark_findings", false);
@@ -134,7 +142,8 @@ nlohmann::json to_json(const ExperimentResult& r) {
   for (const auto& f : r.findings) findings.push_back(to_json(f));
   nlohmann::json curves = nlohmann::json::array();
   for (const auto& c : r.curves) {
-    curves.push_back({{"name", c.name}, {"columns", c.columns}});
+    // The rows travel in the result (the CSV beside it is an export): a lone result.json draws.
+    curves.push_back({{"name", c.name}, {"columns", c.columns}, {"rows", c.rows}});
     if (!c.hints.empty()) curves.back()["hints"] = to_json(c.hints);
   }
   nlohmann::json j = {{"id", r.id},

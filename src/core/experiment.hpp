@@ -38,6 +38,7 @@ struct CurveHints {
   bool log_x = false, log_y = false;
   std::vector<std::string> series;  ///< columns whose values split the rows into series
   std::vector<std::string> model;   ///< more y columns drawn dashed: a model's prediction
+  std::vector<std::string> split;   ///< columns whose values split the rows into charts
   std::string reduce;               ///< "max" / "min": one point per x and series
   /// Columns and values a row must have to be drawn (e.g. {"stage": "width"}).
   nlohmann::json where = nlohmann::json::object();
@@ -51,6 +52,7 @@ struct CurveHints {
   CurveHints only(nlohmann::json where_) const;
   CurveHints marked() const;
   CurveHints points() const;
+  CurveHints split_by(std::vector<std::string> columns) const;
 };
 /// A line chart of y against x.
 CurveHints chart_hints(std::string title, std::string x, std::string x_unit, std::string y,

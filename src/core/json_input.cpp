@@ -204,6 +204,30 @@ void check_finding(const Reader& f) {
   optional_string(f, "load");
 }
 
+/// A curve's columns (strings) and rows (arrays of numbers, strings, booleans or nulls, as long
+/// as columns), when it carries them: the report draws them.
+void check_curve_table(const Reader& c) {
+  std::size_t width = 0;
+  if (auto columns = c.find("columns")) {
+    width = columns->size();
+    for (std::size_t k = 0; k < width; ++k) columns->at(k).string();
+  }
+  auto rows = c.find("rows");
+  if (!rows) return;
+  if (!c.find("columns")) c.at("columns");  // rows without their columns: "missing"
+  for (std::size_t i = 0; i < rows->size(); ++i) {
+    const auto row = rows->at(i);
+    if (row.size() != width)
+      row.fail("expected a row of " + std::to_string(width) + " cells (one per column), got " +
+               std::to_string(row.size()));
+    for (std::size_t k = 0; k < width; ++k) {
+      const auto& v = row.at(k).json();
+      if (v.is_object() || v.is_array())
+        row.at(k).fail("expected a number, string, boolean or null, got " + type_name(v));
+    }
+  }
+}
+
 void check_experiment(const Reader& e) {
   e.object();
   e.at("id").string();
@@ -231,6 +255,7 @@ void check_experiment(const Reader& e) {
       const auto c = curves->at(i);
       c.at("name").string();
       if (auto file = c.find("file")) file->string();
+      check_curve_table(c);
     }
   if (auto clocks = e.find("clocks")) {
     clocks->object();

@@ -309,7 +309,7 @@ CurveHints infer_hints(const std::vector<std::string>& columns,
   return h;
 }
 
-std::vector<double> nice_ticks(double lo, double hi, bool log, bool bytes) {
+std::vector<double> nice_ticks(double lo, double hi, bool log, bool bytes, bool integer) {
   std::vector<double> t;
   if (!(hi > lo)) return {lo};
   if (log) {
@@ -335,6 +335,8 @@ std::vector<double> nice_ticks(double lo, double hi, bool log, bool bytes) {
   // Bytes on a linear axis: a power-of-two step, so that the labels are round in binary units
   // (a decimal step reads "47.6837 MiB" and runs past the chart's edge).
   if (bytes && raw >= 1) step = std::pow(2.0, std::ceil(std::log2(raw)));
+  // Counts (warpgroups, stages, SM ids) never get a tick between two whole numbers.
+  if (integer && step < 1) step = 1;
   const double first = std::floor(lo / step) * step;
   for (int i = 0; first + i * step < hi + step * 0.999; ++i) {
     const double v = first + i * step;
@@ -362,28 +364,43 @@ std::string tick_label(double v, bool bytes) {
   return buf;
 }
 
-std::string draw_curve(const std::string& experiment_id, const CurveData& c, const json& findings) {
+namespace {
+
+constexpr double kW = 760, kH = 360, kL = 78, kR = 20, kT = 14, kB = 46;
+constexpr std::size_t kColorCount = sizeof(kColors) / sizeof(kColors[0]);
+
+/// A rough width of a label at font-size 11 (sans-serif digits and letters average ~6.2 px).
+double text_width(const std::string& s, double font = 11) {
+  return static_cast<double>(s.size()) * font * 0.56;
+}
+
+/// The plotting frame: data ranges and their mapping to the SVG's pixels.
+struct Frame {
+  bool log_x = false, log_y = false;
+  double ax0 = 0, ax1 = 1, ay0 = 0, ay1 = 1;
+  double tx(double v) const { return log_x ? std::log(v) : v; }
+  double ty(double v) const { return log_y ? std::log(v) : v; }
+  double px(double x) const { return kL + (tx(x) - tx(ax0)) / (tx(ax1) - tx(ax0)) * (kW - kL - kR); }
+  double py(double y) const {
+    return kH - kB - (ty(y) - ty(ay0)) / (ty(ay1) - ty(ay0)) * (kH - kT - kB);
+  }
+};
+
+/// Whether every x (or y) of the series is a whole number: a count axis.
+bool all_integer(const std::vector<Series>& series, bool x_axis) {
+  for (const auto& s : series)
+    for (auto [x, y] : s.points) {
+      const double v = x_axis ? x : y;
+      if (std::fabs(v - std::round(v)) > 1e-9) return false;
+    }
+  return true;
+}
+
+/// The series of a line/points curve: one per distinct value of the series columns, plus the
+/// model columns (dashed); rows outside `where` skipped, `reduce` applied. A series with no
+/// point or no non-zero y (a group that has no samples of that quantity) is left out.
+std::vector<Series> collect_series(const CurveData& c, int xc, int yc) {
   const auto& h = c.hints;
-  const std::string title = h.title.empty() ? experiment_id + ": " + c.name : h.title;
-  std::ostringstream o;
-  o << "<figure class='curve' data-curve='" << escape(experiment_id + "." + c.name) << "'>";
-  o << "<figcaption>" << escape(title) << "</figcaption>";
-  if (h.kind == "table" || (h.kind != "matrix" && (h.x.empty() || h.y.empty()))) {
-    o << "<details><summary>" << c.rows.size() << " rows</summary>" << table_html(c)
-      << "</details></figure>";
-    return o.str();
-  }
-  if (h.kind == "matrix") {
-    o << matrix_html(c) << "</figure>";
-    return o.str();
-  }
-  const int xc = column_of(c.columns, h.x), yc = column_of(c.columns, h.y);
-  if (xc < 0 || yc < 0) {
-    o << "<p class='warn'>columns " << escape(h.x) << " / " << escape(h.y)
-      << " not in the curve</p>" << table_html(c) << "</figure>";
-    return o.str();
-  }
-  // Series: one per distinct value of the series columns, plus the model columns.
   std::vector<Series> series;
   std::map<std::string, std::size_t> index;
   std::map<std::pair<std::size_t, double>, double> reduced;
@@ -393,11 +410,11 @@ std::string draw_curve(const std::string& experiment_id, const CurveData& c, con
       it = index.emplace(label, series.size()).first;
       series.push_back({label, model, {}});
     }
-    if (h.log_x && x <= 0) return;
-    if (h.log_y && y <= 0) return;
+    if (!std::isfinite(x) || !std::isfinite(y)) return;
+    if ((h.log_x && x <= 0) || (h.log_y && y <= 0)) return;
     if (!h.reduce.empty()) {
-      auto key = std::make_pair(it->second, x);
-      auto r = reduced.find(key);
+      const auto key = std::make_pair(it->second, x);
+      const auto r = reduced.find(key);
       if (r == reduced.end())
         reduced[key] = y;
       else
@@ -411,26 +428,176 @@ std::string draw_curve(const std::string& experiment_id, const CurveData& c, con
     std::string label;
     for (const auto& s : h.series) {
       const int sc = column_of(c.columns, s);
-      if (sc >= 0) label += (label.empty() ? "" : " / ") + cell_text(r[sc]);
+      if (sc >= 0) label += (label.empty() ? "" : ", ") + series_value_label(s, r[sc]);
     }
     if (r[yc].is_number())
-      add(label.empty() ? h.y : label, false, r[xc].get<double>(), r[yc].get<double>());
+      add(label.empty() ? column_words(h.y) : label, false, r[xc].get<double>(),
+          r[yc].get<double>());
     for (const auto& m : h.model) {
       const int mc = column_of(c.columns, m);
       if (mc >= 0 && r[mc].is_number())
-        add((label.empty() ? "" : label + ": ") + m, true, r[xc].get<double>(),
+        add((label.empty() ? "" : label + ": ") + column_words(m), true, r[xc].get<double>(),
             r[mc].get<double>());
     }
   }
   for (const auto& [key, y] : reduced) series[key.first].points.emplace_back(key.second, y);
   for (auto& s : series) std::sort(s.points.begin(), s.points.end());
   series.erase(std::remove_if(series.begin(), series.end(),
-                              [](const Series& s) { return s.points.empty(); }),
+                              [](const Series& s) {
+                                return std::all_of(s.points.begin(), s.points.end(),
+                                                   [](auto p) { return p.second == 0; });
+                              }),
                series.end());
+  return series;
+}
+
+/// Every k-th tick is labelled, k the smallest that keeps neighbouring labels `gap` px apart
+/// (`along`: a label's extent along the axis).
+std::size_t label_every(const std::vector<double>& pos, const std::vector<double>& along,
+                        double gap) {
+  for (std::size_t k = 1; k < pos.size(); ++k) {
+    bool fits = true;
+    for (std::size_t i = 0; i + k < pos.size() && fits; i += k)
+      fits = std::fabs(pos[i + k] - pos[i]) >= (along[i] + along[i + k]) / 2 + gap;
+    if (fits) return k;
+  }
+  return std::max<std::size_t>(1, pos.size());
+}
+
+/// Grid lines, tick labels (thinned so that none collide) and the axis titles in words.
+std::string axes_svg(const CurveHints& h, const Frame& f, const std::vector<double>& xt,
+                     const std::vector<double>& yt) {
+  const bool xb = h.x_unit == "bytes", yb = h.y_unit == "bytes";
+  std::ostringstream o;
+  std::vector<double> pos, along;
+  for (double v : xt) {
+    pos.push_back(f.px(v));
+    along.push_back(text_width(tick_label(v, xb)));
+  }
+  const std::size_t kx = label_every(pos, along, 8);
+  for (std::size_t i = 0; i < xt.size(); ++i) {
+    const double x = pos[i];
+    o << "<line x1='" << fmt(x) << "' y1='" << kT << "' x2='" << fmt(x) << "' y2='" << kH - kB
+      << "' stroke='#eee'/>";
+    if (i % kx) continue;
+    // A label that would pass the chart's right edge ends at its tick instead.
+    const bool end = x + along[i] / 2 > kW - 2;
+    o << "<text class='tick x' x='" << fmt(x) << "' y='" << kH - kB + 14 << "' text-anchor='"
+      << (end ? "end" : "middle") << "'>" << escape(tick_label(xt[i], xb)) << "</text>";
+  }
+  pos.clear();
+  along.clear();
+  for (double v : yt) {
+    pos.push_back(f.py(v));
+    along.push_back(11);
+  }
+  const std::size_t ky = label_every(pos, along, 2);
+  for (std::size_t i = 0; i < yt.size(); ++i) {
+    o << "<line x1='" << kL << "' y1='" << fmt(pos[i]) << "' x2='" << kW - kR << "' y2='"
+      << fmt(pos[i]) << "' stroke='#eee'/>";
+    if (i % ky) continue;
+    o << "<text class='tick y' data-v='" << yt[i] << "' x='" << kL - 6 << "' y='"
+      << fmt(pos[i] + 4) << "' text-anchor='end'>" << escape(tick_label(yt[i], yb)) << "</text>";
+  }
+  o << "<text class='axis-title x' x='" << (kL + kW - kR) / 2 << "' y='" << kH - 10
+    << "' text-anchor='middle'>"
+    << escape(axis_title(h.x, h.x_unit) + (h.log_x ? ", log scale" : "")) << "</text>";
+  o << "<text class='axis-title y' x='12' y='" << (kT + kH - kB) / 2 << "' transform='rotate(-90 12 "
+    << (kT + kH - kB) / 2 << ")' text-anchor='middle'>"
+    << escape(axis_title(h.y, h.y_unit) + (h.log_y ? ", log scale" : "")) << "</text>";
+  return o.str();
+}
+
+/// Found plateaus (shaded) and knees or capacities (dashed) in the x unit; their names are
+/// set in up to six rows, each where it collides with no other (left out where none is free:
+/// the line's tooltip still names it).
+std::string marks_svg(const CurveHints& h, const Frame& f, const json& findings) {
+  if (!h.mark_findings || h.x_unit.empty()) return "";
+  const bool xb = h.x_unit == "bytes";
+  std::ostringstream o;
+  std::vector<std::vector<std::pair<double, double>>> rows(6);
+  const auto in = [&](double v) { return v >= f.ax0 && v <= f.ax1 && (!h.log_x || v > 0); };
+  for (const auto& fd : findings) {
+    if (fd.contains("working_set_bytes_range") && xb) {
+      const auto& rg = fd["working_set_bytes_range"];
+      if (rg.is_array() && rg.size() == 2 && rg[0].is_number() && rg[1].is_number() &&
+          in(rg[0].get<double>()) && in(rg[1].get<double>()))
+        o << "<rect class='mark' x='" << fmt(f.px(rg[0].get<double>())) << "' y='" << kT
+          << "' width='" << fmt(f.px(rg[1].get<double>()) - f.px(rg[0].get<double>()))
+          << "' height='" << kH - kT - kB << "' fill='#2ca02c' fill-opacity='0.08'><title>"
+          << escape(fd.value("name", "")) << " plateau</title></rect>";
+    }
+    if (fd.value("unit", "") != h.x_unit || !fd.contains("value") || !fd["value"].is_number())
+      continue;
+    const double v = fd["value"].get<double>();
+    if (!in(v)) continue;
+    const double x = f.px(v);
+    const std::string name = fd.value("name", "");
+    o << "<line class='mark' x1='" << fmt(x) << "' y1='" << kT << "' x2='" << fmt(x) << "' y2='"
+      << kH - kB << "' stroke='#555' stroke-dasharray='4 3'><title>" << escape(name) << ": "
+      << escape(tick_label(v, xb)) << "</title></line>";
+    const double w = text_width(name, 10);
+    const bool end = x + 3 + w > kW - kR;
+    const double left = end ? x - 3 - w : x + 3, right = left + w;
+    for (std::size_t row = 0; row < rows.size(); ++row) {
+      const bool free = std::none_of(rows[row].begin(), rows[row].end(), [&](auto span) {
+        return left < span.second + 4 && right > span.first - 4;
+      });
+      if (!free) continue;
+      rows[row].emplace_back(left, right);
+      o << "<text class='marklabel' x='" << fmt(end ? x - 3 : x + 3) << "' y='"
+        << kT + 12 + 12 * row
+        << "' fill='#555' font-size='10' stroke='#fff' stroke-width='3' paint-order='stroke'"
+        << (end ? " text-anchor='end'" : "") << ">" << escape(name) << "</text>";
+      break;
+    }
+  }
+  return o.str();
+}
+
+/// The series' lines and points, with a tooltip per point.
+std::string series_svg(const CurveHints& h, const Frame& f, const std::vector<Series>& series,
+                       const std::vector<Style>& styles) {
+  const bool xb = h.x_unit == "bytes", yb = h.y_unit == "bytes";
+  std::ostringstream o;
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const char* color = styles[k].color;
+    const auto& s = series[k];
+    if (h.kind != "points" || styles[k].dashed) {
+      o << "<polyline class='series' data-label='" << escape(s.label) << "' fill='none' stroke='"
+        << color << "' stroke-width='1.6'" << (styles[k].dashed ? " stroke-dasharray='6 4'" : "")
+        << " points='";
+      for (auto [x, y] : s.points) o << fmt(f.px(x)) << "," << fmt(f.py(y)) << " ";
+      o << "'/>";
+    }
+    if (s.model) continue;
+    o << "<g class='points' fill='" << color << "'>";
+    for (auto [x, y] : s.points)
+      o << "<circle cx='" << fmt(f.px(x)) << "' cy='" << fmt(f.py(y)) << "' r='2.6'><title>"
+        << escape(s.label) << ": " << escape(column_words(h.x)) << " "
+        << escape(tick_label(x, xb)) << ", " << escape(column_words(h.y)) << " "
+        << escape(tick_label(y, yb)) << (yb || h.y_unit.empty() ? "" : " " + escape(h.y_unit))
+        << "</title></circle>";
+    o << "</g>";
+  }
+  return o.str();
+}
+
+/// One chart of a line/points curve (draw_curve has handled tables, matrices and splits).
+std::string chart_html(const CurveData& c, const json& findings) {
+  const auto& h = c.hints;
+  std::ostringstream o;
+  const int xc = column_of(c.columns, h.x), yc = column_of(c.columns, h.y);
+  if (xc < 0 || yc < 0) {
+    o << "<p class='warn'>columns " << escape(h.x) << " / " << escape(h.y)
+      << " not in the curve</p>" << table_html(c);
+    return o.str();
+  }
+  const auto series = collect_series(c, xc, yc);
   if (series.empty() || series.size() > kMaxSeries) {
     o << "<p class='warn'>" << (series.empty() ? "no drawable points" : "too many series")
       << "</p><details><summary>" << c.rows.size() << " rows</summary>" << table_html(c)
-      << "</details></figure>";
+      << "</details>";
     return o.str();
   }
   double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
@@ -448,85 +615,76 @@ std::string draw_curve(const std::string& experiment_id, const CurveData& c, con
   }
   if (y1 <= y0) y1 = y0 + (y0 == 0 ? 1 : std::fabs(y0));
   const bool xb = h.x_unit == "bytes", yb = h.y_unit == "bytes";
-  const auto xt = nice_ticks(x0, x1, h.log_x, xb), yt = nice_ticks(y0, y1, h.log_y, yb);
-  const double ax0 = std::min(x0, xt.front()), ax1 = std::max(x1, xt.back());
-  const double ay0 = std::min(y0, yt.front()), ay1 = std::max(y1, yt.back());
-  const double W = 760, H = 360, L = 78, R = 20, T = 14, B = 46;
-  auto tx = [&](double v) { return h.log_x ? std::log(v) : v; };
-  auto ty = [&](double v) { return h.log_y ? std::log(v) : v; };
-  auto px = [&](double x) { return L + (tx(x) - tx(ax0)) / (tx(ax1) - tx(ax0)) * (W - L - R); };
-  auto py = [&](double y) { return H - B - (ty(y) - ty(ay0)) / (ty(ay1) - ty(ay0)) * (H - T - B); };
-  o << "<svg class='chart' xmlns='http://www.w3.org/2000/svg' viewBox='0 0 " << W << " " << H
-    << "' width='" << W << "' height='" << H << "' font-family='sans-serif' font-size='11'>";
-  o << "<rect x='" << L << "' y='" << T << "' width='" << W - L - R << "' height='" << H - T - B
-    << "' fill='none' stroke='#ccc'/>";
-  for (double v : xt) {
-    const double x = px(v);
-    o << "<line x1='" << fmt(x) << "' y1='" << T << "' x2='" << fmt(x) << "' y2='" << H - B
-      << "' stroke='#eee'/><text class='tick' x='" << fmt(x) << "' y='" << H - B + 14
-      << "' text-anchor='middle'>" << escape(tick_label(v, xb)) << "</text>";
-  }
-  for (double v : yt) {
-    const double y = py(v);
-    o << "<line x1='" << L << "' y1='" << fmt(y) << "' x2='" << W - R << "' y2='" << fmt(y)
-      << "' stroke='#eee'/><text class='tick' x='" << L - 6 << "' y='" << fmt(y + 4)
-      << "' text-anchor='end'>" << escape(tick_label(v, yb)) << "</text>";
-  }
-  o << "<text x='" << (L + W - R) / 2 << "' y='" << H - 10 << "' text-anchor='middle'>"
-    << escape(h.x + unit_text(h.x_unit) + (h.log_x ? ", log scale" : "")) << "</text>";
-  o << "<text x='12' y='" << (T + H - B) / 2 << "' transform='rotate(-90 12 " << (T + H - B) / 2
-    << ")' text-anchor='middle'>"
-    << escape(h.y + unit_text(h.y_unit) + (h.log_y ? ", log scale" : "")) << "</text>";
-  // Found plateaus (shaded) and knees or capacities (dashed) in the x unit.
-  if (h.mark_findings && !h.x_unit.empty()) {
-    int m = 0;
-    for (const auto& f : findings) {
-      const auto in = [&](double v) { return v >= ax0 && v <= ax1 && (!h.log_x || v > 0); };
-      if (f.contains("working_set_bytes_range") && h.x_unit == "bytes") {
-        const auto& rg = f["working_set_bytes_range"];
-        if (rg.is_array() && rg.size() == 2 && in(rg[0].get<double>()) && in(rg[1].get<double>()))
-          o << "<rect class='mark' x='" << fmt(px(rg[0].get<double>())) << "' y='" << T
-            << "' width='" << fmt(px(rg[1].get<double>()) - px(rg[0].get<double>())) << "' height='"
-            << H - T - B << "' fill='#2ca02c' fill-opacity='0.08'><title>"
-            << escape(f.value("name", "")) << " plateau</title></rect>";
-      }
-      if (f.value("unit", "") != h.x_unit || !f.contains("value")) continue;
-      const double v = f["value"].get<double>();
-      if (!in(v)) continue;
-      const double x = px(v);
-      o << "<line class='mark' x1='" << fmt(x) << "' y1='" << T << "' x2='" << fmt(x) << "' y2='"
-        << H - B << "' stroke='#555' stroke-dasharray='4 3'><title>" << escape(f.value("name", ""))
-        << ": " << escape(tick_label(v, xb)) << "</title></line>";
-      o << "<text class='marklabel' x='" << fmt(x + 3) << "' y='" << T + 12 + 12 * (m++ % 6)
-        << "' fill='#555' font-size='10'>" << escape(f.value("name", "")) << "</text>";
-    }
-  }
+  const auto xt = nice_ticks(x0, x1, h.log_x, xb, all_integer(series, true));
+  const auto yt = nice_ticks(y0, y1, h.log_y, yb, all_integer(series, false));
   const auto styles = styles_of(series, c.runs);
-  for (std::size_t k = 0; k < series.size(); ++k) {
-    const char* color = styles[k].color;
-    const auto& s = series[k];
-    if (h.kind != "points" || styles[k].dashed) {
-      o << "<polyline class='series' data-label='" << escape(s.label) << "' fill='none' stroke='"
-        << color << "' stroke-width='1.6'" << (styles[k].dashed ? " stroke-dasharray='6 4'" : "")
-        << " points='";
-      for (auto [x, y] : s.points) o << fmt(px(x)) << "," << fmt(py(y)) << " ";
-      o << "'/>";
-    }
-    if (s.model) continue;
-    o << "<g class='points' fill='" << color << "'>";
-    for (auto [x, y] : s.points)
-      o << "<circle cx='" << fmt(px(x)) << "' cy='" << fmt(py(y)) << "' r='2.6'><title>"
-        << escape(s.label) << ": " << escape(h.x) << " " << escape(tick_label(x, xb)) << ", "
-        << escape(h.y) << " " << escape(tick_label(y, yb)) << (yb ? "" : " " + escape(h.y_unit))
-        << "</title></circle>";
-    o << "</g>";
-  }
+  Frame f;
+  f.log_x = h.log_x;
+  f.log_y = h.log_y;
+  f.ax0 = std::min(x0, xt.front());
+  f.ax1 = std::max(x1, xt.back());
+  f.ay0 = std::min(y0, yt.front());
+  f.ay1 = std::max(y1, yt.back());
+  o << "<svg class='chart' xmlns='http://www.w3.org/2000/svg' viewBox='0 0 " << kW << " " << kH
+    << "' width='" << kW << "' height='" << kH << "' font-family='sans-serif' font-size='11'>";
+  o << "<rect x='" << kL << "' y='" << kT << "' width='" << kW - kL - kR << "' height='"
+    << kH - kT - kB << "' fill='none' stroke='#ccc'/>";
+  o << axes_svg(h, f, xt, yt) << marks_svg(h, f, findings) << series_svg(h, f, series, styles);
   o << "</svg><div class='legend'>";
   for (std::size_t k = 0; k < series.size(); ++k)
-    o << "<span><i style='background:" << styles[k].color << (styles[k].dashed ? ";height:2px" : "")
-      << "'></i>" << escape(series[k].label) << "</span>";
-  o << "</div></figure>";
+    o << "<span><i style='background:" << styles[k].color
+      << (styles[k].dashed ? ";height:2px" : "") << "'></i>" << escape(series[k].label)
+      << "</span>";
+  o << "</div>";
   return o.str();
+}
+
+std::string figure(const std::string& experiment_id, const CurveData& c, const json& findings) {
+  const auto& h = c.hints;
+  const std::string title = h.title.empty() ? experiment_id + ": " + c.name : h.title;
+  std::ostringstream o;
+  o << "<figure class='curve' data-curve='" << escape(experiment_id + "." + c.name) << "'>";
+  o << "<figcaption>" << escape(title) << "</figcaption>";
+  if (h.kind == "table" || (h.kind != "matrix" && (h.x.empty() || h.y.empty())))
+    o << "<details><summary>" << c.rows.size() << " rows</summary>" << table_html(c)
+      << "</details>";
+  else if (h.kind == "matrix")
+    o << matrix_html(c);
+  else
+    o << chart_html(c, findings);
+  o << "</figure>";
+  return o.str();
+}
+
+}  // namespace
+
+std::string draw_curve(const std::string& experiment_id, const CurveData& c, const json& findings) {
+  if (c.hints.split.empty()) return figure(experiment_id, c, findings);
+  // One chart per combination of the split columns' values, in the order the rows hold them.
+  std::vector<std::pair<json, std::string>> parts;  // where, title suffix
+  for (const auto& r : c.rows) {
+    if (!row_matches(c.columns, r, c.hints.where)) continue;
+    json where = c.hints.where;
+    std::string suffix;
+    for (const auto& s : c.hints.split) {
+      const int sc = column_of(c.columns, s);
+      if (sc < 0) continue;
+      where[s] = cell_text(r[sc]);
+      suffix += (suffix.empty() ? "" : ", ") + series_value_label(s, r[sc]);
+    }
+    if (std::none_of(parts.begin(), parts.end(), [&](const auto& p) { return p.first == where; }))
+      parts.emplace_back(where, suffix);
+  }
+  std::string out;
+  for (const auto& [where, suffix] : parts) {
+    CurveData one = c;
+    one.hints.split.clear();
+    one.hints.where = where;
+    one.hints.title = (c.hints.title.empty() ? experiment_id + ": " + c.name : c.hints.title) +
+                      ": " + suffix;
+    out += figure(experiment_id, one, findings);
+  }
+  return out;
 }
 
 }  // namespace gpuprobe::report

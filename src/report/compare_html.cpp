@@ -72,9 +72,9 @@ std::string overlays_html(const json& a, const std::string& dir_a, const json& b
     const std::string id = ea.value("id", "");
     const json* eb = experiment_of(b, id);
     if (eb == nullptr) continue;
-    const auto curves_b = load_curves(*eb, dir_b);
+    const auto curves_b = load_curves(*eb, dir_b).curves;
     std::ostringstream section;
-    for (const auto& ca : load_curves(ea, dir_a)) {
+    for (const auto& ca : load_curves(ea, dir_a).curves) {
       if (ca.hints.kind != "line" && ca.hints.kind != "points") continue;
       for (const auto& cb : curves_b)
         if (cb.name == ca.name) {

@@ -46,9 +46,19 @@ class ResultWriter {
 /// CSV text of a curve (header line, then rows; strings quoted when needed).
 std::string to_csv(const Curve& c);
 
-/// Self-contained HTML report (inline SVG charts) of a result; the curves' rows are read from
-/// the CSV files in `curves_dir` (the result's directory).
-std::string html_report(const nlohmann::json& result, const std::string& curves_dir);
+/// What html_report drew: its charts, and the curves it found neither in result.json nor as a
+/// CSV beside it ("<experiment id>.<curve name>").
+struct ReportCounts {
+  std::size_t charts = 0;
+  std::vector<std::string> missing_curves;
+};
+
+/// Self-contained HTML report (inline SVG charts) of a result: the summary card, then one
+/// section per experiment by family (its charts and its findings), every finding (grouped and
+/// filterable), the environment. The curves' rows come from result.json, else from the CSV
+/// files in `curves_dir` (the result's directory; results recorded before curves carried rows).
+std::string html_report(const nlohmann::json& result, const std::string& curves_dir,
+                        ReportCounts* counts = nullptr);
 
 /// A finding's value and unit as people read them: bytes as KiB / MiB with two decimals, other
 /// values with one.

@@ -369,7 +369,13 @@ void analyze_link_host(ExperimentResult& r) {
   Curve table{"table",
               {"replicate", "direction", "memory", "method", "bytes", "median_us", "gb_s",
                "p5_gb_s", "p95_gb_s", "repetitions"},
-              {}};
+              {},
+              // One chart per direction, a line per memory kind and method (the best replicate).
+              chart_hints("host link bandwidth against transfer size (best replicate)", "bytes",
+                          "bytes", "gb_s", "GB/s", true)
+                  .by({"memory", "method"})
+                  .best("max")
+                  .split_by({"direction"})};
   // Per (direction, memory, method): each replicate's samples at the largest size (bandwidth,
   // GB/s) and at the smallest (latency, us). Results written before replicates existed hold
   // one replicate (0) per row.
