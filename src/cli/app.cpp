@@ -16,9 +16,9 @@
 #include "cli/compare_command.hpp"
 #include "cli/fleet.hpp"
 #include "cli/health_commands.hpp"
-#include "cli/profiles.hpp"
 #include "cli/help.hpp"
 #include "cli/options_check.hpp"
+#include "cli/profiles.hpp"
 #include "cli/result_commands.hpp"
 #include "core/environment.hpp"
 #include "core/error.hpp"
@@ -31,8 +31,8 @@
 #include "core/units.hpp"
 #include "device/device.hpp"
 #include "device/model_export.hpp"
-#include "report/summary.hpp"
 #include "report/output_dir.hpp"
+#include "report/summary.hpp"
 #include "report/writer.hpp"
 
 namespace gpuprobe::cli {

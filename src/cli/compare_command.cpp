@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "cli/from_file.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
 #include "report/compare.hpp"
@@ -11,25 +12,6 @@ namespace gpuprobe::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string first_line(std::string s) {
-  const auto nl = s.find('\n');
-  if (nl != std::string::npos) s.resize(nl);
-  return s;
-}
-
-/// Runs `f` on content loaded from `file`; anything but a UsageError it throws was caused by
-/// the file's content, so it becomes one.
-template <typename F>
-auto from_file(const std::string& file, F&& f) {
-  try {
-    return f();
-  } catch (const UsageError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw UsageError(file + ": cannot use this result (" + first_line(e.what()) + ")");
-  }
-}
 
 std::string formatted(const report::Comparison& c, const CompareOptions& o) {
   if (o.format == "md") return report::compare_markdown(c, o.changed_only);

@@ -11,10 +11,10 @@
 #include <set>
 #include <sstream>
 
-#include "core/error.hpp"
-#include "core/finding_value.hpp"
-#include "core/files.hpp"
 #include "cli/health_commands.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/finding_value.hpp"
 #include "core/json_input.hpp"
 #include "core/text_input.hpp"
 #include "probes/link/link.hpp"
@@ -126,8 +126,11 @@ bool judge_against_baseline(json& report, const std::vector<report::FleetMember>
       const json b = load_baseline_for(spec, m->result, false, name);
       const json c = report::check_result(m->result, b, name);
       if (info.is_null())
-        info = {{"name", name}, {"gpu_model", b["gpu_model"]}, {"cards", b["cards"]},
-                {"runs", b["runs"]}, {"rule", c["rule"]}};
+        info = {{"name", name},
+                {"gpu_model", b["gpu_model"]},
+                {"cards", b["cards"]},
+                {"runs", b["runs"]},
+                {"rule", c["rule"]}};
       j["baseline"] = {{"out_of_family", c["out_of_family"]},
                        {"verdict", c["verdict"]},
                        {"out_of_family_findings", c["out_of_family_findings"]},

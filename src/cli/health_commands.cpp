@@ -121,8 +121,7 @@ int list_baselines(std::ostream& out) {
     return 0;
   }
   for (const auto& [name, pb] : all)
-    out << name << "  " << report::baseline_line(pb.second) << "  (" << pb.first.string()
-        << ")\n";
+    out << name << "  " << report::baseline_line(pb.second) << "  (" << pb.first.string() << ")\n";
   for (const auto& why : invalid) out << "invalid: " << why << "\n";
   return 0;
 }
@@ -208,8 +207,7 @@ json load_baseline_for(const std::string& spec, const json& result, bool any_mod
   return b;
 }
 
-void add_health_commands(CLI::App& app, CLI::App* characterize, CLI::App* list,
-                         HealthCommands& h) {
+void add_health_commands(CLI::App& app, CLI::App* characterize, CLI::App* list, HealthCommands& h) {
   h.characterize = characterize;
   h.list = list;
   characterize->add_option("--profile", h.profile,
@@ -237,8 +235,7 @@ void add_health_commands(CLI::App& app, CLI::App* characterize, CLI::App* list,
                       "(default: the shipped one of the result's GPU model)");
   h.check->add_option("--format", h.format, "text, json, prometheus or junit")
       ->check(CLI::IsMember({"text", "json", "prometheus", "junit"}));
-  h.check->add_flag("--any-model", h.any_model,
-                    "judge against a baseline of another GPU model");
+  h.check->add_flag("--any-model", h.any_model, "judge against a baseline of another GPU model");
 }
 
 int run_health_commands(const HealthCommands& h, const RunOptions& options, std::ostream& out) {

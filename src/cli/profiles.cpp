@@ -50,10 +50,9 @@ std::vector<const Experiment*> apply_profile(const Profile& p, RunOptions& o, bo
   }
   for (const auto& text : p.axes) {
     AxisOverride a = parse_axis_override(text);
-    const bool user_set = std::any_of(o.axis_overrides.begin(), o.axis_overrides.end(),
-                                      [&](const AxisOverride& u) {
-                                        return u.experiment == a.experiment && u.axis == a.axis;
-                                      });
+    const bool user_set = std::any_of(
+        o.axis_overrides.begin(), o.axis_overrides.end(),
+        [&](const AxisOverride& u) { return u.experiment == a.experiment && u.axis == a.axis; });
     if (!user_set) o.axis_overrides.push_back(std::move(a));
   }
   check_axis_overrides(registry, o.axis_overrides);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "build_info.hpp"
+#include "cli/from_file.hpp"
 #include "core/confidence.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
@@ -27,8 +28,8 @@
 #include "device/model_device.hpp"
 #include "device/model_export.hpp"
 #include "measure/chase_point.hpp"
-#include "report/summary.hpp"
 #include "report/output_dir.hpp"
+#include "report/summary.hpp"
 #include "report/writer.hpp"
 
 namespace gpuprobe::cli {
@@ -36,25 +37,6 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-std::string first_line(std::string s) {
-  const auto nl = s.find('\n');
-  if (nl != std::string::npos) s.resize(nl);
-  return s;
-}
-
-/// Runs `f` on content loaded from `file`; anything but a UsageError it throws was caused by
-/// the file's content (the shape check cannot foresee every reader), so it becomes one.
-template <typename F>
-auto from_file(const std::string& file, F&& f) {
-  try {
-    return f();
-  } catch (const UsageError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw UsageError(file + ": cannot use this result (" + first_line(e.what()) + ")");
-  }
-}
 
 void write_or_fail(const std::string& path, const std::string& text) {
   try {
@@ -99,8 +81,8 @@ int summary_command(const std::string& path, bool verbose, std::ostream& out) {
   // Both texts are made before anything is printed: a file they cannot read prints nothing.
   const std::string card =
       from_file(path, [&] { return report::summary_text(report::summary_card(recorded)); });
-  const std::string table = verbose ? from_file(path, [&] { return report::summary_table(recorded); })
-                                    : std::string();
+  const std::string table =
+      verbose ? from_file(path, [&] { return report::summary_table(recorded); }) : std::string();
   out << card;
   if (verbose) out << "\n" << table;
   return 0;
@@ -284,8 +266,9 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
     sweep_points.push_back(std::move(p));
   });
   // Progress on stderr (a terminal, without --quiet): one point per replayed working set.
-  progress::begin(1, 1, "replay of " + std::to_string(sweep_points.size()) +
-                            " working sets on the exported model and its variants");
+  progress::begin(1, 1,
+                  "replay of " + std::to_string(sweep_points.size()) +
+                      " working sets on the exported model and its variants");
   struct ProgressEnd {
     ~ProgressEnd() { progress::end(); }
   } progress_end;

@@ -25,41 +25,60 @@ inline constexpr FindingKey kL2NearCapacity{"l2.near_capacity", "bytes", ValueKi
 inline constexpr FindingKey kSharedLatency{"shared.latency", "cycles", ValueKind::kNumber};
 
 // latency.carveout
-inline constexpr FindingKey kL1CapacityCarveout100{"l1.capacity.carveout_100", "bytes", ValueKind::kNumber};
+inline constexpr FindingKey kL1CapacityCarveout100{"l1.capacity.carveout_100", "bytes",
+                                                   ValueKind::kNumber};
 inline constexpr FindingKey kL1CapacityMaxL1{"l1.capacity.max_l1", "bytes", ValueKind::kNumber};
 
 // cache.l2.partition
-inline constexpr FindingKey kL2PartitionFarLatency{"l2.partition.far_latency", "cycles", ValueKind::kNumber};
-inline constexpr FindingKey kL2PartitionHashMask{"l2.partition.hash_mask", "mask", ValueKind::kMask};
-inline constexpr FindingKey kL2PartitionNearLatency{"l2.partition.near_latency", "cycles", ValueKind::kNumber};
-inline constexpr FindingKey kL2PartitionSmGroupSizes{"l2.partition.sm_group_sizes", "SMs", ValueKind::kNumber};
+inline constexpr FindingKey kL2PartitionFarLatency{"l2.partition.far_latency", "cycles",
+                                                   ValueKind::kNumber};
+inline constexpr FindingKey kL2PartitionHashMask{"l2.partition.hash_mask", "mask",
+                                                 ValueKind::kMask};
+inline constexpr FindingKey kL2PartitionNearLatency{"l2.partition.near_latency", "cycles",
+                                                    ValueKind::kNumber};
+inline constexpr FindingKey kL2PartitionSmGroupSizes{"l2.partition.sm_group_sizes", "SMs",
+                                                     ValueKind::kNumber};
 
 // cache.l2.far_hit
 inline constexpr FindingKey kL2ReplicaCapacity{"l2.replica_capacity", "bytes", ValueKind::kNumber};
 inline constexpr FindingKey kL2FarHitLatency{"l2.far_hit_latency", "cycles", ValueKind::kNumber};
-inline constexpr FindingKey kL2MixtureMissLatency{"l2.mixture.miss_latency", "cycles", ValueKind::kNumber};
-inline constexpr FindingKey kL2MixturePageSpread{"l2.mixture.page_spread", "fraction", ValueKind::kNumber};
-inline constexpr FindingKey kL2MixtureAllocationSpread{"l2.mixture.allocation_spread", "%", ValueKind::kNumber};
-inline constexpr FindingKey kL2MixturePlacementUnit{"l2.mixture.placement_unit", "bytes", ValueKind::kNumber};
-inline constexpr FindingKey kDramLatencyNearHome{"dram.latency_near_home", "cycles", ValueKind::kNumber};
-inline constexpr FindingKey kDramLatencyFarHome{"dram.latency_far_home", "cycles", ValueKind::kNumber};
+inline constexpr FindingKey kL2MixtureMissLatency{"l2.mixture.miss_latency", "cycles",
+                                                  ValueKind::kNumber};
+inline constexpr FindingKey kL2MixturePageSpread{"l2.mixture.page_spread", "fraction",
+                                                 ValueKind::kNumber};
+inline constexpr FindingKey kL2MixtureAllocationSpread{"l2.mixture.allocation_spread", "%",
+                                                       ValueKind::kNumber};
+inline constexpr FindingKey kL2MixturePlacementUnit{"l2.mixture.placement_unit", "bytes",
+                                                    ValueKind::kNumber};
+inline constexpr FindingKey kDramLatencyNearHome{"dram.latency_near_home", "cycles",
+                                                 ValueKind::kNumber};
+inline constexpr FindingKey kDramLatencyFarHome{"dram.latency_far_home", "cycles",
+                                                ValueKind::kNumber};
 
 // cache.fetch_granularity
-inline constexpr FindingKey kCacheL1FetchGranularity{"cache.l1.fetch_granularity", "bytes", ValueKind::kNumber};
-inline constexpr FindingKey kCacheL2FillGranularity{"cache.l2.fill_granularity", "bytes", ValueKind::kNumber};
+inline constexpr FindingKey kCacheL1FetchGranularity{"cache.l1.fetch_granularity", "bytes",
+                                                     ValueKind::kNumber};
+inline constexpr FindingKey kCacheL2FillGranularity{"cache.l2.fill_granularity", "bytes",
+                                                    ValueKind::kNumber};
 
 // cache.l1.ways
 inline constexpr FindingKey kCacheL1Ways{"cache.l1.ways", "ways", ValueKind::kNumber};
 inline constexpr FindingKey kCacheL1Sets{"cache.l1.sets", "sets", ValueKind::kNumber};
 inline constexpr FindingKey kCacheL1LineSize{"cache.l1.line_size", "bytes", ValueKind::kNumber};
-inline constexpr FindingKey kCacheL1Replacement{"cache.l1.replacement", "class", ValueKind::kCategory, finding_key::kReplacementLabels, std::size(finding_key::kReplacementLabels)};
+inline constexpr FindingKey kCacheL1Replacement{
+    "cache.l1.replacement", "class", ValueKind::kCategory, finding_key::kReplacementLabels,
+    std::size(finding_key::kReplacementLabels)};
 inline constexpr FindingKey kCacheL1TagSets{"cache.l1.tag_sets", "sets", ValueKind::kNumber};
-inline constexpr FindingKey kCacheL1TagCapacity{"cache.l1.tag_capacity", "bytes", ValueKind::kNumber};
-inline constexpr FindingKey kCacheL1DataVictim{"cache.l1.data_victim", "class", ValueKind::kCategory, finding_key::kDataVictimLabels, std::size(finding_key::kDataVictimLabels)};
+inline constexpr FindingKey kCacheL1TagCapacity{"cache.l1.tag_capacity", "bytes",
+                                                ValueKind::kNumber};
+inline constexpr FindingKey kCacheL1DataVictim{"cache.l1.data_victim", "class",
+                                               ValueKind::kCategory, finding_key::kDataVictimLabels,
+                                               std::size(finding_key::kDataVictimLabels)};
 
 // cache.l2.ways
 inline constexpr FindingKey kCacheL2LineSize{"cache.l2.line_size", "bytes", ValueKind::kNumber};
-inline constexpr FindingKey kCacheL2SetIndexBits{"cache.l2.set_index_bits", "bits", ValueKind::kNumber};
+inline constexpr FindingKey kCacheL2SetIndexBits{"cache.l2.set_index_bits", "bits",
+                                                 ValueKind::kNumber};
 
 // latency.tlb
 inline constexpr FindingKey kTlbLevels{"tlb.levels", "levels", ValueKind::kNumber};
@@ -69,69 +88,94 @@ inline constexpr FindingKey kTlbL1MissPenalty{"tlb.l1.miss_penalty", "cycles", V
 inline constexpr FindingKey kTlbL1Reach{"tlb.l1.reach", "bytes", ValueKind::kNumber};
 
 // smem.bank_conflicts
-inline constexpr FindingKey kSmemBankModelAgreement{"smem.bank_model_agreement", "fraction", ValueKind::kNumber};
+inline constexpr FindingKey kSmemBankModelAgreement{"smem.bank_model_agreement", "fraction",
+                                                    ValueKind::kNumber};
 
 // smem.bandwidth
 inline constexpr FindingKey kSmemBandwidth{"smem.bandwidth", "B/clk/SM", ValueKind::kNumber};
 
 // compute.latency
-inline constexpr FindingKey kComputeFfmaLatency{"compute.ffma.latency", "cycles", ValueKind::kNumber};
+inline constexpr FindingKey kComputeFfmaLatency{"compute.ffma.latency", "cycles",
+                                                ValueKind::kNumber};
 
 // compute.throughput
-inline constexpr FindingKey kComputeFfmaThroughput{"compute.ffma.throughput", "FMA/clk/SM", ValueKind::kNumber};
+inline constexpr FindingKey kComputeFfmaThroughput{"compute.ffma.throughput", "FMA/clk/SM",
+                                                   ValueKind::kNumber};
 
 // bandwidth.read
 inline constexpr FindingKey kDramReadBandwidth{"dram.read_bandwidth", "GB/s", ValueKind::kNumber};
 
 // bandwidth.write
 inline constexpr FindingKey kDramWriteBandwidth{"dram.write_bandwidth", "GB/s", ValueKind::kNumber};
-inline constexpr FindingKey kDramWriteBandwidthCudamemsetReference{"dram.write_bandwidth.cudamemset_reference", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kDramWriteBandwidthCudamemsetReference{
+    "dram.write_bandwidth.cudamemset_reference", "GB/s", ValueKind::kNumber};
 
 // bandwidth.copy
 inline constexpr FindingKey kDramCopyBandwidth{"dram.copy_bandwidth", "GB/s", ValueKind::kNumber};
-inline constexpr FindingKey kDramCopyBandwidthCudamemcpyReference{"dram.copy_bandwidth.cudamemcpy_reference", "GB/s", ValueKind::kNumber};
-inline constexpr FindingKey kDramCopyBandwidthWidth16b{"dram.copy_bandwidth.width_16b", "GB/s", ValueKind::kNumber};
-inline constexpr FindingKey kDramCopyBandwidthWidth4b{"dram.copy_bandwidth.width_4b", "GB/s", ValueKind::kNumber};
-inline constexpr FindingKey kDramCopyBandwidthWidth8b{"dram.copy_bandwidth.width_8b", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kDramCopyBandwidthCudamemcpyReference{
+    "dram.copy_bandwidth.cudamemcpy_reference", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kDramCopyBandwidthWidth16b{"dram.copy_bandwidth.width_16b", "GB/s",
+                                                       ValueKind::kNumber};
+inline constexpr FindingKey kDramCopyBandwidthWidth4b{"dram.copy_bandwidth.width_4b", "GB/s",
+                                                      ValueKind::kNumber};
+inline constexpr FindingKey kDramCopyBandwidthWidth8b{"dram.copy_bandwidth.width_8b", "GB/s",
+                                                      ValueKind::kNumber};
 
 // bandwidth.layout
-inline constexpr FindingKey kDramLayoutAosBandwidth{"dram.layout_aos_bandwidth", "GB/s", ValueKind::kNumber};
-inline constexpr FindingKey kDramLayoutSoaBandwidth{"dram.layout_soa_bandwidth", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kDramLayoutAosBandwidth{"dram.layout_aos_bandwidth", "GB/s",
+                                                    ValueKind::kNumber};
+inline constexpr FindingKey kDramLayoutSoaBandwidth{"dram.layout_soa_bandwidth", "GB/s",
+                                                    ValueKind::kNumber};
 
 // bandwidth.transpose
-inline constexpr FindingKey kTransposeCopyBandwidth{"transpose.copy_bandwidth", "GB/s", ValueKind::kNumber};
-inline constexpr FindingKey kTransposeNaiveBandwidth{"transpose.naive_bandwidth", "GB/s", ValueKind::kNumber};
-inline constexpr FindingKey kTransposeTiledBandwidth{"transpose.tiled_bandwidth", "GB/s", ValueKind::kNumber};
-inline constexpr FindingKey kTransposeTiledPaddedBandwidth{"transpose.tiled_padded_bandwidth", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kTransposeCopyBandwidth{"transpose.copy_bandwidth", "GB/s",
+                                                    ValueKind::kNumber};
+inline constexpr FindingKey kTransposeNaiveBandwidth{"transpose.naive_bandwidth", "GB/s",
+                                                     ValueKind::kNumber};
+inline constexpr FindingKey kTransposeTiledBandwidth{"transpose.tiled_bandwidth", "GB/s",
+                                                     ValueKind::kNumber};
+inline constexpr FindingKey kTransposeTiledPaddedBandwidth{"transpose.tiled_padded_bandwidth",
+                                                           "GB/s", ValueKind::kNumber};
 
 // bandwidth.sweep
-inline constexpr FindingKey kDramReadBandwidthSweep{"dram.read_bandwidth_sweep", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kDramReadBandwidthSweep{"dram.read_bandwidth_sweep", "GB/s",
+                                                    ValueKind::kNumber};
 inline constexpr FindingKey kL1ReadBandwidth{"l1.read_bandwidth", "B/clk/SM", ValueKind::kNumber};
 inline constexpr FindingKey kL2ReadBandwidth{"l2.read_bandwidth", "GB/s", ValueKind::kNumber};
 
 // bandwidth.hierarchy
-inline constexpr FindingKey kHierarchyL1ReadBandwidth{"hierarchy.l1.read_bandwidth", "B/clk/SM", ValueKind::kNumber};
-inline constexpr FindingKey kHierarchyL2ReadBandwidth{"hierarchy.l2.read_bandwidth", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kHierarchyL1ReadBandwidth{"hierarchy.l1.read_bandwidth", "B/clk/SM",
+                                                      ValueKind::kNumber};
+inline constexpr FindingKey kHierarchyL2ReadBandwidth{"hierarchy.l2.read_bandwidth", "GB/s",
+                                                      ValueKind::kNumber};
 
 // ordering.litmus
-inline constexpr FindingKey kOrderingLitmusRelaxedNoFenceStaleReads{"ordering.litmus.relaxed_no_fence.stale_reads", "reads", ValueKind::kNumber};
-inline constexpr FindingKey kOrderingLitmusReleaseAcquireStaleReads{"ordering.litmus.release_acquire.stale_reads", "reads", ValueKind::kNumber};
+inline constexpr FindingKey kOrderingLitmusRelaxedNoFenceStaleReads{
+    "ordering.litmus.relaxed_no_fence.stale_reads", "reads", ValueKind::kNumber};
+inline constexpr FindingKey kOrderingLitmusReleaseAcquireStaleReads{
+    "ordering.litmus.release_acquire.stale_reads", "reads", ValueKind::kNumber};
 
 // hopper.wgmma.throughput
-inline constexpr FindingKey kHopperWgmmaBf16Tflops{"hopper.wgmma.bf16.tflops", "TFLOP/s", ValueKind::kNumber};
+inline constexpr FindingKey kHopperWgmmaBf16Tflops{"hopper.wgmma.bf16.tflops", "TFLOP/s",
+                                                   ValueKind::kNumber};
 
 // hopper.tma.bandwidth
-inline constexpr FindingKey kHopperTmaLoadBandwidth{"hopper.tma.load_bandwidth", "GB/s", ValueKind::kNumber};
-inline constexpr FindingKey kL2TmaBulkReadBandwidth{"l2.tma_bulk_read_bandwidth", "GB/s", ValueKind::kNumber};
+inline constexpr FindingKey kHopperTmaLoadBandwidth{"hopper.tma.load_bandwidth", "GB/s",
+                                                    ValueKind::kNumber};
+inline constexpr FindingKey kL2TmaBulkReadBandwidth{"l2.tma_bulk_read_bandwidth", "GB/s",
+                                                    ValueKind::kNumber};
 
 // hopper.dsmem
-inline constexpr FindingKey kHopperDsmemLatency{"hopper.dsmem.latency", "cycles", ValueKind::kNumber};
+inline constexpr FindingKey kHopperDsmemLatency{"hopper.dsmem.latency", "cycles",
+                                                ValueKind::kNumber};
 
 // hopper.pipeline
-inline constexpr FindingKey kHopperPipeline128x256x64BestPipelineTflops{"hopper.pipeline.128x256x64.best_pipeline_tflops", "TFLOP/s", ValueKind::kNumber};
-inline constexpr FindingKey kHopperPipeline128x256x64WgmmaOnlyTflops{"hopper.pipeline.128x256x64.wgmma_only_tflops", "TFLOP/s", ValueKind::kNumber};
-inline constexpr FindingKey kL2TmaReadBandwidth{"l2.tma_read_bandwidth", "GB/s", ValueKind::kNumber};
-
+inline constexpr FindingKey kHopperPipeline128x256x64BestPipelineTflops{
+    "hopper.pipeline.128x256x64.best_pipeline_tflops", "TFLOP/s", ValueKind::kNumber};
+inline constexpr FindingKey kHopperPipeline128x256x64WgmmaOnlyTflops{
+    "hopper.pipeline.128x256x64.wgmma_only_tflops", "TFLOP/s", ValueKind::kNumber};
+inline constexpr FindingKey kL2TmaReadBandwidth{"l2.tma_read_bandwidth", "GB/s",
+                                                ValueKind::kNumber};
 
 /// Every key above, for the test that holds producers to their keys' units and kinds.
 inline constexpr const FindingKey* kKeys[] = {

@@ -1,11 +1,11 @@
 #include "core/finding_value.hpp"
 
-#include "core/finding_names.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+
+#include "core/finding_names.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -54,7 +54,6 @@ std::string string_or(const nlohmann::json& j, const char* key) {
 }
 
 }  // namespace
-
 
 std::string to_string(ValueKind k) {
   switch (k) {
@@ -138,11 +137,11 @@ TypedValue typed_value(const nlohmann::json& f) {
   const std::string name = string_or(f, "name"), unit = string_or(f, "unit");
   const double v = number_or(f, "value", std::nan(""));
   const FindingKey* key = find_key(name);
-  t.kind = key                ? key->kind
-           : unit == "bool"   ? ValueKind::kBool
-           : unit == "mask"   ? ValueKind::kMask
-           : unit == "class"  ? ValueKind::kCategory
-                              : ValueKind::kNumber;
+  t.kind = key               ? key->kind
+           : unit == "bool"  ? ValueKind::kBool
+           : unit == "mask"  ? ValueKind::kMask
+           : unit == "class" ? ValueKind::kCategory
+                             : ValueKind::kNumber;
   switch (t.kind) {
     case ValueKind::kBool:
       t.label = v != 0 ? "true" : "false";

@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "core/error.hpp"
-#include "core/finding_value.hpp"
 #include "core/files.hpp"
+#include "core/finding_value.hpp"
 #include "core/text_input.hpp"
 
 namespace gpuprobe::json_input {

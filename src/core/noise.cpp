@@ -1,7 +1,6 @@
 #include "core/noise.hpp"
 
 #include <algorithm>
-
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -55,13 +54,13 @@ Judgement judge_replicates(double a, double se_a, std::size_t k_a, double b, dou
     return j;
   }
   const double t = d / std::sqrt(va + vb);
-  const double nu = (va + vb) * (va + vb) /
-                    (va * va / static_cast<double>(k_a - 1) + vb * vb / static_cast<double>(k_b - 1));
+  const double nu =
+      (va + vb) * (va + vb) /
+      (va * va / static_cast<double>(k_a - 1) + vb * vb / static_cast<double>(k_b - 1));
   const int dof = std::max(1, static_cast<int>(std::floor(nu)));
   const double within = confidence::student_t_two_sided(t, dof);
   // The normal deviate with the same two-sided probability (erf(z / sqrt 2) = within).
-  j.z = within >= 1.0 ? std::numeric_limits<double>::infinity()
-                      : std::sqrt(2.0) * erfinv(within);
+  j.z = within >= 1.0 ? std::numeric_limits<double>::infinity() : std::sqrt(2.0) * erfinv(within);
   j.beyond = confidence::separation(j.z) >= kBeyondSeparation;
   return j;
 }

@@ -110,9 +110,8 @@ json category_entry(const std::string& name, const Collected& c) {
       finding_of.emplace(t, f);
     }
     run_count += static_cast<int>(fs.size());
-    const auto best = std::max_element(n.begin(), n.end(), [](const auto& a, const auto& b) {
-      return a.second < b.second;
-    });
+    const auto best = std::max_element(
+        n.begin(), n.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     ++cards_with[best->first];
   }
   const auto common =

@@ -380,7 +380,9 @@ struct Frame {
   double ax0 = 0, ax1 = 1, ay0 = 0, ay1 = 1;
   double tx(double v) const { return log_x ? std::log(v) : v; }
   double ty(double v) const { return log_y ? std::log(v) : v; }
-  double px(double x) const { return kL + (tx(x) - tx(ax0)) / (tx(ax1) - tx(ax0)) * (kW - kL - kR); }
+  double px(double x) const {
+    return kL + (tx(x) - tx(ax0)) / (tx(ax1) - tx(ax0)) * (kW - kL - kR);
+  }
   double py(double y) const {
     return kH - kB - (ty(y) - ty(ay0)) / (ty(ay1) - ty(ay0)) * (kH - kT - kB);
   }
@@ -496,14 +498,14 @@ std::string axes_svg(const CurveHints& h, const Frame& f, const std::vector<doub
     o << "<line x1='" << kL << "' y1='" << fmt(pos[i]) << "' x2='" << kW - kR << "' y2='"
       << fmt(pos[i]) << "' stroke='#eee'/>";
     if (i % ky) continue;
-    o << "<text class='tick y' data-v='" << yt[i] << "' x='" << kL - 6 << "' y='"
-      << fmt(pos[i] + 4) << "' text-anchor='end'>" << escape(tick_label(yt[i], yb)) << "</text>";
+    o << "<text class='tick y' data-v='" << yt[i] << "' x='" << kL - 6 << "' y='" << fmt(pos[i] + 4)
+      << "' text-anchor='end'>" << escape(tick_label(yt[i], yb)) << "</text>";
   }
   o << "<text class='axis-title x' x='" << (kL + kW - kR) / 2 << "' y='" << kH - 10
     << "' text-anchor='middle'>"
     << escape(axis_title(h.x, h.x_unit) + (h.log_x ? ", log scale" : "")) << "</text>";
-  o << "<text class='axis-title y' x='12' y='" << (kT + kH - kB) / 2 << "' transform='rotate(-90 12 "
-    << (kT + kH - kB) / 2 << ")' text-anchor='middle'>"
+  o << "<text class='axis-title y' x='12' y='" << (kT + kH - kB) / 2
+    << "' transform='rotate(-90 12 " << (kT + kH - kB) / 2 << ")' text-anchor='middle'>"
     << escape(axis_title(h.y, h.y_unit) + (h.log_y ? ", log scale" : "")) << "</text>";
   return o.str();
 }
@@ -574,10 +576,9 @@ std::string series_svg(const CurveHints& h, const Frame& f, const std::vector<Se
     o << "<g class='points' fill='" << color << "'>";
     for (auto [x, y] : s.points)
       o << "<circle cx='" << fmt(f.px(x)) << "' cy='" << fmt(f.py(y)) << "' r='2.6'><title>"
-        << escape(s.label) << ": " << escape(column_words(h.x)) << " "
-        << escape(tick_label(x, xb)) << ", " << escape(column_words(h.y)) << " "
-        << escape(tick_label(y, yb)) << (yb || h.y_unit.empty() ? "" : " " + escape(h.y_unit))
-        << "</title></circle>";
+        << escape(s.label) << ": " << escape(column_words(h.x)) << " " << escape(tick_label(x, xb))
+        << ", " << escape(column_words(h.y)) << " " << escape(tick_label(y, yb))
+        << (yb || h.y_unit.empty() ? "" : " " + escape(h.y_unit)) << "</title></circle>";
     o << "</g>";
   }
   return o.str();
@@ -632,9 +633,8 @@ std::string chart_html(const CurveData& c, const json& findings) {
   o << axes_svg(h, f, xt, yt) << marks_svg(h, f, findings) << series_svg(h, f, series, styles);
   o << "</svg><div class='legend'>";
   for (std::size_t k = 0; k < series.size(); ++k)
-    o << "<span><i style='background:" << styles[k].color
-      << (styles[k].dashed ? ";height:2px" : "") << "'></i>" << escape(series[k].label)
-      << "</span>";
+    o << "<span><i style='background:" << styles[k].color << (styles[k].dashed ? ";height:2px" : "")
+      << "'></i>" << escape(series[k].label) << "</span>";
   o << "</div>";
   return o.str();
 }
@@ -680,8 +680,8 @@ std::string draw_curve(const std::string& experiment_id, const CurveData& c, con
     CurveData one = c;
     one.hints.split.clear();
     one.hints.where = where;
-    one.hints.title = (c.hints.title.empty() ? experiment_id + ": " + c.name : c.hints.title) +
-                      ": " + suffix;
+    one.hints.title =
+        (c.hints.title.empty() ? experiment_id + ": " + c.name : c.hints.title) + ": " + suffix;
     out += figure(experiment_id, one, findings);
   }
   return out;

@@ -12,17 +12,12 @@
 #include "core/finding_value.hpp"
 #include "report/baseline.hpp"
 #include "report/fleet.hpp"
+#include "report/numbers.hpp"
 
 namespace gpuprobe::report {
 namespace {
 
 using nlohmann::json;
-
-bool same(double a, double b) {
-  return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
-}
-
-json num_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 std::string str(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
@@ -67,14 +62,10 @@ std::string hint(const std::string& name, const std::string& unit, double deviat
 /// The words a reader knows for the findings a health check is about.
 std::string words(const std::string& name) {
   static const std::map<std::string, std::string> known = {
-      {"dram.read_bandwidth", "DRAM read"},
-      {"dram.write_bandwidth", "DRAM write"},
-      {"dram.copy_bandwidth", "DRAM copy"},
-      {"hierarchy.l2.read_bandwidth", "L2 bandwidth"},
-      {"l1.hit_latency", "L1 latency"},
-      {"l2.hit_latency", "L2 latency"},
-      {"dram.latency", "DRAM latency"},
-      {"compute.ffma.throughput", "FFMA throughput"}};
+      {"dram.read_bandwidth", "DRAM read"}, {"dram.write_bandwidth", "DRAM write"},
+      {"dram.copy_bandwidth", "DRAM copy"}, {"hierarchy.l2.read_bandwidth", "L2 bandwidth"},
+      {"l1.hit_latency", "L1 latency"},     {"l2.hit_latency", "L2 latency"},
+      {"dram.latency", "DRAM latency"},     {"compute.ffma.throughput", "FFMA throughput"}};
   const auto it = known.find(name);
   return it == known.end() ? name : it->second + " (" + name + ")";
 }
@@ -84,9 +75,8 @@ json judge_number(const json& f, const json& b) {
   const double m = b["median"].get<double>();
   const double card = b["card_spread"].get<double>();
   const auto own_f = finding_spread(f);
-  const double run = b.contains("run_spread") && b["run_spread"].is_number()
-                         ? b["run_spread"].get<double>()
-                         : 0.0;
+  const double run =
+      b.contains("run_spread") && b["run_spread"].is_number() ? b["run_spread"].get<double>() : 0.0;
   const double own = std::max(own_f ? std::max(own_f->value, 0.0) : 0.0, run);
   const double combined = std::sqrt(card * card + own * own);
   const double d = x - m;
@@ -99,9 +89,8 @@ json judge_number(const json& f, const json& b) {
   return {{"value", x},
           {"text", display_text(f)},
           {"baseline_median", m},
-          {"baseline_text", display_text(json{{"name", f["name"]},
-                                              {"value", m},
-                                              {"unit", b.value("unit", "")}})},
+          {"baseline_text",
+           display_text(json{{"name", f["name"]}, {"value", m}, {"unit", b.value("unit", "")}})},
           {"deviation", d},
           {"deviation_percent", m != 0 ? json(d / std::fabs(m) * 100) : json(nullptr)},
           {"deviation_spreads", num_or_null(spreads)},
@@ -118,12 +107,9 @@ json judge_number(const json& f, const json& b) {
 json judge_category(const json& f, const json& b) {
   const std::string text = typed_value(f).text;
   const std::string base = b.value("text", "");
-  return {{"value", f["value"]},
-          {"text", text},
-          {"baseline_value", b["value"]},
-          {"baseline_text", base},
-          {"baseline_agree", b["agree"]},
-          {"same_as_baseline", text == base},
+  return {{"value", f["value"]},          {"text", text},
+          {"baseline_value", b["value"]}, {"baseline_text", base},
+          {"baseline_agree", b["agree"]}, {"same_as_baseline", text == base},
           {"out_of_family", text != base}};
 }
 
@@ -141,7 +127,8 @@ std::string deviation_sentence(const json& j, const std::string& model) {
   char num[64];
   std::string spreads = "spread 0", amount;
   if (j["deviation_spreads"].is_number()) {
-    std::snprintf(num, sizeof(num), "%.1f spreads", std::fabs(j["deviation_spreads"].get<double>()));
+    std::snprintf(num, sizeof(num), "%.1f spreads",
+                  std::fabs(j["deviation_spreads"].get<double>()));
     spreads = num;
   }
   if (j["deviation_percent"].is_number()) {
@@ -267,8 +254,8 @@ double slowness_in_spreads(const json& check) {
     if (j.value("kind", "") != "number") continue;
     const int dir = better_direction(j.value("name", ""), j.value("unit", ""));
     const auto& s = j["deviation_spreads"];
-    const double spreads = s.is_number() ? s.get<double>()
-                                         : std::copysign(1e308, j["deviation"].get<double>());
+    const double spreads =
+        s.is_number() ? s.get<double>() : std::copysign(1e308, j["deviation"].get<double>());
     worst = std::max(worst, -dir * spreads);
   }
   return worst;

@@ -45,22 +45,35 @@ std::string xml(const std::string& v) {
   std::string out;
   for (char c : v) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // Control characters other than tab and newline are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') out += ' ';
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n')
+          out += ' ';
+        else
+          out += c;
     }
   }
   return out;
 }
 
 std::string spreads_text(const json& j) {
-  if (j.value("kind", "") != "number") return j.value("same_as_baseline", false) ? "same" : "different";
+  if (j.value("kind", "") != "number")
+    return j.value("same_as_baseline", false) ? "same" : "different";
   const auto& s = j["deviation_spreads"];
   char buf[48];
   if (s.is_number())
@@ -108,15 +121,15 @@ std::string check_text(const json& c) {
                 "baseline", "deviation", "spreads", "status");
   out << line;
   for (const auto& j : c["findings"]) {
-    std::snprintf(line, sizeof(line), "%-52s %18s %18s %10s %8s  %s\n",
-                  j.value("name", "").c_str(), j.value("text", "").c_str(),
-                  j.value("baseline_text", "").c_str(), percent_text(j).c_str(),
-                  spreads_text(j).c_str(),
+    std::snprintf(line, sizeof(line), "%-52s %18s %18s %10s %8s  %s\n", j.value("name", "").c_str(),
+                  j.value("text", "").c_str(), j.value("baseline_text", "").c_str(),
+                  percent_text(j).c_str(), spreads_text(j).c_str(),
                   j.value("out_of_family", false) ? "OUT OF FAMILY" : "in family");
     out << line;
   }
   const auto& s = c["summary"];
-  out << "\n" << s.value("shared", 0) << " findings judged, " << s.value("out_of_family", 0)
+  out << "\n"
+      << s.value("shared", 0) << " findings judged, " << s.value("out_of_family", 0)
       << " out of family\n";
   if (s.value("only_in_result", 0) > 0)
     out << s.value("only_in_result", 0)
@@ -166,8 +179,8 @@ std::string check_prometheus(const json& c) {
   for (const auto& j : c["findings"]) {
     if (j.value("kind", "") != "number") continue;
     const auto& s = j["deviation_spreads"];
-    const double v = s.is_number() ? s.get<double>()
-                                   : std::copysign(INFINITY, j["deviation"].get<double>());
+    const double v =
+        s.is_number() ? s.get<double>() : std::copysign(INFINITY, j["deviation"].get<double>());
     out << "gpuprobe_finding_deviation_spreads" << labels(j) << " " << sample_value(v) << "\n";
   }
   header("gpuprobe_finding_out_of_family", "1 when the finding is out of family");
@@ -191,11 +204,11 @@ std::string check_junit(const json& c) {
         << xml(j.value("name", "")) << "\">";
     const std::string detail = j.value("name", "") + " " + j.value("text", "") + " (baseline " +
                                j.value("baseline_text", "") + ", " + percent_text(j) + ", " +
-                               spreads_text(j) + (j.value("kind", "") == "number" ? " spreads" : "") +
-                               ")";
+                               spreads_text(j) +
+                               (j.value("kind", "") == "number" ? " spreads" : "") + ")";
     if (j.value("out_of_family", false))
-      out << "\n      <failure type=\"out_of_family\" message=\"" << xml(detail + ": " + j.value("hint", ""))
-          << "\">" << xml(detail) << "</failure>\n    ";
+      out << "\n      <failure type=\"out_of_family\" message=\""
+          << xml(detail + ": " + j.value("hint", "")) << "\">" << xml(detail) << "</failure>\n    ";
     out << "</testcase>\n";
   }
   out << "  </testsuite>\n</testsuites>\n";

@@ -70,8 +70,7 @@ LoadedCurves load_curves(const json& e, const std::string& dir) {
       d.name = c.value("name", "");
       const std::string file = c.value("file", "");
       const std::string text =
-          file.empty() ? ""
-                       : read_file(std::filesystem::path(dir.empty() ? "." : dir) / file);
+          file.empty() ? "" : read_file(std::filesystem::path(dir.empty() ? "." : dir) / file);
       if (text.empty()) {
         out.missing.push_back(d.name);
         continue;

@@ -11,17 +11,12 @@
 #include "core/finding_value.hpp"
 #include "core/noise.hpp"
 #include "core/stats.hpp"
+#include "report/numbers.hpp"
 
 namespace gpuprobe::report {
 namespace {
 
 using nlohmann::json;
-
-bool same(double a, double b) {
-  return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
-}
-
-json num_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 }  // namespace
 

@@ -85,9 +85,9 @@ std::vector<std::pair<std::string, std::vector<const json*>>> by_family(const js
   for (const auto& f : kFamilies) groups.emplace_back(f.prefix, std::vector<const json*>{});
   static const json kNone = json::array();
   // By reference: the groups hold pointers into the result (value() would return a copy).
-  const json& experiments =
-      result.contains("experiments") && result["experiments"].is_array() ? result["experiments"]
-                                                                         : kNone;
+  const json& experiments = result.contains("experiments") && result["experiments"].is_array()
+                                ? result["experiments"]
+                                : kNone;
   for (const auto& e : experiments) {
     if (!e.is_object()) continue;
     const std::string fam = family_of(e.value("id", ""));
@@ -95,9 +95,9 @@ std::vector<std::pair<std::string, std::vector<const json*>>> by_family(const js
     if (it == groups.end()) it = groups.insert(groups.end(), {fam, {}});
     it->second.push_back(&e);
   }
-  groups.erase(std::remove_if(groups.begin(), groups.end(),
-                              [](auto& g) { return g.second.empty(); }),
-               groups.end());
+  groups.erase(
+      std::remove_if(groups.begin(), groups.end(), [](auto& g) { return g.second.empty(); }),
+      groups.end());
   return groups;
 }
 

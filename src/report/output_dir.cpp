@@ -115,7 +115,8 @@ std::vector<fs::path> earlier_result_files(const std::string& dir) {
   std::vector<fs::path> named{result, d / "report.html"};
   // gpuprobe writes FINDINGS.md itself from result schema 2 on (earlier ones were made by hand).
   if (r.is_object() && r.contains("schema_version") && r["schema_version"].is_number_integer() &&
-      r["schema_version"].get<long long>() >= 2) named.push_back(d / "FINDINGS.md");
+      r["schema_version"].get<long long>() >= 2)
+    named.push_back(d / "FINDINGS.md");
   if (r.is_object() && r.contains("experiments") && r["experiments"].is_array())
     for (const auto& e : r["experiments"]) {
       if (!e.is_object()) continue;

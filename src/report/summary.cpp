@@ -26,8 +26,8 @@ class FindingIndex {
     for (const auto& e : *ex) {
       if (!e.is_object()) continue;
       if (e.value("status", "") == "error")
-        errors_.push_back({e.value("id", "?"), e.value("id", "?"),
-                           "check failed: " + e.value("reason", "")});
+        errors_.push_back(
+            {e.value("id", "?"), e.value("id", "?"), "check failed: " + e.value("reason", "")});
       if (e.value("status", "") != "passed") continue;
       const auto findings = e.find("findings");
       if (findings == e.end() || !findings->is_array()) continue;
@@ -150,7 +150,8 @@ void run_lines(const json& result, SummaryCard& card) {
   if (line.back() == ':') line += " unknown";
   card.run_lines.push_back(line);
   std::string sha = string_at(tool, "git_sha").substr(0, 7);
-  line = "run  " + (string_at(result, "started_utc").empty() ? "-" : string_at(result, "started_utc"));
+  line =
+      "run  " + (string_at(result, "started_utc").empty() ? "-" : string_at(result, "started_utc"));
   if (result.contains("wall_s") && result["wall_s"].is_number())
     line += ", " + format_number(std::round(number_at(result, "wall_s") * 10) / 10) + " s";
   line += ", gpuprobe " + (string_at(tool, "version").empty() ? "?" : string_at(tool, "version"));
@@ -175,8 +176,12 @@ void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
     return false;
   };
   if (have({fk::kL1HitLatency, fk::kL1Capacity, fk::kCacheL1Ways})) {
-    LevelRow r{"L1", "per SM", cycles(idx, fk::kL1HitLatency), nanoseconds(idx, fk::kL1HitLatency),
-               shown(idx, fk::kL1Capacity), shown(idx, "hierarchy.l1.read_bandwidth"),
+    LevelRow r{"L1",
+               "per SM",
+               cycles(idx, fk::kL1HitLatency),
+               nanoseconds(idx, fk::kL1HitLatency),
+               shown(idx, fk::kL1Capacity),
+               shown(idx, "hierarchy.l1.read_bandwidth"),
                line_and_sector(idx, fk::kCacheL1LineSize, fk::kCacheL1FetchGranularity),
                geometry(idx, fk::kCacheL1Ways, fk::kCacheL1Sets),
                policy(idx, fk::kCacheL1Replacement)};
@@ -190,8 +195,8 @@ void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
     r.scope = "per SM";
     r.latency = cycles(idx, fk::kSharedLatency);
     r.latency_ns = nanoseconds(idx, fk::kSharedLatency);
-    r.capacity = number_at(d, "shared_per_sm_bytes") > 0 ? bytes(number_at(d, "shared_per_sm_bytes"))
-                                                         : "-";
+    r.capacity =
+        number_at(d, "shared_per_sm_bytes") > 0 ? bytes(number_at(d, "shared_per_sm_bytes")) : "-";
     r.bandwidth = shown(idx, "smem.bandwidth");
     r.line = "32 banks";
     r.geometry = r.policy = "-";
@@ -200,19 +205,31 @@ void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
     card.not_measured.push_back("shared memory");
   }
   if (have({fk::kL2HitLatency, fk::kL2NearCapacity, "cache.l2.ways"})) {
-    LevelRow r{"L2 near partition", "per SM group", cycles(idx, fk::kL2HitLatency),
-               nanoseconds(idx, fk::kL2HitLatency), shown(idx, fk::kL2NearCapacity), "-",
+    LevelRow r{"L2 near partition",
+               "per SM group",
+               cycles(idx, fk::kL2HitLatency),
+               nanoseconds(idx, fk::kL2HitLatency),
+               shown(idx, fk::kL2NearCapacity),
+               "-",
                line_and_sector(idx, fk::kCacheL2LineSize, fk::kCacheL2FillGranularity),
-               geometry(idx, "cache.l2.ways", "cache.l2.sets"), policy(idx, "cache.l2.replacement"),
+               geometry(idx, "cache.l2.ways", "cache.l2.sets"),
+               policy(idx, "cache.l2.replacement"),
                1};
     card.levels.push_back(r);
   } else {
     card.not_measured.push_back("L2 near partition");
   }
   if (have({fk::kL2FarHitLatency, fk::kL2Capacity, "hierarchy.l2.read_bandwidth"})) {
-    LevelRow r{"L2 far partition", "whole GPU", cycles(idx, fk::kL2FarHitLatency),
-               nanoseconds(idx, fk::kL2FarHitLatency), shown(idx, fk::kL2Capacity),
-               shown(idx, "hierarchy.l2.read_bandwidth"), "-", "-", "-", 2};
+    LevelRow r{"L2 far partition",
+               "whole GPU",
+               cycles(idx, fk::kL2FarHitLatency),
+               nanoseconds(idx, fk::kL2FarHitLatency),
+               shown(idx, fk::kL2Capacity),
+               shown(idx, "hierarchy.l2.read_bandwidth"),
+               "-",
+               "-",
+               "-",
+               2};
     card.levels.push_back(r);
   } else {
     card.not_measured.push_back("L2 far partition");
@@ -223,8 +240,8 @@ void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
     r.scope = "whole GPU";
     r.latency = cycles(idx, fk::kDramLatency);
     r.latency_ns = nanoseconds(idx, fk::kDramLatency);
-    r.capacity = number_at(d, "global_memory_bytes") > 0 ? bytes(number_at(d, "global_memory_bytes"))
-                                                         : "-";
+    r.capacity =
+        number_at(d, "global_memory_bytes") > 0 ? bytes(number_at(d, "global_memory_bytes")) : "-";
     r.bandwidth = shown(idx, "dram.read_bandwidth");
     r.line = r.geometry = r.policy = "-";
     r.depth = 3;
@@ -245,8 +262,7 @@ void structure(const FindingIndex& idx, SummaryCard& card) {
     std::string s = "L2 replicas of far lines: " + policy(idx, "l2.replication");
     if (idx.get("l2.replica_capacity"))
       s += " (kept near up to " + shown(idx, "l2.replica_capacity") + ")";
-    if (idx.get(fk::kL2MixedLatency))
-      s += "; mixed region " + cycles(idx, fk::kL2MixedLatency);
+    if (idx.get(fk::kL2MixedLatency)) s += "; mixed region " + cycles(idx, fk::kL2MixedLatency);
     card.structure_lines.push_back(s);
   }
   if (idx.get(fk::kTlbLevels)) {
@@ -299,7 +315,7 @@ void ceilings(const json& result, const FindingIndex& idx, SummaryCard& card) {
   const std::string cc = string_at(d, "compute_capability");
   if (cc == "9.0") {
     const char* name = idx.get("hopper.wgmma.bf16.tflops") ? "hopper.wgmma.bf16.tflops"
-                                                            : "hopper.wgmma.f16.tflops";
+                                                           : "hopper.wgmma.f16.tflops";
     const double peak =
         4096.0 * number_at(d, "sm_count") * number_at(d, "sm_clock_max_mhz") * 1e6 / 1e12;
     add_ceiling(card, idx, "compute", "WGMMA bf16", name, peak,
@@ -329,14 +345,16 @@ void ceilings(const json& result, const FindingIndex& idx, SummaryCard& card) {
       if (n.rfind(group + " ", 0) == 0) missing.push_back(n);
     bool any = false;
     for (const auto& c : card.ceilings) any = any || c.group == group;
-    if (!any && !missing.empty()) kept.push_back(group + " ceilings");
+    if (!any && !missing.empty())
+      kept.push_back(group + " ceilings");
     else
       for (const auto& m : missing) kept.push_back(m);
   }
   std::vector<std::string> others;
   for (const auto& n : card.not_measured)
-    if (n.find(' ') == std::string::npos || (n.rfind("DRAM ", 0) != 0 && n.rfind("on chip ", 0) != 0 &&
-                                             n.rfind("compute ", 0) != 0 && n.rfind("links ", 0) != 0))
+    if (n.find(' ') == std::string::npos ||
+        (n.rfind("DRAM ", 0) != 0 && n.rfind("on chip ", 0) != 0 && n.rfind("compute ", 0) != 0 &&
+         n.rfind("links ", 0) != 0))
       others.push_back(n);
   others.insert(others.end(), kept.begin(), kept.end());
   card.not_measured = others;
@@ -438,11 +456,20 @@ std::string html_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -500,7 +527,8 @@ std::string summary_text(const SummaryCard& card) {
       by_group[c.group].push_back(ceiling_words(c));
     }
     for (const auto& g : groups)
-      for (const auto& l : wrap(by_group[g], "  " + pad(g + ":", 9), std::string(11, ' '), 100)) out.push_back(l);
+      for (const auto& l : wrap(by_group[g], "  " + pad(g + ":", 9), std::string(11, ' '), 100))
+        out.push_back(l);
   }
   out.push_back("");
   for (const auto& w : card.warnings)
@@ -551,8 +579,7 @@ std::string summary_text(const SummaryCard& card) {
 std::string summary_markdown(const SummaryCard& card) {
   std::ostringstream o;
   o << "## Summary\n\n";
-  if (card.simulated)
-    o << "**Simulated**: a modelled GPU, not a measurement of hardware.\n\n";
+  if (card.simulated) o << "**Simulated**: a modelled GPU, not a measurement of hardware.\n\n";
   o << "**" << card.title << "**  \n";
   for (const auto& l : card.run_lines) o << l << "  \n";
   if (!card.levels.empty()) {
@@ -573,11 +600,14 @@ std::string summary_markdown(const SummaryCard& card) {
   }
   for (const auto& w : card.warnings) o << "\n**" << w << "**\n";
   o << "\n**Uncertain** (confidence < 0.5, failed checks, counter disagreements): ";
-  if (card.doubts.empty()) o << "none.\n";
-  else o << card.doubts.size() << "\n\n";
+  if (card.doubts.empty())
+    o << "none.\n";
+  else
+    o << card.doubts.size() << "\n\n";
   std::string experiment;
   for (const auto& d : card.doubts) {
-    o << (d.experiment == experiment ? ", " : (experiment.empty() ? "- " : "\n- ") + d.experiment + ": ")
+    o << (d.experiment == experiment ? ", "
+                                     : (experiment.empty() ? "- " : "\n- ") + d.experiment + ": ")
       << "`" << d.name << "` (" << d.why << ")";
     experiment = d.experiment;
   }
@@ -613,9 +643,9 @@ std::string summary_html(const SummaryCard& card) {
       << width - indent - 2 << "\" height=\"" << row_h - 6
       << "\" rx=\"6\" fill=\"#eef5ff\" stroke=\"#7a9cc6\"/>";
     o << "<text x=\"" << indent + 10 << "\" y=\"" << y + 17
-      << "\" font-weight=\"bold\" font-size=\"14\">" << html_escape(r.name)
-      << "</text><text x=\"" << indent + 10 << "\" y=\"" << y + 33
-      << "\" font-size=\"11\" fill=\"#555\">" << html_escape(r.scope) << "</text>";
+      << "\" font-weight=\"bold\" font-size=\"14\">" << html_escape(r.name) << "</text><text x=\""
+      << indent + 10 << "\" y=\"" << y + 33 << "\" font-size=\"11\" fill=\"#555\">"
+      << html_escape(r.scope) << "</text>";
     const std::string cells[] = {r.latency + (r.latency_ns == "-" ? "" : " / " + r.latency_ns),
                                  r.capacity, r.bandwidth, r.line,
                                  r.geometry + (r.policy == "-" ? "" : ", " + r.policy)};
@@ -623,8 +653,8 @@ std::string summary_html(const SummaryCard& card) {
     const int xs[] = {180, 360, 470, 640, 760};
     for (int c = 0; c < 5; ++c)
       o << "<text x=\"" << xs[c] << "\" y=\"" << y + 14 << "\" font-size=\"10\" fill=\"#666\">"
-        << heads[c] << "</text><text x=\"" << xs[c] << "\" y=\"" << y + 31
-        << "\" font-size=\"13\">" << html_escape(cells[c]) << "</text>";
+        << heads[c] << "</text><text x=\"" << xs[c] << "\" y=\"" << y + 31 << "\" font-size=\"13\">"
+        << html_escape(cells[c]) << "</text>";
     o << "</g>";
   }
   o << "</svg><ul class=\"structure\">";
@@ -632,14 +662,14 @@ std::string summary_html(const SummaryCard& card) {
   o << "</ul>";
   if (!card.ceilings.empty()) {
     o << "<h3>Ceilings</h3><table class=\"ceilings\"><tr><th class=\"l\">ceiling</th>"
-         "<th>measured</th><th class=\"l\">% of theoretical peak</th><th class=\"l\">peak</th></tr>";
+         "<th>measured</th><th class=\"l\">% of theoretical peak</th><th "
+         "class=\"l\">peak</th></tr>";
     for (const auto& c : card.ceilings) {
       o << "<tr><td class=\"l\">" << html_escape(c.group + " " + c.label) << "</td><td>"
         << html_escape(c.measured) << "</td><td class=\"l\">";
       if (c.percent)
-        o << "<span class=\"bar\"><span style=\"width:"
-          << std::clamp(*c.percent, 0.0, 100.0) << "%\"></span></span>"
-          << percent_text(*c.percent);
+        o << "<span class=\"bar\"><span style=\"width:" << std::clamp(*c.percent, 0.0, 100.0)
+          << "%\"></span></span>" << percent_text(*c.percent);
       else
         o << "-";
       o << "</td><td class=\"l\">" << html_escape(c.peak) << "</td></tr>";
@@ -719,8 +749,8 @@ std::string load_matrix_markdown(const json& result) {
 std::string findings_markdown(const json& result) {
   std::ostringstream o;
   const SummaryCard card = summary_card(result);
-  o << "# gpuprobe findings: " << card.title << "\n\n" << summary_markdown(card)
-    << load_matrix_markdown(result);
+  o << "# gpuprobe findings: " << card.title << "\n\n"
+    << summary_markdown(card) << load_matrix_markdown(result);
   o << "\n## Every finding, by family\n\n"
        "Values as gpuprobe shows them (rounded to what their standard error supports; "
        "categories, yes/no and masks in words); result.json holds the full numbers.\n";
@@ -737,7 +767,8 @@ std::string findings_markdown(const json& result) {
     const std::string status = string_at(e, "status");
     if (status != "passed") {
       std::string reason = string_at(e, "reason");
-      for (std::size_t at = reason.find('|'); at != std::string::npos; at = reason.find('|', at + 2))
+      for (std::size_t at = reason.find('|'); at != std::string::npos;
+           at = reason.find('|', at + 2))
         reason.replace(at, 1, "\\|");
       o << "| " << id << " | " << status << ": " << reason << " | | | |\n";
       continue;
@@ -746,8 +777,9 @@ std::string findings_markdown(const json& result) {
       if (!f.is_object() || f.contains("load")) continue;
       char conf[16];
       std::snprintf(conf, sizeof(conf), "%.2f", number_at(f, "confidence"));
-      const std::string ns =
-          f.contains("value_ns") && f["value_ns"].is_number() ? format_number(f["value_ns"].get<double>()) : "";
+      const std::string ns = f.contains("value_ns") && f["value_ns"].is_number()
+                                 ? format_number(f["value_ns"].get<double>())
+                                 : "";
       o << "| " << id << " | " << string_at(f, "name") << " | " << display_text(f) << " | " << ns
         << " | " << conf << " |\n";
     }

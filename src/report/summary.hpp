@@ -14,9 +14,9 @@ namespace gpuprobe::report {
 
 /// One row of the hierarchy: each cell is already formatted ("-" where not measured).
 struct LevelRow {
-  std::string name;      ///< "L1", "shared memory", "L2 near partition", ...
-  std::string scope;     ///< "per SM", "whole GPU"
-  std::string latency;   ///< "32.02 cy"
+  std::string name;     ///< "L1", "shared memory", "L2 near partition", ...
+  std::string scope;    ///< "per SM", "whole GPU"
+  std::string latency;  ///< "32.02 cy"
   std::string latency_ns;
   std::string capacity;
   std::string bandwidth;
@@ -28,11 +28,11 @@ struct LevelRow {
 
 /// One headline ceiling: the measured rate and its share of the theoretical peak.
 struct Ceiling {
-  std::string group;    ///< "DRAM", "on chip", "compute", "links"
-  std::string label;    ///< "read", "L1", "FFMA"
-  std::string measured; ///< "4582.4 GB/s"
+  std::string group;              ///< "DRAM", "on chip", "compute", "links"
+  std::string label;              ///< "read", "L1", "FFMA"
+  std::string measured;           ///< "4582.4 GB/s"
   std::optional<double> percent;  ///< of the theoretical peak, when one is known
-  std::string peak;     ///< how the peak was computed, or why there is none
+  std::string peak;               ///< how the peak was computed, or why there is none
 };
 
 /// A finding whose evidence is weak, or an experiment that failed, named with the reason.
@@ -43,10 +43,10 @@ struct Doubt {
 };
 
 struct SummaryCard {
-  bool simulated = false;  ///< a modelled or replayed GPU
-  std::string title;       ///< "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)"
-  std::vector<std::string> run_lines;  ///< card, clocks, driver, version, wall time, counts
-  std::vector<LevelRow> levels;        ///< from the registers outwards
+  bool simulated = false;                    ///< a modelled or replayed GPU
+  std::string title;                         ///< "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)"
+  std::vector<std::string> run_lines;        ///< card, clocks, driver, version, wall time, counts
+  std::vector<LevelRow> levels;              ///< from the registers outwards
   std::vector<std::string> structure_lines;  ///< L2 partitions and hash, TLB
   std::vector<Ceiling> ceilings;
   std::vector<Doubt> doubts;

@@ -10,11 +10,11 @@
 #include <sstream>
 
 #include "core/error.hpp"
-#include "core/finding_value.hpp"
-#include "report/summary.hpp"
 #include "core/files.hpp"
+#include "core/finding_value.hpp"
 #include "core/text_input.hpp"
 #include "report/output_dir.hpp"
+#include "report/summary.hpp"
 
 namespace gpuprobe::report {
 namespace fs = std::filesystem;

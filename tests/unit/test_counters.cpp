@@ -9,8 +9,8 @@
 
 #include "cli/app.hpp"
 #include "cli_runner.hpp"
-#include "core/finding_names.hpp"
 #include "core/error.hpp"
+#include "core/finding_names.hpp"
 #include "core/progress.hpp"
 #include "counters/counters.hpp"
 #include "counters/profiler_error.hpp"
@@ -272,8 +272,8 @@ TEST(CountersCli, FlagRecordsTheWaiverBesideTheTimingsAndOnlyWhenAsked) {
   const auto dir = fs::temp_directory_path() / ("gpuprobe_counters_" + std::to_string(::getpid()));
   auto run = [&](bool counters) {
     // --verbose: the waiver line is in the full table, which the summary card alone leaves out.
-    std::vector<std::string> args = {"--device", "model:tiny", "--quiet", "--verbose", "--out",
-                                     dir.string(), "run", "latency.chase"};
+    std::vector<std::string> args = {"--device", "model:tiny", "--quiet", "--verbose",
+                                     "--out",    dir.string(), "run",     "latency.chase"};
     if (counters) args.push_back("--counters");
     const auto o = test_cli::gp(args);
     EXPECT_EQ(o.code, 0) << o.err;

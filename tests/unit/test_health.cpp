@@ -114,9 +114,9 @@ TEST(Baseline, BuildCommandWritesAValidFileAndSkipsUnreadable) {
   const std::string n = "dram.read_bandwidth";
   std::vector<std::string> args = {"baseline", "build"};
   for (int i = 0; i < 3; ++i)
-    args.push_back(write(dir, "r" + std::to_string(i) + ".json",
-                         with_uuid(with_value(recorded(), n, 4000 + 100 * i),
-                                   "GPU-" + std::to_string(i))));
+    args.push_back(
+        write(dir, "r" + std::to_string(i) + ".json",
+              with_uuid(with_value(recorded(), n, 4000 + 100 * i), "GPU-" + std::to_string(i))));
   args.push_back(write(dir, "broken.json", json("not a result")));
   args.push_back("--out");
   args.push_back((dir / "b.json").string());
@@ -147,7 +147,8 @@ TEST(Check, RecordedResultIsInFamilyOfTheShippedBaseline) {
 TEST(Check, DramReadTenPercentLowIsOutOfFamily) {
   const auto dir = temp_dir("check_slow");
   const std::string n = "dram.read_bandwidth";
-  const auto path = write(dir, "slow.json", with_value(recorded(), n, 0.9 * value_of(recorded(), n)));
+  const auto path =
+      write(dir, "slow.json", with_value(recorded(), n, 0.9 * value_of(recorded(), n)));
   const auto o = gp({"check", path});
   EXPECT_EQ(o.code, 3) << o.out << o.err;
   const std::string first = o.out.substr(0, o.out.find('\n'));
@@ -180,8 +181,7 @@ TEST(Check, CategoryThatDiffersIsOutOfFamilyWithoutAPercent) {
       EXPECT_FALSE(f.contains("deviation_spreads"));
     }
   EXPECT_TRUE(seen);
-  EXPECT_NE(c["verdict"].get<std::string>().find("FIFO where"), std::string::npos)
-      << c["verdict"];
+  EXPECT_NE(c["verdict"].get<std::string>().find("FIFO where"), std::string::npos) << c["verdict"];
   EXPECT_EQ(c["verdict"].get<std::string>().find('%'), std::string::npos) << c["verdict"];
 }
 
@@ -211,8 +211,7 @@ TEST(Check, PrometheusLinesFollowTheExpositionFormat) {
     ++samples;
   }
   EXPECT_GT(samples, 10);
-  EXPECT_NE(o.out.find("gpuprobe_check_out_of_family{gpu_uuid=\"GPU-e3610e4f"),
-            std::string::npos);
+  EXPECT_NE(o.out.find("gpuprobe_check_out_of_family{gpu_uuid=\"GPU-e3610e4f"), std::string::npos);
   EXPECT_NE(o.out.find("host=\"node\\\"7\\\\x\""), std::string::npos);
   EXPECT_NE(o.out.find("} 1\n"), std::string::npos);
   EXPECT_NE(o.out.find("gpuprobe_finding_deviation_spreads{"), std::string::npos);
@@ -248,8 +247,8 @@ TEST(Check, JunitIsWellFormedWithOneFailurePerOutOfFamilyFinding) {
 
 TEST(Check, BaselineOfAnotherModelIsRefusedNamingBoth) {
   const auto dir = temp_dir("check_model");
-  const auto built = gp({"baseline", "build", write(dir, "r.json", recorded()), "--out",
-                         (dir / "b.json").string()});
+  const auto built = gp(
+      {"baseline", "build", write(dir, "r.json", recorded()), "--out", (dir / "b.json").string()});
   ASSERT_EQ(built.code, 0) << built.err;
   std::ifstream in(dir / "b.json");
   json b = json::parse(in);
@@ -325,9 +324,9 @@ TEST(Check, SamplesVersionDifferenceIsNamed) {
 TEST(Profile, QuickIsListedWithItsOptions) {
   const auto o = gp({"list", "--profile", "quick"});
   ASSERT_EQ(o.code, 0) << o.err;
-  for (const char* id : {"latency.chase", "bandwidth.read", "bandwidth.hierarchy",
-                         "compute.throughput", "hopper.wgmma.throughput", "link.host",
-                         "cache.l2.partition"})
+  for (const char* id :
+       {"latency.chase", "bandwidth.read", "bandwidth.hierarchy", "compute.throughput",
+        "hopper.wgmma.throughput", "link.host", "cache.l2.partition"})
     EXPECT_NE(o.out.find(std::string("  ") + id + " "), std::string::npos) << id;
   EXPECT_NE(o.out.find("--axis compute.throughput.op=ffma"), std::string::npos);
   expect_one_line_error(gp({"list", "--profile", "slow"}), "quick");

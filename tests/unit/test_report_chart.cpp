@@ -79,8 +79,7 @@ TEST(ReportChart, OneDrawnSeriesPerValueAndModelLinesDashed) {
   EXPECT_EQ(count(svg, "class='series'"), 4u);  // copy, read, and the model line of each
   EXPECT_EQ(count(svg, "stroke-dasharray='6 4'"), 2u);
   EXPECT_EQ(count(svg, "<circle"), 12u);
-  EXPECT_NE(svg.find("<title>read: stride 4, useful bandwidth 250 GB/s</title>"),
-            std::string::npos)
+  EXPECT_NE(svg.find("<title>read: stride 4, useful bandwidth 250 GB/s</title>"), std::string::npos)
       << svg;
   EXPECT_NE(svg.find(">useful bandwidth (GB/s)<"), std::string::npos);
   EXPECT_NE(svg.find(">read: model useful bandwidth<"), std::string::npos);  // the model's legend

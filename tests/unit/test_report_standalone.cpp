@@ -107,15 +107,15 @@ TEST(ReportWords, AxisTitlesAndLegendsInWords) {
   EXPECT_EQ(report::series_value_label("group", "1"), "SM group 1");
   EXPECT_EQ(report::series_value_label("variant", "copy"), "copy");
   EXPECT_EQ(report::series_value_label("footprint_bytes", 1572864.0), "footprint bytes 1.5 MiB");
-  const auto svg = report::draw_curve("latency.sweep", report::load_curves(to_json(latency_experiment()), "").curves[0],
-                                      json::array());
+  const auto svg = report::draw_curve(
+      "latency.sweep", report::load_curves(to_json(latency_experiment()), "").curves[0],
+      json::array());
   EXPECT_NE(svg.find(">latency (cycles per load)<"), std::string::npos) << svg;
   EXPECT_EQ(svg.find(">cycles_median"), std::string::npos);
 }
 
 TEST(ReportTicks, IntegerDataGetsWholeNumberTicks) {
-  for (double v : report::nice_ticks(1, 4, false, false, true))
-    EXPECT_EQ(v, std::round(v)) << v;
+  for (double v : report::nice_ticks(1, 4, false, false, true)) EXPECT_EQ(v, std::round(v)) << v;
   // Without the hint the same span gets half steps: the hint is what makes the difference.
   const auto fractional = report::nice_ticks(1, 2, false, false, false);
   EXPECT_TRUE(std::any_of(fractional.begin(), fractional.end(),

@@ -72,8 +72,9 @@ TEST(FindingValue, NumbersAtTheirPrecision) {
   EXPECT_EQ(format_number(4582.42), "4582.4");
   EXPECT_EQ(format_number(16.0), "16");
   EXPECT_EQ(format_number(4.81882e11), "4.819e+11");
-  EXPECT_EQ(format_quantity(2.71928e7, "bytes").first + " " + format_quantity(2.71928e7, "bytes").second,
-            "25.93 MiB");
+  EXPECT_EQ(
+      format_quantity(2.71928e7, "bytes").first + " " + format_quantity(2.71928e7, "bytes").second,
+      "25.93 MiB");
   EXPECT_EQ(format_quantity(222208, "bytes").first, "217");
   EXPECT_EQ(format_quantity(512, "bytes").second, "B");
 }
@@ -103,14 +104,15 @@ TEST(SummaryCard, RecordedH200OnOneScreenWithEveryLevel) {
   const auto lines = lines_of(text);
   EXPECT_LE(lines.size(), 30u) << text;
   for (const auto& l : lines) EXPECT_LE(l.size(), 100u) << l;
-  for (const char* level : {"shared memory", "L1", "L2 near partition", "L2 far partition", "DRAM"}) {
+  for (const char* level :
+       {"shared memory", "L1", "L2 near partition", "L2 far partition", "DRAM"}) {
     bool found = false;
     for (const auto& r : card.levels) found = found || r.name == level;
     EXPECT_TRUE(found) << level;
   }
-  for (const char* needle : {"NVIDIA H200", "GPU-3ece0ba6", "580.159.04", "LRU", "0xab000",
-                             "217 KiB", "16 x 15360", "4582.5 GB/s (95.2 %)", "TLB: 1 level",
-                             "256 MiB reach", "WGMMA", "timer.clock.overhead"})
+  for (const char* needle :
+       {"NVIDIA H200", "GPU-3ece0ba6", "580.159.04", "LRU", "0xab000", "217 KiB", "16 x 15360",
+        "4582.5 GB/s (95.2 %)", "TLB: 1 level", "256 MiB reach", "WGMMA", "timer.clock.overhead"})
     EXPECT_NE(text.find(needle), std::string::npos) << needle << "\n" << text;
   EXPECT_EQ(text.find("700416"), std::string::npos);  // the mask never as a float
 }
@@ -126,7 +128,8 @@ TEST(SummaryCard, FailedChecksAndCounterDisagreementsAreNamed) {
   const std::string text = report::summary_text(card);
   EXPECT_NE(text.find("1 failed"), std::string::npos) << text;
   bool named = false;
-  for (const auto& d : card.doubts) named = named || d.why.find("copy mismatch") != std::string::npos;
+  for (const auto& d : card.doubts)
+    named = named || d.why.find("copy mismatch") != std::string::npos;
   EXPECT_TRUE(named);
 }
 

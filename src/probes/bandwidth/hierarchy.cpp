@@ -1,7 +1,7 @@
 // bandwidth.hierarchy: register file, shared memory, L1, L2 and DRAM read bandwidth beside each
 // level's latency.
-#include "core/finding_names.hpp"
 #include "core/confidence.hpp"
+#include "core/finding_names.hpp"
 #include "measure/search.hpp"
 #include "probes/bandwidth/sweep_rig.hpp"
 

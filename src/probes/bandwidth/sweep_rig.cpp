@@ -6,8 +6,8 @@
 
 #include <numeric>
 
-#include "core/finding_names.hpp"
 #include "core/confidence.hpp"
+#include "core/finding_names.hpp"
 #include "core/parallel.hpp"
 
 namespace gpuprobe::probes {

@@ -17,10 +17,10 @@
 
 #include "analysis/l2_far_hit.hpp"
 #include "analysis/l2_sharing.hpp"
-#include "core/finding_names.hpp"
 #include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/finding_names.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/chase_kernels.hpp"

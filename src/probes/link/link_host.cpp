@@ -79,11 +79,11 @@ class LinkHost : public Experiment {
   }
   std::vector<Axis> typed_axes() const override {
     std::vector<std::int64_t> sizes(kDefaultSizes.begin(), kDefaultSizes.end());
-    return {fixed(int_axis("bytes", sizes, "B", "transfer sizes")),
-            fixed(string_axis("direction", {"h2d", "d2h"}, "host to device, device to host")),
-            fixed(string_axis("memory", {"pinned", "pageable"}, "host memory kind")),
-            fixed(string_axis("method", {"copy_engine", "sm_kernel", "cuda_memcpy"},
-                              "who copies"))};
+    return {
+        fixed(int_axis("bytes", sizes, "B", "transfer sizes")),
+        fixed(string_axis("direction", {"h2d", "d2h"}, "host to device, device to host")),
+        fixed(string_axis("memory", {"pinned", "pageable"}, "host memory kind")),
+        fixed(string_axis("method", {"copy_engine", "sm_kernel", "cuda_memcpy"}, "who copies"))};
   }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
     return waive_on_model(info, "needs a CUDA GPU: the modelled GPU has no host link");
