@@ -168,86 +168,59 @@ void run_lines(const json& result, SummaryCard& card) {
   card.run_lines.push_back(line);
 }
 
+/// One level of the hierarchy: which findings fill its row ("" = none), and a device field for
+/// its capacity where no finding measures it (shared memory, DRAM).
+struct LevelSpec {
+  const char* name;
+  const char* scope;
+  int depth;
+  std::string latency, capacity, bandwidth, line, sector, ways, sets, policy;
+  const char* device_capacity;  ///< a device field in bytes, or nullptr
+  const char* fixed_line;       ///< shown as line/sector when no finding measures it, or nullptr
+};
+
 void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
   const json& d = result.value("device", json::object());
-  auto have = [&](std::initializer_list<std::string> names) {
-    for (const auto& n : names)
-      if (idx.get(n)) return true;
-    return false;
+  const LevelSpec levels[] = {
+      {"L1", "per SM", 0, fk::kL1HitLatency, fk::kL1Capacity, "hierarchy.l1.read_bandwidth",
+       fk::kCacheL1LineSize, fk::kCacheL1FetchGranularity, fk::kCacheL1Ways, fk::kCacheL1Sets,
+       fk::kCacheL1Replacement, nullptr, nullptr},
+      {"shared memory", "per SM", 0, fk::kSharedLatency, "", fk::kSmemBandwidth, "", "", "", "", "",
+       "shared_per_sm_bytes", "32 banks"},
+      {"L2 near partition", "per SM group", 1, fk::kL2HitLatency, fk::kL2NearCapacity, "",
+       fk::kCacheL2LineSize, fk::kCacheL2FillGranularity, "cache.l2.ways", "cache.l2.sets",
+       "cache.l2.replacement", nullptr, nullptr},
+      {"L2 far partition", "whole GPU", 2, fk::kL2FarHitLatency, fk::kL2Capacity,
+       fk::kHierarchyL2ReadBandwidth, "", "", "", "", "", nullptr, nullptr},
+      {"DRAM", "whole GPU", 3, fk::kDramLatency, "", fk::kDramReadBandwidth, "", "", "", "", "",
+       "global_memory_bytes", nullptr},
   };
-  if (have({fk::kL1HitLatency, fk::kL1Capacity, fk::kCacheL1Ways})) {
-    LevelRow r{"L1",
-               "per SM",
-               cycles(idx, fk::kL1HitLatency),
-               nanoseconds(idx, fk::kL1HitLatency),
-               shown(idx, fk::kL1Capacity),
-               shown(idx, "hierarchy.l1.read_bandwidth"),
-               line_and_sector(idx, fk::kCacheL1LineSize, fk::kCacheL1FetchGranularity),
-               geometry(idx, fk::kCacheL1Ways, fk::kCacheL1Sets),
-               policy(idx, fk::kCacheL1Replacement)};
-    card.levels.push_back(r);
-  } else {
-    card.not_measured.push_back("L1");
-  }
-  if (have({fk::kSharedLatency, "smem.bandwidth"})) {
+  for (const LevelSpec& l : levels) {
+    // A level is shown when any finding of its row was measured; else it is named as missing.
+    bool any = false;
+    for (const std::string* n : {&l.latency, &l.capacity, &l.bandwidth, &l.ways})
+      any = any || (!n->empty() && idx.get(*n));
+    if (!any) {
+      card.not_measured.push_back(l.name);
+      continue;
+    }
     LevelRow r;
-    r.name = "shared memory";
-    r.scope = "per SM";
-    r.latency = cycles(idx, fk::kSharedLatency);
-    r.latency_ns = nanoseconds(idx, fk::kSharedLatency);
-    r.capacity =
-        number_at(d, "shared_per_sm_bytes") > 0 ? bytes(number_at(d, "shared_per_sm_bytes")) : "-";
-    r.bandwidth = shown(idx, "smem.bandwidth");
-    r.line = "32 banks";
-    r.geometry = r.policy = "-";
+    r.name = l.name;
+    r.scope = l.scope;
+    r.depth = l.depth;
+    r.latency = cycles(idx, l.latency);
+    r.latency_ns = nanoseconds(idx, l.latency);
+    r.capacity = !l.capacity.empty() ? shown(idx, l.capacity)
+                 : l.device_capacity && number_at(d, l.device_capacity) > 0
+                     ? bytes(number_at(d, l.device_capacity))
+                     : "-";
+    r.bandwidth = l.bandwidth.empty() ? "-" : shown(idx, l.bandwidth);
+    r.line = l.fixed_line     ? l.fixed_line
+             : l.line.empty() ? "-"
+                              : line_and_sector(idx, l.line, l.sector);
+    r.geometry = l.ways.empty() ? "-" : geometry(idx, l.ways, l.sets);
+    r.policy = l.policy.empty() ? "-" : policy(idx, l.policy);
     card.levels.push_back(r);
-  } else {
-    card.not_measured.push_back("shared memory");
-  }
-  if (have({fk::kL2HitLatency, fk::kL2NearCapacity, "cache.l2.ways"})) {
-    LevelRow r{"L2 near partition",
-               "per SM group",
-               cycles(idx, fk::kL2HitLatency),
-               nanoseconds(idx, fk::kL2HitLatency),
-               shown(idx, fk::kL2NearCapacity),
-               "-",
-               line_and_sector(idx, fk::kCacheL2LineSize, fk::kCacheL2FillGranularity),
-               geometry(idx, "cache.l2.ways", "cache.l2.sets"),
-               policy(idx, "cache.l2.replacement"),
-               1};
-    card.levels.push_back(r);
-  } else {
-    card.not_measured.push_back("L2 near partition");
-  }
-  if (have({fk::kL2FarHitLatency, fk::kL2Capacity, "hierarchy.l2.read_bandwidth"})) {
-    LevelRow r{"L2 far partition",
-               "whole GPU",
-               cycles(idx, fk::kL2FarHitLatency),
-               nanoseconds(idx, fk::kL2FarHitLatency),
-               shown(idx, fk::kL2Capacity),
-               shown(idx, "hierarchy.l2.read_bandwidth"),
-               "-",
-               "-",
-               "-",
-               2};
-    card.levels.push_back(r);
-  } else {
-    card.not_measured.push_back("L2 far partition");
-  }
-  if (have({fk::kDramLatency, "dram.read_bandwidth"})) {
-    LevelRow r;
-    r.name = "DRAM";
-    r.scope = "whole GPU";
-    r.latency = cycles(idx, fk::kDramLatency);
-    r.latency_ns = nanoseconds(idx, fk::kDramLatency);
-    r.capacity =
-        number_at(d, "global_memory_bytes") > 0 ? bytes(number_at(d, "global_memory_bytes")) : "-";
-    r.bandwidth = shown(idx, "dram.read_bandwidth");
-    r.line = r.geometry = r.policy = "-";
-    r.depth = 3;
-    card.levels.push_back(r);
-  } else {
-    card.not_measured.push_back("DRAM");
   }
 }
 
