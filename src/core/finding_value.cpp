@@ -87,11 +87,18 @@ std::string format_number(double value, double standard_error) {
     std::snprintf(buf, sizeof(buf), "%.0f", value);
     return buf;
   }
-  if (standard_error > 0 && std::isfinite(standard_error) && mag < 1e9) {
+  // A standard error far below the value's own digits (float noise) says nothing.
+  if (standard_error > mag * 1e-9 && std::isfinite(standard_error) && mag < 1e9) {
     // Two significant digits of the standard error fix the last digit shown.
-    const int decimals =
-        std::max(0, std::min(9, 1 - static_cast<int>(std::floor(std::log10(standard_error)))));
-    std::snprintf(buf, sizeof(buf), "%.*f", decimals, value);
+    const int decimals = 1 - static_cast<int>(std::floor(std::log10(standard_error)));
+    if (decimals <= 6 && (mag >= 1e-3 || decimals <= 3)) {
+      std::snprintf(buf, sizeof(buf), "%.*f", std::max(0, decimals), value);
+      return buf;
+    }
+    // Too small for fixed digits: scientific, with as many digits as the error supports.
+    const int exponent = mag > 0 ? static_cast<int>(std::floor(std::log10(mag))) : 0;
+    const int digits = std::clamp(exponent + decimals, 0, 9);
+    std::snprintf(buf, sizeof(buf), "%.*e", digits, value);
     return buf;
   }
   if (mag >= 1e6 || (mag > 0 && mag < 1e-3)) {
@@ -144,6 +151,10 @@ TypedValue typed_value(const nlohmann::json& f) {
                              : ValueKind::kNumber;
   switch (t.kind) {
     case ValueKind::kBool:
+      if (!std::isfinite(v)) {
+        t.text = "-";
+        return t;
+      }
       t.label = v != 0 ? "true" : "false";
       t.text = v != 0 ? "yes" : "no";
       return t;
@@ -159,7 +170,7 @@ TypedValue typed_value(const nlohmann::json& f) {
       if (key)
         for (std::size_t i = 0; i < key->label_count; ++i) {
           const CategoryLabel& c = key->labels[i];
-          if ((label.empty() && std::isfinite(v) && c.code == static_cast<int>(std::lround(v))) ||
+          if ((label.empty() && std::isfinite(v) && v == static_cast<double>(c.code)) ||
               label == c.label) {
             t.label = c.label;
             t.text = c.text;

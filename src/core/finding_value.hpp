@@ -91,8 +91,10 @@ TypedValue typed_value(const nlohmann::json& finding);
 /// {"kind": ..., "text": ...[, "label": ...]}: the form written beside `value` in result.json.
 nlohmann::json typed_json(const TypedValue& v);
 
-/// A number rounded to what its standard error supports (two significant digits of the error;
-/// four significant digits when there is none), without trailing zeros: 454.9, 0.0039, 2.7e+07.
+/// A number rounded to what its standard error supports (two significant digits of the error,
+/// trailing zeros kept as digits the error supports: 55.0810 +- 0.002; scientific where fixed
+/// digits would be too many); four significant digits without trailing zeros when there is no
+/// error (or one below the value's float precision): 454.9, 0.003927, 4.819e+11.
 std::string format_number(double value, double standard_error = 0);
 
 /// A number with its unit as people read it: bytes in B/KiB/MiB/GiB, seconds in s/ms/us.

@@ -78,11 +78,18 @@ json categorical_entry(const std::string& name, const std::map<std::size_t, json
   for (const auto& [i, f] : values)
     if (typed_value(f).text == common) common_finding = &f;
   const TypedValue kind = typed_value(*common_finding);
+  // Without a majority the fleet has no value of its own: it is said to be mixed, with counts.
+  std::string fleet_value = common;
+  if (!majority) {
+    fleet_value = "mixed:";
+    for (const auto& [text, c] : count)
+      fleet_value += (fleet_value.back() == ':' ? " " : ", ") + text + " x" + std::to_string(c);
+  }
   json entry = {{"name", name},
                 {"unit", common_finding->value("unit", "")},
                 {"kind", to_string(kind.kind)},
                 {"gpus", values.size()},
-                {"fleet_value", common},
+                {"fleet_value", fleet_value},
                 {"fleet_median", (*common_finding)["value"]},
                 {"fleet_majority", majority}};
   json rows = json::array(), missing = json::array();

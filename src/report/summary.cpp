@@ -350,16 +350,18 @@ void run_warnings(const json& result, SummaryCard& card) {
         (c->value("sm_clock_drift_flagged", false) == true || c->value("throttled", false) == true))
       drifted.push_back(id);
   }
-  for (const auto& [reason, ids] : counters_by_reason) {
-    std::string s = "counters not read for ";
-    for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + ids[i];
-    card.warnings.push_back(s + ": " + reason);
-  }
-  if (!drifted.empty()) {
-    std::string s = "warning: SM clock drift over 2 % or throttling during ";
-    for (std::size_t i = 0; i < drifted.size(); ++i) s += (i ? ", " : "") + drifted[i];
-    card.warnings.push_back(s + " (see each experiment's clocks)");
-  }
+  // At most a few experiments named per line, so that the card stays on one screen.
+  const auto some = [](const std::vector<std::string>& ids) {
+    std::string s;
+    for (std::size_t i = 0; i < ids.size() && i < 4; ++i) s += (i ? ", " : "") + ids[i];
+    if (ids.size() > 4) s += " and " + std::to_string(ids.size() - 4) + " more";
+    return s;
+  };
+  for (const auto& [reason, ids] : counters_by_reason)
+    card.warnings.push_back("counters not read for " + some(ids) + ": " + reason);
+  if (!drifted.empty())
+    card.warnings.push_back("warning: SM clock drift over 2 % or throttling during " +
+                            some(drifted) + " (see each experiment's clocks)");
 }
 
 void doubts(const FindingIndex& idx, SummaryCard& card) {
@@ -379,8 +381,9 @@ void doubts(const FindingIndex& idx, SummaryCard& card) {
   }
 }
 
+/// `s` padded to `w` columns, and always followed by at least one space (cells never touch).
 std::string pad(const std::string& s, std::size_t w) {
-  return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
+  return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' ');
 }
 
 /// Items joined with ", " into lines of at most `width` columns: the first line starts with
@@ -542,6 +545,12 @@ std::string summary_text(const SummaryCard& card) {
       words += (i ? ", " : "") + card.not_measured[i];
     for (const auto& l : wrap_words(words, "not measured in this run: ", "  ", 100))
       if (out.size() < 29) out.push_back(l);
+  }
+  // The card is one screen: whatever still runs past 29 lines is cut, and said.
+  if (out.size() > 29) {
+    const std::size_t cut = out.size() - 28;
+    out.resize(28);
+    out.push_back("... " + std::to_string(cut) + " more lines: see FINDINGS.md");
   }
   out.push_back("every finding: --verbose, FINDINGS.md or report.html beside result.json");
   std::string text;

@@ -35,6 +35,13 @@ json finding_named(const json& result, const std::string& name) {
   return json::object();
 }
 
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
 TEST(FindingValue, RecordedH200CategoriesMasksAndBooleansInWords) {
   const TypedValue policy = typed_value(finding_named(h200(), "cache.l1.replacement"));
   EXPECT_EQ(policy.kind, ValueKind::kCategory);
@@ -79,6 +86,23 @@ TEST(FindingValue, NumbersAtTheirPrecision) {
   EXPECT_EQ(format_quantity(512, "bytes").second, "B");
 }
 
+TEST(FindingValue, EdgeCasesNeitherPadNorMisname) {
+  EXPECT_EQ(format_number(32.02, 1e-30), "32.02");  // float-noise error: as if none
+  EXPECT_EQ(format_number(1e-12, 1e-13), "1.00e-12");  // two digits of the error: 0.10e-12
+  const json huge = {{"name", "cache.l1.replacement"}, {"value", 4294967296.0}, {"unit", "class"}};
+  EXPECT_NE(typed_value(huge).text, "LRU");
+  const json nan_bool = {{"name", "l2.replication"}, {"unit", "bool"}};
+  EXPECT_EQ(display_text(nan_bool), "-");
+}
+
+TEST(SummaryCard, ThrottledEverywhereStillOneScreen) {
+  json r = h200();
+  for (auto& e : r["experiments"]) e["clocks"]["throttled"] = true;
+  const std::string text = report::summary_text(report::summary_card(r));
+  EXPECT_LE(lines_of(text).size(), 30u) << text;
+  EXPECT_NE(text.find("throttling during"), std::string::npos);
+}
+
 TEST(FindingValue, WrittenBesideTheNumberAndNeverReadBack) {
   Finding f{"cache.l2.replacement", 0.0, "class", 0.9, "m", {{"policy", "lru"}}};
   const json j = to_json(f);
@@ -88,13 +112,6 @@ TEST(FindingValue, WrittenBesideTheNumberAndNeverReadBack) {
   EXPECT_EQ(j["value"], 0.0);  // old readers keep the number
   const Finding back = finding_from_json(j);
   EXPECT_FALSE(back.extra.contains("typed"));
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
 }
 
 TEST(SummaryCard, RecordedH200OnOneScreenWithEveryLevel) {
@@ -212,6 +229,11 @@ TEST(FleetTyped, CategoriesAreSameOrDifferentNeverAPercent) {
   EXPECT_FALSE(f.contains("fleet_mad"));
   for (const auto& v : f["values"]) EXPECT_FALSE(v.contains("relative_deviation_percent"));
   ASSERT_EQ(rep["outliers"].size(), 1u);
+  // A tie has no fleet value: it is mixed, and no GPU is an outlier.
+  std::vector<report::FleetMember> two(members.begin(), members.begin() + 2);
+  const json tie = report::fleet_report(two, false);
+  EXPECT_EQ(tie["findings"][0]["fleet_value"], "mixed: FIFO x1, LRU x1");
+  EXPECT_TRUE(tie["outliers"].empty());
   EXPECT_EQ(rep["outliers"][0]["label"], "gpu1");
   EXPECT_EQ(rep["outliers"][0]["text"], "FIFO");
   const std::string table = report::fleet_table(rep);
