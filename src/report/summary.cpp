@@ -465,6 +465,10 @@ SummaryCard summary_card(const json& result) {
   const FindingIndex idx(result);
   const json& d = result.value("device", json::object());
   card.simulated = string_at(d, "kind") == "model" || string_at(result, "command") == "replay";
+  if (string_at(result, "command") == "replay")
+    card.simulated_what = "a replay on the model exported from a measured result";
+  else if (card.simulated)
+    card.simulated_what = "a modelled GPU";
   run_lines(result, card);
   hierarchy(result, idx, card);
   structure(idx, card);
@@ -476,8 +480,9 @@ SummaryCard summary_card(const json& result) {
 
 std::string summary_text(const SummaryCard& card) {
   std::vector<std::string> out;
-  out.push_back((card.simulated ? "SIMULATED (modelled GPU, not measured on hardware): " : "") +
-                card.title);
+  if (card.simulated)
+    out.push_back("SIMULATED: " + card.simulated_what + ", not measured on hardware");
+  out.push_back(card.title);
   for (const auto& l : card.run_lines) out.push_back("  " + l);
   if (!card.levels.empty()) {
     out.push_back("");
@@ -561,7 +566,8 @@ std::string summary_text(const SummaryCard& card) {
 std::string summary_markdown(const SummaryCard& card) {
   std::ostringstream o;
   o << "## Summary\n\n";
-  if (card.simulated) o << "**Simulated**: a modelled GPU, not a measurement of hardware.\n\n";
+  if (card.simulated)
+    o << "**Simulated**: " << card.simulated_what << ", not a measurement of hardware.\n\n";
   o << "**" << card.title << "**  \n";
   for (const auto& l : card.run_lines) o << l << "  \n";
   if (!card.levels.empty()) {
@@ -607,7 +613,8 @@ std::string summary_html(const SummaryCard& card) {
   std::ostringstream o;
   o << "<section id=\"summary\" class=\"summary\">";
   if (card.simulated)
-    o << "<p class=\"simulated\"><b>Simulated</b>: a modelled GPU, not a measurement of "
+    o << "<p class=\"simulated\"><b>Simulated</b>: " << html_escape(card.simulated_what)
+      << ", not a measurement of "
          "hardware.</p>";
   o << "<h2>" << html_escape(card.title) << "</h2><p class=\"run\">";
   for (const auto& l : card.run_lines) o << html_escape(l) << "<br>";

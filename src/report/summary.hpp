@@ -44,6 +44,7 @@ struct Doubt {
 
 struct SummaryCard {
   bool simulated = false;                    ///< a modelled or replayed GPU
+  std::string simulated_what;                ///< what was simulated, in words (empty when measured)
   std::string title;                         ///< "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)"
   std::vector<std::string> run_lines;        ///< card, clocks, driver, version, wall time, counts
   std::vector<LevelRow> levels;              ///< from the registers outwards

@@ -87,7 +87,7 @@ TEST(FindingValue, NumbersAtTheirPrecision) {
 }
 
 TEST(FindingValue, EdgeCasesNeitherPadNorMisname) {
-  EXPECT_EQ(format_number(32.02, 1e-30), "32.02");  // float-noise error: as if none
+  EXPECT_EQ(format_number(32.02, 1e-30), "32.02");     // float-noise error: as if none
   EXPECT_EQ(format_number(1e-12, 1e-13), "1.00e-12");  // two digits of the error: 0.10e-12
   const json huge = {{"name", "cache.l1.replacement"}, {"value", 4294967296.0}, {"unit", "class"}};
   EXPECT_NE(typed_value(huge).text, "LRU");
@@ -161,6 +161,17 @@ TEST(SummaryCard, MissingLevelsAreSaidNotInvented) {
   EXPECT_NE(text.find("not measured in this run"), std::string::npos) << text;
   EXPECT_NE(text.find("DRAM ceilings"), std::string::npos) << text;
   EXPECT_EQ(text.find("4582.5"), std::string::npos);
+}
+
+TEST(SummaryCard, AReplayIsSaidToBeOne) {
+  json r = h200();
+  r["command"] = "replay";
+  const auto card = report::summary_card(r);
+  EXPECT_TRUE(card.simulated);
+  const std::string text = report::summary_text(card);
+  EXPECT_EQ(text.rfind("SIMULATED: a replay on the model exported from a measured result", 0), 0u)
+      << text;
+  for (const auto& l : lines_of(text)) EXPECT_LE(l.size(), 100u) << l;
 }
 
 TEST(SummaryCard, FindingsMarkdownOpensWithTheCardAndGroupsByFamily) {
