@@ -220,9 +220,9 @@ std::string all_findings_html(
     for (const auto* e : experiments)
       for (const auto& f : e->value("findings", json::array())) {
         const double conf = f.value("confidence", 0.0);
-        const auto shown = display_value(f);
+        const TypedValue shown = typed_value(f);
         o << "<tr class='f'><td class='l name'>" << escape(f.value("name", "")) << "</td><td>"
-          << escape(shown.value) << "</td><td class='l'>" << escape(shown.unit) << "</td><td>"
+          << escape(shown.text) << "</td><td class='l'>" << escape(shown.unit) << "</td><td>"
           << (f.contains("value_ns") && f["value_ns"].is_number()
                   ? fixed(f["value_ns"].get<double>(), 1)
                   : "")

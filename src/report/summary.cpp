@@ -8,6 +8,7 @@
 
 #include "core/finding_names.hpp"
 #include "core/finding_value.hpp"
+#include "report/chart.hpp"
 
 namespace gpuprobe::report {
 namespace {
@@ -386,15 +387,15 @@ std::string pad(const std::string& s, std::size_t w) {
   return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' ');
 }
 
-/// Items joined with ", " into lines of at most `width` columns: the first line starts with
+/// Tokens joined by spaces into lines of at most `width` columns: the first line starts with
 /// `first`, the others with `rest`.
-std::vector<std::string> wrap(const std::vector<std::string>& items, const std::string& first,
-                              const std::string& rest, std::size_t width) {
+std::vector<std::string> wrap_tokens(const std::vector<std::string>& tokens,
+                                     const std::string& first, const std::string& rest,
+                                     std::size_t width) {
   std::vector<std::string> lines;
   std::string cur = first;
   bool empty = true;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const std::string w = items[i] + (i + 1 < items.size() ? "," : "");
+  for (const auto& w : tokens) {
     if (!empty && cur.size() + 1 + w.size() > width) {
       lines.push_back(cur);
       cur = rest;
@@ -407,48 +408,20 @@ std::vector<std::string> wrap(const std::vector<std::string>& items, const std::
   return lines;
 }
 
-/// A sentence broken at spaces into lines of at most `width` columns.
+/// Items joined with ", " into wrapped lines (an item is never broken).
+std::vector<std::string> wrap(std::vector<std::string> items, const std::string& first,
+                              const std::string& rest, std::size_t width) {
+  for (std::size_t i = 0; i + 1 < items.size(); ++i) items[i] += ",";
+  return wrap_tokens(items, first, rest, width);
+}
+
+/// A sentence broken at spaces into wrapped lines.
 std::vector<std::string> wrap_words(const std::string& text, const std::string& first,
                                     const std::string& rest, std::size_t width) {
-  std::vector<std::string> lines;
-  std::string cur = first;
+  std::vector<std::string> words;
   std::istringstream in(text);
-  std::string w;
-  bool empty = true;
-  while (in >> w) {
-    if (!empty && cur.size() + 1 + w.size() > width) {
-      lines.push_back(cur);
-      cur = rest;
-      empty = true;
-    }
-    cur += (empty ? "" : " ") + w;
-    empty = false;
-  }
-  if (!empty) lines.push_back(cur);
-  return lines;
-}
-
-std::string html_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
+  for (std::string w; in >> w;) words.push_back(w);
+  return wrap_tokens(words, first, rest, width);
 }
 
 std::string ceiling_words(const Ceiling& c) {
@@ -613,11 +586,11 @@ std::string summary_html(const SummaryCard& card) {
   std::ostringstream o;
   o << "<section id=\"summary\" class=\"summary\">";
   if (card.simulated)
-    o << "<p class=\"simulated\"><b>Simulated</b>: " << html_escape(card.simulated_what)
+    o << "<p class=\"simulated\"><b>Simulated</b>: " << escape(card.simulated_what)
       << ", not a measurement of "
          "hardware.</p>";
-  o << "<h2>" << html_escape(card.title) << "</h2><p class=\"run\">";
-  for (const auto& l : card.run_lines) o << html_escape(l) << "<br>";
+  o << "<h2>" << escape(card.title) << "</h2><p class=\"run\">";
+  for (const auto& l : card.run_lines) o << escape(l) << "<br>";
   o << "</p>";
   // The hierarchy as boxes from the SM outwards, each with its numbers.
   const int row_h = 46, width = 980;
@@ -632,9 +605,9 @@ std::string summary_html(const SummaryCard& card) {
       << width - indent - 2 << "\" height=\"" << row_h - 6
       << "\" rx=\"6\" fill=\"#eef5ff\" stroke=\"#7a9cc6\"/>";
     o << "<text x=\"" << indent + 10 << "\" y=\"" << y + 17
-      << "\" font-weight=\"bold\" font-size=\"14\">" << html_escape(r.name) << "</text><text x=\""
+      << "\" font-weight=\"bold\" font-size=\"14\">" << escape(r.name) << "</text><text x=\""
       << indent + 10 << "\" y=\"" << y + 33 << "\" font-size=\"11\" fill=\"#555\">"
-      << html_escape(r.scope) << "</text>";
+      << escape(r.scope) << "</text>";
     const std::string cells[] = {r.latency + (r.latency_ns == "-" ? "" : " / " + r.latency_ns),
                                  r.capacity, r.bandwidth, r.line,
                                  r.geometry + (r.policy == "-" ? "" : ", " + r.policy)};
@@ -643,29 +616,29 @@ std::string summary_html(const SummaryCard& card) {
     for (int c = 0; c < 5; ++c)
       o << "<text x=\"" << xs[c] << "\" y=\"" << y + 14 << "\" font-size=\"10\" fill=\"#666\">"
         << heads[c] << "</text><text x=\"" << xs[c] << "\" y=\"" << y + 31 << "\" font-size=\"13\">"
-        << html_escape(cells[c]) << "</text>";
+        << escape(cells[c]) << "</text>";
     o << "</g>";
   }
   o << "</svg><ul class=\"structure\">";
-  for (const auto& s : card.structure_lines) o << "<li>" << html_escape(s) << "</li>";
+  for (const auto& s : card.structure_lines) o << "<li>" << escape(s) << "</li>";
   o << "</ul>";
   if (!card.ceilings.empty()) {
     o << "<h3>Ceilings</h3><table class=\"ceilings\"><tr><th class=\"l\">ceiling</th>"
          "<th>measured</th><th class=\"l\">% of theoretical peak</th><th "
          "class=\"l\">peak</th></tr>";
     for (const auto& c : card.ceilings) {
-      o << "<tr><td class=\"l\">" << html_escape(c.group + " " + c.label) << "</td><td>"
-        << html_escape(c.measured) << "</td><td class=\"l\">";
+      o << "<tr><td class=\"l\">" << escape(c.group + " " + c.label) << "</td><td>"
+        << escape(c.measured) << "</td><td class=\"l\">";
       if (c.percent)
         o << "<span class=\"bar\"><span style=\"width:" << std::clamp(*c.percent, 0.0, 100.0)
           << "%\"></span></span>" << percent_text(*c.percent);
       else
         o << "-";
-      o << "</td><td class=\"l\">" << html_escape(c.peak) << "</td></tr>";
+      o << "</td><td class=\"l\">" << escape(c.peak) << "</td></tr>";
     }
     o << "</table>";
   }
-  for (const auto& w : card.warnings) o << "<p class=\"warn\">" << html_escape(w) << "</p>";
+  for (const auto& w : card.warnings) o << "<p class=\"warn\">" << escape(w) << "</p>";
   o << "<h3>Uncertain</h3>";
   if (card.doubts.empty())
     o << "<p class=\"doubts\">None: every finding has confidence &ge; 0.5 and every check "
@@ -677,18 +650,17 @@ std::string summary_html(const SummaryCard& card) {
   std::string experiment;
   for (const auto& d : card.doubts) {
     if (d.experiment != experiment)
-      o << (experiment.empty() ? "" : "</li>") << "<li><b>" << html_escape(d.experiment)
-        << "</b>: ";
+      o << (experiment.empty() ? "" : "</li>") << "<li><b>" << escape(d.experiment) << "</b>: ";
     else
       o << ", ";
-    o << "<code>" << html_escape(d.name) << "</code> (" << html_escape(d.why) << ")";
+    o << "<code>" << escape(d.name) << "</code> (" << escape(d.why) << ")";
     experiment = d.experiment;
   }
   if (!card.doubts.empty()) o << "</li></ul>";
   if (!card.not_measured.empty()) {
     o << "<p class=\"waived\">Not measured in this run: ";
     for (std::size_t i = 0; i < card.not_measured.size(); ++i)
-      o << (i ? ", " : "") << html_escape(card.not_measured[i]);
+      o << (i ? ", " : "") << escape(card.not_measured[i]);
     o << ".</p>";
   }
   o << "</section>";

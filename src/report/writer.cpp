@@ -159,11 +159,6 @@ void ResultWriter::flush() {
   write_file_atomically(fs::path(dir_) / "result.json", result_.dump(2) + "\n");
 }
 
-DisplayValue display_value(const nlohmann::json& f) {
-  const TypedValue t = typed_value(f);
-  return {t.text, t.unit};
-}
-
 std::string summary_table(const nlohmann::json& result) {
   std::ostringstream out;
   char line[512];
@@ -190,13 +185,13 @@ std::string summary_table(const nlohmann::json& result) {
     }
     for (const auto& f : e.at("findings")) {
       if (f.contains("load")) continue;  // per-load latencies go into the matrix below
-      const auto shown = display_value(f);
+      const TypedValue shown = typed_value(f);
       std::string ns;
       if (f.contains("value_ns") && f["value_ns"].is_number())
         ns = format_number(f["value_ns"].get<double>());
       std::snprintf(line, sizeof(line), "%-*s %14s %-12s %10s %5.2f  %s\n", name_width,
-                    f.value("name", "").c_str(), shown.value.c_str(), shown.unit.c_str(),
-                    ns.c_str(), f.value("confidence", 0.0), e.value("id", "").c_str());
+                    f.value("name", "").c_str(), shown.text.c_str(), shown.unit.c_str(), ns.c_str(),
+                    f.value("confidence", 0.0), e.value("id", "").c_str());
       out << line;
     }
   }

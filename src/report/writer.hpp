@@ -60,13 +60,6 @@ struct ReportCounts {
 std::string html_report(const nlohmann::json& result, const std::string& curves_dir,
                         ReportCounts* counts = nullptr);
 
-/// A finding's value and unit as people read them: bytes as KiB / MiB with two decimals, other
-/// values with one.
-struct DisplayValue {
-  std::string value, unit;
-};
-DisplayValue display_value(const nlohmann::json& finding);
-
 /// The terminal summary: findings as an aligned table.
 std::string summary_table(const nlohmann::json& result);
 
