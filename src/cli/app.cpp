@@ -328,6 +328,12 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
   auto* analyze = app.add_subcommand(
       "analyze", "re-run the analysis on the samples of a recorded result.json (no GPU needed)");
   analyze->add_option("result", analyze_path, "a result.json written by gpuprobe")->required();
+  std::string analyze_format = "table";
+  analyze
+      ->add_option("--format", analyze_format,
+                   "table (default: every finding, one per line) or json (the re-analysed result, "
+                   "whole, on stdout)")
+      ->check(CLI::IsMember({"table", "json"}));
   std::vector<std::string> compare_paths;
   auto* compare_cmd = app.add_subcommand(
       "compare",
@@ -477,7 +483,7 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
       out << j.dump(2) << "\n";
       return 0;
     }
-    if (analyze->parsed()) return analyze_command(analyze_path, out);
+    if (analyze->parsed()) return analyze_command(analyze_path, analyze_format, out);
     if (summary_cmd->parsed()) return summary_command(summary_path, cli.verbose, out);
     if (repeat_table_cmd->parsed()) {
       if (table_paths.size() < 2)

@@ -51,7 +51,7 @@ void write_or_fail(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-int analyze_command(const std::string& path, std::ostream& out) {
+int analyze_command(const std::string& path, const std::string& format, std::ostream& out) {
   json recorded = json_input::load_result(path);
   auto& experiments = recorded["experiments"];
   for (std::size_t i = 0; i < experiments.size(); ++i) {
@@ -71,6 +71,10 @@ int analyze_command(const std::string& path, std::ostream& out) {
       e["status"] = to_string(r->status);
       e["reason"] = r->reason;
     }
+  }
+  if (format == "json") {
+    out << recorded.dump(1) << "\n";
+    return 0;
   }
   out << from_file(path, [&] { return report::summary_table(recorded); });
   return 0;

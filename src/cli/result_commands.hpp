@@ -11,7 +11,7 @@
 namespace gpuprobe::cli {
 
 /// Re-runs each passed experiment's analysis on its recorded samples; prints the summary table.
-int analyze_command(const std::string& path, std::ostream& out);
+int analyze_command(const std::string& path, const std::string& format, std::ostream& out);
 /// `gpuprobe summary <result.json>`: the summary card (and every finding with --verbose).
 int summary_command(const std::string& path, bool verbose, std::ostream& out);
 /// Writes report.html for a recorded result into `dir` (default: beside the result).
