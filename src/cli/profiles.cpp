@@ -9,11 +9,13 @@ namespace gpuprobe::cli {
 const std::vector<Profile>& profiles() {
   static const std::vector<Profile> all = {
       {"quick",
-       "what a fleet health check needs (gpuprobe check): latency of each level, DRAM and L2 "
+       "what a fleet health check needs (gpuprobe check): latency of L1, L2 and DRAM, DRAM and L2 "
        "bandwidth, FMA and tensor throughput, the host link and the L2 partition groups; the "
        "default load operator only, 16 B accesses only, FFMA only",
-       {{"latency.sweep", "finds the L1 / L2 / DRAM working sets latency.chase measures at"},
-        {"latency.chase", "L1, L2 and DRAM latency (l1.hit_latency, l2.hit_latency, dram.latency)"},
+       {{"latency.chase",
+         "L1, L2 and DRAM latency (l1.hit_latency.default, l2.hit_latency.default, "
+         "dram.latency.default) at 16 KiB, an eighth of the L2 and 4 x L2 (the full run's "
+         "latency.sweep finds the capacities; the quick profile leaves them out)"},
         {"cache.l2.partition", "the partition groups (l2.partition.*)"},
         {"compute.throughput", "FFMA throughput (compute.ffma.throughput)"},
         {"bandwidth.read", "DRAM read bandwidth (dram.read_bandwidth)"},
@@ -21,10 +23,13 @@ const std::vector<Profile>& profiles() {
         {"bandwidth.copy", "DRAM copy bandwidth (dram.copy_bandwidth)"},
         {"bandwidth.hierarchy", "L2 bandwidth (hierarchy.l2.read_bandwidth)"},
         {"hopper.wgmma.throughput", "tensor-core (WGMMA) throughput on Hopper"},
-        {"link.host", "the host link: PCIe width, generation and NUMA placement show here"}},
+        {"link.host",
+         "the host link both ways over pinned memory (PCIe width, generation and NUMA placement "
+         "show here): bandwidth at 64 MiB, latency at 16 B"}},
        {"default"},
        {"compute.throughput.op=ffma", "bandwidth.read.width_bytes=16",
-        "bandwidth.write.width_bytes=16", "bandwidth.copy.width_bytes=16"}},
+        "bandwidth.write.width_bytes=16", "bandwidth.copy.width_bytes=16",
+        "link.host.memory=pinned", "link.host.bytes=16,4096,1048576,67108864"}},
   };
   return all;
 }

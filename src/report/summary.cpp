@@ -33,9 +33,14 @@ class FindingIndex {
       const auto findings = e.find("findings");
       if (findings == e.end() || !findings->is_array()) continue;
       for (const auto& f : *findings) {
-        if (!f.is_object() || f.contains("load") || !f.contains("name") || !f["name"].is_string())
-          continue;
+        if (!f.is_object() || !f.contains("name") || !f["name"].is_string()) continue;
         if (!f.contains("value") || !f["value"].is_number()) continue;
+        // A finding of one load operator is looked up by name only (a level's latency where
+        // latency.sweep did not run); the card's lists hold the load-independent findings.
+        if (f.contains("load")) {
+          if (f["load"] == "default") by_name_.emplace(f["name"].get<std::string>(), &f);
+          continue;
+        }
         by_name_.emplace(f["name"].get<std::string>(), &f);
         order_.push_back(&f);
         experiment_of_[&f] = e.value("id", "?");
@@ -178,6 +183,9 @@ struct LevelSpec {
   std::string latency, capacity, bandwidth, line, sector, ways, sets, policy;
   const char* device_capacity;  ///< a device field in bytes, or nullptr
   const char* fixed_line;       ///< shown as line/sector when no finding measures it, or nullptr
+  /// latency.chase's finding for the level's default load, shown where latency.sweep did not
+  /// run (the quick profile), or "".
+  std::string chase_latency = "";
 };
 
 void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
@@ -185,21 +193,25 @@ void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
   const LevelSpec levels[] = {
       {"L1", "per SM", 0, fk::kL1HitLatency, fk::kL1Capacity, "hierarchy.l1.read_bandwidth",
        fk::kCacheL1LineSize, fk::kCacheL1FetchGranularity, fk::kCacheL1Ways, fk::kCacheL1Sets,
-       fk::kCacheL1Replacement, nullptr, nullptr},
+       fk::kCacheL1Replacement, nullptr, nullptr, "l1.hit_latency.default"},
       {"shared memory", "per SM", 0, fk::kSharedLatency, "", fk::kSmemBandwidth, "", "", "", "", "",
        "shared_per_sm_bytes", "32 banks"},
       {"L2 near partition", "per SM group", 1, fk::kL2HitLatency, fk::kL2NearCapacity, "",
        fk::kCacheL2LineSize, fk::kCacheL2FillGranularity, "cache.l2.ways", "cache.l2.sets",
-       "cache.l2.replacement", nullptr, nullptr},
+       "cache.l2.replacement", nullptr, nullptr, "l2.hit_latency.default"},
       {"L2 far partition", "whole GPU", 2, fk::kL2FarHitLatency, fk::kL2Capacity,
        fk::kHierarchyL2ReadBandwidth, "", "", "", "", "", nullptr, nullptr},
       {"DRAM", "whole GPU", 3, fk::kDramLatency, "", fk::kDramReadBandwidth, "", "", "", "", "",
-       "global_memory_bytes", nullptr},
+       "global_memory_bytes", nullptr, "dram.latency.default"},
   };
   for (const LevelSpec& l : levels) {
     // A level is shown when any finding of its row was measured; else it is named as missing.
+    const std::string& latency =
+        !idx.get(l.latency) && !l.chase_latency.empty() && idx.get(l.chase_latency)
+            ? l.chase_latency
+            : l.latency;
     bool any = false;
-    for (const std::string* n : {&l.latency, &l.capacity, &l.bandwidth, &l.ways})
+    for (const std::string* n : {&latency, &l.capacity, &l.bandwidth, &l.ways})
       any = any || (!n->empty() && idx.get(*n));
     if (!any) {
       card.not_measured.push_back(l.name);
@@ -209,8 +221,8 @@ void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
     r.name = l.name;
     r.scope = l.scope;
     r.depth = l.depth;
-    r.latency = cycles(idx, l.latency);
-    r.latency_ns = nanoseconds(idx, l.latency);
+    r.latency = cycles(idx, latency);
+    r.latency_ns = nanoseconds(idx, latency);
     r.capacity = !l.capacity.empty() ? shown(idx, l.capacity)
                  : l.device_capacity && number_at(d, l.device_capacity) > 0
                      ? bytes(number_at(d, l.device_capacity))

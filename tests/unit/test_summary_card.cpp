@@ -163,6 +163,36 @@ TEST(SummaryCard, MissingLevelsAreSaidNotInvented) {
   EXPECT_EQ(text.find("4582.5"), std::string::npos);
 }
 
+TEST(SummaryCard, WithoutTheSweepTheLevelsShowTheChaseLatencies) {
+  // The quick profile runs latency.chase without latency.sweep: the L1, L2 and DRAM rows show
+  // the chase's default-load latencies; other load operators' findings stay off the card.
+  json r = h200();
+  json kept = json::array();
+  for (const auto& e : r["experiments"])
+    if (e["id"] != "latency.sweep") kept.push_back(e);
+  r["experiments"] = kept;
+  const std::string text = report::summary_text(report::summary_card(r));
+  auto shown = [&](const std::string& name) {
+    const json f = finding_named(r, name);
+    return format_number(f.value("value", 0.0), f.value("standard_error", 0.0));
+  };
+  const std::string l1 = shown("l1.hit_latency.default");
+  const std::string dram = shown("dram.latency.default");
+  bool l1_row = false, dram_row = false;
+  for (const auto& line : lines_of(text)) {
+    l1_row = l1_row || (line.rfind("  L1 ", 0) == 0 && line.find(l1 + " cy") != std::string::npos);
+    dram_row =
+        dram_row || (line.rfind("  DRAM ", 0) == 0 && line.find(dram + " cy") != std::string::npos);
+  }
+  EXPECT_TRUE(l1_row) << text;
+  EXPECT_TRUE(dram_row) << text;
+  const std::string l2 = shown("l2.hit_latency.default");
+  EXPECT_NE(text.find("  L2 near partition " + l2 + " cy"), std::string::npos) << text;
+  const std::string cg = shown("dram.latency.cg");
+  ASSERT_NE(cg, dram);
+  EXPECT_EQ(text.find(cg + " cy"), std::string::npos) << "a non-default load on the card";
+}
+
 TEST(SummaryCard, AReplayIsSaidToBeOne) {
   json r = h200();
   r["command"] = "replay";

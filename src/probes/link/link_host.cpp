@@ -45,11 +45,16 @@ constexpr std::uint32_t kChaseStride = 4096, kChaseNodes = 1024, kChaseSteps = 2
 /// of 2 reads a spread from them that is itself less uncertain.
 constexpr int kLinkReplicates = 5;
 
-std::vector<std::uint64_t> host_sizes(const RunOptions& o) {
+/// The transfer sizes of this run: the `bytes` axis within --min-size/--max-size, ascending.
+std::vector<std::uint64_t> host_sizes(const RunOptions& o, const AxisValues& axes) {
   std::vector<std::uint64_t> sizes;
-  for (auto s : kDefaultSizes)
-    if ((o.min_size == 0 || s >= o.min_size) && (o.max_size == 0 || s <= o.max_size))
-      sizes.push_back(s);
+  for (auto s : axes.ints("bytes")) {
+    const auto b = static_cast<std::uint64_t>(s);
+    if ((o.min_size == 0 || b >= o.min_size) && (o.max_size == 0 || b <= o.max_size))
+      sizes.push_back(b);
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;
 }
 
@@ -69,6 +74,22 @@ struct Setup {
   std::string method;     ///< "copy_engine", "sm_kernel" or "cuda_memcpy"
 };
 
+/// The (direction, memory, method) combinations the axes select, in a fixed order (each
+/// direction: pinned copy engine, SM kernel, cudaMemcpy, then pageable). An SM kernel reaches
+/// only pinned (mapped) host memory, so pageable x sm_kernel is never a setup.
+std::vector<Setup> host_setups(const AxisValues& axes) {
+  std::vector<Setup> setups;
+  for (const char* dir : {"h2d", "d2h"})
+    for (const char* memory : {"pinned", "pageable"})
+      for (const char* method : {"copy_engine", "sm_kernel", "cuda_memcpy"}) {
+        const bool possible = std::string(memory) == "pinned" || std::string(method) != "sm_kernel";
+        if (possible && axes.contains("direction", dir) && axes.contains("memory", memory) &&
+            axes.contains("method", method))
+          setups.push_back({dir, memory, method});
+      }
+  return setups;
+}
+
 class LinkHost : public Experiment {
  public:
   std::string id() const override { return "link.host"; }
@@ -80,24 +101,35 @@ class LinkHost : public Experiment {
   std::vector<Axis> typed_axes() const override {
     std::vector<std::int64_t> sizes(kDefaultSizes.begin(), kDefaultSizes.end());
     return {
-        fixed(int_axis("bytes", sizes, "B", "transfer sizes")),
-        fixed(string_axis("direction", {"h2d", "d2h"}, "host to device, device to host")),
-        fixed(string_axis("memory", {"pinned", "pageable"}, "host memory kind")),
-        fixed(string_axis("method", {"copy_engine", "sm_kernel", "cuda_memcpy"}, "who copies"))};
+        int_axis("bytes", sizes, "B",
+                 "transfer sizes (bandwidth at the largest, latency at the smallest; "
+                 "--min-size/--max-size bound them too)",
+                 1, 1073741824.0),
+        string_axis("direction", {"h2d", "d2h"}, "host to device, device to host"),
+        string_axis("memory", {"pinned", "pageable"}, "host memory kind"),
+        string_axis("method", {"copy_engine", "sm_kernel", "cuda_memcpy"},
+                    "who copies (an SM kernel only over pinned memory)")};
   }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
     return waive_on_model(info, "needs a CUDA GPU: the modelled GPU has no host link");
   }
   void validate(const device::Device&, const RunOptions& o) const override {
-    if (host_sizes(o).empty())
+    const auto axes = axis_values(o);
+    if (host_sizes(o, axes).empty())
       throw UsageError(
-          "link.host: no transfer size between --min-size and --max-size (sizes: "
-          "16 B .. 64 MiB, factors of 4..16)");
+          "link.host: no transfer size between --min-size and --max-size (sizes: the "
+          "link.host.bytes axis, by default 16 B .. 64 MiB)");
+    if (host_setups(axes).empty())
+      throw UsageError(
+          "link.host: the axes leave nothing to measure (an SM kernel copies only pinned "
+          "memory: link.host.method=sm_kernel needs link.host.memory to include pinned)");
   }
 
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu g = open_gpu(ctx.device);
-    const auto sizes = host_sizes(ctx.options);
+    const auto axes = axis_values(ctx.options);
+    const auto sizes = host_sizes(ctx.options, axes);
+    const auto setups = host_setups(axes);
     const CopyLaunch shape{g.sm_count * 4, 256, 4};
     // Every finding's (setup, size) is measured as kLinkReplicates independent replicates,
     // each with its own device, pinned and pageable buffers, stream and events (all made
@@ -164,12 +196,13 @@ class LinkHost : public Experiment {
                                          ctx.options.seed + static_cast<std::uint64_t>(j));
         },
         [&](int replicate, Round& round) {
-          measure_replicate(replicate, k, sizes, shape, protocol, round.buffers, points);
+          measure_replicate(replicate, k, sizes, setups, shape, protocol, round.buffers, points);
           chase_round(round.chase);
           return 0;
         });
 
-    r.parameters = {{"bytes", sizes},
+    r.parameters = {{"axes", axes.to_json()},
+                    {"bytes", sizes},
                     {"sm_copy",
                      {{"blocks", shape.blocks},
                       {"threads_per_block", shape.threads},
@@ -219,7 +252,8 @@ class LinkHost : public Experiment {
   };
 
   static void measure_replicate(int replicate, int replicates,
-                                const std::vector<std::uint64_t>& sizes, const CopyLaunch& shape,
+                                const std::vector<std::uint64_t>& sizes,
+                                const std::vector<Setup>& setups, const CopyLaunch& shape,
                                 const ProtocolOptions& protocol, Buffers& b, json& points) {
     const std::size_t max_words = sizes.back() / 4;
     auto& dev = b.dev;
@@ -239,15 +273,6 @@ class LinkHost : public Experiment {
       auto* w = static_cast<std::uint32_t*>(p);
       for (std::size_t i = 0; i < max_words; ++i) w[i] = pattern_word(i, kSaltH2d);
     };
-
-    std::vector<Setup> setups;
-    for (const char* dir : {"h2d", "d2h"}) {
-      setups.push_back({dir, "pinned", "copy_engine"});
-      setups.push_back({dir, "pinned", "sm_kernel"});
-      setups.push_back({dir, "pinned", "cuda_memcpy"});
-      setups.push_back({dir, "pageable", "copy_engine"});
-      setups.push_back({dir, "pageable", "cuda_memcpy"});
-    }
 
     const int cpu = current_cpu();
     // Which host buffers hold the h2d pattern (a d2h copy overwrites its buffer).
