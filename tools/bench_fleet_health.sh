@@ -36,7 +36,7 @@ median_of_5() {  # prints the median wall seconds of 5 runs of "$@" (stdout disc
     s=$(date +%s.%N)
     "$@" > /dev/null 2>&1 || [[ $? == 3 ]] || { echo "bench_fleet_health: failed: $*" >&2; exit 1; }
     e=$(date +%s.%N)
-    t+=("$(echo "$e - $s" | bc)")
+    t+=("$(python3 -c "print(round($e - $s, 3))")")
   done
   printf '%s\n' "${t[@]}" | sort -g | sed -n 3p
 }
