@@ -224,6 +224,18 @@ TEST(BandwidthHierarchy, L1WorkingSetComesFromTheMeasuredCapacity) {
   EXPECT_EQ(bwsweep::l1_working_set(d, weak).bytes, 128u * 1024);
   device::DeviceInfo unknown;
   EXPECT_EQ(bwsweep::l1_fallback(unknown).bytes, 16u * 1024);
+  // A CUDA GPU reports its shared-memory carveout, not its unified array (the quick profile
+  // runs without latency.sweep): whole steps within 3/4 of the H200's 228 KiB carveout, not the
+  // 16 KiB under one step that measured 97 B/clk/SM instead of 127.7.
+  device::DeviceInfo h200_cuda;
+  h200_cuda.shared_per_sm_bytes = 228 * 1024;
+  w = bwsweep::l1_working_set(h200_cuda, none);
+  EXPECT_EQ(w.bytes, 128u * 1024);
+  EXPECT_NE(w.source.find("carveout"), std::string::npos);
+  // An A100's 164 KiB: no whole step within 3/4 of it, so half of it, aligned down to 4 KiB.
+  device::DeviceInfo a100_cuda;
+  a100_cuda.shared_per_sm_bytes = 164 * 1024;
+  EXPECT_EQ(bwsweep::l1_fallback(a100_cuda).bytes, 80u * 1024);
 }
 
 json point(double bpc, double gbs, double ws, const std::string& load) {

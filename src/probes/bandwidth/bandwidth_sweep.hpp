@@ -80,8 +80,9 @@ struct L1WorkingSet {
   std::string source;
 };
 /// Without a measured L1: half the device's unified L1 / shared-memory size per SM (the L1 is
-/// at most that), aligned down to 4 KiB; 16 KiB (the L1 regime's smallest point) when the
-/// device does not report it.
+/// at most that), aligned down to 4 KiB; where only the largest shared-memory carveout is known
+/// (a CUDA GPU), whole steps of the L1 variants within 3/4 of it, else half of it; 16 KiB (the
+/// L1 regime's smallest point) when the device reports neither.
 L1WorkingSet l1_fallback(const device::DeviceInfo& d);
 /// Bytes one SM reads per unrolled step of the L1 variants (unroll x threads x blocks x 16 B;
 /// the least common multiple over bws::kL1Variants: 128 KiB).

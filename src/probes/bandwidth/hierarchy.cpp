@@ -27,7 +27,8 @@ class BandwidthHierarchy : public RigExperiment {
             fixed(int_axis(
                 "l1_working_set_bytes_per_sm", {}, "B",
                 "whole 128 KiB steps of the L1 variants within 3/4 of the measured l1.capacity "
-                "(fallback: half of it, or half the unified L1)")),
+                "(fallback: half of it, half the unified L1, or steps within 3/4 of the "
+                "shared-memory carveout)")),
             fixed(int_axis("l2_working_set_bytes", {}, "B", "min(16 MiB, L2 / 4)")),
             fixed(int_axis("dram_working_set_bytes", {}, "B", "16 x L2")),
             fixed(string_axis("l1_variant", variant_names(bws::kL1Variants),

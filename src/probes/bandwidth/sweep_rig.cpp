@@ -159,9 +159,26 @@ L1WorkingSet l1_fallback(const device::DeviceInfo& d) {
             "half the unified L1 / shared-memory size per SM (" +
                 units::format_bytes(d.l1_shared_unified_bytes) +
                 "); l1.capacity was not measured with confidence >= 0.5"};
+  // The unified L1 / shared-memory array holds at least the largest shared-memory carveout,
+  // and a kernel that uses no shared memory gets most of the array as L1: 3/4 of that carveout
+  // is a slice the L1 holds, in whole unrolled steps of the variants where it reaches one (a
+  // shorter slice runs only their one-load tail loops).
+  if (d.shared_per_sm_bytes >= 2 * 16 * units::kKiB) {
+    const std::uint64_t step = l1_variant_step_bytes();
+    const std::uint64_t within = d.shared_per_sm_bytes * 3 / 4 / step * step;
+    const std::string carveout = units::format_bytes(d.shared_per_sm_bytes);
+    if (within >= step)
+      return {within, "the largest multiple of the L1 variants' step per SM (" +
+                          units::format_bytes(step) +
+                          ") within 3/4 of the largest shared-memory carveout per SM (" +
+                          carveout + "): l1.capacity was not measured with confidence >= 0.5"};
+    return {d.shared_per_sm_bytes / 2 / kAlign * kAlign,
+            "half the largest shared-memory carveout per SM (" + carveout +
+                "): l1.capacity was not measured with confidence >= 0.5"};
+  }
   return {16 * units::kKiB,
-          "16 KiB, the L1 regime's smallest working set: neither l1.capacity nor the unified L1 "
-          "size is known"};
+          "16 KiB, the L1 regime's smallest working set: neither l1.capacity nor the L1's or "
+          "shared memory's size is known"};
 }
 
 std::uint64_t l1_variant_step_bytes() {
