@@ -92,6 +92,12 @@ std::uint64_t l1_capacity_bytes(const ModelConfig& config, int carveout_percent)
 
 void validate(const ModelConfig& c) {
   if (c.name.empty()) throw UsageError("model: the name must not be empty");
+  if (c.prefetcher.distance_lines < 0 || c.prefetcher.distance_lines > 64 ||
+      (c.prefetcher.distance_lines > 0 &&
+       (c.prefetcher.max_stride_bytes == 0 || c.prefetcher.max_stride_bytes > (1ull << 30))))
+    throw UsageError("model " + text_input::quoted(c.name) +
+                     ": the stride prefetcher needs distance_lines 0..64 and, when on, "
+                     "max_stride_bytes 1 .. 1 GiB");
   if (c.sm_count <= 0)
     throw UsageError("model " + text_input::quoted(c.name) + ": sm_count must be > 0");
   if (!(c.sm_clock_mhz > 0) || !(c.mem_clock_mhz > 0))
@@ -187,7 +193,7 @@ void validate(const ModelConfig& c) {
 
 nlohmann::json to_json(const ModelConfig& c) {
   const std::uint64_t optin = c.shared_per_sm_bytes > kKiB ? c.shared_per_sm_bytes - kKiB : 0;
-  return {
+  nlohmann::json j = {
       {"name", c.name},
       {"compute_capability", std::to_string(c.cc_major) + "." + std::to_string(c.cc_minor)},
       {"sm_count", c.sm_count},
@@ -256,6 +262,11 @@ nlohmann::json to_json(const ModelConfig& c) {
                           "l2_far_hit_latency_cycles; L2 miss: dram_latency_cycles"
                         : "L2 hit: l2_hit_latency_cycles; L2 miss: dram_latency_cycles"},
   };
+  if (c.prefetcher.distance_lines > 0)
+    j["stride_prefetcher"] = {{"distance_lines", c.prefetcher.distance_lines},
+                              {"max_stride_bytes", c.prefetcher.max_stride_bytes},
+                              {"into_l1", c.prefetcher.into_l1}};
+  return j;
 }
 
 }  // namespace gpuprobe::device

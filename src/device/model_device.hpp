@@ -159,6 +159,15 @@ struct ModelConfig {
   /// replication, the L1 and L2 geometry and policies, the TLB, DRAM by home) instead of the
   /// fast path (near copy + whole L2, LRU). Written by export-model for partitioned results.
   bool chase_structural = false;
+  /// A stride prefetcher, off when distance_lines is 0: after two loads of one SM that advance
+  /// by the same stride (0 < stride <= max_stride_bytes), the lines 1 .. distance_lines strides
+  /// past the load are filled untimed into their L2 partition (and into the L1 when into_l1 and
+  /// the load allocates there). run_sequence only; export-model does not write it.
+  struct StridePrefetcher {
+    int distance_lines = 0;
+    std::uint64_t max_stride_bytes = 0;
+    bool into_l1 = false;
+  } prefetcher;
 };
 
 /// The number of L2 partitions run_sequence models (l2_partitions, or its default).

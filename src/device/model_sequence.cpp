@@ -324,6 +324,24 @@ SequenceModel::SequenceModel(const ModelConfig& c, std::uint64_t l1_bytes)
 void SequenceModel::flush_l2() {
   l1.clear();
   for (auto& p : l2) p.clear();
+  strides.clear();
+}
+
+void SequenceModel::prefetch_after(std::uint64_t address, int sm, bool use_l1) {
+  const auto& pf = config.prefetcher;
+  if (pf.distance_lines <= 0) return;
+  StrideState& st = strides[sm];
+  const std::int64_t stride =
+      st.seen ? static_cast<std::int64_t>(address) - static_cast<std::int64_t>(st.last) : 0;
+  const bool confirmed = st.seen && stride == st.stride && stride > 0 &&
+                         static_cast<std::uint64_t>(stride) <= pf.max_stride_bytes;
+  st = {address, stride, true};
+  if (!confirmed) return;
+  for (int d = 1; d <= pf.distance_lines; ++d) {
+    const std::uint64_t ahead = address + static_cast<std::uint64_t>(d) * static_cast<std::uint64_t>(stride);
+    l2[static_cast<std::size_t>(home_of(ahead))].access(ahead);
+    if (pf.into_l1 && use_l1) l1.access(ahead);
+  }
 }
 
 int SequenceModel::side_of(int sm) const {
@@ -380,6 +398,7 @@ double SequenceModel::access(std::uint64_t address, int sm, bool use_l1, Served*
     }
   }
   if (served) *served = s;
+  prefetch_after(address, sm, use_l1);
   return cycles;
 }
 

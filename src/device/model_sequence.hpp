@@ -3,6 +3,7 @@
 // replacement policies, hashed set indices and sectors, L2 partitions with a home hash and
 // replication, and TLB levels. Host-only; exact (noise is added by the device).
 #include <cstdint>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -70,7 +71,17 @@ struct SequenceModel {
   int side_of(int sm) const;
   int home_of(std::uint64_t address) const;
 
+  /// The stride prefetcher's view of one SM's loads (ModelConfig::prefetcher).
+  struct StrideState {
+    std::uint64_t last = 0;
+    std::int64_t stride = 0;
+    bool seen = false;
+  };
+  /// Fills what the prefetcher fetches after `address` (nothing when it is off).
+  void prefetch_after(std::uint64_t address, int sm, bool use_l1);
+
   const ModelConfig& config;
+  std::map<int, StrideState> strides;
   std::uint64_t l1_capacity = 0;
   int partitions = 1;
   SetCache l1;

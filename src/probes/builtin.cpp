@@ -7,6 +7,7 @@
 #include "probes/smem/smem.hpp"
 #include "probes/timer/timer.hpp"
 #include "probes/cache/fetch_granularity.hpp"
+#include "probes/cache/prefetch.hpp"
 #include "probes/cache/l2_partition.hpp"
 #include "probes/cache/cache_structure.hpp"
 #include "probes/cache/l2_far_hit.hpp"
@@ -30,6 +31,7 @@ const Registry& Registry::builtin() {
     probes::register_l2_sharing_experiments(r);
     probes::register_cold_capacity_experiments(r);
     probes::register_fetch_granularity_experiments(r);
+    probes::register_prefetch_experiments(r);
     probes::register_cache_structure_experiments(r);
     probes::register_smem_experiments(r);
     probes::register_compute_experiments(r);

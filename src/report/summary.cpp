@@ -237,6 +237,28 @@ void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
   }
 }
 
+/// "Prefetch: none seen (DRAM -> L2, L2 -> L1)" or the reach of what was seen.
+void prefetch_line(const FindingIndex& idx, SummaryCard& card) {
+  const std::pair<const char*, const char*> levels[] = {{"prefetch.dram_to_l2", "DRAM -> L2"},
+                                                        {"prefetch.l2_to_l1", "L2 -> L1"}};
+  std::string none, seen;
+  for (const auto& [name, words] : levels) {
+    const json* f = idx.get(name);
+    if (!f) continue;
+    if (f->value("value", 0.0) == 0.0) {
+      none += std::string(none.empty() ? "" : ", ") + words;
+      continue;
+    }
+    seen += std::string(seen.empty() ? "" : "; ") + words + " for strides up to " +
+            bytes(number_at(*f, "max_stride_bytes")) + ", " +
+            format_number(number_at(*f, "max_distance_strides")) + " strides ahead";
+  }
+  if (none.empty() && seen.empty()) return;
+  std::string s = "Prefetch: " + seen;
+  if (!none.empty()) s += std::string(seen.empty() ? "" : "; ") + "none seen (" + none + ")";
+  card.structure_lines.push_back(s);
+}
+
 void structure(const FindingIndex& idx, SummaryCard& card) {
   if (const json* groups = idx.get(fk::kL2PartitionSmGroupSizes)) {
     std::string s = "L2 partitions: groups of " + display_text(*groups) + ", each near one";
@@ -262,6 +284,7 @@ void structure(const FindingIndex& idx, SummaryCard& card) {
   } else {
     card.not_measured.push_back("TLB");
   }
+  prefetch_line(idx, card);
 }
 
 void add_ceiling(SummaryCard& card, const FindingIndex& idx, const std::string& group,

@@ -193,6 +193,29 @@ TEST(SummaryCard, WithoutTheSweepTheLevelsShowTheChaseLatencies) {
   EXPECT_EQ(text.find(cg + " cy"), std::string::npos) << "a non-default load on the card";
 }
 
+TEST(SummaryCard, PrefetchIsOneLineInWords) {
+  json r = h200();
+  auto verdict = [](const char* name, double yes) {
+    json f = {{"name", name}, {"value", yes}, {"unit", "bool"}, {"confidence", 0.95}};
+    if (yes != 0) {
+      f["max_stride_bytes"] = 2048;
+      f["max_distance_strides"] = 2;
+    }
+    return f;
+  };
+  r["experiments"].push_back({{"id", "cache.prefetch"},
+                              {"status", "passed"},
+                              {"findings", json::array({verdict("prefetch.dram_to_l2", 1.0),
+                                                        verdict("prefetch.l2_to_l1", 0.0)})}});
+  const std::string text = report::summary_text(report::summary_card(r));
+  EXPECT_NE(text.find("Prefetch: DRAM -> L2 for strides up to 2 KiB, 2 strides ahead; none seen "
+                      "(L2 -> L1)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(report::summary_text(report::summary_card(h200())).find("Prefetch"),
+            std::string::npos);
+}
+
 TEST(SummaryCard, AReplayIsSaidToBeOne) {
   json r = h200();
   r["command"] = "replay";
