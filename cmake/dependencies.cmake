@@ -37,8 +37,11 @@ else()             # OFF, FALSE, NO, 0
 endif()
 
 # The pinned releases. The hashes are those of the tarballs at these URLs; they were not
-# computed by this project's machines (which cannot reach GitHub), so a mismatch on first fetch
-# means the pin is wrong, not the download: report it.
+# computed by this project's machines (which cannot reach GitHub), but each is the hash that
+# independent package recipes pin for the same URL (CLI11 v2.4.2: Homebrew's cli11 formula and
+# xmake's package; json 3.11.3's json.tar.xz: several FetchContent and build-script pins;
+# googletest v1.15.2: Bazel http_archive declarations of the same tag archive). A mismatch on
+# first fetch still means the pin is wrong, not the download: report it.
 set(GPUPROBE_CLI11_URL "https://github.com/CLIUtils/CLI11/archive/refs/tags/v2.4.2.tar.gz"
     CACHE STRING "CLI11 release tarball fetched when CLI11 is not installed")
 set(GPUPROBE_CLI11_SHA256 "f2d893a65c3b1324c50d4e682c0cdc021dd0477ae2c048544f39eed6654b699a"
