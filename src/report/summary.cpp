@@ -191,7 +191,7 @@ struct LevelSpec {
 void hierarchy(const json& result, const FindingIndex& idx, SummaryCard& card) {
   const json& d = result.value("device", json::object());
   const LevelSpec levels[] = {
-      {"L1", "per SM", 0, fk::kL1HitLatency, fk::kL1Capacity, "hierarchy.l1.read_bandwidth",
+      {"L1", "per SM", 0, fk::kL1HitLatency, fk::kL1Capacity, fk::kHierarchyL1ReadBandwidth,
        fk::kCacheL1LineSize, fk::kCacheL1FetchGranularity, fk::kCacheL1Ways, fk::kCacheL1Sets,
        fk::kCacheL1Replacement, nullptr, nullptr, "l1.hit_latency.default"},
       {"shared memory", "per SM", 0, fk::kSharedLatency, "", fk::kSmemBandwidth, "", "", "", "", "",
@@ -266,20 +266,20 @@ void structure(const FindingIndex& idx, SummaryCard& card) {
       s += "; a line's home = parity(address & " + typed_value(*mask).text + ")";
     card.structure_lines.push_back(s);
   }
-  if (idx.get(fk::kL2FarHitLatency) || idx.get("l2.replication")) {
-    std::string s = "L2 replicas of far lines: " + policy(idx, "l2.replication");
-    if (idx.get("l2.replica_capacity"))
-      s += " (kept near up to " + shown(idx, "l2.replica_capacity") + ")";
+  if (idx.get(fk::kL2FarHitLatency) || idx.get(finding_key::kReplication)) {
+    std::string s = "L2 replicas of far lines: " + policy(idx, finding_key::kReplication);
+    if (idx.get(fk::kL2ReplicaCapacity))
+      s += " (kept near up to " + shown(idx, fk::kL2ReplicaCapacity) + ")";
     if (idx.get(fk::kL2MixedLatency)) s += "; mixed region " + cycles(idx, fk::kL2MixedLatency);
     card.structure_lines.push_back(s);
   }
   if (idx.get(fk::kTlbLevels)) {
     const double levels = idx.value(fk::kTlbLevels);
     std::string s = "TLB: " + format_number(levels) + (levels == 1 ? " level" : " levels");
-    if (idx.get("tlb.l1.entries"))
-      s += ", first level " + shown(idx, "tlb.l1.entries") + " x " + shown(idx, fk::kTlbPageSize) +
-           " pages = " + shown(idx, "tlb.l1.reach") + " reach";
-    if (idx.get("tlb.l1.miss_penalty")) s += ", miss +" + cycles(idx, "tlb.l1.miss_penalty");
+    if (idx.get(fk::kTlbL1Entries))
+      s += ", first level " + shown(idx, fk::kTlbL1Entries) + " x " + shown(idx, fk::kTlbPageSize) +
+           " pages = " + shown(idx, fk::kTlbL1Reach) + " reach";
+    if (idx.get(fk::kTlbL1MissPenalty)) s += ", miss +" + cycles(idx, fk::kTlbL1MissPenalty);
     card.structure_lines.push_back(s);
   } else {
     card.not_measured.push_back("TLB");
@@ -309,22 +309,23 @@ void ceilings(const json& result, const FindingIndex& idx, SummaryCard& card) {
   const double dram_peak = number_at(d, "dram_bandwidth_theoretical_gb_s");
   const std::string dram_words =
       "of " + format_number(dram_peak) + " GB/s (memory clock x 2 x bus width)";
-  add_ceiling(card, idx, "DRAM", "read", "dram.read_bandwidth", dram_peak, dram_words);
-  add_ceiling(card, idx, "DRAM", "write", "dram.write_bandwidth", dram_peak, dram_words);
-  add_ceiling(card, idx, "DRAM", "copy", "dram.copy_bandwidth", dram_peak, dram_words);
-  add_ceiling(card, idx, "on chip", "L2 read", "hierarchy.l2.read_bandwidth", std::nullopt,
+  add_ceiling(card, idx, "DRAM", "read", fk::kDramReadBandwidth, dram_peak, dram_words);
+  add_ceiling(card, idx, "DRAM", "write", fk::kDramWriteBandwidth, dram_peak, dram_words);
+  add_ceiling(card, idx, "DRAM", "copy", fk::kDramCopyBandwidth, dram_peak, dram_words);
+  add_ceiling(card, idx, "on chip", "L2 read", fk::kHierarchyL2ReadBandwidth, std::nullopt,
               "no published peak");
-  add_ceiling(card, idx, "on chip", "L1 read", "hierarchy.l1.read_bandwidth", 128.0,
+  add_ceiling(card, idx, "on chip", "L1 read", fk::kHierarchyL1ReadBandwidth, 128.0,
               "of 128 B/clk/SM");
-  add_ceiling(card, idx, "on chip", "shared", "smem.bandwidth", 128.0,
+  add_ceiling(card, idx, "on chip", "shared", fk::kSmemBandwidth, 128.0,
               "of 128 B/clk/SM (32 banks x 4 B)");
-  add_ceiling(card, idx, "compute", "FFMA", "compute.ffma.throughput", std::nullopt,
+  add_ceiling(card, idx, "compute", "FFMA", fk::kComputeFfmaThroughput, std::nullopt,
               "of the FMA units per SM");
   // WGMMA: dense 16-bit tensor peak, 4096 FLOP per clock per SM on sm_90, at the max SM clock.
   const std::string cc = string_at(d, "compute_capability");
   if (cc == "9.0") {
-    const char* name = idx.get("hopper.wgmma.bf16.tflops") ? "hopper.wgmma.bf16.tflops"
-                                                           : "hopper.wgmma.f16.tflops";
+    const std::string name = idx.get(fk::kHopperWgmmaBf16Tflops)
+                                 ? std::string(fk::kHopperWgmmaBf16Tflops)
+                                 : std::string("hopper.wgmma.f16.tflops");
     const double peak =
         4096.0 * number_at(d, "sm_count") * number_at(d, "sm_clock_max_mhz") * 1e6 / 1e12;
     add_ceiling(card, idx, "compute", "WGMMA bf16", name, peak,
