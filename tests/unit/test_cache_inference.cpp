@@ -9,7 +9,7 @@
 #include <random>
 #include <string>
 
-#include "analysis/cache_inference.hpp"
+#include "measure/cache_search.hpp"
 #include "core/error.hpp"
 #include "device/model_device.hpp"
 #include "model_probe.hpp"
@@ -17,7 +17,7 @@
 namespace gpuprobe {
 namespace {
 
-using analysis::cache::Level;
+using measure::cache::Level;
 using device::ModelConfig;
 using device::Replacement;
 
@@ -166,6 +166,7 @@ HashColumns hash_columns(const std::vector<std::uint64_t>& masks, std::uint32_t 
 
 Recovered recover(const Drawn& d, std::uint64_t seed) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   device::ModelDevice dev(d.config);
   const auto& c = d.config;
   const std::uint64_t page = c.tlb[0].page_bytes;
@@ -296,13 +297,14 @@ ModelConfig l1_only_model(Replacement policy, std::vector<std::uint64_t> masks) 
 /// What the targeted L1 inferences start from: a probe over 4 MiB of `buf`, the calibration and
 /// a minimal conflict set (expected to be found).
 struct L1Start {
-  analysis::cache::Probe probe;
+  measure::cache::Probe probe;
   analysis::cache::Calibration cal;
   analysis::cache::ConflictSet set;
 };
-L1Start l1_start(device::ModelDevice& dev, device::ProbeBuffer& buf, std::uint64_t seed,
+L1Start l1_start(device::ModelDevice& dev, ProbeBuffer& buf, std::uint64_t seed,
                  std::uint64_t contiguous = 0) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   L1Start st;
   st.probe = probe_on(dev, buf, 4 * kMiB, seed);
   st.probe.contiguous_bytes = contiguous;
@@ -319,6 +321,7 @@ L1Start l1_start(device::ModelDevice& dev, device::ProbeBuffer& buf, std::uint64
 // tested, and 17 and 18 are page bits.
 TEST(CacheInference, SetIndexTestsPairsOnlyBelowThePage) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   std::vector<std::uint64_t> masks;
   for (int i = 0; i < 5; ++i)
     masks.push_back((std::uint64_t{1} << (7 + i)) | (std::uint64_t{3} << 17));
@@ -352,6 +355,7 @@ TEST(CacheInference, SetIndexTestsPairsOnlyBelowThePage) {
 // column in the first hash and not in the second; bits 7..14 are physical (32 KiB pages).
 TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const auto kind = [](bool shared_column, std::uint64_t contiguous = 32 * kKiB) {
     // Columns: bit 7 + i is e_i; bit 12 is e0 + e1, bit 13 the same or e0 + e2, bit 14
     // e1 + e2 + e3.
@@ -391,6 +395,7 @@ TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
 // refutes the modulo, and the kind says so.
 TEST(CacheInference, AModuloOverHundredSetsKeepsItsKind) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   ModelConfig c = l1_only_model(Replacement::kLru, {});
   c.l1_shared_unified_bytes = 100 * 4 * 128;
   device::ModelDevice dev(c);
@@ -424,6 +429,7 @@ TEST(CacheInference, MemberDistancesAreTakenWithinAPage) {
 // the same.
 TEST(CacheInference, CyclicRetentionTellsThrashingFromKeeping) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const auto retention = [](Replacement policy) {
     device::ModelDevice dev(l1_only_model(policy, {}));
     auto buf = dev.alloc_probe_buffer(4 * kMiB);
@@ -453,6 +459,7 @@ TEST(CacheInference, CyclicRetentionTellsThrashingFromKeeping) {
 // filler may share the cycle's set.
 TEST(CacheInference, InterleavedCyclicRetentionUsesOtherSetsOnly) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const auto run = [](Replacement policy) {
     device::ModelDevice dev(l1_only_model(policy, {}));
     auto buf = dev.alloc_probe_buffer(4 * kMiB);
@@ -486,6 +493,7 @@ TEST(CacheInference, InterleavedCyclicRetentionUsesOtherSetsOnly) {
 // any two addresses in one set exactly when the model's masks do.
 TEST(CacheInference, HashColumnsRecoverAFoldedIndex) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const auto masks = folded_masks(5, {{12, {0, 2}}, {14, {1, 4}}, {16, {4}}});
   device::ModelDevice dev(l1_only_model(Replacement::kLru, masks));
   auto buf = dev.alloc_probe_buffer(4 * kMiB);
@@ -529,7 +537,7 @@ TEST(CacheInference, DecoupledL1EvictsByItsDataVictim) {
     c.l1_data_victim = v;
     device::ModelDevice dev(c);
     auto buf = dev.alloc_probe_buffer(4 * kMiB);
-    device::AccessSequence s;
+    AccessSequence s;
     s.op = device::LoadOp::kCa;
     s.sm = 0;
     for (int i = 0; i < 96; ++i) s.sequence.push_back(static_cast<std::uint64_t>(i) * 128);
@@ -554,7 +562,7 @@ TEST(CacheInference, DecoupledL1EvictsByItsDataVictim) {
   full.l1_shared_unified_bytes = 32 * 4 * 128;
   device::ModelDevice fdev(full);
   auto fbuf = fdev.alloc_probe_buffer(4 * kMiB);
-  device::AccessSequence fs;
+  AccessSequence fs;
   fs.op = device::LoadOp::kCa;
   for (int i = 0; i < 97; ++i) fs.sequence.push_back(static_cast<std::uint64_t>(i) * 128);
   fs.timed_from = static_cast<std::uint32_t>(fs.sequence.size());
@@ -569,7 +577,7 @@ TEST(CacheInference, DecoupledL1EvictsByItsDataVictim) {
     c.l1_tag_bytes = 32 * 4 * 128;
     device::ModelDevice dev(c);
     auto buf = dev.alloc_probe_buffer(4 * kMiB);
-    device::AccessSequence s;
+    AccessSequence s;
     s.op = device::LoadOp::kCa;
     s.carveout_percent = 100;
     s.sequence = {0, 0};
@@ -588,6 +596,7 @@ TEST(CacheInference, DecoupledL1EvictsByItsDataVictim) {
 // second fill (one new line per set) tells them apart by how many sets lose none or two.
 TEST(CacheInference, DataVictimOfADecoupledL1IsRecovered) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const auto masks = folded_masks(6, {{13, {0, 2}}, {14, {1, 3, 5}}});
   // Ten probe seeds (other sampled lines) per rule: the rule is named, within kMisfitZ, and
   // every other rule refuted beyond it, in at least 9 of 10.
@@ -633,6 +642,7 @@ TEST(CacheInference, DataVictimOfADecoupledL1IsRecovered) {
 // rank in its set (a review found it read past the ranks of the old lines).
 TEST(CacheInference, DataVictimRanksNewLinesToo) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const std::vector<std::uint64_t> masks{std::uint64_t{1} << 13, std::uint64_t{1} << 14};
   ModelConfig c = l1_only_model(Replacement::kLru, masks);
   c.l1.ways = 64;
@@ -660,6 +670,7 @@ TEST(CacheInference, DataVictimRanksNewLinesToo) {
 // conflict set of 161; a coupled L1 of the same tags gives none (they all fit).
 TEST(CacheInference, StoredLinesConflictOnlyInADecoupledL1) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const auto data_set = [](std::uint64_t held) {
     ModelConfig c = l1_only_model(Replacement::kLru, {});
     c.l1_shared_unified_bytes = held * 128;

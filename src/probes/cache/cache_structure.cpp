@@ -1,4 +1,4 @@
-// The cache-structure family on device::Sequencer: each experiment runs an adaptive inference
+// The cache-structure family on Sequencer: each experiment runs an adaptive inference
 // from src/analysis/cache_inference.* (the same code the property test runs on modelled
 // hierarchies) and records its evidence; analyze() turns the recorded conclusion and evidence
 // into findings with confidences from core/confidence.hpp.
@@ -12,7 +12,7 @@
 #include <map>
 #include <string>
 
-#include "analysis/cache_inference.hpp"
+#include "measure/cache_search.hpp"
 #include "analysis/granularity.hpp"
 #include "core/confidence.hpp"
 #include "core/error.hpp"
@@ -26,13 +26,13 @@
 namespace gpuprobe::probes {
 namespace {
 
-using analysis::cache::Level;
+using measure::cache::Level;
 using nlohmann::json;
 using units::kKiB;
 using units::kMiB;
 
 constexpr const char* kNoSequencer =
-    "this device has no access-sequence primitive (device::Sequencer)";
+    "this device has no access-sequence primitive (Sequencer)";
 
 std::vector<double> to_doubles(const json& j) {
   std::vector<double> v;
@@ -42,15 +42,15 @@ std::vector<double> to_doubles(const json& j) {
 
 /// The probe buffer, the oracle over it and the budget it spent.
 struct Session {
-  device::Sequencer* seq = nullptr;
-  std::unique_ptr<device::ProbeBuffer> buffer;
-  analysis::cache::Probe probe;
+  Sequencer* seq = nullptr;
+  std::unique_ptr<ProbeBuffer> buffer;
+  measure::cache::Probe probe;
 };
 
 /// nullopt when the device has no sequencer (the caller waives). `span` = candidate pool.
 std::optional<Session> open_session(Context& ctx, std::uint64_t bytes, std::uint64_t span,
                                     int carveout_percent = -1) {
-  auto* seq = device::as_sequencer(ctx.device);
+  auto* seq = as_sequencer(ctx.device);
   if (seq == nullptr) return std::nullopt;
   Session s;
   s.seq = seq;
@@ -58,7 +58,7 @@ std::optional<Session> open_session(Context& ctx, std::uint64_t bytes, std::uint
     throw UsageError("needs " + std::to_string(bytes) + " B of free device memory");
   s.buffer = seq->alloc_probe_buffer(bytes);
   auto* buf = s.buffer.get();
-  s.probe.run = [seq, buf](const device::AccessSequence& a) { return seq->run_sequence(*buf, a); };
+  s.probe.run = [seq, buf](const AccessSequence& a) { return seq->run_sequence(*buf, a); };
   s.probe.buffer_bytes = span;
   s.probe.seed = ctx.options.seed;
   s.probe.sm = 0;
@@ -70,7 +70,7 @@ std::optional<Session> open_session(Context& ctx, std::uint64_t bytes, std::uint
   s.probe.contiguous_bytes = seq->physically_contiguous_bytes();
   // The L1 is read only by sequences that the sequencer stages whole (device/sequence.hpp).
   if (carveout_percent == 0)
-    s.probe.max_sequence = std::min(s.probe.max_sequence, device::kSequenceStagedAccesses);
+    s.probe.max_sequence = std::min(s.probe.max_sequence, kSequenceStagedAccesses);
   return s;
 }
 
@@ -106,7 +106,7 @@ std::uint64_t span_for(device::Device& dev, Level level) {
 /// Candidate alignment: 1 KiB for the L1; for the L2 one page when the pool is the paged one,
 /// else the smallest power of two >= 1 KiB that leaves at most 16384 candidate slots (a test of
 /// that many lines takes a few consecutive calls; more would not fit the family's time budget).
-std::uint64_t alignment_for(const analysis::cache::Probe& p, Level level) {
+std::uint64_t alignment_for(const measure::cache::Probe& p, Level level) {
   if (level == Level::kL1) return 1024;
   if (p.buffer_bytes == kL2PoolPages * kL2PoolAlignment) return kL2PoolAlignment;
   std::uint64_t a = 1024;
@@ -228,12 +228,12 @@ constexpr int kMaxEvictionPools = 10;
 /// The conflict set of one pool: random lines by sequences first (cheap, enough for an L2
 /// of a few thousand sets); for an L2 whose hashed sets outnumber what a sequence can reach,
 /// eviction tests over a swept pool (analysis/cache_inference.hpp).
-analysis::cache::ConflictSet pool_conflict_set(analysis::cache::Probe& p, Level level,
+analysis::cache::ConflictSet pool_conflict_set(measure::cache::Probe& p, Level level,
                                                const analysis::cache::Calibration& cal,
                                                std::uint64_t align, std::uint64_t pool_lines) {
-  auto cs = analysis::cache::find_conflict_set(p, level, cal, 1u << 20, align);
+  auto cs = measure::cache::find_conflict_set(p, level, cal, 1u << 20, align);
   if (cs.found || level != Level::kL2 || p.max_sweep == 0 || pool_lines == 0) return cs;
-  auto ev = analysis::cache::find_conflict_set_by_eviction(p, cal, pool_lines, kSweepAlignment);
+  auto ev = measure::cache::find_conflict_set_by_eviction(p, cal, pool_lines, kSweepAlignment);
   if (ev.found && !ev.repeatable()) {
     ev.found = false;
     ev.note += std::string(ev.note.empty() ? "" : "; ") +
@@ -317,11 +317,11 @@ ServedReferences served_references(const Context& ctx) {
   return refs;
 }
 
-LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec, std::uint64_t pool_lines,
+LevelRun conflict_run(measure::cache::Probe& p, Level level, json& rec, std::uint64_t pool_lines,
                       const ServedReferences& refs = {}) {
   const double far_hit_cycles = refs.far_hit_cycles;
   LevelRun r;
-  r.cal = analysis::cache::calibrate(p, level);
+  r.cal = measure::cache::calibrate(p, level);
   rec["calibration"] = calibration_json(r.cal);
   rec["carveout_percent"] = p.carveout_percent;
   rec["max_sequence"] = p.max_sequence;
@@ -347,9 +347,9 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec, std::ui
   // The eviction sweeps' targets: lines homed in the SM's own partition where DRAM misses tell
   // the two homes apart (a far-homed target's near copy is not evicted by a conflict in one
   // set; on the H200 only near-homed targets gave repeatable sets).
-  analysis::cache::TargetSelection targets;
+  measure::cache::TargetSelection targets;
   if (level == Level::kL2 && p.max_sweep > 0 && pool_lines > 0) {
-    targets = analysis::cache::near_home_targets(p, kTargetCandidates, kSweepAlignment);
+    targets = measure::cache::near_home_targets(p, kTargetCandidates, kSweepAlignment);
     rec["target_selection"] = {{"split", targets.split},
                                {"threshold_cycles", targets.threshold},
                                {"lines", targets.lines},
@@ -360,10 +360,10 @@ LevelRun conflict_run(analysis::cache::Probe& p, Level level, json& rec, std::ui
   // conflict within one set) is recorded and replaced by the next, up to kMaxEvictionPools pools
   // in all (at most n_pools + 3 before the eleventh session: on GPU-298cd471 two of three runs
   // ended without a ways finding, their four or five targets all evicted by volume), and sets
-  // count together only when their targets were served alike (analysis::cache::search_pools).
+  // count together only when their targets were served alike (measure::cache::search_pools).
   const int max_pools = level == Level::kL2 && p.max_sweep > 0 ? kMaxEvictionPools : n_pools;
-  const auto search = analysis::cache::search_pools(n_pools, max_pools, [&](int k) {
-    analysis::cache::PoolOutcome o;
+  const auto search = measure::cache::search_pools(n_pools, max_pools, [&](int k) {
+    measure::cache::PoolOutcome o;
     o.seed = p.seed = seed0 + static_cast<std::uint64_t>(k) * 1000003u;
     if (static_cast<std::size_t>(k) < targets.targets.size())
       p.eviction_target = targets.targets[static_cast<std::size_t>(k)];
@@ -474,11 +474,11 @@ double targets_confidence(std::size_t k, std::size_t n, const json& rec) {
 }
 
 /// The line size from every pool's conflict set; it counts when they all agree.
-json line_record(analysis::cache::Probe& p, Level level, const LevelRun& lr, json& rec) {
+json line_record(measure::cache::Probe& p, Level level, const LevelRun& lr, json& rec) {
   json per_pool = json::array();
   std::size_t agreeing = 0, at_answer = 0;
   for (const auto& set : lr.sets) {
-    const auto line = analysis::cache::infer_line_size(p, level, lr.cal, set);
+    const auto line = measure::cache::infer_line_size(p, level, lr.cal, set);
     per_pool.push_back({{"found", line.found},
                         {"line_bytes", line.line_bytes},
                         {"agreeing", line.agreeing},
@@ -516,8 +516,8 @@ void line_finding(const std::string& lv, const json& rec, std::vector<Finding>& 
        {{"pools", line.at("pools")}}});
 }
 
-json policy_record(analysis::cache::Probe& p, Level level, const LevelRun& lr) {
-  const auto pol = analysis::cache::infer_policy(p, level, lr.cal, lr.set);
+json policy_record(measure::cache::Probe& p, Level level, const LevelRun& lr) {
+  const auto pol = measure::cache::infer_policy(p, level, lr.cal, lr.set);
   return {{"class", pol.policy},
           {"agreeing", pol.agreeing},
           {"tests", pol.tests},
@@ -584,8 +584,8 @@ json cyclic_json(const analysis::cache::CyclicResult& c) {
   return j;
 }
 
-json cyclic_record(analysis::cache::Probe& p, Level level, const LevelRun& lr) {
-  return cyclic_json(analysis::cache::cyclic_retention(p, level, lr.cal, lr.set));
+json cyclic_record(measure::cache::Probe& p, Level level, const LevelRun& lr) {
+  return cyclic_json(measure::cache::cyclic_retention(p, level, lr.cal, lr.set));
 }
 
 /// The cycle again with lines of other sets between its accesses (as many as one staged
@@ -593,23 +593,23 @@ json cyclic_record(analysis::cache::Probe& p, Level level, const LevelRun& lr) {
 /// infer_set_index found to leave the set.
 constexpr std::size_t kMaxFillersPerAccess = 64;
 constexpr int kInterleavedRounds = 8, kInterleavedOrders = 2;
-json interleaved_cyclic_record(analysis::cache::Probe& p, Level level, const LevelRun& lr,
+json interleaved_cyclic_record(measure::cache::Probe& p, Level level, const LevelRun& lr,
                                const analysis::cache::SetIndexResult& idx, std::uint64_t span) {
   const auto fillers =
       analysis::cache::out_of_set_lines(lr.set, idx.bits, idx.first_page_bit, span);
   const std::size_t per_round = lr.set.lines.size() * kInterleavedRounds;
   const std::size_t limit = p.max_sequence
-                                ? std::min(p.max_sequence, device::kSequenceStagedAccesses)
-                                : device::kSequenceStagedAccesses;
+                                ? std::min(p.max_sequence, kSequenceStagedAccesses)
+                                : kSequenceStagedAccesses;
   const std::size_t fit = limit / per_round;
   if (fillers.empty() || fit < 2) return {{"measured", false}};
-  return cyclic_json(analysis::cache::cyclic_retention(p, level, lr.cal, lr.set, kInterleavedOrders,
+  return cyclic_json(measure::cache::cyclic_retention(p, level, lr.cal, lr.set, kInterleavedOrders,
                                                        kInterleavedRounds, fillers,
                                                        std::min(kMaxFillersPerAccess, fit - 1)));
 }
 
 /// cache.<level>.cyclic_retention: the share of a ways + 1 line cycle that still hits (see
-/// analysis::cache::cyclic_retention). Confidence: the rounds that agree with it within one
+/// measure::cache::cyclic_retention). Confidence: the rounds that agree with it within one
 /// line of the cycle (agreement), times the calibration's hit/miss separation.
 void cyclic_finding(const std::string& lv, const json& rec, std::vector<Finding>& out) {
   if (!rec.contains("cyclic") || !rec["cyclic"].value("measured", false)) return;
@@ -666,7 +666,7 @@ class WaysExperiment : public Experiment {
  public:
   explicit WaysExperiment(Level level) : level_(level) {}
   std::string id() const override {
-    return "cache." + analysis::cache::to_string(level_) + ".ways";
+    return "cache." + measure::cache::to_string(level_) + ".ways";
   }
   std::string description() const override {
     return level_ == Level::kL1
@@ -683,7 +683,7 @@ class WaysExperiment : public Experiment {
   }
   std::vector<Axis> typed_axes() const override {
     return {
-        fixed(string_axis("level", {analysis::cache::to_string(level_)}, "cache level probed"))};
+        fixed(string_axis("level", {measure::cache::to_string(level_)}, "cache level probed"))};
   }
   std::vector<std::string> depends_on() const override {
     if (level_ == Level::kL1) return {"latency.sweep"};
@@ -734,11 +734,11 @@ class WaysExperiment : public Experiment {
       rec["capacity_from"] = capacity_from;
       if (!capacity && level_ == Level::kL1 && line.found) {
         const auto cap =
-            analysis::cache::infer_capacity(s->probe, level_, lr.cal, line.line_bytes, span);
+            measure::cache::infer_capacity(s->probe, level_, lr.cal, line.line_bytes, span);
         capacity = cap.bytes;
         rec["capacity_from_sequences_bytes"] = cap.bytes;
       }
-      const auto idx = analysis::cache::infer_set_index(s->probe, level_, lr.cal, lr.set,
+      const auto idx = measure::cache::infer_set_index(s->probe, level_, lr.cal, lr.set,
                                                         line.found ? line.line_bytes : 0, capacity);
       rec["line_bytes"] = line.line_bytes;
       rec["capacity_bytes_used"] = capacity;
@@ -761,7 +761,7 @@ class WaysExperiment : public Experiment {
         rec["cyclic"]["interleaved"] = interleaved_cyclic_record(s->probe, level_, lr, idx, span);
       // The XOR hash's columns (L1 only: an L2 set needs eviction sweeps to be seen).
       if (level_ == Level::kL1 && line.found && !idx.bits.empty()) {
-        const auto hc = analysis::cache::infer_hash_columns(
+        const auto hc = measure::cache::infer_hash_columns(
             s->probe, level_, lr.cal, lr.set, idx.bits, idx.lowest_bit_tested, idx.first_page_bit);
         json dep = json::array();
         for (const auto& [b, combo] : hc.dependent) dep.push_back({{"bit", b}, {"equals", combo}});
@@ -769,7 +769,7 @@ class WaysExperiment : public Experiment {
         const std::uint64_t tag_lines = hc.found ? (std::uint64_t{1} << hc.rank) * lr.set.ways : 0;
         if (hc.found && hc.note.empty() && capacity && line.line_bytes &&
             tag_lines * line.line_bytes > capacity) {
-          const auto dv = analysis::cache::infer_data_victim(s->probe, level_, lr.cal,
+          const auto dv = measure::cache::infer_data_victim(s->probe, level_, lr.cal,
                                                              line.line_bytes, hc.masks, tag_lines);
           // Sets of the lines themselves: random lines of the first tag_lines lines (at most
           // `ways` per tag set, so no tag conflicts) grown until they conflict, then reduced.
@@ -777,8 +777,8 @@ class WaysExperiment : public Experiment {
           std::uint64_t span = 1;
           while (span * 2 <= tag_lines * line.line_bytes) span *= 2;
           dp.buffer_bytes = span;
-          const auto ds = analysis::cache::find_conflict_set(
-              dp, level_, lr.cal, device::kSequenceStagedAccesses, line.line_bytes);
+          const auto ds = measure::cache::find_conflict_set(
+              dp, level_, lr.cal, kSequenceStagedAccesses, line.line_bytes);
           s->probe.accesses = dp.accesses;  // dp began as a copy: its counts include ours
           s->probe.calls = dp.calls;
           rec["data_sets"] = conflict_set_json(ds, s->probe.seed);
@@ -890,7 +890,7 @@ class WaysExperiment : public Experiment {
   void analyze(ExperimentResult& r) const override {
     if (r.status != Status::kPassed || !r.samples.contains("conflict_set")) return;
     const auto& rec = r.samples;
-    const std::string lv = analysis::cache::to_string(level_);
+    const std::string lv = measure::cache::to_string(level_);
     line_finding(lv, rec, r.findings);
     if (level_ == Level::kL2 &&
         std::none_of(r.findings.begin(), r.findings.end(),
@@ -1108,7 +1108,7 @@ class TlbExperiment : public Experiment {
     if (max_pages < 4) return waive(r, "not enough free memory for a TLB walk of 4 x 2 MiB pages");
     auto s = open_session(ctx, max_pages * largest, max_pages * largest);
     if (!s) return waive(r, kNoSequencer);
-    const auto t = analysis::cache::infer_tlb(s->probe, largest, max_pages);
+    const auto t = measure::cache::infer_tlb(s->probe, largest, max_pages);
     const json levels = tlb_levels_json(t);
     r.parameters = {{"largest_page_bytes", largest}, {"max_pages", t.max_pages_tried}};
     std::string note;
