@@ -11,11 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 namespace gpuprobe::analysis::cache {
-
 
 /// Hit and miss latency of a level (the second and first read of 32 random lines) and the
 /// threshold between them: p95 of the hits + max(6 robust sigmas, a tenth of the gap to the
@@ -108,6 +108,9 @@ struct LineSizeResult {
 /// a flip at or above it moves the line to another page, so it shows that the page's frame
 /// matters, not which physical bit does; pairs are tested only among the physical bits, and the
 /// kind is judged from them.
+enum class SetIndexKind { kUnknown, kSingleSet, kModuloPowerOfTwo, kModuloNonPowerOfTwo, kXorHash };
+/// "unknown", "single_set", "modulo_power_of_two", "modulo_non_power_of_two", "xor_hash".
+std::string to_string(SetIndexKind k);
 struct SetIndexResult {
   std::vector<int> bits;                         ///< bits that change the set
   std::vector<std::pair<int, int>> equal_pairs;  ///< pairs of physical such bits that cancel
@@ -125,11 +128,16 @@ struct SetIndexResult {
   /// The greatest common divisor of the in-page distances between conflict-set members, in
   /// lines (0 = no two members share a page): a modulo over m sets needs m to divide it.
   std::uint64_t member_distance_gcd_lines = 0;
-  std::string kind;  ///< "modulo_power_of_two", "xor_hash", "modulo_non_power_of_two", "unknown"
+  SetIndexKind kind = SetIndexKind::kUnknown;
   std::uint64_t sets = 0;  ///< 2^bits for modulo_power_of_two, else from capacity (0 = unknown)
   nlohmann::json tests = nlohmann::json::array();       ///< one-bit flips
   nlohmann::json pair_tests = nlohmann::json::array();  ///< two-bit flips of physical bits
 };
+/// The record's form (the 13 keys cache.l2.ways writes; kind by name). from_json throws on a
+/// missing bits, equal_pairs, kind or tests, on a kind it does not name, and on a pair that is
+/// not two bits; the other keys default as in a record written before they existed.
+void to_json(nlohmann::json& j, const SetIndexResult& r);
+void from_json(const nlohmann::json& j, SetIndexResult& r);
 /// The greatest common divisor of the distances, in lines, between lines that lie in one block of
 /// `contiguous_bytes` (0 = every address is physical: all are compared); 0 when no two do.
 std::uint64_t in_page_distance_gcd(const std::vector<std::uint64_t>& lines,
@@ -180,13 +188,16 @@ struct HashColumnsResult {
 /// random set), set_cycle (the oldest line of the next set of a cycle over all sets), none
 /// (evictions no class predicts). Each probe is one sequence.
 inline constexpr double kMisfitZ = 3.0;
+/// The classes a data victim is judged against; kNotJudged ("") before a search measured one.
+enum class VictimClass { kNotJudged, kGlobalLru, kOwnSet, kRandom, kRandomSet, kSetCycle, kNone };
+/// "", "global_lru", "own_set", "random", "random_set", "set_cycle", "none".
+std::string to_string(VictimClass v);
 struct DataVictimResult {
   bool measured = false;
   std::string note;
   std::uint64_t lines_held = 0, filled = 0;
   std::uint64_t filled_cycle = 0;  ///< lines of the second fill (about one new line per set)
-  /// "global_lru", "own_set", "random", "random_set", "set_cycle", "none"
-  std::string victim;
+  VictimClass victim = VictimClass::kNotJudged;
   std::size_t oldest_probed = 0, oldest_evicted = 0, own_probed = 0, own_evicted = 0;
   std::vector<std::size_t> bin_probed, bin_evicted;  ///< by age, oldest bin first
   nlohmann::json groups = nlohmann::json::array();   ///< per group: name, filled, probed, evicted
@@ -198,13 +209,51 @@ struct DataVictimResult {
   double rejected_z = 0;
   nlohmann::json evidence = nlohmann::json::array();  ///< per probe: line, group, evicted
 };
+/// The record's form (its 17 keys; victim by name). from_json throws on a missing measured,
+/// victim, lines_held, filled, oldest/own counts, bins, misfit_z or rejected_z, and on a victim
+/// it does not name; note, filled_cycle, groups, probes and evidence default.
+void to_json(nlohmann::json& j, const DataVictimResult& r);
+void from_json(const nlohmann::json& j, DataVictimResult& r);
+
+/// The age bins the data-victim search samples (oldest first).
+inline constexpr int kVictimAgeBins = 4;
+/// The data-victim search's two fills, and what the classes' predictions need of them.
+struct VictimFills {
+  std::uint64_t lines_held = 0;     ///< lines 0..lines_held-1 fill the cache first
+  std::uint64_t sets = 0;           ///< the tags' sets
+  std::uint64_t filled = 0;         ///< the first fill: lines_held + the new lines
+  std::uint64_t filled_cycle = 0;   ///< the second fill: about one new line per set
+  std::vector<std::uint32_t> rank;  ///< each line's age rank in its set (0 = its oldest)
+  /// The lines own-set eviction names after the first and after the second fill.
+  std::unordered_set<std::uint64_t> own_victims, own_victims_cycle;
+};
+/// One probed group: lines 0..fill-1 read in order, then each of `lines` probed on its own.
+struct VictimGroup {
+  std::string name;
+  std::uint64_t fill = 0;
+  std::vector<std::uint64_t> lines;
+  std::size_t probed = 0, evicted = 0;
+};
+/// The chance, under class `cls`, that `line` is gone after lines 0..fill-1 were read.
+double predicted_eviction(VictimClass cls, std::uint64_t line, std::uint64_t fill,
+                          const VictimFills& f);
+/// Judges the probed groups (the first two "oldest" and "own_set", then the age bins): r's
+/// counts, misfit_z per class, victim and rejected_z.
+void judge_data_victim(DataVictimResult& r, const std::vector<VictimGroup>& groups,
+                       const VictimFills& f);
 
 /// Replacement policy class from sequences over one conflict set (fill in a random order,
 /// random re-accesses, one new line, then a timed probe of each member in its own sequence),
 /// compared with what LRU, FIFO and tree-PLRU predict; identical sequences repeated to detect
 /// randomness.
+enum class PolicyClass { kLru, kFifo, kTreePlru, kRandom, kNone };
+/// "lru", "fifo", "tree_plru", "random", "none".
+std::string to_string(PolicyClass c);
 struct PolicyResult {
-  std::string policy;  ///< "lru", "fifo", "tree_plru", "random", "none", or "a|b" when tied
+  /// The class; the deterministic classes that all explain the evidence when they tie.
+  std::vector<PolicyClass> classes{PolicyClass::kNone};
+  /// The classes by name, "a|b" when tied (the record's form).
+  std::string label() const;
   std::size_t agreeing = 0, tests = 0;
   bool deterministic = true;
   nlohmann::json evidence = nlohmann::json::array();  ///< per test: order, victims, predictions
@@ -298,7 +347,7 @@ struct TlbResult {
 /// A reference single-set simulator of the deterministic policies (the hypotheses infer_policy
 /// tests): the way order of misses in an initially empty set of `ways` ways; returns the
 /// members (indices into the access alphabet) resident after `accesses`.
-std::vector<int> simulate_set(const std::string& policy, std::uint32_t ways,
+std::vector<int> simulate_set(PolicyClass policy, std::uint32_t ways,
                               const std::vector<int>& accesses);
 
 }  // namespace gpuprobe::analysis::cache

@@ -51,8 +51,7 @@ Calibration calibrate(Probe& p, Level level, int samples) {
   }
   const auto t = p.call(s);
   std::vector<double> hits, misses;
-  for (std::size_t i = 0; i < t.cycles.size(); ++i)
-    (i % 2 ? hits : misses).push_back(t.cycles[i]);
+  for (std::size_t i = 0; i < t.cycles.size(); ++i) (i % 2 ? hits : misses).push_back(t.cycles[i]);
   return analysis::cache::judge_calibration(std::move(hits), std::move(misses));
 }
 
@@ -76,7 +75,7 @@ bool conflicts(Probe& p, Level level, const Calibration& cal,
   if (misses) *misses = m;
   // A real conflict makes the same lines miss round after round (or, under random
   // replacement in a large set, misses beyond the stray rate); the GPU's stray slow accesses
-  // (about 1 in 150 on the H200's L1) fall on different lines.
+  // (rare, isolated) fall on different lines.
   return m >= min_misses(t.cycles.size()) &&
          (repeated >= 1 || m >= static_cast<int>(t.cycles.size() / 50));
 }

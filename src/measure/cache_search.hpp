@@ -19,8 +19,8 @@
 namespace gpuprobe::measure::cache {
 
 // The searches fill the analysis' result types.
-using analysis::cache::CapacityResult;
 using analysis::cache::Calibration;
+using analysis::cache::CapacityResult;
 using analysis::cache::ConflictSet;
 using analysis::cache::CyclicResult;
 using analysis::cache::DataVictimResult;
@@ -75,7 +75,7 @@ ConflictSet find_conflict_set(Probe& p, Level level, const Calibration& cal,
                               std::uint64_t max_candidates, std::uint64_t alignment = 1024);
 
 /// An L2 conflict set for a cache whose sets outnumber what one sequence can reach (tens of
-/// thousands of sets behind a hashed index, as on the H200): eviction tests over a candidate
+/// thousands of sets behind a hashed index): eviction tests over a candidate
 /// pool `pool_lines` random lines at `alignment`, far larger than the cache, swept in bulk by
 /// the probe's SM (device/sequence.hpp `sweep`). One test: flush, place the target, sweep a
 /// subset twice, re-read the target; evicted = slower than the threshold (two agreeing tests of
@@ -98,8 +98,8 @@ struct PoolOutcome {
 };
 /// The pools of one level: pool k = search(k) for k = 0, 1, ... until `needed` pools whose
 /// targets are of one kind found a set, or `max_pools` were searched. A pool of the eviction
-/// sweeps that finds no set is replaced by the next (on the H200 about four targets in ten give
-/// none: their eviction needs every group of a large prefix); a pool of sequences that finds
+/// sweeps that finds no set is replaced by the next (a target whose eviction needs every group
+/// of a large prefix gives none); a pool of sequences that finds
 /// none ends the search (its pools draw from the same candidates). Sets count together only when
 /// their targets are of one kind (the two kinds are evicted differently): the first kind to
 /// reach `needed` sets, else the kind with the most sets (fewer than needed: no agreement).
@@ -111,11 +111,11 @@ struct PoolSearch {
 PoolSearch search_pools(int needed, int max_pools, const std::function<PoolOutcome(int)>& search);
 
 /// Eviction targets homed in the probe's SM's own L2 partition. On a two-partition L2 a DRAM miss
-/// of a line homed in the other partition crosses to it first (about 180 cycles more on the
-/// H200), and the eviction of such a line's near copy is not a conflict in one set (its home copy
-/// stays; on the H200 those targets gave no repeatable sets). `n` random lines (`alignment`) are
-/// read once after a flush; a two-means split of the cold latencies (upper class at least 10 %
-/// slower, each class at least a quarter of the lines) keeps the lower class, in draw order.
+/// of a line homed in the other partition crosses to it first (a slower miss), and the eviction
+/// of such a line's near copy is not a conflict in one set (its home copy stays). `n` random lines
+/// (`alignment`) are read once after a flush; a two-means split of the cold latencies (upper class
+/// at least 10 % slower, each class at least a quarter of the lines) keeps the lower class, in draw
+/// order.
 struct TargetSelection {
   bool split = false;
   double threshold = 0;

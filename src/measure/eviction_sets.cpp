@@ -1,5 +1,3 @@
-#include "measure/cache_search.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "measure/cache_search.hpp"
 #include "measure/cache_sequences.hpp"
 
 namespace gpuprobe::measure::cache {
@@ -62,8 +61,7 @@ double reread_cycles(Probe& p, const AccessSequence& test) { return p.call(test)
 /// reduction wander); the caller reports "not found".
 struct BudgetSpent {};
 
-/// Two agreeing tests of three: a single stray slow re-read (about 1 in 150 accesses on the
-/// H200) never decides alone.
+/// Two agreeing tests of three: a single stray slow re-read never decides alone.
 bool evicts(Probe& p, const Calibration& cal, std::uint64_t target,
             const std::vector<std::uint64_t>& pool, std::uint64_t& tests) {
   if (pool.empty()) return false;
@@ -163,8 +161,7 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
     hi = std::min(pool.size(), 2 * hi);
   }
   // To within 1/256 of the prefix: the group elimination removes what lies past the
-  // threshold (on the H200 the last eight halvings of about 200,000 lines cost about a sixth
-  // of a target's search).
+  // threshold, and the last halvings of a long prefix cost a sizeable part of a search.
   while (hi - lo > std::max<std::size_t>(1, hi / 256)) {
     const std::size_t mid = lo + (hi - lo) / 2;
     const bool ev = evicts(p, cal, x, prefix_of(pool, mid), tests);
@@ -215,9 +212,8 @@ void reduce_eviction_set(Probe& p, const Calibration& cal, std::uint64_t x, std:
       // A pass of g groups frees about g (1 - 1/g)^W of them for W congruent lines; under a
       // twentieth means W of about 3 g or more. Finer groups could go on for a while (a pass
       // of 64 frees a twentieth up to W of about 190), but over a large set (more than
-      // kMaxEvictionGroups^2 lines: on the H200 about 120,000 to 240,000 lines, where a pass
-      // of 64 cost about a second and never gave a set) that is not worth the time: the search
-      // stops here with its bound.
+      // kMaxEvictionGroups^2 lines, where a pass of 64 costs about a second) that is not worth the
+      // time: the search stops here with its bound.
       if (2 * g > kMaxEvictionGroups || e.size() > kMaxEvictionGroups * kMaxEvictionGroups) {
         volume_check(p, cal, x, chunks, keep, rng, used, alignment, tests, out);
         out.note = (kept == g ? "every one of " + std::to_string(g)

@@ -1,5 +1,3 @@
-#include "measure/cache_search.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -10,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/error.hpp"
+#include "measure/cache_search.hpp"
 #include "measure/cache_sequences.hpp"
 
 namespace gpuprobe::measure::cache {
@@ -22,7 +21,7 @@ SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
                                std::uint64_t capacity_bytes) {
   SetIndexResult r;
   if (!set.found || line_bytes == 0) {
-    r.kind = "unknown";
+    r.kind = analysis::cache::SetIndexKind::kUnknown;
     return r;
   }
   r.lowest_bit_tested = log2_floor(line_bytes);

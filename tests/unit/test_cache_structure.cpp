@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "measure/cache_search.hpp"
 #include "cli/app.hpp"
 #include "device/model_device.hpp"
+#include "measure/cache_search.hpp"
 
 namespace gpuprobe {
 namespace {

@@ -9,16 +9,16 @@
 #include <random>
 #include <string>
 
-#include "measure/cache_search.hpp"
 #include "device/model_device.hpp"
+#include "measure/cache_search.hpp"
 #include "model_probe.hpp"
 
 namespace gpuprobe {
 namespace {
 
-using measure::cache::Level;
 using device::ModelConfig;
 using device::Replacement;
+using measure::cache::Level;
 
 using test::kGiB;
 using test::kKiB;
@@ -111,12 +111,12 @@ TEST(L2Eviction, RecoversWaysLinePolicyOfLargeHashedL2s) {
     const auto pol = infer_policy(p, Level::kL2, cal, set);
     const bool ok = set.found && set.minimal_verified && set.repeatable() &&
                     set.ways == c.l2.ways && line.line_bytes == c.l2.line_bytes &&
-                    pol.policy == device::to_string(c.l2.policy);
+                    pol.label() == device::to_string(c.l2.policy);
     if (c.l2.policy == Replacement::kRandom) {
       // No eviction set is minimal under random replacement; what the search must not do is
       // name a deterministic class for it.
       ++random_policy;
-      random_honest += pol.policy != "lru" && pol.policy != "fifo" && pol.policy != "tree_plru";
+      random_honest += pol.label() != "lru" && pol.label() != "fifo" && pol.label() != "tree_plru";
       random_seen += set.probabilistic() ? 1 : 0;
     } else {
       ++deterministic;
@@ -131,7 +131,7 @@ TEST(L2Eviction, RecoversWaysLinePolicyOfLargeHashedL2s) {
           "policy %s, %llu tests\n",
           c.name.c_str(), device::to_string(c.l2.policy).c_str(), c.l2.ways, c.l2.line_bytes,
           c.l2_partitions, c.l2_replication ? ", replication" : "", set.found, set.minimal_verified,
-          set.ways, line.line_bytes, pol.policy.c_str(),
+          set.ways, line.line_bytes, pol.label().c_str(),
           static_cast<unsigned long long>(set.eviction_tests));
   }
   std::printf(
@@ -409,7 +409,7 @@ TEST(L2Eviction, ATranslationLostToTheSweepIsNotAnEviction) {
 
 /// A pool outcome for search_pools: found or not, by eviction sweeps, its target's kind.
 measure::cache::PoolOutcome outcome(bool found, const std::string& kind = "dram",
-                                     const std::string& method = "eviction_sweeps") {
+                                    const std::string& method = "eviction_sweeps") {
   measure::cache::PoolOutcome o;
   o.set.found = found;
   o.set.ways = found ? 16 : 0;

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "measure/cache_search.hpp"
 #include "core/confidence.hpp"
 #include "core/experiment.hpp"
 #include "core/noise.hpp"
@@ -19,6 +18,7 @@
 #include "core/stats.hpp"
 #include "device/model_device.hpp"
 #include "finding_lookup.hpp"
+#include "measure/cache_search.hpp"
 #include "probes/cache/cache_structure.hpp"
 #include "probes/link/link.hpp"
 

@@ -207,9 +207,8 @@ class L2FarHit : public Experiment {
   /// with the working set bisected: while the near partition keeps copies of the far lines,
   /// their chase runs at the near-hit latency. The lines of all 32 pages are classified first
   /// (each page has its own constant in the partition function).
-  json copy_chases(Context& ctx, Sequencer& seq, ProbeBuffer& buf,
-                   const std::uint64_t* base, std::uint64_t mask, int reference,
-                   int measured) const {
+  json copy_chases(Context& ctx, Sequencer& seq, ProbeBuffer& buf, const std::uint64_t* base,
+                   std::uint64_t mask, int reference, int measured) const {
     const auto plines = sides::random_lines(kBufferPages, kPageProbeLines, ctx.options.seed + 7);
     const auto pwarm = sides::warm_lines(kBufferPages);
     analysis::FarHitInput pin;
