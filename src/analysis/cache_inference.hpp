@@ -1,49 +1,21 @@
 #pragma once
-// Cache-structure inference from timed access sequences (device/sequence.hpp): line size,
-// associativity and set indexing by conflict-set construction, replacement policy class, L2
-// partitions (home hash, far-hit latency, replication), TLB levels, and capacity. Every
-// algorithm talks to the hardware only through an Oracle, so the same code runs on the modelled
-// GPU in tests and on the real GPU in experiments. Hits and misses are told apart by a
-// threshold derived from measured hit and miss latencies, never from fixed cycle numbers.
+// What the cache-structure searches (measure/cache_search.hpp) find, and the judgements of it
+// that need no GPU: line size, associativity and set indexing by conflict-set construction,
+// replacement policy class, L2 partitions (home hash, far-hit latency, replication), TLB levels,
+// and capacity. The results below say how each search finds them; the functions here are pure
+// (numbers in, conclusions out), so a recorded result can be judged again without a device.
+// Hits and misses are told apart by a threshold derived from measured hit and miss latencies,
+// never from fixed cycle numbers.
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
-#include "core/sequence.hpp"
-
 namespace gpuprobe::analysis::cache {
-
-/// Runs one access sequence on a probe buffer and returns its timings.
-using Oracle = std::function<device::SequenceTiming(const device::AccessSequence&)>;
-
-/// Which level an inference looks at: the L1 (ld.global.ca, fills untimed in the same
-/// sequence, invalidated by every launch) or the L2 (ld.global.cg, flushed before each test).
-enum class Level { kL1, kL2 };
-std::string to_string(Level l);
-
-/// The oracle plus what the inferences need to know about the buffer; counts what it spends.
-struct Probe {
-  Oracle run;
-  std::uint64_t buffer_bytes = 0;  ///< a power of two; candidates lie below it
-  int sm = 0;                      ///< the SM every sequence runs on
-  std::uint64_t seed = 1;
-  std::size_t max_sequence = 0;  ///< the sequencer's max_sequence_length (0 = unlimited)
-  std::size_t max_sweep = 0;     ///< the sequencer's max_sweep_length (0 = no sweeps)
-  /// The sequencer's physically_contiguous_bytes (0 = every address bit is physical).
-  std::uint64_t contiguous_bytes = 0;
-  /// Carve-out given to every sequence that states none (-1 = the driver's default); the L1
-  /// inferences use 0 (the largest L1) so that their answer names the L1 they measured.
-  int carveout_percent = -1;
-  /// The line find_conflict_set_by_eviction evicts; unset = a random line of the buffer.
-  std::optional<std::uint64_t> eviction_target;
-  std::uint64_t accesses = 0;  ///< loads issued so far (budget accounting)
-  std::uint64_t calls = 0;     ///< sequences run so far
-  device::SequenceTiming call(const device::AccessSequence& s);
-};
 
 /// Hit and miss latency of a level (the second and first read of 32 random lines) and the
 /// threshold between them: p95 of the hits + max(6 robust sigmas, a tenth of the gap to the
@@ -54,13 +26,9 @@ struct Calibration {
   double hit_cycles = 0, miss_cycles = 0, threshold = 0;
   std::vector<double> hits, misses;
 };
-Calibration calibrate(Probe& p, Level level, int samples = 32);
-
-/// Whether `lines` evict each other: accessed in one fixed random order for 4 rounds, the first
-/// untimed; true when at least 2 later accesses are slower than the
-/// threshold. L2 tests longer than one call run as consecutive calls. Out: the misses counted.
-bool conflicts(Probe& p, Level level, const Calibration& cal,
-               const std::vector<std::uint64_t>& lines, int* misses = nullptr);
+/// The calibration judged from the two reads of each line: `hits` (second reads) and `misses`
+/// (first reads); ok false, with no threshold, below 3 of either.
+Calibration judge_calibration(std::vector<double> hits, std::vector<double> misses);
 
 /// A minimal conflict set: lines of one set, ways + 1 of them. Grown from random candidates
 /// (aligned to `alignment`, never a planned stride) until they conflict, cut to the shortest
@@ -107,9 +75,9 @@ struct ConflictSet {
     return repeat_trials > 0 && evicted_with_set == repeat_trials && evicted_with_less == 0;
   }
 };
-ConflictSet find_conflict_set(Probe& p, Level level, const Calibration& cal,
-                              std::uint64_t max_candidates, std::uint64_t alignment = 1024);
 
+/// Trials of the volume check (ConflictSet::volume_trials).
+inline constexpr int kVolumeTrials = 8;
 /// The volume check's verdict (ConflictSet::volume_trials / volume_restored), given only for a
 /// complete check (8 trials): "volume" when every trial restored the eviction (any lines of the
 /// same count do: a capacity eviction, which restores every time), "not_volume" at 5 or fewer
@@ -119,56 +87,6 @@ ConflictSet find_conflict_set(Probe& p, Level level, const Calibration& cal,
 /// time or less, so 8 of 8 comes under 1 % of such targets, and 6 or 7 of 8 is common.
 std::string volume_verdict(int trials, int restored);
 
-/// An L2 conflict set for a cache whose sets outnumber what one sequence can reach (tens of
-/// thousands of sets behind a hashed index, as on the H200): eviction tests over a candidate
-/// pool `pool_lines` random lines at `alignment`, far larger than the cache, swept in bulk by
-/// the probe's SM (device/sequence.hpp `sweep`). One test: flush, place the target, sweep a
-/// subset twice, re-read the target; evicted = slower than the threshold (two agreeing tests of
-/// three decide). The shortest evicting prefix of the pool is found by doubling and bisection
-/// (to within 1/256 of its length), then reduced by group elimination (32 groups,
-/// every group whose removal still evicts goes) to a set that stops evicting when any one line
-/// is removed: those lines and the target are ways + 1 lines of one set. Needs
-/// p.max_sweep >= pool_lines; `found` false with a note otherwise.
-ConflictSet find_conflict_set_by_eviction(Probe& p, const Calibration& cal,
-                                          std::uint64_t pool_lines, std::uint64_t alignment);
-
-/// One pool's search for search_pools: its set, and the kind of its target (where an evicted
-/// target was re-read from: "dram" for a line homed beside the SM, "far_partition" for a far
-/// line's near copy, "" when unknown or never evicted).
-struct PoolOutcome {
-  ConflictSet set;
-  std::string kind;
-  std::uint64_t seed = 0;  ///< the seed the pool was drawn with
-  double seconds = 0;      ///< how long its search took
-};
-/// The pools of one level: pool k = search(k) for k = 0, 1, ... until `needed` pools whose
-/// targets are of one kind found a set, or `max_pools` were searched. A pool of the eviction
-/// sweeps that finds no set is replaced by the next (on the H200 about four targets in ten give
-/// none: their eviction needs every group of a large prefix); a pool of sequences that finds
-/// none ends the search (its pools draw from the same candidates). Sets count together only when
-/// their targets are of one kind (the two kinds are evicted differently): the first kind to
-/// reach `needed` sets, else the kind with the most sets (fewer than needed: no agreement).
-struct PoolSearch {
-  std::vector<PoolOutcome> pools;   ///< every pool searched, in order
-  std::vector<std::size_t> chosen;  ///< the pools whose sets count, in order (one kind)
-  std::string kind;                 ///< the kind of the chosen pools' targets
-};
-PoolSearch search_pools(int needed, int max_pools, const std::function<PoolOutcome(int)>& search);
-
-/// Eviction targets homed in the probe's SM's own L2 partition. On a two-partition L2 a DRAM miss
-/// of a line homed in the other partition crosses to it first (about 180 cycles more on the
-/// H200), and the eviction of such a line's near copy is not a conflict in one set (its home copy
-/// stays; on the H200 those targets gave no repeatable sets). `n` random lines (`alignment`) are
-/// read once after a flush; a two-means split of the cold latencies (upper class at least 10 %
-/// slower, each class at least a quarter of the lines) keeps the lower class, in draw order.
-struct TargetSelection {
-  bool split = false;
-  double threshold = 0;
-  std::vector<std::uint64_t> lines;    ///< every line read, in draw order
-  std::vector<double> cycles;          ///< their cold reads
-  std::vector<std::uint64_t> targets;  ///< the lower class (empty without a split)
-};
-TargetSelection near_home_targets(Probe& p, std::size_t n, std::uint64_t alignment);
 /// The split near_home_targets makes of cold reads: reads above 1.5 x the median (page walks:
 /// the far class lies about 1.3 x above the near one) are left out, then the two-means
 /// threshold of the rest; nullopt unless both classes hold a quarter of the reads and the upper
@@ -183,8 +101,6 @@ struct LineSizeResult {
   nlohmann::json trials = nlohmann::json::array();  ///< {delta, member, conflict}
   std::size_t agreeing = 0, trials_at_answer = 0;
 };
-LineSizeResult infer_line_size(Probe& p, Level level, const Calibration& cal,
-                               const ConflictSet& set);
 
 /// Set indexing: which address bits change a line's set (flipping bit b of one member of a
 /// conflict set ends the conflict), and which pairs of such bits cancel (flipping both keeps the
@@ -192,6 +108,9 @@ LineSizeResult infer_line_size(Probe& p, Level level, const Calibration& cal,
 /// a flip at or above it moves the line to another page, so it shows that the page's frame
 /// matters, not which physical bit does; pairs are tested only among the physical bits, and the
 /// kind is judged from them.
+enum class SetIndexKind { kUnknown, kSingleSet, kModuloPowerOfTwo, kModuloNonPowerOfTwo, kXorHash };
+/// "unknown", "single_set", "modulo_power_of_two", "modulo_non_power_of_two", "xor_hash".
+std::string to_string(SetIndexKind k);
 struct SetIndexResult {
   std::vector<int> bits;                         ///< bits that change the set
   std::vector<std::pair<int, int>> equal_pairs;  ///< pairs of physical such bits that cancel
@@ -209,11 +128,16 @@ struct SetIndexResult {
   /// The greatest common divisor of the in-page distances between conflict-set members, in
   /// lines (0 = no two members share a page): a modulo over m sets needs m to divide it.
   std::uint64_t member_distance_gcd_lines = 0;
-  std::string kind;  ///< "modulo_power_of_two", "xor_hash", "modulo_non_power_of_two", "unknown"
+  SetIndexKind kind = SetIndexKind::kUnknown;
   std::uint64_t sets = 0;  ///< 2^bits for modulo_power_of_two, else from capacity (0 = unknown)
   nlohmann::json tests = nlohmann::json::array();       ///< one-bit flips
   nlohmann::json pair_tests = nlohmann::json::array();  ///< two-bit flips of physical bits
 };
+/// The record's form (the 13 keys cache.l2.ways writes; kind by name). from_json throws on a
+/// missing bits, equal_pairs, kind or tests, on a kind it does not name, and on a pair that is
+/// not two bits; the other keys default as in a record written before they existed.
+void to_json(nlohmann::json& j, const SetIndexResult& r);
+void from_json(const nlohmann::json& j, SetIndexResult& r);
 /// The greatest common divisor of the distances, in lines, between lines that lie in one block of
 /// `contiguous_bytes` (0 = every address is physical: all are compared); 0 when no two do.
 std::uint64_t in_page_distance_gcd(const std::vector<std::uint64_t>& lines,
@@ -224,9 +148,6 @@ std::uint64_t in_page_distance_gcd(const std::vector<std::uint64_t>& lines,
 void judge_set_index_kind(SetIndexResult& r, const std::vector<std::uint64_t>& lines,
                           std::uint64_t ways, std::uint32_t line_bytes,
                           std::uint64_t capacity_bytes, std::uint64_t contiguous_bytes);
-SetIndexResult infer_set_index(Probe& p, Level level, const Calibration& cal,
-                               const ConflictSet& set, std::uint32_t line_bytes,
-                               std::uint64_t capacity_bytes);
 
 /// The columns of a GF(2)-linear set index (an XOR hash): bits are taken from the line upward;
 /// a bit whose flip, together with the flip of some combination v of the bits found independent
@@ -250,9 +171,6 @@ struct HashColumnsResult {
   std::size_t verified = 0;
   std::string note;
 };
-HashColumnsResult infer_hash_columns(Probe& p, Level level, const Calibration& cal,
-                                     const ConflictSet& set, const std::vector<int>& index_bits,
-                                     int lowest_bit, int first_page_bit, int max_rank = 10);
 
 /// Which line leaves a decoupled cache (tags naming more lines than it holds) when its lines
 /// are full and the new line's set still has a free tag. Consecutive lines from the buffer's
@@ -270,13 +188,16 @@ HashColumnsResult infer_hash_columns(Probe& p, Level level, const Calibration& c
 /// random set), set_cycle (the oldest line of the next set of a cycle over all sets), none
 /// (evictions no class predicts). Each probe is one sequence.
 inline constexpr double kMisfitZ = 3.0;
+/// The classes a data victim is judged against; kNotJudged ("") before a search measured one.
+enum class VictimClass { kNotJudged, kGlobalLru, kOwnSet, kRandom, kRandomSet, kSetCycle, kNone };
+/// "", "global_lru", "own_set", "random", "random_set", "set_cycle", "none".
+std::string to_string(VictimClass v);
 struct DataVictimResult {
   bool measured = false;
   std::string note;
   std::uint64_t lines_held = 0, filled = 0;
   std::uint64_t filled_cycle = 0;  ///< lines of the second fill (about one new line per set)
-  /// "global_lru", "own_set", "random", "random_set", "set_cycle", "none"
-  std::string victim;
+  VictimClass victim = VictimClass::kNotJudged;
   std::size_t oldest_probed = 0, oldest_evicted = 0, own_probed = 0, own_evicted = 0;
   std::vector<std::size_t> bin_probed, bin_evicted;  ///< by age, oldest bin first
   nlohmann::json groups = nlohmann::json::array();   ///< per group: name, filled, probed, evicted
@@ -288,23 +209,55 @@ struct DataVictimResult {
   double rejected_z = 0;
   nlohmann::json evidence = nlohmann::json::array();  ///< per probe: line, group, evicted
 };
-DataVictimResult infer_data_victim(Probe& p, Level level, const Calibration& cal,
-                                   std::uint32_t line_bytes,
-                                   const std::vector<std::uint64_t>& masks,
-                                   std::uint64_t tag_lines);
+/// The record's form (its 17 keys; victim by name). from_json throws on a missing measured,
+/// victim, lines_held, filled, oldest/own counts, bins, misfit_z or rejected_z, and on a victim
+/// it does not name; note, filled_cycle, groups, probes and evidence default.
+void to_json(nlohmann::json& j, const DataVictimResult& r);
+void from_json(const nlohmann::json& j, DataVictimResult& r);
+
+/// The age bins the data-victim search samples (oldest first).
+inline constexpr int kVictimAgeBins = 4;
+/// The data-victim search's two fills, and what the classes' predictions need of them.
+struct VictimFills {
+  std::uint64_t lines_held = 0;     ///< lines 0..lines_held-1 fill the cache first
+  std::uint64_t sets = 0;           ///< the tags' sets
+  std::uint64_t filled = 0;         ///< the first fill: lines_held + the new lines
+  std::uint64_t filled_cycle = 0;   ///< the second fill: about one new line per set
+  std::vector<std::uint32_t> rank;  ///< each line's age rank in its set (0 = its oldest)
+  /// The lines own-set eviction names after the first and after the second fill.
+  std::unordered_set<std::uint64_t> own_victims, own_victims_cycle;
+};
+/// One probed group: lines 0..fill-1 read in order, then each of `lines` probed on its own.
+struct VictimGroup {
+  std::string name;
+  std::uint64_t fill = 0;
+  std::vector<std::uint64_t> lines;
+  std::size_t probed = 0, evicted = 0;
+};
+/// The chance, under class `cls`, that `line` is gone after lines 0..fill-1 were read.
+double predicted_eviction(VictimClass cls, std::uint64_t line, std::uint64_t fill,
+                          const VictimFills& f);
+/// Judges the probed groups (the first two "oldest" and "own_set", then the age bins): r's
+/// counts, misfit_z per class, victim and rejected_z.
+void judge_data_victim(DataVictimResult& r, const std::vector<VictimGroup>& groups,
+                       const VictimFills& f);
 
 /// Replacement policy class from sequences over one conflict set (fill in a random order,
 /// random re-accesses, one new line, then a timed probe of each member in its own sequence),
 /// compared with what LRU, FIFO and tree-PLRU predict; identical sequences repeated to detect
 /// randomness.
+enum class PolicyClass { kLru, kFifo, kTreePlru, kRandom, kNone };
+/// "lru", "fifo", "tree_plru", "random", "none".
+std::string to_string(PolicyClass c);
 struct PolicyResult {
-  std::string policy;  ///< "lru", "fifo", "tree_plru", "random", "none", or "a|b" when tied
+  /// The class; the deterministic classes that all explain the evidence when they tie.
+  std::vector<PolicyClass> classes{PolicyClass::kNone};
+  /// The classes by name, "a|b" when tied (the record's form).
+  std::string label() const;
   std::size_t agreeing = 0, tests = 0;
   bool deterministic = true;
   nlohmann::json evidence = nlohmann::json::array();  ///< per test: order, victims, predictions
 };
-PolicyResult infer_policy(Probe& p, Level level, const Calibration& cal, const ConflictSet& set,
-                          int tests = 6);
 
 /// Cyclic retention: the conflict set's ways + 1 lines read in one fixed random order, round
 /// after round (the order a chase over a working set past the cache gives each set). LRU, FIFO
@@ -328,10 +281,6 @@ struct CyclicResult {
   std::size_t fillers_per_access = 0, fillers = 0;
   nlohmann::json predicted = nlohmann::json::object();
 };
-CyclicResult cyclic_retention(Probe& p, Level level, const Calibration& cal, const ConflictSet& set,
-                              int orders = 2, int rounds = 8,
-                              const std::vector<std::uint64_t>& fillers = {},
-                              std::size_t fillers_per_access = 0);
 /// Lines outside a conflict set: each member with one set-index bit flipped (`bits`, the
 /// physical ones below `first_page_bit`, -1 = all), other members left out. Every such flip
 /// ended the conflict in infer_set_index, so these lines lie in other sets.
@@ -345,9 +294,6 @@ struct CapacityResult {
   std::uint64_t bytes = 0;
   std::uint64_t lines_fit = 0, lines_conflict = 0;
 };
-CapacityResult infer_capacity(Probe& p, Level level, const Calibration& cal,
-                              std::uint32_t line_bytes, std::uint64_t max_bytes,
-                              double precision = 0.005);
 
 /// L2 partitions: lines placed by SM 0 then read first by SM b; two latency classes mean two
 /// partitions (near = homed at b's side). The home of a line is a GF(2) function of its
@@ -366,8 +312,6 @@ struct PartitionInference {
   std::vector<double> second_read_cycles;
   nlohmann::json evidence = nlohmann::json::object();
 };
-PartitionInference infer_partitions(Probe& p, int sm_count, std::uint32_t line_bytes,
-                                    int lines = 48);
 
 /// TLB levels from one line per cell of `largest_page` (random in-cell offsets, cache latency
 /// of each line subtracted), n cells for n = 1, 2, 4, ... walked cyclically. A level is a step
@@ -387,11 +331,6 @@ struct TlbLevelResult {
   /// pairs over other cells at fresh offsets), each with its standard error.
   std::vector<double> penalty_replicates, penalty_standard_errors;
 };
-/// Independent replicates of a TLB level's miss penalty.
-inline constexpr int kTlbPenaltyReplicates = 3;
-/// Re-reads that give a walk's lines their own cache latency, shared among its lines (at least
-/// one each).
-inline constexpr std::size_t kTlbOwnReads = 16;
 struct TlbResult {
   std::vector<TlbLevelResult> levels;
   /// Bytes one first-level entry translates: the smallest stride from which the crossing's
@@ -404,13 +343,11 @@ struct TlbResult {
   /// {stride_bytes, crossing_cells, reach_bytes}: the first level's crossing at each stride.
   nlohmann::json page_curve = nlohmann::json::array();
 };
-TlbResult infer_tlb(Probe& p, std::uint64_t largest_page, std::uint64_t max_pages,
-                    std::uint64_t smallest_page = 4096);
 
 /// A reference single-set simulator of the deterministic policies (the hypotheses infer_policy
 /// tests): the way order of misses in an initially empty set of `ways` ways; returns the
 /// members (indices into the access alphabet) resident after `accesses`.
-std::vector<int> simulate_set(const std::string& policy, std::uint32_t ways,
+std::vector<int> simulate_set(PolicyClass policy, std::uint32_t ways,
                               const std::vector<int>& accesses);
 
 }  // namespace gpuprobe::analysis::cache

@@ -2,7 +2,7 @@
 // The cache-structure primitive: one thread on one chosen SM performs a list of dependent global
 // loads at given byte offsets of a probe buffer and times each one. Line size, associativity,
 // set indexing, replacement policy, partition replication, far-hit latency and the TLB are all
-// inferred from sequences of this kind (src/analysis/cache_inference.*), on the real GPU and on
+// inferred from sequences of this kind (src/measure/cache_search.hpp), on the real GPU and on
 // the modelled one alike.
 //
 // Semantics every implementation keeps:
@@ -16,7 +16,7 @@
 // - `sweep` is a bulk, untimed, unordered pass: many threads of the sequence's SM (`sm` >= 0)
 //   load every listed line, `sweep_rounds` times over, every value checked. It is how an
 //   eviction test reaches a candidate pool far larger than one dependent sequence could hold
-//   (an L2 with tens of thousands of sets and a hashed index: device::Sequencer::max_sweep_length
+//   (an L2 with tens of thousands of sets and a hashed index: Sequencer::max_sweep_length
 //   says how many lines; 0 = the device has no sweep).
 // - The L1 is invalidated at every kernel launch on the real GPU, so an experiment that needs
 //   lines in the L1 puts its fill accesses at the start of `sequence` (untimed) rather than in a
@@ -31,7 +31,7 @@
 
 #include "core/device.hpp"
 
-namespace gpuprobe::device {
+namespace gpuprobe {
 
 /// Accesses the CUDA sequencer stages in shared memory before its first timed load. A sequence
 /// up to this length runs with no other memory traffic; a longer one is refilled between two
@@ -59,7 +59,7 @@ class ProbeBuffer {
 };
 
 struct AccessSequence {
-  LoadOp op = LoadOp::kCg;
+  device::LoadOp op = device::LoadOp::kCg;
   std::vector<std::uint64_t> sequence;  ///< byte offsets (multiples of 8), in access order
   std::uint32_t timed_from = 0;         ///< accesses before this index are untimed
   int sm = -1;                          ///< SM that runs `sequence`; -1 = any
@@ -102,6 +102,6 @@ class Sequencer {
 };
 
 /// The device's sequencer, or nullptr when the device has none.
-Sequencer* as_sequencer(Device& device);
+Sequencer* as_sequencer(device::Device& device);
 
-}  // namespace gpuprobe::device
+}  // namespace gpuprobe

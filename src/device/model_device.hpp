@@ -130,7 +130,7 @@ struct ModelConfig {
   double noise_relative_sigma = 0;
   std::uint64_t seed = 1;  ///< seeds the noise
 
-  // The structural hierarchy behind run_sequence (device::Sequencer). The chase keeps its fast
+  // The structural hierarchy behind run_sequence (Sequencer). The chase keeps its fast
   // path above (near copy + whole L2, LRU) and ignores these.
   /// L2 partitions seen by run_sequence: 1 or 2; 0 = 2 when l2_partitioned, else 1. Each
   /// partition is a cache of l2.capacity_bytes / partitions with l2's geometry and policy.

@@ -1,7 +1,7 @@
 #include "device/sequence.hpp"
 
-namespace gpuprobe::device {
+namespace gpuprobe {
 
-Sequencer* as_sequencer(Device& device) { return dynamic_cast<Sequencer*>(&device); }
+Sequencer* as_sequencer(device::Device& device) { return dynamic_cast<Sequencer*>(&device); }
 
-}  // namespace gpuprobe::device
+}  // namespace gpuprobe

@@ -9,17 +9,17 @@
 #include <random>
 #include <string>
 
-#include "analysis/cache_inference.hpp"
 #include "core/error.hpp"
 #include "device/model_device.hpp"
+#include "measure/cache_search.hpp"
 #include "model_probe.hpp"
 
 namespace gpuprobe {
 namespace {
 
-using analysis::cache::Level;
 using device::ModelConfig;
 using device::Replacement;
+using measure::cache::Level;
 
 using test::kGiB;
 using test::kKiB;
@@ -166,6 +166,7 @@ HashColumns hash_columns(const std::vector<std::uint64_t>& masks, std::uint32_t 
 
 Recovered recover(const Drawn& d, std::uint64_t seed) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   device::ModelDevice dev(d.config);
   const auto& c = d.config;
   const std::uint64_t page = c.tlb[0].page_bytes;
@@ -187,7 +188,7 @@ Recovered recover(const Drawn& d, std::uint64_t seed) {
     r.l1_ways = set.ways == c.l1.ways;
     r.l1_capacity = std::fabs(static_cast<double>(cap.bytes) - static_cast<double>(d.l1_bytes)) <=
                     0.02 * static_cast<double>(d.l1_bytes);
-    r.l1_policy = policy_ok(pol.policy, c.l1.policy);
+    r.l1_policy = policy_ok(pol.label(), c.l1.policy);
     if (!c.l1.set_hash_masks.empty()) {
       // A hashed L1: the bits that move a line and the pairs that cancel are exactly the
       // hash's non-zero and equal columns (a modulo's set count comes from the capacity).
@@ -202,7 +203,7 @@ Recovered recover(const Drawn& d, std::uint64_t seed) {
     r.why += " l1: line " + std::to_string(line.line_bytes) + "/" +
              std::to_string(c.l1.line_bytes) + " ways " + std::to_string(set.ways) + "/" +
              std::to_string(c.l1.ways) + " cap " + std::to_string(cap.bytes) + "/" +
-             std::to_string(d.l1_bytes) + " policy " + pol.policy + "/" +
+             std::to_string(d.l1_bytes) + " policy " + pol.label() + "/" +
              device::to_string(c.l1.policy);
   }
   {
@@ -213,7 +214,7 @@ Recovered recover(const Drawn& d, std::uint64_t seed) {
     const auto pol = infer_policy(p, Level::kL2, cal, set);
     r.l2_line = line.line_bytes == c.l2.line_bytes;
     r.l2_ways = set.ways == c.l2.ways;
-    r.l2_policy = policy_ok(pol.policy, c.l2.policy);
+    r.l2_policy = policy_ok(pol.label(), c.l2.policy);
     // What one SM can keep: one partition's worth when every line it reads lands near it.
     if (d.partitions == 2 && !c.l2_replication) {
       r.l2_capacity = true;  // depends on how the home hash meets the set index; not asserted
@@ -225,7 +226,7 @@ Recovered recover(const Drawn& d, std::uint64_t seed) {
     }
     r.why += " l2: line " + std::to_string(line.line_bytes) + "/" +
              std::to_string(c.l2.line_bytes) + " ways " + std::to_string(set.ways) + "/" +
-             std::to_string(c.l2.ways) + " policy " + pol.policy + "/" +
+             std::to_string(c.l2.ways) + " policy " + pol.label() + "/" +
              device::to_string(c.l2.policy);
   }
   {
@@ -296,13 +297,14 @@ ModelConfig l1_only_model(Replacement policy, std::vector<std::uint64_t> masks) 
 /// What the targeted L1 inferences start from: a probe over 4 MiB of `buf`, the calibration and
 /// a minimal conflict set (expected to be found).
 struct L1Start {
-  analysis::cache::Probe probe;
+  measure::cache::Probe probe;
   analysis::cache::Calibration cal;
   analysis::cache::ConflictSet set;
 };
-L1Start l1_start(device::ModelDevice& dev, device::ProbeBuffer& buf, std::uint64_t seed,
+L1Start l1_start(device::ModelDevice& dev, ProbeBuffer& buf, std::uint64_t seed,
                  std::uint64_t contiguous = 0) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   L1Start st;
   st.probe = probe_on(dev, buf, 4 * kMiB, seed);
   st.probe.contiguous_bytes = contiguous;
@@ -319,6 +321,7 @@ L1Start l1_start(device::ModelDevice& dev, device::ProbeBuffer& buf, std::uint64
 // tested, and 17 and 18 are page bits.
 TEST(CacheInference, SetIndexTestsPairsOnlyBelowThePage) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   std::vector<std::uint64_t> masks;
   for (int i = 0; i < 5; ++i)
     masks.push_back((std::uint64_t{1} << (7 + i)) | (std::uint64_t{3} << 17));
@@ -333,7 +336,7 @@ TEST(CacheInference, SetIndexTestsPairsOnlyBelowThePage) {
   EXPECT_EQ(flat.equal_pairs, (std::vector<std::pair<int, int>>{{17, 18}}));
   EXPECT_EQ(flat.first_page_bit, -1);
   EXPECT_TRUE(flat.page_bits.empty());
-  EXPECT_EQ(flat.kind, "xor_hash");
+  EXPECT_EQ(flat.kind, analysis::cache::SetIndexKind::kXorHash);
   const auto paged = run(32 * kKiB);
   EXPECT_EQ(paged.bits, flat.bits);
   EXPECT_EQ(paged.first_page_bit, 15);
@@ -352,6 +355,7 @@ TEST(CacheInference, SetIndexTestsPairsOnlyBelowThePage) {
 // column in the first hash and not in the second; bits 7..14 are physical (32 KiB pages).
 TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const auto kind = [](bool shared_column, std::uint64_t contiguous = 32 * kKiB) {
     // Columns: bit 7 + i is e_i; bit 12 is e0 + e1, bit 13 the same or e0 + e2, bit 14
     // e1 + e2 + e3.
@@ -368,7 +372,7 @@ TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
   const auto hashed = kind(true);
   EXPECT_EQ(hashed.equal_pairs, (std::vector<std::pair<int, int>>{{12, 13}}));
   EXPECT_TRUE(hashed.modulo_refuted);
-  EXPECT_EQ(hashed.kind, "xor_hash");
+  EXPECT_EQ(hashed.kind, analysis::cache::SetIndexKind::kXorHash);
   EXPECT_EQ(hashed.modulo_refuted_by, "equal_pair");
   // No pair cancels in the second hash; with 32 KiB pages no two members share a page, so
   // nothing refutes a modulo over the 100 sets the capacity implies.
@@ -376,14 +380,14 @@ TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
   EXPECT_TRUE(plain.equal_pairs.empty());
   EXPECT_EQ(plain.member_distance_gcd_lines, 0u);
   EXPECT_FALSE(plain.modulo_refuted);
-  EXPECT_EQ(plain.kind, "modulo_non_power_of_two");
+  EXPECT_EQ(plain.kind, analysis::cache::SetIndexKind::kModuloNonPowerOfTwo);
   // Where every address is physical, the members' own distances (no multiple of 100 lines:
   // the hash has 32 sets) refute it.
   const auto whole = kind(false, 0);
   EXPECT_TRUE(whole.modulo_refuted);
   EXPECT_EQ(whole.modulo_refuted_by, "member_distance");
   EXPECT_NE(whole.member_distance_gcd_lines % 100, 0u);
-  EXPECT_EQ(whole.kind, "xor_hash");
+  EXPECT_EQ(whole.kind, analysis::cache::SetIndexKind::kXorHash);
 }
 
 // A true modulo over a set count that is no power of two (the model's plain index over 100
@@ -391,6 +395,7 @@ TEST(CacheInference, AnEqualPairBelowTheSetSpanRulesOutAModulo) {
 // refutes the modulo, and the kind says so.
 TEST(CacheInference, AModuloOverHundredSetsKeepsItsKind) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   ModelConfig c = l1_only_model(Replacement::kLru, {});
   c.l1_shared_unified_bytes = 100 * 4 * 128;
   device::ModelDevice dev(c);
@@ -401,8 +406,53 @@ TEST(CacheInference, AModuloOverHundredSetsKeepsItsKind) {
   EXPECT_EQ(r.modulo_refuted_by, "");
   EXPECT_NE(r.member_distance_gcd_lines, 0u);
   EXPECT_EQ(r.member_distance_gcd_lines % 100, 0u);
-  EXPECT_EQ(r.kind, "modulo_non_power_of_two");
+  EXPECT_EQ(r.kind, analysis::cache::SetIndexKind::kModuloNonPowerOfTwo);
   EXPECT_EQ(r.sets, 100u);
+}
+
+// The set index and the data victim have one JSON form: written and read back they are the same
+// record, categories by name; a category the form does not name is refused with one line.
+TEST(CacheInference, SetIndexAndDataVictimRecordsRoundTrip) {
+  using analysis::cache::DataVictimResult;
+  using analysis::cache::SetIndexKind;
+  using analysis::cache::SetIndexResult;
+  using analysis::cache::VictimClass;
+  SetIndexResult si;
+  si.bits = {7, 8, 12};
+  si.equal_pairs = {{7, 12}};
+  si.kind = SetIndexKind::kXorHash;
+  si.sets = 64;
+  si.lowest_bit_tested = 7;
+  si.highest_bit_tested = 20;
+  si.first_page_bit = 16;
+  si.page_bits = {17};
+  si.modulo_refuted = true;
+  si.modulo_refuted_by = "equal_pair";
+  si.member_distance_gcd_lines = 3;
+  si.tests = nlohmann::json::array({{{"flip_bits", {7}}, {"same_set", false}}});
+  const nlohmann::json sj = si;
+  EXPECT_EQ(sj.size(), 13u);
+  EXPECT_EQ(sj.at("kind"), "xor_hash");
+  EXPECT_EQ(sj.at("equal_pairs"), nlohmann::json::parse("[[7, 12]]"));
+  EXPECT_EQ(nlohmann::json(sj.get<SetIndexResult>()), sj);
+  DataVictimResult dv;
+  dv.measured = true;
+  dv.victim = VictimClass::kRandomSet;
+  dv.lines_held = 300;
+  dv.bin_probed = {24, 24, 24, 24};
+  dv.bin_evicted = {1, 2, 3, 4};
+  dv.misfit_z = {{"random_set", 0.5}, {"global_lru", 9.0}};
+  const nlohmann::json dj = dv;
+  EXPECT_EQ(dj.size(), 17u);
+  EXPECT_EQ(dj.at("victim"), "random_set");
+  EXPECT_EQ(nlohmann::json(dj.get<DataVictimResult>()), dj);
+  EXPECT_EQ(nlohmann::json(DataVictimResult{}).at("victim"), "");
+  auto bad = sj;
+  bad["kind"] = "modulo";
+  EXPECT_THROW(bad.get<SetIndexResult>(), UsageError);
+  auto bad_victim = dj;
+  bad_victim["victim"] = "lru";
+  EXPECT_THROW(bad_victim.get<DataVictimResult>(), UsageError);
 }
 
 // The distances that judge a modulo are taken only within one page: lines of different pages
@@ -424,6 +474,7 @@ TEST(CacheInference, MemberDistancesAreTakenWithinAPage) {
 // the same.
 TEST(CacheInference, CyclicRetentionTellsThrashingFromKeeping) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const auto retention = [](Replacement policy) {
     device::ModelDevice dev(l1_only_model(policy, {}));
     auto buf = dev.alloc_probe_buffer(4 * kMiB);
@@ -453,6 +504,7 @@ TEST(CacheInference, CyclicRetentionTellsThrashingFromKeeping) {
 // filler may share the cycle's set.
 TEST(CacheInference, InterleavedCyclicRetentionUsesOtherSetsOnly) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const auto run = [](Replacement policy) {
     device::ModelDevice dev(l1_only_model(policy, {}));
     auto buf = dev.alloc_probe_buffer(4 * kMiB);
@@ -486,6 +538,7 @@ TEST(CacheInference, InterleavedCyclicRetentionUsesOtherSetsOnly) {
 // any two addresses in one set exactly when the model's masks do.
 TEST(CacheInference, HashColumnsRecoverAFoldedIndex) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const auto masks = folded_masks(5, {{12, {0, 2}}, {14, {1, 4}}, {16, {4}}});
   device::ModelDevice dev(l1_only_model(Replacement::kLru, masks));
   auto buf = dev.alloc_probe_buffer(4 * kMiB);
@@ -529,7 +582,7 @@ TEST(CacheInference, DecoupledL1EvictsByItsDataVictim) {
     c.l1_data_victim = v;
     device::ModelDevice dev(c);
     auto buf = dev.alloc_probe_buffer(4 * kMiB);
-    device::AccessSequence s;
+    AccessSequence s;
     s.op = device::LoadOp::kCa;
     s.sm = 0;
     for (int i = 0; i < 96; ++i) s.sequence.push_back(static_cast<std::uint64_t>(i) * 128);
@@ -554,7 +607,7 @@ TEST(CacheInference, DecoupledL1EvictsByItsDataVictim) {
   full.l1_shared_unified_bytes = 32 * 4 * 128;
   device::ModelDevice fdev(full);
   auto fbuf = fdev.alloc_probe_buffer(4 * kMiB);
-  device::AccessSequence fs;
+  AccessSequence fs;
   fs.op = device::LoadOp::kCa;
   for (int i = 0; i < 97; ++i) fs.sequence.push_back(static_cast<std::uint64_t>(i) * 128);
   fs.timed_from = static_cast<std::uint32_t>(fs.sequence.size());
@@ -569,7 +622,7 @@ TEST(CacheInference, DecoupledL1EvictsByItsDataVictim) {
     c.l1_tag_bytes = 32 * 4 * 128;
     device::ModelDevice dev(c);
     auto buf = dev.alloc_probe_buffer(4 * kMiB);
-    device::AccessSequence s;
+    AccessSequence s;
     s.op = device::LoadOp::kCa;
     s.carveout_percent = 100;
     s.sequence = {0, 0};
@@ -588,6 +641,7 @@ TEST(CacheInference, DecoupledL1EvictsByItsDataVictim) {
 // second fill (one new line per set) tells them apart by how many sets lose none or two.
 TEST(CacheInference, DataVictimOfADecoupledL1IsRecovered) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const auto masks = folded_masks(6, {{13, {0, 2}}, {14, {1, 3, 5}}});
   // Ten probe seeds (other sampled lines) per rule: the rule is named, within kMisfitZ, and
   // every other rule refuted beyond it, in at least 9 of 10.
@@ -611,7 +665,8 @@ TEST(CacheInference, DataVictimOfADecoupledL1IsRecovered) {
       ASSERT_TRUE(r.measured) << r.note;
       EXPECT_EQ(r.lines_held, 160u) << name;
       EXPECT_EQ(r.filled_cycle, 224u) << name;  // one new line per set
-      recovered += r.victim == name && r.misfit_z.at(name) <= kMisfitZ && r.rejected_z > kMisfitZ;
+      recovered += analysis::cache::to_string(r.victim) == name &&
+                   r.misfit_z.at(name) <= kMisfitZ && r.rejected_z > kMisfitZ;
     }
     EXPECT_GE(recovered, 9) << name;
     std::printf("data victim %s: recovered in %d of 10 seeds\n", name, recovered);
@@ -633,6 +688,7 @@ TEST(CacheInference, DataVictimOfADecoupledL1IsRecovered) {
 // rank in its set (a review found it read past the ranks of the old lines).
 TEST(CacheInference, DataVictimRanksNewLinesToo) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const std::vector<std::uint64_t> masks{std::uint64_t{1} << 13, std::uint64_t{1} << 14};
   ModelConfig c = l1_only_model(Replacement::kLru, masks);
   c.l1.ways = 64;
@@ -660,6 +716,7 @@ TEST(CacheInference, DataVictimRanksNewLinesToo) {
 // conflict set of 161; a coupled L1 of the same tags gives none (they all fit).
 TEST(CacheInference, StoredLinesConflictOnlyInADecoupledL1) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const auto data_set = [](std::uint64_t held) {
     ModelConfig c = l1_only_model(Replacement::kLru, {});
     c.l1_shared_unified_bytes = held * 128;

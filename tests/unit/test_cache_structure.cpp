@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "analysis/cache_inference.hpp"
 #include "cli/app.hpp"
 #include "device/model_device.hpp"
+#include "measure/cache_search.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -47,16 +47,16 @@ const json* finding(const json& e, const std::string& name) {
 
 TEST(CacheStructure, ProbeGivesItsCarveoutToSequencesThatStateNone) {
   std::vector<int> seen;
-  analysis::cache::Probe p;
-  p.run = [&](const device::AccessSequence& s) {
+  measure::cache::Probe p;
+  p.run = [&](const AccessSequence& s) {
     seen.push_back(s.carveout_percent);
-    device::SequenceTiming t;
+    SequenceTiming t;
     t.verified = true;
     t.cycles.assign(s.sequence.size() - s.timed_from, 1.0);
     return t;
   };
   p.carveout_percent = 0;
-  device::AccessSequence s;
+  AccessSequence s;
   s.sequence = {0, 8};
   p.call(s);
   s.carveout_percent = 50;
@@ -78,7 +78,7 @@ TEST(CacheStructure, L1IsMeasuredAtTheLargestL1WithAgreeingPools) {
   EXPECT_EQ(s.at("carveout_percent"), 0);
   EXPECT_TRUE(s.at("pools_agree").get<bool>());
   ASSERT_EQ(s.at("pools").size(), 3u);
-  EXPECT_LE(s.at("max_sequence").get<std::size_t>(), device::kSequenceStagedAccesses);
+  EXPECT_LE(s.at("max_sequence").get<std::size_t>(), kSequenceStagedAccesses);
   EXPECT_NE(s.at("pools")[0].at("seed"), s.at("pools")[1].at("seed"));
   EXPECT_NE(s.at("pools")[0].at("lines"), s.at("pools")[1].at("lines"));
   const auto* ways = finding(e, "cache.l1.ways");
@@ -124,15 +124,15 @@ analysis::cache::TlbResult tlb_walk(const decltype(device::ModelConfig::tlb)& le
   c.l2 = {16 * 1024 * kKiB, 128, 16, 300};
   device::ModelDevice dev(c);
   auto buf = dev.alloc_probe_buffer(cells * 2 * kMiB);
-  analysis::cache::Probe p;
+  measure::cache::Probe p;
   p.buffer_bytes = buf->bytes();
   if (bounded) p.max_sequence = dev.max_sequence_length() - dev.max_sequence_length() / 16;
   // Every sequence within what the probe says the sequencer holds.
-  p.run = [&](const device::AccessSequence& s) {
+  p.run = [&](const AccessSequence& s) {
     if (p.max_sequence) EXPECT_LE(s.sequence.size() + s.place.size(), p.max_sequence);
     return dev.run_sequence(*buf, s);
   };
-  return analysis::cache::infer_tlb(p, 2 * kMiB, max_cells);
+  return measure::cache::infer_tlb(p, 2 * kMiB, max_cells);
 }
 analysis::cache::TlbResult tlb_of(std::uint64_t entries, std::uint64_t page) {
   return tlb_walk({{entries, page, 0, 40}}, 1024, 512);

@@ -9,16 +9,16 @@
 #include <random>
 #include <string>
 
-#include "analysis/cache_inference.hpp"
 #include "device/model_device.hpp"
+#include "measure/cache_search.hpp"
 #include "model_probe.hpp"
 
 namespace gpuprobe {
 namespace {
 
-using analysis::cache::Level;
 using device::ModelConfig;
 using device::Replacement;
+using measure::cache::Level;
 
 using test::kGiB;
 using test::kKiB;
@@ -93,6 +93,7 @@ Large random_large(std::mt19937_64& rng, int index) {
 
 TEST(L2Eviction, RecoversWaysLinePolicyOfLargeHashedL2s) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   std::mt19937_64 rng(20261202);
   const int kHierarchies = 40;
   int deterministic = 0, recovered = 0, random_policy = 0, random_honest = 0, random_seen = 0;
@@ -110,12 +111,12 @@ TEST(L2Eviction, RecoversWaysLinePolicyOfLargeHashedL2s) {
     const auto pol = infer_policy(p, Level::kL2, cal, set);
     const bool ok = set.found && set.minimal_verified && set.repeatable() &&
                     set.ways == c.l2.ways && line.line_bytes == c.l2.line_bytes &&
-                    pol.policy == device::to_string(c.l2.policy);
+                    pol.label() == device::to_string(c.l2.policy);
     if (c.l2.policy == Replacement::kRandom) {
       // No eviction set is minimal under random replacement; what the search must not do is
       // name a deterministic class for it.
       ++random_policy;
-      random_honest += pol.policy != "lru" && pol.policy != "fifo" && pol.policy != "tree_plru";
+      random_honest += pol.label() != "lru" && pol.label() != "fifo" && pol.label() != "tree_plru";
       random_seen += set.probabilistic() ? 1 : 0;
     } else {
       ++deterministic;
@@ -130,7 +131,7 @@ TEST(L2Eviction, RecoversWaysLinePolicyOfLargeHashedL2s) {
           "policy %s, %llu tests\n",
           c.name.c_str(), device::to_string(c.l2.policy).c_str(), c.l2.ways, c.l2.line_bytes,
           c.l2_partitions, c.l2_replication ? ", replication" : "", set.found, set.minimal_verified,
-          set.ways, line.line_bytes, pol.policy.c_str(),
+          set.ways, line.line_bytes, pol.label().c_str(),
           static_cast<unsigned long long>(set.eviction_tests));
   }
   std::printf(
@@ -147,6 +148,7 @@ TEST(L2Eviction, RecoversWaysLinePolicyOfLargeHashedL2s) {
 
 TEST(L2Eviction, APoolSmallerThanTheCacheFindsNothing) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   std::mt19937_64 rng(7);
   Large d = random_large(rng, 1);
   d.config.l2.policy = Replacement::kLru;
@@ -180,6 +182,7 @@ ModelConfig wide_lru_l2(std::uint32_t ways) {
 /// The eviction search over 8192 candidates at `alignment` on a wide_lru_l2(ways) model.
 analysis::cache::ConflictSet search_wide_lru_l2(std::uint32_t ways, std::uint64_t alignment) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   device::ModelDevice dev(wide_lru_l2(ways));
   auto buf = dev.alloc_probe_buffer(64 * kMiB);
   Probe p = probe_on(dev, *buf, 64 * kMiB, 13);
@@ -236,6 +239,7 @@ analysis::cache::ConflictSet search_decoupled_l2(std::uint64_t seed, int index,
                                                  std::uint64_t data_share, int sets_log2,
                                                  std::uint64_t probe_seed) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   std::mt19937_64 rng(seed);
   Large d = random_large(rng, index);
   auto& c = d.config;
@@ -277,6 +281,7 @@ analysis::cache::ConflictSet search_decoupled_l2(std::uint64_t seed, int index,
 // bring it back every time: "volume".
 TEST(L2Eviction, VolumeCheckNamesACapacityEviction) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const auto set = search_decoupled_l2(31, 5, 8, 0, 19);
   EXPECT_FALSE(set.found) << set.note;
   ASSERT_EQ(set.volume_trials, 8) << set.note;
@@ -292,6 +297,7 @@ TEST(L2Eviction, VolumeCheckNamesACapacityEviction) {
 // groups over such a set cost about a second per target on the H200) with the volume check.
 TEST(L2Eviction, ALargeStuckSearchStopsAtThirtyTwoGroups) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   const auto set = search_decoupled_l2(37, 6, 4, 11, 23);
   EXPECT_FALSE(set.found) << set.note;
   EXPECT_GT(set.shortest_prefix, 64u * 64u);
@@ -304,6 +310,7 @@ TEST(L2Eviction, ALargeStuckSearchStopsAtThirtyTwoGroups) {
 // 6 or 7 undecided, 5 or fewer "not_volume".
 TEST(L2Eviction, VolumeVerdictKnownAnswers) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   EXPECT_EQ(volume_verdict(8, 8), "volume");
   EXPECT_EQ(volume_verdict(8, 7), "undecided");
   EXPECT_EQ(volume_verdict(8, 6), "undecided");
@@ -328,7 +335,7 @@ TEST(L2Eviction, NearHomeTargetsFromColdReads) {
     device::ModelDevice dev(c);
     auto buf = dev.alloc_probe_buffer(test::kGiB);
     auto p = test::probe_on(dev, *buf, test::kGiB, 5);
-    const auto t = analysis::cache::near_home_targets(p, 32, 1024);
+    const auto t = measure::cache::near_home_targets(p, 32, 1024);
     ASSERT_EQ(t.lines.size(), 32u);
     EXPECT_EQ(t.split, by_home);
     if (!by_home) {
@@ -341,9 +348,9 @@ TEST(L2Eviction, NearHomeTargetsFromColdReads) {
     for (auto o : t.targets) EXPECT_EQ(__builtin_parityll(o & c.l2_partition_masks[0]), 0) << o;
     // The eviction search evicts the target it is given.
     p.eviction_target = t.targets.front();
-    const auto cal = analysis::cache::calibrate(p, analysis::cache::Level::kL2);
+    const auto cal = measure::cache::calibrate(p, measure::cache::Level::kL2);
     const auto cs =
-        analysis::cache::find_conflict_set_by_eviction(p, cal, 4 * c.l2.capacity_bytes / 128, 1024);
+        measure::cache::find_conflict_set_by_eviction(p, cal, 4 * c.l2.capacity_bytes / 128, 1024);
     EXPECT_EQ(cs.target, t.targets.front());
   }
 }
@@ -382,6 +389,7 @@ TEST(L2Eviction, NearHomeSplitOfRecordedH200ColdReads) {
 // untimed, and the set of the L2 is found.
 TEST(L2Eviction, ATranslationLostToTheSweepIsNotAnEviction) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   std::mt19937_64 rng(20261203);
   Large d = random_large(rng, 4);
   auto& c = d.config;
@@ -400,9 +408,9 @@ TEST(L2Eviction, ATranslationLostToTheSweepIsNotAnEviction) {
 }
 
 /// A pool outcome for search_pools: found or not, by eviction sweeps, its target's kind.
-analysis::cache::PoolOutcome outcome(bool found, const std::string& kind = "dram",
-                                     const std::string& method = "eviction_sweeps") {
-  analysis::cache::PoolOutcome o;
+measure::cache::PoolOutcome outcome(bool found, const std::string& kind = "dram",
+                                    const std::string& method = "eviction_sweeps") {
+  measure::cache::PoolOutcome o;
   o.set.found = found;
   o.set.ways = found ? 16 : 0;
   o.set.method = method;
@@ -414,7 +422,7 @@ analysis::cache::PoolOutcome outcome(bool found, const std::string& kind = "dram
 // a conflict in one set): each is replaced by the next until two sets of one kind are found, up
 // to the limit (six misses before two sets was past the old limit of five pools).
 TEST(L2Eviction, SearchPoolsReplacesTargetsWithoutASet) {
-  using analysis::cache::search_pools;
+  using measure::cache::search_pools;
   int calls = 0;
   const auto six_misses = search_pools(2, 10, [&](int k) {
     ++calls;
@@ -435,8 +443,8 @@ TEST(L2Eviction, SearchPoolsReplacesTargetsWithoutASet) {
 // agreeing (before, every set unlike the first was set aside: GPU-378d63f9 had two such 16-way
 // sets and no ways finding).
 TEST(L2Eviction, SearchPoolsCountsSetsOfOneKind) {
-  using analysis::cache::search_pools;
-  const std::vector<analysis::cache::PoolOutcome> seq = {
+  using measure::cache::search_pools;
+  const std::vector<measure::cache::PoolOutcome> seq = {
       outcome(true, "far_partition"), outcome(true, "dram"), outcome(false), outcome(true, "dram"),
       outcome(true, "far_partition")};
   const auto r = search_pools(2, 10, [&](int k) { return seq[static_cast<std::size_t>(k)]; });
@@ -456,6 +464,7 @@ TEST(L2Eviction, SearchPoolsCountsSetsOfOneKind) {
 
 TEST(L2Eviction, ADeviceWithoutSweepsSaysSo) {
   using namespace analysis::cache;
+  using namespace measure::cache;
   std::mt19937_64 rng(9);
   const Large d = random_large(rng, 2);
   device::ModelDevice dev(d.config);

@@ -99,7 +99,7 @@ TEST(ModelStructure, FarLineIsServedNearAfterItsFirstReadOnlyWithReplication) {
     c.l2_replication = replication;
     device::ModelDevice dev(c);
     auto buf = dev.alloc_probe_buffer(1 << 20);
-    device::AccessSequence s;
+    AccessSequence s;
     s.op = device::LoadOp::kCg;
     s.flush_l2 = true;
     s.sm = 0;                 // side 0

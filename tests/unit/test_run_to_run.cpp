@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "analysis/cache_inference.hpp"
 #include "core/confidence.hpp"
 #include "core/experiment.hpp"
 #include "core/noise.hpp"
@@ -19,6 +18,7 @@
 #include "core/stats.hpp"
 #include "device/model_device.hpp"
 #include "finding_lookup.hpp"
+#include "measure/cache_search.hpp"
 #include "probes/cache/cache_structure.hpp"
 #include "probes/link/link.hpp"
 
@@ -312,8 +312,8 @@ analysis::cache::TlbResult noisy_tlb(int access, int call, std::uint32_t seed) {
   device::ModelDevice dev(c);
   auto buf = dev.alloc_probe_buffer(1024 * 2 * kMiB);
   std::mt19937 rng(seed);
-  analysis::cache::Probe p;
-  p.run = [&](const device::AccessSequence& s) {
+  measure::cache::Probe p;
+  p.run = [&](const AccessSequence& s) {
     auto t = dev.run_sequence(*buf, s);
     const int shift = std::uniform_int_distribution<int>(-call, call)(rng);
     for (auto& x : t.cycles)
@@ -322,7 +322,7 @@ analysis::cache::TlbResult noisy_tlb(int access, int call, std::uint32_t seed) {
   };
   p.buffer_bytes = buf->bytes();
   p.seed = seed;
-  return analysis::cache::infer_tlb(p, 2 * kMiB, 512);
+  return measure::cache::infer_tlb(p, 2 * kMiB, 512);
 }
 
 /// latency.tlb's analysis of `t` (the samples as the experiment writes them).
@@ -344,7 +344,7 @@ TEST(RunToRun, TlbPenaltyComesFromIndependentReplicatedWalks) {
   ASSERT_EQ(t.levels.size(), 1u) << t.curve.dump();
   const auto& l = t.levels[0];
   ASSERT_EQ(l.penalty_replicates.size(),
-            static_cast<std::size_t>(analysis::cache::kTlbPenaltyReplicates));
+            static_cast<std::size_t>(measure::cache::kTlbPenaltyReplicates));
   ASSERT_EQ(l.penalty_standard_errors.size(), l.penalty_replicates.size());
   for (double pen : l.penalty_replicates) EXPECT_NEAR(pen, 10, 2.5);
   EXPECT_DOUBLE_EQ(l.miss_penalty_cycles, stats::median(l.penalty_replicates));

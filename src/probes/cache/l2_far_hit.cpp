@@ -97,7 +97,7 @@ class L2FarHit : public Experiment {
   std::vector<std::string> depends_on() const override { return {"cache.l2.partition"}; }
 
   void run(Context& ctx, ExperimentResult& r) const override {
-    auto* seq = device::as_sequencer(ctx.device);
+    auto* seq = as_sequencer(ctx.device);
     if (!seq) {
       r.status = Status::kWaived;
       r.reason = "the device runs no cache-structure sequences";
@@ -207,9 +207,8 @@ class L2FarHit : public Experiment {
   /// with the working set bisected: while the near partition keeps copies of the far lines,
   /// their chase runs at the near-hit latency. The lines of all 32 pages are classified first
   /// (each page has its own constant in the partition function).
-  json copy_chases(Context& ctx, device::Sequencer& seq, device::ProbeBuffer& buf,
-                   const std::uint64_t* base, std::uint64_t mask, int reference,
-                   int measured) const {
+  json copy_chases(Context& ctx, Sequencer& seq, ProbeBuffer& buf, const std::uint64_t* base,
+                   std::uint64_t mask, int reference, int measured) const {
     const auto plines = sides::random_lines(kBufferPages, kPageProbeLines, ctx.options.seed + 7);
     const auto pwarm = sides::warm_lines(kBufferPages);
     analysis::FarHitInput pin;

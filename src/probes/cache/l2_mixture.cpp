@@ -14,6 +14,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -581,122 +582,82 @@ void analyze_homes(ExperimentResult& r, const json& points, std::uint64_t mask, 
         {"standard_error", se}}});
 }
 
-void L2Mixture::analyze(ExperimentResult& r) const {
-  const auto& S = r.samples;
-  if (!S.contains("reference") || !S.contains("points")) return;
-  std::vector<double> ref;
-  for (const auto& c : S.at("reference").at("cycles")) ref.push_back(c.get<double>());
-  if (ref.size() < 16) {
-    r.statistics["note"] = "too few reference samples";
-    return;
-  }
-  const double near_sampled = stats::median(ref);
-  const double hit = r.parameters.value("l2_hit_latency_cycles", 0.0);
-  const double far = r.parameters.value("l2_far_hit_latency_cycles", 0.0);
-  const double offset = near_sampled - hit;  // the timer's cost on a sampled load
-  // A load is a near hit below halfway to the far hit (on the sampled scale); without a far
-  // hit, below 1.3 x the near level.
-  const double threshold = far > hit ? near_sampled + 0.5 * (far - hit) : near_sampled * 1.3;
-  std::vector<PointStats> pts;
-  std::vector<Allocation> allocations;  // the points' (offset 0), then the draws'
-  Curve c{"shares",
-          {"working_set_bytes", "near_share", "miss_mean_cycles", "page_share_min",
-           "page_share_max", "pages", "samples"},
-          {},
-          chart_hints("share of loads served by the SM's own L2 partition", "working_set_bytes",
-                      "bytes", "near_share", "fraction")
-              .with_model({"page_share_min", "page_share_max"})};
-  std::vector<PlacementPoint> placement;
-  for (const auto& p : S.at("points")) {
-    const auto& cy = p.at("cycles");
-    // The line each sample read ("node"), or, in results before it, its 2 MiB page.
-    const bool by_node = p.contains("node");
-    if (!by_node && !p.contains("page"))
-      throw UsageError(
-          "cache.l2.mixture: a point records neither the nodes nor the pages of its "
-          "samples");
-    const auto& pg = by_node ? p.at("node") : p.at("page");
-    if (!cy.is_array() || !pg.is_array() || cy.size() != pg.size())
-      throw UsageError(
-          "cache.l2.mixture: a point's cycles and nodes (pages) are not two arrays of one "
-          "length");
-    PlacementPoint pp;
-    PointStats s;
-    s.bytes = p.at("working_set_bytes").get<double>();
-    std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> by_page;  // near, all
-    double miss_sum = 0;
-    AllocationSum all;
-    for (std::size_t i = 0; i < cy.size(); ++i) {
-      const double v = cy[i].get<double>();
-      all.add(v, 1, offset, threshold);
-      const bool is_near = v < threshold;
-      if (!pg[i].is_number_unsigned())
-        throw UsageError("cache.l2.mixture: a sample's node (page) is not a non-negative integer");
-      const std::uint64_t at = pg[i].get<std::uint64_t>();
-      if (by_node && at > (std::uint64_t{1} << 40))
-        throw UsageError("cache.l2.mixture: a sample's node is beyond 2^40 lines");
-      if (by_node) pp.samples.push_back({at * kLine, is_near});
-      auto& b = by_page[by_node ? at * kLine / kPageBytes : at];
-      b.first += is_near;
-      ++b.second;
-      if (!is_near) {
-        miss_sum += v - offset;
-        ++s.misses;
-      }
+/// One point's shares: each sample near or not (below `threshold`), the share per page and
+/// the pages' spread; nullopt for a point without samples. `pp` gets the samples' lines (when
+/// the point records them), `all` its cycles.
+std::optional<PointStats> point_stats(const json& p, double offset, double threshold,
+                                      PlacementPoint& pp, AllocationSum& all) {
+  const auto& cy = p.at("cycles");
+  // The line each sample read ("node"), or, in results before it, its 2 MiB page.
+  const bool by_node = p.contains("node");
+  if (!by_node && !p.contains("page"))
+    throw UsageError(
+        "cache.l2.mixture: a point records neither the nodes nor the pages of its "
+        "samples");
+  const auto& pg = by_node ? p.at("node") : p.at("page");
+  if (!cy.is_array() || !pg.is_array() || cy.size() != pg.size())
+    throw UsageError(
+        "cache.l2.mixture: a point's cycles and nodes (pages) are not two arrays of one "
+        "length");
+  PointStats s;
+  s.bytes = p.at("working_set_bytes").get<double>();
+  std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> by_page;  // near, all
+  double miss_sum = 0;
+  for (std::size_t i = 0; i < cy.size(); ++i) {
+    const double v = cy[i].get<double>();
+    all.add(v, 1, offset, threshold);
+    const bool is_near = v < threshold;
+    if (!pg[i].is_number_unsigned())
+      throw UsageError("cache.l2.mixture: a sample's node (page) is not a non-negative integer");
+    const std::uint64_t at = pg[i].get<std::uint64_t>();
+    if (by_node && at > (std::uint64_t{1} << 40))
+      throw UsageError("cache.l2.mixture: a sample's node is beyond 2^40 lines");
+    if (by_node) pp.samples.push_back({at * kLine, is_near});
+    auto& b = by_page[by_node ? at * kLine / kPageBytes : at];
+    b.first += is_near;
+    ++b.second;
+    if (!is_near) {
+      miss_sum += v - offset;
+      ++s.misses;
     }
-    s.n = cy.size();
-    if (s.n == 0) continue;
-    s.near_share = static_cast<double>(s.n - s.misses) / static_cast<double>(s.n);
-    pp.near_share = s.near_share;
-    if (!pp.samples.empty()) placement.push_back(std::move(pp));
-    s.miss_mean = s.misses ? miss_sum / static_cast<double>(s.misses) : 0;
-    // Heterogeneity of the pages' shares (pages with at least kMinPageSamples samples; a
-    // partial last page with few is left out): binomial weights n / (q (1 - q)) about their
-    // pooled share q, which is their weighted mean.
-    s.page_min = 1;
-    s.page_max = 0;
-    std::size_t pooled_near = 0, pooled_all = 0;
-    for (const auto& [page, b] : by_page)
-      if (b.second >= kMinPageSamples) {
-        pooled_near += b.first;
-        pooled_all += b.second;
-      }
-    const double q =
-        pooled_all ? static_cast<double>(pooled_near) / static_cast<double>(pooled_all) : 0;
-    std::vector<double> shares, weights;
-    for (const auto& [page, b] : by_page) {
-      if (b.second < kMinPageSamples) continue;
-      const double share = static_cast<double>(b.first) / static_cast<double>(b.second);
-      s.page_min = std::min(s.page_min, share);
-      s.page_max = std::max(s.page_max, share);
-      ++s.pages;
-      shares.push_back(share);
-      // All shares equal q when q is 0 or 1: any weight gives Q = 0.
-      weights.push_back(q > 0 && q < 1 ? static_cast<double>(b.second) / (q * (1 - q)) : 1.0);
-    }
-    s.z = confidence::heterogeneity_z(shares, weights);
-    if (s.pages == 0) s.page_min = s.page_max = s.near_share;
-    pts.push_back(s);
-    allocations.push_back(all.done(s.bytes, 0));
-    c.rows.push_back({s.bytes, s.near_share, s.miss_mean, s.page_min, s.page_max,
-                      static_cast<double>(s.pages), static_cast<double>(s.n)});
   }
-  r.curves.push_back(c);
-  analyze_placement(r, placement);
-  analyze_allocations(r, allocations, offset, threshold);
-  const double mask = r.parameters.value("partition_hash_mask", 0.0);
-  if (mask >= 1 && mask < static_cast<double>(kPageBytes) && std::floor(mask) == mask)
-    analyze_homes(r, S.at("points"), static_cast<std::uint64_t>(mask), offset, threshold);
-  else
-    r.statistics["homes_note"] =
-        "no split by home partition: the run recorded no l2.partition.hash_mask inside a 2 MiB "
-        "page (cache.l2.partition did not run or found none, or the result predates the field)";
-  r.statistics["near_level_sampled_cycles"] = near_sampled;
-  r.statistics["timer_offset_cycles"] = offset;
-  r.statistics["near_threshold_cycles"] = threshold;
-  r.statistics["near_threshold_rule"] =
-      far > hit ? "halfway from the sampled near level to l2.far_hit_latency"
-                : "1.3 x the sampled near level (no far-hit latency above the near one)";
+  s.n = cy.size();
+  if (s.n == 0) return std::nullopt;
+  s.near_share = static_cast<double>(s.n - s.misses) / static_cast<double>(s.n);
+  pp.near_share = s.near_share;
+  s.miss_mean = s.misses ? miss_sum / static_cast<double>(s.misses) : 0;
+  // Heterogeneity of the pages' shares (pages with at least kMinPageSamples samples; a
+  // partial last page with few is left out): binomial weights n / (q (1 - q)) about their
+  // pooled share q, which is their weighted mean.
+  s.page_min = 1;
+  s.page_max = 0;
+  std::size_t pooled_near = 0, pooled_all = 0;
+  for (const auto& [page, b] : by_page)
+    if (b.second >= kMinPageSamples) {
+      pooled_near += b.first;
+      pooled_all += b.second;
+    }
+  const double q =
+      pooled_all ? static_cast<double>(pooled_near) / static_cast<double>(pooled_all) : 0;
+  std::vector<double> shares, weights;
+  for (const auto& [page, b] : by_page) {
+    if (b.second < kMinPageSamples) continue;
+    const double share = static_cast<double>(b.first) / static_cast<double>(b.second);
+    s.page_min = std::min(s.page_min, share);
+    s.page_max = std::max(s.page_max, share);
+    ++s.pages;
+    shares.push_back(share);
+    // All shares equal q when q is 0 or 1: any weight gives Q = 0.
+    weights.push_back(q > 0 && q < 1 ? static_cast<double>(b.second) / (q * (1 - q)) : 1.0);
+  }
+  s.z = confidence::heterogeneity_z(shares, weights);
+  if (s.pages == 0) s.page_min = s.page_max = s.near_share;
+  return s;
+}
+
+/// What a miss costs (l2.mixture_miss_latency) and how unevenly the pages share the partition
+/// (l2.mixture_page_spread), from the points' shares.
+void mixture_findings(ExperimentResult& r, const std::vector<PointStats>& pts) {
   // What a miss costs: the mean of the loads past the near level, at the working sets where
   // most loads miss (on the chase's scale); its confidence is how little it moves between them.
   std::vector<double> miss_means;
@@ -738,6 +699,62 @@ void L2Mixture::analyze(ExperimentResult& r) const {
           {"page_share_max", mid->page_max},
           {"heterogeneity_z", mid->z}}});
   }
+}
+
+void L2Mixture::analyze(ExperimentResult& r) const {
+  const auto& S = r.samples;
+  if (!S.contains("reference") || !S.contains("points")) return;
+  std::vector<double> ref;
+  for (const auto& c : S.at("reference").at("cycles")) ref.push_back(c.get<double>());
+  if (ref.size() < 16) {
+    r.statistics["note"] = "too few reference samples";
+    return;
+  }
+  const double near_sampled = stats::median(ref);
+  const double hit = r.parameters.value("l2_hit_latency_cycles", 0.0);
+  const double far = r.parameters.value("l2_far_hit_latency_cycles", 0.0);
+  const double offset = near_sampled - hit;  // the timer's cost on a sampled load
+  // A load is a near hit below halfway to the far hit (on the sampled scale); without a far
+  // hit, below 1.3 x the near level.
+  const double threshold = far > hit ? near_sampled + 0.5 * (far - hit) : near_sampled * 1.3;
+  std::vector<PointStats> pts;
+  std::vector<Allocation> allocations;  // the points' (offset 0), then the draws'
+  Curve c{"shares",
+          {"working_set_bytes", "near_share", "miss_mean_cycles", "page_share_min",
+           "page_share_max", "pages", "samples"},
+          {},
+          chart_hints("share of loads served by the SM's own L2 partition", "working_set_bytes",
+                      "bytes", "near_share", "fraction")
+              .with_model({"page_share_min", "page_share_max"})};
+  std::vector<PlacementPoint> placement;
+  for (const auto& p : S.at("points")) {
+    PlacementPoint pp;
+    AllocationSum all;
+    const auto s = point_stats(p, offset, threshold, pp, all);
+    if (!s) continue;
+    if (!pp.samples.empty()) placement.push_back(std::move(pp));
+    pts.push_back(*s);
+    allocations.push_back(all.done(s->bytes, 0));
+    c.rows.push_back({s->bytes, s->near_share, s->miss_mean, s->page_min, s->page_max,
+                      static_cast<double>(s->pages), static_cast<double>(s->n)});
+  }
+  r.curves.push_back(c);
+  analyze_placement(r, placement);
+  analyze_allocations(r, allocations, offset, threshold);
+  const double mask = r.parameters.value("partition_hash_mask", 0.0);
+  if (mask >= 1 && mask < static_cast<double>(kPageBytes) && std::floor(mask) == mask)
+    analyze_homes(r, S.at("points"), static_cast<std::uint64_t>(mask), offset, threshold);
+  else
+    r.statistics["homes_note"] =
+        "no split by home partition: the run recorded no l2.partition.hash_mask inside a 2 MiB "
+        "page (cache.l2.partition did not run or found none, or the result predates the field)";
+  r.statistics["near_level_sampled_cycles"] = near_sampled;
+  r.statistics["timer_offset_cycles"] = offset;
+  r.statistics["near_threshold_cycles"] = threshold;
+  r.statistics["near_threshold_rule"] =
+      far > hit ? "halfway from the sampled near level to l2.far_hit_latency"
+                : "1.3 x the sampled near level (no far-hit latency above the near one)";
+  mixture_findings(r, pts);
 }
 
 }  // namespace

@@ -35,10 +35,9 @@ std::vector<std::uint64_t> random_lines(std::uint64_t pages, int per_page, std::
   return out;
 }
 
-Round run_round(device::Sequencer& seq, device::ProbeBuffer& buf,
-                const std::vector<std::uint64_t>& warm, const std::vector<std::uint64_t>& lines,
-                int reference, int measured, bool second) {
-  device::AccessSequence s;
+Round run_round(Sequencer& seq, ProbeBuffer& buf, const std::vector<std::uint64_t>& warm,
+                const std::vector<std::uint64_t>& lines, int reference, int measured, bool second) {
+  AccessSequence s;
   s.op = device::LoadOp::kCg;
   s.flush_l2 = true;
   if (reference >= 0) {
@@ -62,8 +61,7 @@ Round run_round(device::Sequencer& seq, device::ProbeBuffer& buf,
   return r;
 }
 
-Reference find_reference(device::Sequencer& seq, device::ProbeBuffer& buf,
-                         const std::vector<std::uint64_t>& warm,
+Reference find_reference(Sequencer& seq, ProbeBuffer& buf, const std::vector<std::uint64_t>& warm,
                          const std::vector<std::uint64_t>& lines, int measured, int sm_count,
                          int candidates) {
   Reference ref;

@@ -28,9 +28,9 @@ struct Round {
 };
 /// After a flush, `reference` reads `lines` (none when reference < 0); then `measured` reads
 /// `warm` untimed and times its first and second read of every line (ld.global.cg).
-Round run_round(device::Sequencer& seq, device::ProbeBuffer& buf,
-                const std::vector<std::uint64_t>& warm, const std::vector<std::uint64_t>& lines,
-                int reference, int measured, bool second = true);
+Round run_round(Sequencer& seq, ProbeBuffer& buf, const std::vector<std::uint64_t>& warm,
+                const std::vector<std::uint64_t>& lines, int reference, int measured,
+                bool second = true);
 
 struct Reference {
   int sm = -1;  ///< -1: no candidate split the first reads (one partition)
@@ -39,8 +39,7 @@ struct Reference {
 };
 /// Tries up to `candidates` SMs spread over the GPU as the reference for `measured`; the first
 /// whose placement splits the measured SM's first reads into two classes is kept.
-Reference find_reference(device::Sequencer& seq, device::ProbeBuffer& buf,
-                         const std::vector<std::uint64_t>& warm,
+Reference find_reference(Sequencer& seq, ProbeBuffer& buf, const std::vector<std::uint64_t>& warm,
                          const std::vector<std::uint64_t>& lines, int measured, int sm_count,
                          int candidates);
 
