@@ -126,7 +126,7 @@ class Prefetch : public Experiment {
                          "multiples of 128)");
   }
   void run(Context& ctx, ExperimentResult& r) const override {
-    auto* seq = device::as_sequencer(ctx.device);
+    auto* seq = as_sequencer(ctx.device);
     if (!seq) {
       r.status = Status::kWaived;
       r.reason = "the device runs no cache-structure sequences";
@@ -140,7 +140,7 @@ class Prefetch : public Experiment {
     for (const auto& level : axes.strings("level")) {
       for (const auto stride : axes.ints("stride_bytes")) {
         const auto l = layout_for(static_cast<std::uint64_t>(stride), rng);
-        device::AccessSequence s;
+        AccessSequence s;
         s.flush_l2 = true;
         s.sm = 0;
         s.op = level == "dram" ? device::LoadOp::kCg : device::LoadOp::kCa;
