@@ -111,39 +111,40 @@ std::vector<device::LoadOp> parse_loads(const std::string& text) {
   return ops;
 }
 
-int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int argc,
-                    const char* const* argv, std::ostream& out, const std::string& command) {
-  const auto start = std::chrono::steady_clock::now();
-  const std::string started = utc_now();
-  if (cli.options.out_dir.empty())
-    cli.options.out_dir = "gpuprobe-results/" + utc_now("%Y%m%dT%H%M%SZ");
-  // Empty, new, or an earlier result (replaced by the writer); not locked by another run.
-  report::check_result_folder(cli.options.out_dir);
-  auto dev = device::open_device(cli.options.device);
-  // Everything that can be wrong with the input is found before anything is written.
+/// The chosen experiments sorted into those that run and those waived (by the device or by
+/// the options), each runnable one validated. A `run` whose every chosen experiment is waived
+/// is refused, even where what they require could run: it would measure nothing asked for.
+struct Triage {
   std::vector<const Experiment*> runnable;
   std::vector<std::pair<const Experiment*, std::string>> waived;
+};
+Triage triage(const std::vector<const Experiment*>& chosen, device::Device& dev, const Cli& cli,
+              const std::string& command) {
+  Triage t;
   for (const auto* e : chosen) {
-    auto why = e->waiver(dev->info());
-    if (!why) why = e->options_waiver(dev->info(), cli.options);
+    auto why = e->waiver(dev.info());
+    if (!why) why = e->options_waiver(dev.info(), cli.options);
     if (why) {
-      waived.emplace_back(e, *why);
+      t.waived.emplace_back(e, *why);
       continue;
     }
-    e->validate(*dev, cli.options);
-    runnable.push_back(e);
+    e->validate(dev, cli.options);
+    t.runnable.push_back(e);
   }
-  // A run whose every chosen experiment is waived is refused, even where what they require
-  // could run: it would measure nothing that was asked for.
   const auto asked = [&](const Experiment* e) {
     return std::find(cli.added_ids.begin(), cli.added_ids.end(), e->id()) == cli.added_ids.end();
   };
-  if (!waived.empty() && command == "run" && std::none_of(runnable.begin(), runnable.end(), asked))
-    throw UsageError("experiment " + waived.front().first->id() +
-                     " does not apply here: " + waived.front().second);
-  for (const auto& line : cli.added_lines) out << "also running " << line << "\n";
-  cli.added_lines.clear();  // said once, also over the runs of `repeat`
+  if (!t.waived.empty() && command == "run" &&
+      std::none_of(t.runnable.begin(), t.runnable.end(), asked))
+    throw UsageError("experiment " + t.waived.front().first->id() +
+                     " does not apply here: " + t.waived.front().second);
+  return t;
+}
 
+/// result.json's header: the tool and its build, the command, the device, its environment,
+/// the conventions, the chase kernels and the timer's calibration.
+json result_header(device::Device& dev, int argc, const char* const* argv,
+                   const std::string& command, const std::string& started) {
   json argv_json = json::array();
   for (int i = 0; i < argc; ++i) argv_json.push_back(argv[i]);
   json header = {
@@ -161,25 +162,79 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
           {"cuda_flags", build::kCudaFlags}}}}},
       {"command", command},
       {"started_utc", started},
-      {"device", device_json(dev->info())},
-      {"environment", dev->environment()},
+      {"device", device_json(dev.info())},
+      {"environment", dev.environment()},
       {"conventions",
        {{"latency",
          "dependent chain, cycles per load (SM clock64); ns = cycles / measured SM clock"},
         {"statistics", "median, min, p5, p95, MAD over repetitions; stopping rule in protocol"}}}};
-  const auto timer = dev->calibrate_timer();
-  header["kernels"] = dev->chase_kernel_info();
+  const auto timer = dev.calibrate_timer();
+  header["kernels"] = dev.chase_kernel_info();
   header["timer"] = {{"clock64_overhead_cycles", timer.clock64_overhead_cycles},
                      {"clock32_overhead_cycles", timer.clock32_overhead_cycles},
                      {"note", "one clock64 read per chase end; amortised over >= 1024 steps"}};
-  report::ResultWriter writer(cli.options.out_dir, header);
+  return header;
+}
+
+/// Runs and analyses one experiment, with its clocks and wall time; a CUDA error that leaves
+/// the device unusable sets `sticky`, and every later experiment is an error without running.
+ExperimentResult run_one(const Experiment& e, device::Device& dev, const Cli& cli,
+                         FindingBoard& board, bool& sticky) {
+  ExperimentResult r;
+  r.id = e.id();
+  r.samples_version = e.samples_version();
+  r.protocol = to_json(cli.options.protocol);
+  r.protocol["timer"] = "clock64 in-kernel (cycles); %globaltimer for the SM clock";
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto before = dev.read_clocks();
+  // Clocks, power and throttle reasons while the experiment runs (every 50 ms, NVML only).
+  env::ClockSampler during([&dev] { return dev.read_clocks(); }, 50.0);
+  if (sticky) {
+    r.status = Status::kError;
+    r.reason = "not run: an earlier experiment left the device in an unusable state";
+  } else {
+    try {
+      Context ctx{dev, cli.options, board};
+      e.run(ctx, r);
+      if (!e.typed_axes().empty()) r.parameters["axes"] = e.axis_values(cli.options).to_json();
+      e.analyze(r);
+      for (const auto& f : r.findings) board.add(f);
+    } catch (const CudaError& ex) {
+      r.status = Status::kError;
+      r.reason = ex.what();
+      sticky = ex.sticky();
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception& ex) {
+      r.status = Status::kError;
+      r.reason = ex.what();
+    }
+  }
+  progress::end();
+  json sampled = during.stop();
+  r.clocks = clocks_json(before, dev.read_clocks(), std::move(sampled));
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int argc,
+                    const char* const* argv, std::ostream& out, const std::string& command) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string started = utc_now();
+  if (cli.options.out_dir.empty())
+    cli.options.out_dir = "gpuprobe-results/" + utc_now("%Y%m%dT%H%M%SZ");
+  // Empty, new, or an earlier result (replaced by the writer); not locked by another run.
+  report::check_result_folder(cli.options.out_dir);
+  auto dev = device::open_device(cli.options.device);
+  // Everything that can be wrong with the input is found before anything is written.
+  const Triage t = triage(chosen, *dev, cli, command);
+  for (const auto& line : cli.added_lines) out << "also running " << line << "\n";
+  cli.added_lines.clear();  // said once, also over the runs of `repeat`
+  report::ResultWriter writer(cli.options.out_dir,
+                              result_header(*dev, argc, argv, command, started));
   out << "gpuprobe " << build::kVersion << " on " << dev->info().name << " -> "
       << cli.options.out_dir << "\n";
-
-  FindingBoard board;
-  int errors = 0;
-  bool sticky = false;
-  for (const auto& [e, why] : waived) {
+  for (const auto& [e, why] : t.waived) {
     ExperimentResult r;
     r.id = e->id();
     r.status = Status::kWaived;
@@ -188,43 +243,12 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
     out << "  " << r.id << ": waived (" << why << ")\n";
   }
   if (!cli.quiet && progress::stderr_is_terminal()) progress::enable(&std::cerr);  // --quiet
-  int position = 0;
-  for (const auto* e : runnable) {
-    progress::begin(++position, static_cast<int>(runnable.size()), e->id());
-    ExperimentResult r;
-    r.id = e->id();
-    r.samples_version = e->samples_version();
-    r.protocol = to_json(cli.options.protocol);
-    r.protocol["timer"] = "clock64 in-kernel (cycles); %globaltimer for the SM clock";
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto before = dev->read_clocks();
-    // Clocks, power and throttle reasons while the experiment runs (every 50 ms, NVML only).
-    env::ClockSampler during([&dev] { return dev->read_clocks(); }, 50.0);
-    if (sticky) {
-      r.status = Status::kError;
-      r.reason = "not run: an earlier experiment left the device in an unusable state";
-    } else {
-      try {
-        Context ctx{*dev, cli.options, board};
-        e->run(ctx, r);
-        if (!e->typed_axes().empty()) r.parameters["axes"] = e->axis_values(cli.options).to_json();
-        e->analyze(r);
-        for (const auto& f : r.findings) board.add(f);
-      } catch (const CudaError& ex) {
-        r.status = Status::kError;
-        r.reason = ex.what();
-        sticky = ex.sticky();
-      } catch (const UsageError&) {
-        throw;
-      } catch (const std::exception& ex) {
-        r.status = Status::kError;
-        r.reason = ex.what();
-      }
-    }
-    progress::end();
-    json sampled = during.stop();
-    r.clocks = clocks_json(before, dev->read_clocks(), std::move(sampled));
-    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  FindingBoard board;
+  int errors = 0, position = 0;
+  bool sticky = false;
+  for (const auto* e : t.runnable) {
+    progress::begin(++position, static_cast<int>(t.runnable.size()), e->id());
+    const ExperimentResult r = run_one(*e, *dev, cli, board, sticky);
     if (r.status == Status::kError) ++errors;
     writer.add(r);
     out << "  " << r.id << ": " << to_string(r.status);
@@ -237,7 +261,7 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
       {{"wall_s", wall},
        {"finished_utc", utc_now()},
        {"summary",
-        {{"experiments", chosen.size()}, {"errors", errors}, {"waived", waived.size()}}}});
+        {{"experiments", chosen.size()}, {"errors", errors}, {"waived", t.waived.size()}}}});
   if (cli.verbose) out << "\n" << report::summary_table(writer.result());
   out << "\n" << report::summary_text(report::summary_card(writer.result()));
   out << "\nwall time " << format_number(wall) << " s; results: " << cli.options.out_dir
