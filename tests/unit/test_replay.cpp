@@ -12,6 +12,7 @@
 
 #include "analysis/replay.hpp"
 #include "core/error.hpp"
+#include "device/model_device.hpp"
 #include "measure/replay_model.hpp"
 
 namespace gpuprobe::analysis::replay {
@@ -279,6 +280,33 @@ TEST(ReplayModel, TreePlruOnlyOverAPowerOfTwoOfWays) {
       measure::l2_variants({{"l2_ways", 16}}, {{"l2.mixture.placement_unit", 1.5 * kMiB + 0.5}});
   EXPECT_EQ(fractional.back().not_applicable,
             "l2.mixture.placement_unit is no whole number of bytes");
+}
+
+TEST(ReplayModel, ChasesTheModelAndItsVariantsAtTheSweepsPoints) {
+  // The tiny model: a 16 KiB L1 at 30 cycles, a 512 KiB L2, DRAM at 500 cycles, no noise.
+  const json model = device::to_json(device::builtin_model_config("tiny"));
+  measure::ModelReplay replay(model);
+  const auto in_l1 = point(4 * kKiB, 30), in_dram = point(8 * kMiB, 500);
+  EXPECT_NEAR(replay.cycles_at(in_l1), 30, 3);
+  EXPECT_NEAR(replay.cycles_at(in_dram), 500, 50);
+
+  // A sensitivity over [1 KiB, 1 MiB): the DRAM point is outside; a variant that does not
+  // apply leaves its column empty and says why.
+  const std::vector<SweepPoint> points = {in_l1, in_dram};
+  const std::vector<measure::ModelVariant> variants = {
+      {"fifo", [](json& m) { m["l1_policy"] = "fifo"; }, ""},
+      {"impossible", {}, "no reason to try"}};
+  const auto s = measure::sensitivity({"test_sensitivity", "title", 1 * kKiB, 1 * kMiB}, variants,
+                                      model, points);
+  EXPECT_EQ(s.curve.columns, (std::vector<std::string>{"working_set_bytes", "measured_cycles",
+                                                       "fifo", "impossible"}));
+  ASSERT_EQ(s.curve.rows.size(), 1u);
+  EXPECT_NEAR(s.curve.rows[0][2].get<double>(), 30, 3);
+  EXPECT_TRUE(s.curve.rows[0][3].is_null());
+  EXPECT_EQ(s.worst_by_region.at("impossible"), "not applicable: no reason to try");
+  EXPECT_TRUE(s.worst_by_region.at("fifo").contains("l1"));
+  // A model that is not structural has no sensitivities.
+  EXPECT_TRUE(measure::replay_sensitivities(model, kCapacities, points).l1.curve.rows.empty());
 }
 
 }  // namespace
