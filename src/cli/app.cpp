@@ -84,6 +84,7 @@ struct Cli {
   std::string loads_text;
   std::string min_size_text, max_size_text;
   std::string carveouts_text, strides_text, offsets_text, word_sizes_text, seed_text;
+  std::string array_text;
   std::vector<std::string> axis_texts;
   std::vector<std::string> ids;
   bool info_json = false;
@@ -110,39 +111,40 @@ std::vector<device::LoadOp> parse_loads(const std::string& text) {
   return ops;
 }
 
-int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int argc,
-                    const char* const* argv, std::ostream& out, const std::string& command) {
-  const auto start = std::chrono::steady_clock::now();
-  const std::string started = utc_now();
-  if (cli.options.out_dir.empty())
-    cli.options.out_dir = "gpuprobe-results/" + utc_now("%Y%m%dT%H%M%SZ");
-  // Empty, new, or an earlier result (replaced by the writer); not locked by another run.
-  report::check_result_folder(cli.options.out_dir);
-  auto dev = device::open_device(cli.options.device);
-  // Everything that can be wrong with the input is found before anything is written.
+/// The chosen experiments sorted into those that run and those waived (by the device or by
+/// the options), each runnable one validated. A `run` whose every chosen experiment is waived
+/// is refused, even where what they require could run: it would measure nothing asked for.
+struct Triage {
   std::vector<const Experiment*> runnable;
   std::vector<std::pair<const Experiment*, std::string>> waived;
+};
+Triage triage(const std::vector<const Experiment*>& chosen, device::Device& dev, const Cli& cli,
+              const std::string& command) {
+  Triage t;
   for (const auto* e : chosen) {
-    auto why = e->waiver(dev->info());
-    if (!why) why = e->options_waiver(dev->info(), cli.options);
+    auto why = e->waiver(dev.info());
+    if (!why) why = e->options_waiver(dev.info(), cli.options);
     if (why) {
-      waived.emplace_back(e, *why);
+      t.waived.emplace_back(e, *why);
       continue;
     }
-    e->validate(*dev, cli.options);
-    runnable.push_back(e);
+    e->validate(dev, cli.options);
+    t.runnable.push_back(e);
   }
-  // A run whose every chosen experiment is waived is refused, even where what they require
-  // could run: it would measure nothing that was asked for.
   const auto asked = [&](const Experiment* e) {
     return std::find(cli.added_ids.begin(), cli.added_ids.end(), e->id()) == cli.added_ids.end();
   };
-  if (!waived.empty() && command == "run" && std::none_of(runnable.begin(), runnable.end(), asked))
-    throw UsageError("experiment " + waived.front().first->id() +
-                     " does not apply here: " + waived.front().second);
-  for (const auto& line : cli.added_lines) out << "also running " << line << "\n";
-  cli.added_lines.clear();  // said once, also over the runs of `repeat`
+  if (!t.waived.empty() && command == "run" &&
+      std::none_of(t.runnable.begin(), t.runnable.end(), asked))
+    throw UsageError("experiment " + t.waived.front().first->id() +
+                     " does not apply here: " + t.waived.front().second);
+  return t;
+}
 
+/// result.json's header: the tool and its build, the command, the device, its environment,
+/// the conventions, the chase kernels and the timer's calibration.
+json result_header(device::Device& dev, int argc, const char* const* argv,
+                   const std::string& command, const std::string& started) {
   json argv_json = json::array();
   for (int i = 0; i < argc; ++i) argv_json.push_back(argv[i]);
   json header = {
@@ -160,25 +162,79 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
           {"cuda_flags", build::kCudaFlags}}}}},
       {"command", command},
       {"started_utc", started},
-      {"device", device_json(dev->info())},
-      {"environment", dev->environment()},
+      {"device", device_json(dev.info())},
+      {"environment", dev.environment()},
       {"conventions",
        {{"latency",
          "dependent chain, cycles per load (SM clock64); ns = cycles / measured SM clock"},
         {"statistics", "median, min, p5, p95, MAD over repetitions; stopping rule in protocol"}}}};
-  const auto timer = dev->calibrate_timer();
-  header["kernels"] = dev->chase_kernel_info();
+  const auto timer = dev.calibrate_timer();
+  header["kernels"] = dev.chase_kernel_info();
   header["timer"] = {{"clock64_overhead_cycles", timer.clock64_overhead_cycles},
                      {"clock32_overhead_cycles", timer.clock32_overhead_cycles},
                      {"note", "one clock64 read per chase end; amortised over >= 1024 steps"}};
-  report::ResultWriter writer(cli.options.out_dir, header);
+  return header;
+}
+
+/// Runs and analyses one experiment, with its clocks and wall time; a CUDA error that leaves
+/// the device unusable sets `sticky`, and every later experiment is an error without running.
+ExperimentResult run_one(const Experiment& e, device::Device& dev, const Cli& cli,
+                         FindingBoard& board, bool& sticky) {
+  ExperimentResult r;
+  r.id = e.id();
+  r.samples_version = e.samples_version();
+  r.protocol = to_json(cli.options.protocol);
+  r.protocol["timer"] = "clock64 in-kernel (cycles); %globaltimer for the SM clock";
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto before = dev.read_clocks();
+  // Clocks, power and throttle reasons while the experiment runs (every 50 ms, NVML only).
+  env::ClockSampler during([&dev] { return dev.read_clocks(); }, 50.0);
+  if (sticky) {
+    r.status = Status::kError;
+    r.reason = "not run: an earlier experiment left the device in an unusable state";
+  } else {
+    try {
+      Context ctx{dev, cli.options, board};
+      e.run(ctx, r);
+      if (!e.typed_axes().empty()) r.parameters["axes"] = e.axis_values(cli.options).to_json();
+      e.analyze(r);
+      for (const auto& f : r.findings) board.add(f);
+    } catch (const CudaError& ex) {
+      r.status = Status::kError;
+      r.reason = ex.what();
+      sticky = ex.sticky();
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception& ex) {
+      r.status = Status::kError;
+      r.reason = ex.what();
+    }
+  }
+  progress::end();
+  json sampled = during.stop();
+  r.clocks = clocks_json(before, dev.read_clocks(), std::move(sampled));
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int argc,
+                    const char* const* argv, std::ostream& out, const std::string& command) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string started = utc_now();
+  if (cli.options.out_dir.empty())
+    cli.options.out_dir = "gpuprobe-results/" + utc_now("%Y%m%dT%H%M%SZ");
+  // Empty, new, or an earlier result (replaced by the writer); not locked by another run.
+  report::check_result_folder(cli.options.out_dir);
+  auto dev = device::open_device(cli.options.device);
+  // Everything that can be wrong with the input is found before anything is written.
+  const Triage t = triage(chosen, *dev, cli, command);
+  for (const auto& line : cli.added_lines) out << "also running " << line << "\n";
+  cli.added_lines.clear();  // said once, also over the runs of `repeat`
+  report::ResultWriter writer(cli.options.out_dir,
+                              result_header(*dev, argc, argv, command, started));
   out << "gpuprobe " << build::kVersion << " on " << dev->info().name << " -> "
       << cli.options.out_dir << "\n";
-
-  FindingBoard board;
-  int errors = 0;
-  bool sticky = false;
-  for (const auto& [e, why] : waived) {
+  for (const auto& [e, why] : t.waived) {
     ExperimentResult r;
     r.id = e->id();
     r.status = Status::kWaived;
@@ -187,43 +243,12 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
     out << "  " << r.id << ": waived (" << why << ")\n";
   }
   if (!cli.quiet && progress::stderr_is_terminal()) progress::enable(&std::cerr);  // --quiet
-  int position = 0;
-  for (const auto* e : runnable) {
-    progress::begin(++position, static_cast<int>(runnable.size()), e->id());
-    ExperimentResult r;
-    r.id = e->id();
-    r.samples_version = e->samples_version();
-    r.protocol = to_json(cli.options.protocol);
-    r.protocol["timer"] = "clock64 in-kernel (cycles); %globaltimer for the SM clock";
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto before = dev->read_clocks();
-    // Clocks, power and throttle reasons while the experiment runs (every 50 ms, NVML only).
-    env::ClockSampler during([&dev] { return dev->read_clocks(); }, 50.0);
-    if (sticky) {
-      r.status = Status::kError;
-      r.reason = "not run: an earlier experiment left the device in an unusable state";
-    } else {
-      try {
-        Context ctx{*dev, cli.options, board};
-        e->run(ctx, r);
-        if (!e->typed_axes().empty()) r.parameters["axes"] = e->axis_values(cli.options).to_json();
-        e->analyze(r);
-        for (const auto& f : r.findings) board.add(f);
-      } catch (const CudaError& ex) {
-        r.status = Status::kError;
-        r.reason = ex.what();
-        sticky = ex.sticky();
-      } catch (const UsageError&) {
-        throw;
-      } catch (const std::exception& ex) {
-        r.status = Status::kError;
-        r.reason = ex.what();
-      }
-    }
-    progress::end();
-    json sampled = during.stop();
-    r.clocks = clocks_json(before, dev->read_clocks(), std::move(sampled));
-    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  FindingBoard board;
+  int errors = 0, position = 0;
+  bool sticky = false;
+  for (const auto* e : t.runnable) {
+    progress::begin(++position, static_cast<int>(t.runnable.size()), e->id());
+    const ExperimentResult r = run_one(*e, *dev, cli, board, sticky);
     if (r.status == Status::kError) ++errors;
     writer.add(r);
     out << "  " << r.id << ": " << to_string(r.status);
@@ -236,7 +261,7 @@ int run_experiments(const std::vector<const Experiment*>& chosen, Cli& cli, int 
       {{"wall_s", wall},
        {"finished_utc", utc_now()},
        {"summary",
-        {{"experiments", chosen.size()}, {"errors", errors}, {"waived", waived.size()}}}});
+        {{"experiments", chosen.size()}, {"errors", errors}, {"waived", t.waived.size()}}}});
   if (cli.verbose) out << "\n" << report::summary_table(writer.result());
   out << "\n" << report::summary_text(report::summary_card(writer.result()));
   out << "\nwall time " << format_number(wall) << " s; results: " << cli.options.out_dir
@@ -268,12 +293,38 @@ int run_repeat(int n, const std::vector<const Experiment*>& chosen, Cli& cli, in
   return worst;
 }
 
-}  // namespace
+/// The subcommands, and the variables their options and positionals fill. CLI11 keeps the
+/// addresses of these variables: one Commands lives, unmoved, for the whole parse.
+struct Commands {
+  CLI::App* info = nullptr;
+  CLI::App* list = nullptr;
+  CLI::App* run = nullptr;
+  CLI::App* characterize = nullptr;
+  CLI::App* analyze = nullptr;
+  std::string analyze_path, analyze_format = "table";
+  CLI::App* compare = nullptr;
+  std::vector<std::string> compare_paths;
+  CompareOptions compare_options;
+  CLI::App* export_model = nullptr;
+  std::string export_in, export_out, export_format = "json";
+  CLI::App* replay = nullptr;
+  std::string replay_path;
+  std::vector<std::string> replay_runs;
+  CLI::App* report = nullptr;
+  std::string report_path;
+  CLI::App* repeat = nullptr;
+  int repeat_n = 0;
+  std::vector<std::string> repeat_ids;
+  CLI::App* summary = nullptr;
+  std::string summary_path;
+  CLI::App* repeat_table = nullptr;
+  std::vector<std::string> table_paths;
+  FleetCommands fleet;
+  HealthCommands health;
+};
 
-static int run_unguarded(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
-  CLI::App app{"gpuprobe: measures and reverse-engineers a GPU's memory subsystem", "gpuprobe"};
-  app.require_subcommand(0, 1);
-  Cli cli;
+/// The options every subcommand shares (before or after it).
+void add_global_options(CLI::App& app, Cli& cli) {
   auto& o = cli.options;
   app.option_defaults()->always_capture_default();
   app.add_option("--device,-d", o.device,
@@ -292,8 +343,7 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
   app.add_option("--carveouts", cli.carveouts_text,
                  "shared-memory carveouts in percent for latency.carveout (-1 = driver default)");
   app.add_option("--seed", cli.seed_text, "seed of the random chains (0..2^64-1)");
-  std::string array_text;
-  app.add_option("--array-size", array_text,
+  app.add_option("--array-size", cli.array_text,
                  "bytes per array for the streaming bandwidth kernels (default 16 x L2)");
   app.add_option("--strides", cli.strides_text, "element strides, comma-separated");
   app.add_option("--offsets", cli.offsets_text, "start offsets in elements, comma-separated");
@@ -316,96 +366,96 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
   app.add_flag("--verbose,-v", cli.verbose,
                "print every finding on the terminal, not only the summary card");
   app.fallthrough();
+}
 
-  auto* info = app.add_subcommand("info", "print the device and its environment (JSON)");
-  auto* list = app.add_subcommand("list", "list the experiments");
-  auto* run_cmd = app.add_subcommand(
+/// The commands that measure: info, list, run, characterize.
+void add_measuring_commands(CLI::App& app, Cli& cli, Commands& c) {
+  c.info = app.add_subcommand("info", "print the device and its environment (JSON)");
+  c.list = app.add_subcommand("list", "list the experiments");
+  c.run = app.add_subcommand(
       "run", "run the experiments whose ids match the globs, and those they cannot run without");
-  run_cmd->add_option("ids", cli.ids, "experiment ids or globs, e.g. 'latency.*'")->required();
-  auto* characterize =
+  c.run->add_option("ids", cli.ids, "experiment ids or globs, e.g. 'latency.*'")->required();
+  c.characterize =
       app.add_subcommand("characterize", "run every experiment; write result, CSVs and report");
-  std::string analyze_path;
-  auto* analyze = app.add_subcommand(
+}
+
+/// The commands that read recorded results: analyze, compare, export-model, replay, report.
+void add_result_commands(CLI::App& app, Commands& c) {
+  c.analyze = app.add_subcommand(
       "analyze", "re-run the analysis on the samples of a recorded result.json (no GPU needed)");
-  analyze->add_option("result", analyze_path, "a result.json written by gpuprobe")->required();
-  std::string analyze_format = "table";
-  analyze
-      ->add_option("--format", analyze_format,
+  c.analyze->add_option("result", c.analyze_path, "a result.json written by gpuprobe")->required();
+  c.analyze
+      ->add_option("--format", c.analyze_format,
                    "table (default: every finding, one per line) or json (the re-analysed result, "
                    "whole, on stdout)")
       ->check(CLI::IsMember({"table", "json"}));
-  std::vector<std::string> compare_paths;
-  auto* compare_cmd = app.add_subcommand(
+  c.compare = app.add_subcommand(
       "compare",
       "what changed between two recorded results: each finding's difference judged against "
       "both runs' stated noise, most significant first (--out DIR also writes compare.html)");
-  compare_cmd->add_option("results", compare_paths, "two result.json files written by gpuprobe")
+  c.compare->add_option("results", c.compare_paths, "two result.json files written by gpuprobe")
       ->required()
       ->expected(2);
-  CompareOptions compare_options;
-  compare_cmd->add_flag("--changed", compare_options.changed_only,
-                        "only the findings that moved beyond noise or differ");
-  compare_cmd
-      ->add_option("--format", compare_options.format,
+  c.compare->add_flag("--changed", c.compare_options.changed_only,
+                      "only the findings that moved beyond noise or differ");
+  c.compare
+      ->add_option("--format", c.compare_options.format,
                    "text (default), md (a markdown table), csv or json")
       ->check(CLI::IsMember({"text", "md", "csv", "json"}));
-  std::string export_in, export_out;
-  auto* export_cmd = app.add_subcommand(
+  c.export_model = app.add_subcommand(
       "export-model",
       "write the cache hierarchy a recorded result measured as a model file, to replay it with "
       "--device model:<file.json>");
-  export_cmd->add_option("result", export_in, "a result.json written by gpuprobe")->required();
-  export_cmd->add_option("model", export_out, "the model file to write (default: stdout)");
-  std::string export_format = "json";
-  export_cmd
-      ->add_option("--format", export_format,
+  c.export_model->add_option("result", c.export_in, "a result.json written by gpuprobe")
+      ->required();
+  c.export_model->add_option("model", c.export_out, "the model file to write (default: stdout)");
+  c.export_model
+      ->add_option("--format", c.export_format,
                    "json (a model file) or accelsim (GPGPU-Sim / Accel-Sim -gpgpu_cache lines)")
       ->check(CLI::IsMember({"json", "accelsim"}));
-  std::string replay_path;
-  auto* replay_cmd = app.add_subcommand(
+  c.replay = app.add_subcommand(
       "replay",
       "export the model a recorded result measured and replay the result's latency.sweep on it: "
       "measured against replayed latency at every working set, the worst error per region "
       "(into --out, default <result's dir>/replay)");
-  replay_cmd->add_option("result", replay_path, "a result.json written by gpuprobe")->required();
-  std::vector<std::string> replay_runs;
-  replay_cmd->add_option("--runs", replay_runs,
-                         "other results of the same GPU (e.g. repeat's run*/result.json): the "
-                         "replay is also judged against the range their sweeps give at the "
-                         "working sets they share, and their own spread is reported");
-  std::string report_path;
-  auto* report_cmd = app.add_subcommand(
+  c.replay->add_option("result", c.replay_path, "a result.json written by gpuprobe")->required();
+  c.replay->add_option("--runs", c.replay_runs,
+                       "other results of the same GPU (e.g. repeat's run*/result.json): the "
+                       "replay is also judged against the range their sweeps give at the "
+                       "working sets they share, and their own spread is reported");
+  c.report = app.add_subcommand(
       "report", "write report.html for a recorded result.json (into --out, default beside it)");
-  report_cmd->add_option("result", report_path, "a result.json written by gpuprobe")->required();
-  int repeat_n = 0;
-  std::vector<std::string> repeat_ids;
-  auto* repeat_cmd = app.add_subcommand(
+  c.report->add_option("result", c.report_path, "a result.json written by gpuprobe")->required();
+}
+
+/// repeat, summary, repeat-table, and the fleet's and the health's commands.
+void add_repeat_and_other_commands(CLI::App& app, Commands& c) {
+  c.repeat = app.add_subcommand(
       "repeat",
       "run characterize (or the experiments given) N times back to back; write repeat.json and a "
       "table of every finding's run-to-run spread against its stated confidence");
-  repeat_cmd->add_option("n", repeat_n, "number of runs (at least 2)")
+  c.repeat->add_option("n", c.repeat_n, "number of runs (at least 2)")
       ->required()
       ->check(CLI::Range(2, 100));
-  repeat_cmd->add_option("ids", repeat_ids,
-                         "experiment ids or globs (default: all), and those they cannot run "
-                         "without");
-  std::string summary_path;
-  auto* summary_cmd = app.add_subcommand(
+  c.repeat->add_option("ids", c.repeat_ids,
+                       "experiment ids or globs (default: all), and those they cannot run "
+                       "without");
+  c.summary = app.add_subcommand(
       "summary", "print the summary card of a recorded result.json (--verbose: every finding too)");
-  summary_cmd->add_option("result", summary_path, "a result.json written by gpuprobe")->required();
-  std::vector<std::string> table_paths;
-  auto* repeat_table_cmd = app.add_subcommand(
+  c.summary->add_option("result", c.summary_path, "a result.json written by gpuprobe")->required();
+  c.repeat_table = app.add_subcommand(
       "repeat-table",
       "the table of `repeat` from recorded results (two or more result.json of the same "
       "experiments); writes <out>/repeat.json when --out is given");
-  repeat_table_cmd->add_option("results", table_paths, "result.json files")->required();
-  (void)info;
-  FleetCommands fleet;
-  add_fleet_commands(app, characterize, fleet);
-  HealthCommands health;
-  add_health_commands(app, characterize, list, health);
-
+  c.repeat_table->add_option("results", c.table_paths, "result.json files")->required();
+  add_fleet_commands(app, c.characterize, c.fleet);
+  add_health_commands(app, c.characterize, c.list, c.health);
   app.set_version_flag("--version", version_text(), "print gpuprobe's version and git SHA");
+}
+
+/// Parses the command line: -1 to go on, or the exit code of help, version or a parse error.
+int parse_command_line(CLI::App& app, int argc, const char* const* argv, std::ostream& out,
+                       std::ostream& err) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -423,134 +473,179 @@ static int run_unguarded(int argc, const char* const* argv, std::ostream& out, s
     err << "gpuprobe: error: " << text_input::escape_controls(msg) << " (see gpuprobe --help)\n";
     return 2;
   }
-  cli.device_given = app.count("--device") > 0;
   if (app.get_subcommands().empty()) {
     err << "gpuprobe: error: a subcommand is required, one of: " << subcommand_names(app)
         << " (see gpuprobe --help)\n";
     return 2;
   }
+  return -1;
+}
 
-  try {
-    if (!cli.loads_text.empty()) o.loads = parse_loads(cli.loads_text);
-    if (!cli.min_size_text.empty()) o.min_size = units::parse_size(cli.min_size_text, "--min-size");
-    if (!cli.max_size_text.empty()) o.max_size = units::parse_size(cli.max_size_text, "--max-size");
-    // Integer lists and the seed: one parser each, the same refusals everywhere.
-    for (const auto& [name, text, list] :
-         {std::tuple{"--carveouts", &cli.carveouts_text, &o.carveouts},
-          std::tuple{"--strides", &cli.strides_text, &o.strides},
-          std::tuple{"--offsets", &cli.offsets_text, &o.offsets},
-          std::tuple{"--word-sizes", &cli.word_sizes_text, &o.word_sizes}})
-      if (app.count(name) > 0) *list = text_input::parse_int_list(*text, name);
-    if (app.count("--seed") > 0) o.seed = text_input::parse_seed(cli.seed_text, "--seed");
-    if (!array_text.empty()) o.array_bytes = units::parse_size(array_text, "--array-size");
-    if (o.protocol.max_repetitions < o.protocol.min_repetitions)
-      throw UsageError("--max-reps is smaller than --min-reps");
-    OptionsGiven given{app.count("--loads") > 0, app.count("--out") > 0, {}};
-    for (const auto& [name, text] :
-         {std::pair{"--min-size", &cli.min_size_text}, std::pair{"--max-size", &cli.max_size_text},
-          std::pair{"--array-size", &array_text}})
-      if (app.count(name) > 0 && text->empty()) given.empty.push_back(name);
-    check_common_options(o, given);
-    const auto& registry = Registry::builtin();
-    for (const auto& text : cli.axis_texts) o.axis_overrides.push_back(parse_axis_override(text));
-    check_axis_overrides(registry, o.axis_overrides);
-    if (const int rc = run_health_commands(health, o, out); rc >= 0) return rc;
-    if (list->parsed()) {
-      std::unique_ptr<device::Device> dev;
-      if (cli.device_given) dev = device::open_device(o.device);
-      std::size_t width = 0;
-      for (const auto& e : registry.all()) width = std::max(width, e->id().size());
-      for (const auto& e : registry.all()) {
-        out << e->id();
-        for (std::size_t i = e->id().size(); i < width + 2; ++i) out << ' ';
-        out << e->description();
-        const auto uses = e->depends_on();
-        for (std::size_t i = 0; i < uses.size(); ++i)
-          out << (i ? ", " : " [uses findings of ") << uses[i] << (i + 1 == uses.size() ? "]" : "");
-        if (dev)
-          if (auto why = e->waiver(dev->info())) out << " [waived: " << *why << "]";
-        out << "\n";
-        for (const auto& a : e->typed_axes())
-          out << "    --axis " << e->id() << "." << describe(a) << "\n";
-      }
-      return 0;
-    }
-    if (info->parsed()) {
-      auto dev = device::open_device(o.device);
-      json j = {{"device", device_json(dev->info())},
-                {"environment", dev->environment()},
-                {"clocks", device::to_json(dev->read_clocks())}};
-      out << j.dump(2) << "\n";
-      return 0;
-    }
-    if (analyze->parsed()) return analyze_command(analyze_path, analyze_format, out);
-    if (summary_cmd->parsed()) return summary_command(summary_path, cli.verbose, out);
-    if (repeat_table_cmd->parsed()) {
-      if (table_paths.size() < 2)
-        throw UsageError("repeat-table needs two or more result.json files; got " +
-                         std::to_string(table_paths.size()));
-      std::vector<json> results;
-      for (const auto& p : table_paths) results.push_back(json_input::load_result(p));
-      const json t = repeatability::table(results);
-      if (!cli.options.out_dir.empty()) {
-        report::check_writable(cli.options.out_dir);
-        const report::OutputLock lock(cli.options.out_dir);  // creates the folder
-        report::write_file_atomically(std::filesystem::path(cli.options.out_dir) / "repeat.json",
-                                      t.dump(2) + "\n");
-      }
-      out << repeatability::format(t);
-      return 0;
-    }
-    if (report_cmd->parsed()) return report_command(report_path, cli.options.out_dir, out);
-    if (replay_cmd->parsed()) {
-      std::string dir = cli.options.out_dir;
-      if (dir.empty()) dir = (std::filesystem::path(replay_path).parent_path() / "replay").string();
-      if (!cli.quiet && progress::stderr_is_terminal()) progress::enable(&std::cerr);
-      return replay_command(replay_path, dir, out, replay_runs);
-    }
-    if (compare_cmd->parsed()) {
-      compare_options.out_dir = cli.options.out_dir;
-      return compare_command(compare_paths.at(0), compare_paths.at(1), compare_options, out);
-    }
-    if (export_cmd->parsed())
-      return export_model_command(export_in, export_out, export_format, out);
-    const Runner runner = [&](const RunOptions& ro, const std::vector<const Experiment*>& ex,
-                              std::ostream& os, const std::string& cmd) {
-      Cli one = cli;
-      one.options = ro;
-      return run_experiments(ex, one, argc, argv, os, cmd);
-    };
-    if (const int rc = run_fleet_commands(fleet, o, cli.device_given, runner, out, err); rc >= 0)
-      return rc;
-    std::vector<const Experiment*> chosen;
-    std::string command;
-    // What the chosen experiments cannot run without runs too, and is said.
-    auto with_required = [&](std::vector<const Experiment*> c) {
-      const auto before = c;
-      cli.added_lines = registry.add_required(c);
-      for (const auto* e : c)
-        if (std::find(before.begin(), before.end(), e) == before.end())
-          cli.added_ids.push_back(e->id());
-      return c;
-    };
-    if (run_cmd->parsed()) {
-      chosen = with_required(registry.select(cli.ids));
-      command = "run";
-    } else if (characterize->parsed() && !health.profile.empty()) {
-      chosen = apply_profile(find_profile(health.profile), o, app.count("--loads") > 0);
-      command = "characterize";
-    } else if (characterize->parsed()) {
+/// The options given as text (sizes, lists, the seed, axes) into cli.options, checked together.
+void read_option_texts(const CLI::App& app, Cli& cli) {
+  auto& o = cli.options;
+  if (!cli.loads_text.empty()) o.loads = parse_loads(cli.loads_text);
+  if (!cli.min_size_text.empty()) o.min_size = units::parse_size(cli.min_size_text, "--min-size");
+  if (!cli.max_size_text.empty()) o.max_size = units::parse_size(cli.max_size_text, "--max-size");
+  // Integer lists and the seed: one parser each, the same refusals everywhere.
+  for (const auto& [name, text, list] :
+       {std::tuple{"--carveouts", &cli.carveouts_text, &o.carveouts},
+        std::tuple{"--strides", &cli.strides_text, &o.strides},
+        std::tuple{"--offsets", &cli.offsets_text, &o.offsets},
+        std::tuple{"--word-sizes", &cli.word_sizes_text, &o.word_sizes}})
+    if (app.count(name) > 0) *list = text_input::parse_int_list(*text, name);
+  if (app.count("--seed") > 0) o.seed = text_input::parse_seed(cli.seed_text, "--seed");
+  if (!cli.array_text.empty()) o.array_bytes = units::parse_size(cli.array_text, "--array-size");
+  if (o.protocol.max_repetitions < o.protocol.min_repetitions)
+    throw UsageError("--max-reps is smaller than --min-reps");
+  OptionsGiven given{app.count("--loads") > 0, app.count("--out") > 0, {}};
+  for (const auto& [name, text] :
+       {std::pair{"--min-size", &cli.min_size_text}, std::pair{"--max-size", &cli.max_size_text},
+        std::pair{"--array-size", &cli.array_text}})
+    if (app.count(name) > 0 && text->empty()) given.empty.push_back(name);
+  check_common_options(o, given);
+  for (const auto& text : cli.axis_texts) o.axis_overrides.push_back(parse_axis_override(text));
+  check_axis_overrides(Registry::builtin(), o.axis_overrides);
+}
+
+/// `gpuprobe list`: every experiment, what it uses, its axes (and, given --device, its waiver).
+int list_command(const Cli& cli, std::ostream& out) {
+  const auto& registry = Registry::builtin();
+  std::unique_ptr<device::Device> dev;
+  if (cli.device_given) dev = device::open_device(cli.options.device);
+  std::size_t width = 0;
+  for (const auto& e : registry.all()) width = std::max(width, e->id().size());
+  for (const auto& e : registry.all()) {
+    out << e->id();
+    for (std::size_t i = e->id().size(); i < width + 2; ++i) out << ' ';
+    out << e->description();
+    const auto uses = e->depends_on();
+    for (std::size_t i = 0; i < uses.size(); ++i)
+      out << (i ? ", " : " [uses findings of ") << uses[i] << (i + 1 == uses.size() ? "]" : "");
+    if (dev)
+      if (auto why = e->waiver(dev->info())) out << " [waived: " << *why << "]";
+    out << "\n";
+    for (const auto& a : e->typed_axes())
+      out << "    --axis " << e->id() << "." << describe(a) << "\n";
+  }
+  return 0;
+}
+
+/// `gpuprobe info`: the device, its environment and its clocks, as JSON.
+int info_command(const RunOptions& o, std::ostream& out) {
+  auto dev = device::open_device(o.device);
+  json j = {{"device", device_json(dev->info())},
+            {"environment", dev->environment()},
+            {"clocks", device::to_json(dev->read_clocks())}};
+  out << j.dump(2) << "\n";
+  return 0;
+}
+
+/// `gpuprobe repeat-table`: repeat's table from recorded results (and <out>/repeat.json).
+int repeat_table_command(const std::vector<std::string>& paths, const std::string& out_dir,
+                         std::ostream& out) {
+  if (paths.size() < 2)
+    throw UsageError("repeat-table needs two or more result.json files; got " +
+                     std::to_string(paths.size()));
+  std::vector<json> results;
+  for (const auto& p : paths) results.push_back(json_input::load_result(p));
+  const json t = repeatability::table(results);
+  if (!out_dir.empty()) {
+    report::check_writable(out_dir);
+    const report::OutputLock lock(out_dir);  // creates the folder
+    report::write_file_atomically(std::filesystem::path(out_dir) / "repeat.json", t.dump(2) + "\n");
+  }
+  out << repeatability::format(t);
+  return 0;
+}
+
+/// The commands that measure nothing (list, info and those reading recorded results): their
+/// exit code, or -1 when none of them was given.
+int run_non_measuring_command(Commands& c, Cli& cli, std::ostream& out) {
+  if (const int rc = run_health_commands(c.health, cli.options, out); rc >= 0) return rc;
+  if (c.list->parsed()) return list_command(cli, out);
+  if (c.info->parsed()) return info_command(cli.options, out);
+  if (c.analyze->parsed()) return analyze_command(c.analyze_path, c.analyze_format, out);
+  if (c.summary->parsed()) return summary_command(c.summary_path, cli.verbose, out);
+  if (c.repeat_table->parsed())
+    return repeat_table_command(c.table_paths, cli.options.out_dir, out);
+  if (c.report->parsed()) return report_command(c.report_path, cli.options.out_dir, out);
+  if (c.replay->parsed()) {
+    std::string dir = cli.options.out_dir;
+    if (dir.empty()) dir = (std::filesystem::path(c.replay_path).parent_path() / "replay").string();
+    if (!cli.quiet && progress::stderr_is_terminal()) progress::enable(&std::cerr);
+    return replay_command(c.replay_path, dir, out, c.replay_runs);
+  }
+  if (c.compare->parsed()) {
+    c.compare_options.out_dir = cli.options.out_dir;
+    return compare_command(c.compare_paths.at(0), c.compare_paths.at(1), c.compare_options, out);
+  }
+  if (c.export_model->parsed())
+    return export_model_command(c.export_in, c.export_out, c.export_format, out);
+  return -1;
+}
+
+/// The commands that measure: fleet, run, characterize (a profile or everything), repeat.
+int run_measuring_command(const CLI::App& app, Commands& c, Cli& cli, int argc,
+                          const char* const* argv, std::ostream& out, std::ostream& err) {
+  const auto& registry = Registry::builtin();
+  const Runner runner = [&](const RunOptions& ro, const std::vector<const Experiment*>& ex,
+                            std::ostream& os, const std::string& cmd) {
+    Cli one = cli;
+    one.options = ro;
+    return run_experiments(ex, one, argc, argv, os, cmd);
+  };
+  if (const int rc = run_fleet_commands(c.fleet, cli.options, cli.device_given, runner, out, err);
+      rc >= 0)
+    return rc;
+  std::vector<const Experiment*> chosen;
+  std::string command;
+  // What the chosen experiments cannot run without runs too, and is said.
+  auto with_required = [&](std::vector<const Experiment*> selected) {
+    const auto before = selected;
+    cli.added_lines = registry.add_required(selected);
+    for (const auto* e : selected)
+      if (std::find(before.begin(), before.end(), e) == before.end())
+        cli.added_ids.push_back(e->id());
+    return selected;
+  };
+  if (c.run->parsed()) {
+    chosen = with_required(registry.select(cli.ids));
+    command = "run";
+  } else if (c.characterize->parsed() && !c.health.profile.empty()) {
+    chosen = apply_profile(find_profile(c.health.profile), cli.options, app.count("--loads") > 0);
+    command = "characterize";
+  } else if (c.characterize->parsed()) {
+    for (const auto& e : registry.all()) chosen.push_back(e.get());
+    command = "characterize";
+  } else if (c.repeat->parsed()) {
+    if (c.repeat_ids.empty())
       for (const auto& e : registry.all()) chosen.push_back(e.get());
-      command = "characterize";
-    } else if (repeat_cmd->parsed()) {
-      if (repeat_ids.empty())
-        for (const auto& e : registry.all()) chosen.push_back(e.get());
-      else
-        chosen = with_required(registry.select(repeat_ids));
-      return run_repeat(repeat_n, chosen, cli, argc, argv, out,
-                        repeat_ids.empty() ? "characterize" : "run");
-    }
-    return run_experiments(chosen, cli, argc, argv, out, command);
+    else
+      chosen = with_required(registry.select(c.repeat_ids));
+    return run_repeat(c.repeat_n, chosen, cli, argc, argv, out,
+                      c.repeat_ids.empty() ? "characterize" : "run");
+  }
+  return run_experiments(chosen, cli, argc, argv, out, command);
+}
+
+}  // namespace
+
+static int run_unguarded(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"gpuprobe: measures and reverse-engineers a GPU's memory subsystem", "gpuprobe"};
+  app.require_subcommand(0, 1);
+  Cli cli;
+  Commands commands;
+  add_global_options(app, cli);
+  add_measuring_commands(app, cli, commands);
+  add_result_commands(app, commands);
+  add_repeat_and_other_commands(app, commands);
+  if (const int rc = parse_command_line(app, argc, argv, out, err); rc >= 0) return rc;
+  cli.device_given = app.count("--device") > 0;
+  try {
+    read_option_texts(app, cli);
+    if (const int rc = run_non_measuring_command(commands, cli, out); rc >= 0) return rc;
+    return run_measuring_command(app, commands, cli, argc, argv, out, err);
   } catch (const UsageError& e) {
     err << "gpuprobe: error: " << text_input::escape_controls(e.what()) << "\n";
     return 2;

@@ -235,44 +235,43 @@ int characterize_gpus(const FleetCommands& c, RunOptions o, const Runner& run, s
 }
 
 #ifdef GPUPROBE_MPI
-/// One rank per GPU: each runs the experiments into DIR/rank<r>, rank 0 gathers every result
-/// (sizes by MPI_Gather, the JSON text by MPI_Gatherv) and writes the fleet report. MPI is
-/// used for ranks, the gather and barriers only.
-int mpi_fleet(const FleetCommands& c, RunOptions o, bool device_given, const Runner& run,
-              std::ostream& out, std::ostream& err) {
+/// Where this rank runs: its rank, the number of ranks, its rank on its node, its host.
+struct RankPlace {
+  int rank = 0, ranks = 1, local = 0;
+  std::string host;
+};
+RankPlace mpi_place() {
   int already = 0;
   MPI_Initialized(&already);
   if (!already) MPI_Init(nullptr, nullptr);
-  int rank = 0, ranks = 1, local = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  RankPlace p;
+  MPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p.ranks);
   MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-  MPI_Comm_rank(node, &local);
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, p.rank, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &p.local);
   MPI_Comm_free(&node);
   char host[MPI_MAX_PROCESSOR_NAME] = {};
   int host_len = 0;
   MPI_Get_processor_name(host, &host_len);
-  const json multicast = force_multicast_off();
+  p.host = std::string(host, host_len);
+  return p;
+}
 
-  const auto t_start = std::chrono::steady_clock::now();
-  json payload = {{"rank", rank}, {"local_rank", local}, {"host", std::string(host, host_len)}};
-  std::string dir;
-  int usage_error = 0;
-  std::string usage_text;
-  // Rank 0 makes the shared directory first: ranks creating it at once race in check_writable.
-  if (rank == 0 && !o.out_dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(o.out_dir, ec);
-  }
-  MPI_Barrier(MPI_COMM_WORLD);  // every rank starts together
+/// This rank's run into DIR/rank<r>: what it sends rank 0 (its result, exit code and wall
+/// time, or its error; usage_error when the options are at fault, with `usage_text`).
+json run_rank(const FleetCommands& c, const RunOptions& o, bool device_given, const Runner& run,
+              const RankPlace& place, std::string& usage_text) {
+  json payload = {{"rank", place.rank}, {"local_rank", place.local}, {"host", place.host}};
+  bool usage_error = false;
   try {
     if (o.out_dir.empty()) throw UsageError("fleet needs --out DIR (shared by the ranks)");
-    const std::string device = rank_device(o.device, device_given, rank, ranks, local);
+    const std::string device =
+        rank_device(o.device, device_given, place.rank, place.ranks, place.local);
     payload["device_spec"] = device;
     RunOptions mine = o;
     mine.device = device;
-    dir = (fs::path(o.out_dir) / ("rank" + std::to_string(rank))).string();
+    const std::string dir = (fs::path(o.out_dir) / ("rank" + std::to_string(place.rank))).string();
     mine.out_dir = dir;
     const auto chosen = per_gpu_experiments(c.ids);
     std::ostringstream log;
@@ -288,66 +287,100 @@ int mpi_fleet(const FleetCommands& c, RunOptions o, bool device_given, const Run
     payload["result"] = json::parse(text.str());
   } catch (const UsageError& e) {
     // The same options on every rank: the same error everywhere, reported once by rank 0.
-    usage_error = 1;
+    usage_error = true;
     usage_text = e.what();
     payload["error"] = e.what();
   } catch (const std::exception& e) {
     payload["error"] = e.what();
   }
-  payload["usage_error"] = usage_error != 0;
+  payload["usage_error"] = usage_error;
+  return payload;
+}
+
+/// Every rank's payload on rank 0 (sizes by MPI_Gather, the JSON text by MPI_Gatherv), in rank
+/// order; nothing on the other ranks.
+std::vector<json> gather_payloads(const json& payload, const RankPlace& place) {
   const std::string text = payload.dump();
   int size = static_cast<int>(text.size());
-  std::vector<int> sizes(rank == 0 ? ranks : 0), offsets(rank == 0 ? ranks : 0);
+  const bool root = place.rank == 0;
+  std::vector<int> sizes(root ? place.ranks : 0), offsets(root ? place.ranks : 0);
   MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
   std::vector<char> all;
-  if (rank == 0) {
+  if (root) {
     long total = 0;
-    for (int r = 0; r < ranks; ++r) offsets[r] = static_cast<int>(total), total += sizes[r];
+    for (int r = 0; r < place.ranks; ++r) offsets[r] = static_cast<int>(total), total += sizes[r];
     all.resize(static_cast<std::size_t>(total));
   }
   MPI_Gatherv(text.data(), size, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0,
               MPI_COMM_WORLD);
-  int rc = usage_error ? 2 : 0;
-  if (rank == 0) {
+  std::vector<json> payloads;
+  for (std::size_t r = 0; r < sizes.size(); ++r)
+    payloads.push_back(json::parse(all.begin() + offsets[r], all.begin() + offsets[r] + sizes[r]));
+  return payloads;
+}
+
+/// Rank 0's fleet members from the payloads (a rank on another node wrote its files there:
+/// a copy of what it sent is kept here); `rc` becomes 1 when a rank failed.
+std::vector<report::FleetMember> fleet_members(std::vector<json> payloads, const RunOptions& o,
+                                               int& rc, double& slowest) {
+  std::vector<report::FleetMember> members;
+  for (std::size_t r = 0; r < payloads.size(); ++r) {
+    json& p = payloads[r];
+    report::FleetMember m;
+    m.label = "rank" + std::to_string(r);
+    if (p.contains("result")) {
+      m.result = std::move(p["result"]);
+      p.erase("result");
+      const auto target = fs::path(o.out_dir) / m.label / "result.json";
+      if (!fs::exists(target)) {
+        fs::create_directories(target.parent_path());
+        write_text(target, m.result.dump(2) + "\n");
+      }
+    }
+    if (p.contains("error")) {
+      m.error = p["error"];
+      rc = 1;
+    } else if (!p.contains("result") && m.result.is_null()) {
+      m.error = "no result";
+      rc = 1;
+    }
+    if (p.value("exit_code", 0) != 0) rc = 1;
+    slowest = std::max(slowest, p.value("run_wall_s", 0.0));
+    m.info = p;
+    members.push_back(std::move(m));
+  }
+  return members;
+}
+
+/// One rank per GPU: each runs the experiments into DIR/rank<r>, rank 0 gathers every result
+/// and writes the fleet report. MPI is used for ranks, the gather and barriers only.
+int mpi_fleet(const FleetCommands& c, RunOptions o, bool device_given, const Runner& run,
+              std::ostream& out, std::ostream& err) {
+  const RankPlace place = mpi_place();
+  const json multicast = force_multicast_off();
+  const auto t_start = std::chrono::steady_clock::now();
+  std::string usage_text;
+  // Rank 0 makes the shared directory first: ranks creating it at once race in check_writable.
+  if (place.rank == 0 && !o.out_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.out_dir, ec);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // every rank starts together
+  const json payload = run_rank(c, o, device_given, run, place, usage_text);
+  int rc = payload.value("usage_error", false) ? 2 : 0;
+  std::vector<json> payloads = gather_payloads(payload, place);
+  if (place.rank == 0) {
     // The same bad options on every rank: one line, exit 2, nothing written.
     int usage_errors = 0;
-    for (int r = 0; r < ranks; ++r)
-      usage_errors += json::parse(all.begin() + offsets[r], all.begin() + offsets[r] + sizes[r])
-                          .value("usage_error", false);
-    if (usage_errors == ranks) {
+    for (const auto& p : payloads) usage_errors += p.value("usage_error", false);
+    if (usage_errors == place.ranks) {
       err << "gpuprobe: error: " << usage_text << "\n";
       MPI_Finalize();
       return 2;
     }
     rc = 0;
-    std::vector<report::FleetMember> members;
     double slowest = 0;
-    for (int r = 0; r < ranks; ++r) {
-      json p = json::parse(all.begin() + offsets[r], all.begin() + offsets[r] + sizes[r]);
-      report::FleetMember m;
-      m.label = "rank" + std::to_string(r);
-      if (p.contains("result")) {
-        m.result = std::move(p["result"]);
-        p.erase("result");
-        // A rank on another node wrote its files there: keep a copy of what it sent here.
-        const auto target = fs::path(o.out_dir) / m.label / "result.json";
-        if (!fs::exists(target)) {
-          fs::create_directories(target.parent_path());
-          write_text(target, m.result.dump(2) + "\n");
-        }
-      }
-      if (p.contains("error")) {
-        m.error = p["error"];
-        rc = 1;
-      } else if (!p.contains("result") && m.result.is_null()) {
-        m.error = "no result";
-        rc = 1;
-      }
-      if (p.value("exit_code", 0) != 0) rc = 1;
-      slowest = std::max(slowest, p.value("run_wall_s", 0.0));
-      m.info = p;
-      members.push_back(std::move(m));
-    }
+    const auto members = fleet_members(std::move(payloads), o, rc, slowest);
     json report = report::fleet_report(members, true);
     // A failed rank (1) outranks a GPU out of family (3).
     if (!c.baseline.empty() && judge_against_baseline(report, members, c.baseline, false) &&
@@ -356,7 +389,7 @@ int mpi_fleet(const FleetCommands& c, RunOptions o, bool device_given, const Run
     const double total =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
     report["mpi"] = {
-        {"ranks", ranks},
+        {"ranks", place.ranks},
         {"wall_s", total},
         {"slowest_rank_run_wall_s", slowest},
         {"fleet_overhead_s", total - slowest},
@@ -369,7 +402,7 @@ int mpi_fleet(const FleetCommands& c, RunOptions o, bool device_given, const Run
   MPI_Finalize();
   // The fleet's verdict is rank 0's; a failed rank is in the report, so mpirun's exit code is
   // rank 0's alone.
-  return rank == 0 ? rc : 0;
+  return place.rank == 0 ? rc : 0;
 }
 #endif
 

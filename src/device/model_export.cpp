@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -167,36 +168,58 @@ ModelConfig model_config_from_json(const json& j) {
   return c;
 }
 
-json model_from_result(const json& result) {
-  std::map<std::string, double> f;
-  for (const auto& e : result.at("experiments"))
-    for (const auto& x : e.value("findings", json::array()))
-      f[x.value("name", "")] = x.value("value", 0.0);
-  auto get = [&](const std::string& name) {
-    auto it = f.find(name);
-    if (it == f.end())
+namespace {
+
+/// The findings of a result that the model is built from: values and extra fields by name.
+struct ResultFindings {
+  std::map<std::string, double> values;
+  std::map<std::string, json> extras;
+
+  explicit ResultFindings(const json& result) {
+    for (const auto& e : result.at("experiments"))
+      for (const auto& x : e.value("findings", json::array())) {
+        values[x.value("name", "")] = x.value("value", 0.0);
+        // result.json writes a finding's extra fields beside its name and value (a Finding
+        // converted in memory keeps them under "extra").
+        extras[x.value("name", "")] = x.contains("extra") ? x.at("extra") : x;
+      }
+  }
+  bool has(const std::string& name) const { return values.count(name) > 0; }
+  double at(const std::string& name) const { return values.at(name); }
+  /// A finding the model cannot do without.
+  double need(const std::string& name) const {
+    auto it = values.find(name);
+    if (it == values.end())
       throw UsageError("the result has no '" + name +
                        "' finding; export needs latency.sweep and latency.shared");
     return it->second;
-  };
-  const auto& d = result.at("device");
-  // Structure findings (cache.*.ways, cache.*.line_size, cache.*.replacement) when the result
-  // has them; otherwise the assumptions listed under not_measured.
-  std::map<std::string, json> extra;
-  for (const auto& e : result.at("experiments"))
-    for (const auto& x : e.value("findings", json::array()))
-      // result.json writes a finding's extra fields beside its name and value (a Finding
-      // converted in memory keeps them under "extra").
-      extra[x.value("name", "")] = x.contains("extra") ? x.at("extra") : x;
-  const auto measured_u32 = [&](const std::string& name, std::uint32_t fallback) {
-    auto it = f.find(name);
-    return it != f.end() && it->second > 0 ? static_cast<std::uint32_t>(it->second) : fallback;
-  };
-  const std::uint32_t kLine = measured_u32("cache.l1.line_size", 128);
-  const std::uint32_t kL2Line = measured_u32("cache.l2.line_size", 128);
-  const std::uint32_t kL1Ways = measured_u32("cache.l1.ways", 4);
-  const std::uint32_t kL2Ways = measured_u32("cache.l2.ways", 16);
-  ModelConfig c;
+  }
+  /// A positive measured count or size, else `fallback` (listed under not_measured).
+  std::uint32_t u32_or(const std::string& name, std::uint32_t fallback) const {
+    auto it = values.find(name);
+    return it != values.end() && it->second > 0 ? static_cast<std::uint32_t>(it->second) : fallback;
+  }
+  /// The string field `field` of a finding's extra fields; nothing when absent or no string.
+  std::optional<std::string> extra_text(const std::string& name, const char* field) const {
+    const auto it = extras.find(name);
+    if (it == extras.end() || !it->second.contains(field) || !it->second.at(field).is_string())
+      return std::nullopt;
+    return it->second.at(field).get<std::string>();
+  }
+};
+
+/// Line sizes and ways: measured (cache.*.line_size, cache.*.ways) or assumed.
+struct Geometry {
+  std::uint32_t l1_line, l2_line, l1_ways, l2_ways;
+  explicit Geometry(const ResultFindings& f)
+      : l1_line(f.u32_or("cache.l1.line_size", 128)),
+        l2_line(f.u32_or("cache.l2.line_size", 128)),
+        l1_ways(f.u32_or("cache.l1.ways", 4)),
+        l2_ways(f.u32_or("cache.l2.ways", 16)) {}
+};
+
+/// The device's name, compute capability, SM count, clocks and memory from result.device.
+void set_device(ModelConfig& c, const json& d) {
   c.name = "measured-" + d.value("name", std::string("gpu"));
   for (auto& ch : c.name)
     if (ch == ' ') ch = '-';
@@ -208,140 +231,151 @@ json model_from_result(const json& result) {
   c.mem_clock_mhz = d.value("mem_clock_max_mhz", 1000.0);
   c.mem_bus_width_bits = d.value("mem_bus_width_bits", 0);
   c.global_mem_bytes = d.value("global_memory_bytes", std::uint64_t{1} << 34);
-  // L1: the largest capacity (max-L1 carveout, else the default) is the unified size; the
-  // smallest (all shared) fixes how much the carveout can take, so the model's capacity at 0%
-  // and 100% shared matches what was measured, and lies on a line between them.
-  const std::uint64_t unit = kLine * kL1Ways;
-  const double l1_default = get(finding::kL1Capacity);
+}
+
+/// The L1 and the unified L1/shared storage. The largest capacity (max-L1 carveout, else the
+/// default) is the unified size; the smallest (all shared) fixes how much the carveout can
+/// take, so the model's capacity at 0% and 100% shared matches what was measured, and lies on
+/// a line between them.
+void set_l1(ModelConfig& c, const ResultFindings& f, const Geometry& g) {
+  const std::uint64_t unit = g.l1_line * g.l1_ways;
+  const double l1_default = f.need(finding::kL1Capacity);
   const double l1_max =
-      f.count(finding::kL1CapacityMaxL1) ? f[finding::kL1CapacityMaxL1] : l1_default;
+      f.has(finding::kL1CapacityMaxL1) ? f.at(finding::kL1CapacityMaxL1) : l1_default;
   const double l1_min =
-      f.count(finding::kL1CapacityCarveout100) ? f[finding::kL1CapacityCarveout100] : 0;
+      f.has(finding::kL1CapacityCarveout100) ? f.at(finding::kL1CapacityCarveout100) : 0;
   c.l1_shared_unified_bytes = round_down(std::max(l1_max, l1_default), unit);
   c.shared_per_sm_bytes = round_down(static_cast<double>(c.l1_shared_unified_bytes) - l1_min, unit);
   c.default_shared_carveout_bytes =
       c.l1_shared_unified_bytes -
       std::min<std::uint64_t>(round_down(l1_default, unit), c.l1_shared_unified_bytes);
-  c.l1 = {0, kLine, kL1Ways, get("l1.hit_latency")};
+  c.l1 = {0, g.l1_line, g.l1_ways, f.need("l1.hit_latency")};
+}
+
+/// The L2, and its near partition where both its capacity and a far-hit latency were measured;
+/// returns the unit the L2's capacity is a multiple of.
+std::uint64_t set_l2(ModelConfig& c, const ResultFindings& f, const Geometry& g) {
   // The far-hit latency: cache.l2.far_hit's l2.far_hit_latency; results from before it have
   // only latency.sweep's region between the knees (l2.mixed_latency, once also named
   // l2.far_hit_latency).
-  const char* far = f.count("l2.far_hit_latency") ? "l2.far_hit_latency" : "l2.mixed_latency";
-  c.l2_partitioned = f.count("l2.near_capacity") && f.count(far);
+  const char* far = f.has("l2.far_hit_latency") ? "l2.far_hit_latency" : "l2.mixed_latency";
+  c.l2_partitioned = f.has("l2.near_capacity") && f.has(far);
   // With two partitions the whole L2 must split into two equal partitions of whole sets.
-  const std::uint64_t l2_unit = std::uint64_t{kL2Line} * kL2Ways * (c.l2_partitioned ? 2 : 1);
-  c.l2 = {round_down(get("l2.capacity"), l2_unit), kL2Line, kL2Ways, get("l2.hit_latency")};
+  const std::uint64_t l2_unit = std::uint64_t{g.l2_line} * g.l2_ways * (c.l2_partitioned ? 2 : 1);
+  c.l2 = {round_down(f.need("l2.capacity"), l2_unit), g.l2_line, g.l2_ways,
+          f.need("l2.hit_latency")};
   if (c.l2_partitioned) {
-    c.l2_near = {round_down(f["l2.near_capacity"], std::uint64_t{kL2Line} * kL2Ways), kL2Line,
-                 kL2Ways, get("l2.hit_latency")};
-    c.l2_far_hit_latency_cycles = f[far];
+    c.l2_near = {round_down(f.at("l2.near_capacity"), std::uint64_t{g.l2_line} * g.l2_ways),
+                 g.l2_line, g.l2_ways, f.need("l2.hit_latency")};
+    c.l2_far_hit_latency_cycles = f.at(far);
   }
-  const auto policy_of = [&](const std::string& name) {
-    auto it = extra.find(name);
-    if (it == extra.end() || !it->second.contains("policy")) return Replacement::kLru;
-    const std::string p = it->second["policy"];
-    if (p == "lru" || p == "fifo" || p == "tree_plru" || p == "random") return parse_replacement(p);
-    // The eviction sweeps' tie excludes LRU and FIFO: one of the two it leaves (tree-PLRU where
-    // the ways allow a tree), named under not_measured.
-    if (p == "random_or_tree_plru") {
-      const std::uint32_t w = name == "cache.l1.replacement" ? kL1Ways : kL2Ways;
-      return w <= 32 && (w & (w - 1)) == 0 ? Replacement::kTreePlru : Replacement::kRandom;
-    }
-    return Replacement::kLru;  // "none" or another tie: the chase's LRU
-  };
-  c.l1.policy = policy_of("cache.l1.replacement");
-  c.l2.policy = policy_of("cache.l2.replacement");
-  // The L1's tags as measured (cache.l1.tag_sets: the XOR hash's masks): when they name more
-  // lines than the L1 holds, the model's L1 is decoupled (tags apart from lines).
-  bool l1_tags_measured = false;
-  if (auto it = extra.find("cache.l1.tag_sets");
-      it != extra.end() && f.count("cache.l1.tag_sets")) {
+  return l2_unit;
+}
+
+/// The replacement class a cache.*.replacement finding names; LRU when none.
+Replacement policy_of(const ResultFindings& f, const std::string& name, std::uint32_t ways) {
+  auto it = f.extras.find(name);
+  if (it == f.extras.end() || !it->second.contains("policy")) return Replacement::kLru;
+  const std::string p = it->second["policy"];
+  if (p == "lru" || p == "fifo" || p == "tree_plru" || p == "random") return parse_replacement(p);
+  // The eviction sweeps' tie excludes LRU and FIFO: one of the two it leaves (tree-PLRU where
+  // the ways allow a tree), named under not_measured.
+  if (p == "random_or_tree_plru")
+    return ways <= 32 && (ways & (ways - 1)) == 0 ? Replacement::kTreePlru : Replacement::kRandom;
+  return Replacement::kLru;  // "none" or another tie: the chase's LRU
+}
+
+/// What the result said about the L1's tags and its data victim.
+struct L1Tags {
+  bool tags_measured = false, victim_measured = false, victim_none = false;
+};
+
+/// The L1's tags as measured (cache.l1.tag_sets: the XOR hash's masks): when they name more
+/// lines than the L1 holds, the model's L1 is decoupled (tags apart from lines), with the
+/// measured data victim (cache.l1.data_victim).
+L1Tags set_l1_tags(ModelConfig& c, const ResultFindings& f, const Geometry& g) {
+  L1Tags t;
+  if (auto it = f.extras.find("cache.l1.tag_sets");
+      it != f.extras.end() && f.has("cache.l1.tag_sets")) {
     const json& e = it->second;
     std::vector<std::uint64_t> m;
     if (e.contains("masks") && e["masks"].is_array())
       for (const auto& x : e["masks"])
         if (x.is_number_unsigned()) m.push_back(x.get<std::uint64_t>());
-    const double sets_value = f["cache.l1.tag_sets"];
+    const double sets_value = f.at("cache.l1.tag_sets");
     const bool sane = !m.empty() && m.size() < 32 && std::isfinite(sets_value) &&
                       sets_value == std::ldexp(1.0, static_cast<int>(m.size()));
     const std::uint64_t sets = sane ? std::uint64_t{1} << m.size() : 0;
-    const std::uint64_t tags = sets * kLine * kL1Ways;
+    const std::uint64_t tags = sets * g.l1_line * g.l1_ways;
     if (sane && tags >= l1_capacity_bytes(c, 0)) {
       c.l1.set_hash_masks = m;
       c.l1_tag_bytes = tags;
-      l1_tags_measured = true;
+      t.tags_measured = true;
     }
   }
-  bool l1_victim_measured = false, l1_victim_none = false;
-  if (auto it = extra.find("cache.l1.data_victim"); l1_tags_measured && it != extra.end()) {
+  if (auto it = f.extras.find("cache.l1.data_victim"); t.tags_measured && it != f.extras.end()) {
     const std::string v = it->second.value("victim", std::string());
     if (const auto dv = find_data_victim(v)) {
       c.l1_data_victim = *dv;
-      l1_victim_measured = true;
+      t.victim_measured = true;
     }
-    l1_victim_none = v == "none";
+    t.victim_none = v == "none";
   }
-  if ((c.l1.policy == Replacement::kTreePlru && (kL1Ways & (kL1Ways - 1))) ||
-      (c.l2.policy == Replacement::kTreePlru && (kL2Ways & (kL2Ways - 1))))
-    throw UsageError("the result's tree-PLRU finding needs a power-of-two number of ways");
-  if (f.count("l2.partition.hash_mask") && f["l2.partition.hash_mask"] > 0)
-    c.l2_partition_masks = {static_cast<std::uint64_t>(f["l2.partition.hash_mask"])};
+  return t;
+}
+
+/// The L2's home hash (l2.partition.hash_mask) and the TLB levels (tlb.l<n>.*).
+void set_partition_mask_and_tlb(ModelConfig& c, const ResultFindings& f) {
+  if (f.has("l2.partition.hash_mask") && f.at("l2.partition.hash_mask") > 0)
+    c.l2_partition_masks = {static_cast<std::uint64_t>(f.at("l2.partition.hash_mask"))};
   for (int level = 1; level <= 4; ++level) {
     const std::string n = "tlb.l" + std::to_string(level);
-    if (!f.count(n + ".entries") || !f.count("tlb.page_size")) break;
-    c.tlb.push_back({static_cast<std::uint64_t>(f[n + ".entries"]),
-                     static_cast<std::uint64_t>(f["tlb.page_size"]), 0,
-                     std::max(0.0, f.count(n + ".miss_penalty") ? f[n + ".miss_penalty"] : 0.0)});
+    if (!f.has(n + ".entries") || !f.has("tlb.page_size")) break;
+    c.tlb.push_back({static_cast<std::uint64_t>(f.at(n + ".entries")),
+                     static_cast<std::uint64_t>(f.at("tlb.page_size")), 0,
+                     std::max(0.0, f.has(n + ".miss_penalty") ? f.at(n + ".miss_penalty") : 0.0)});
   }
-  c.dram_latency_cycles = get(finding::kDramLatency);
-  // Two partitions with a measured home hash and replication: the chase walks the partitions
-  // themselves (home lines and copies in the SM's partition, far-homed lines in the other), and
-  // a miss costs the DRAM latency of its home where cache.l2.far_hit measured both.
-  const bool two_sides = c.l2_partitioned && !c.l2_partition_masks.empty() &&
-                         f.count("l2.replication") && f.count("l2.far_hit_latency");
-  bool l2_from_replicas = false;
-  if (two_sides) {
-    c.l2_partitions = 2;
-    c.l2_replication = f["l2.replication"] > 0.5;
-    c.chase_structural = true;
-    // A partition's capacity as cache.l2.far_hit measures it directly (the copies one SM's
-    // partition holds), rather than the sweep's l2.capacity: on a soft knee that is where the
-    // latency first rises, which moves with the sweep's points from run to run (55.4 to 57.9
-    // MiB over three runs of one card).
-    if (f.count("l2.replica_capacity") && f["l2.replica_capacity"] > 0) {
-      const std::uint64_t part = round_down(f["l2.replica_capacity"], l2_unit / 2);
-      if (part * 2 >= l1_capacity_bytes(c, 0) && part > 0) {
-        c.l2.capacity_bytes = part * 2;
-        c.l2_near.capacity_bytes = part;
-        l2_from_replicas = true;
-      }
-    }
-    if (f.count(finding::kDramLatencyNearHome) && f.count(finding::kDramLatencyFarHome)) {
-      c.dram_near_home_latency_cycles = f[finding::kDramLatencyNearHome];
-      c.dram_far_home_latency_cycles = f[finding::kDramLatencyFarHome];
+}
+
+/// Two partitions with a measured home hash and replication: the chase walks the partitions
+/// themselves (home lines and copies in the SM's partition, far-homed lines in the other), and
+/// a miss costs the DRAM latency of its home where cache.l2.far_hit measured both.
+struct TwoSides {
+  bool modelled = false, l2_from_replicas = false;
+};
+TwoSides set_two_sides(ModelConfig& c, const ResultFindings& f, std::uint64_t l2_unit) {
+  TwoSides t;
+  t.modelled = c.l2_partitioned && !c.l2_partition_masks.empty() && f.has("l2.replication") &&
+               f.has("l2.far_hit_latency");
+  if (!t.modelled) return t;
+  c.l2_partitions = 2;
+  c.l2_replication = f.at("l2.replication") > 0.5;
+  c.chase_structural = true;
+  // A partition's capacity as cache.l2.far_hit measures it directly (the copies one SM's
+  // partition holds), rather than the sweep's l2.capacity: on a soft knee that is where the
+  // latency first rises, which moves with the sweep's points from run to run.
+  if (f.has("l2.replica_capacity") && f.at("l2.replica_capacity") > 0) {
+    const std::uint64_t part = round_down(f.at("l2.replica_capacity"), l2_unit / 2);
+    if (part * 2 >= l1_capacity_bytes(c, 0) && part > 0) {
+      c.l2.capacity_bytes = part * 2;
+      c.l2_near.capacity_bytes = part;
+      t.l2_from_replicas = true;
     }
   }
-  c.shared_latency_cycles = get(finding::kSharedLatency);
-  validate(c);
-  json out = to_json(c);
-  out["provenance"] = {
-      {"from", "gpuprobe result"},
-      {"device_uuid", d.value("uuid", std::string(""))},
-      {"result_git_sha", result.value("tool", json::object()).value("git_sha", "")},
-      {"result_started_utc", result.value("started_utc", std::string(""))},
-      {"l2_capacity_from", l2_from_replicas ? "2 x l2.replica_capacity (cache.l2.far_hit)"
-                                            : "l2.capacity (latency.sweep)"}};
-  json not_measured = json::array();
-  if (!f.count("cache.l1.ways")) not_measured.push_back("l1_ways (4 assumed)");
-  if (!f.count("cache.l2.ways")) not_measured.push_back("l2_ways (16 assumed)");
-  if (!f.count("cache.l1.line_size") || !f.count("cache.l2.line_size"))
-    not_measured.push_back("line sizes (128 B assumed)");
+  if (f.has(finding::kDramLatencyNearHome) && f.has(finding::kDramLatencyFarHome)) {
+    c.dram_near_home_latency_cycles = f.at(finding::kDramLatencyNearHome);
+    c.dram_far_home_latency_cycles = f.at(finding::kDramLatencyFarHome);
+  }
+  return t;
+}
+
+/// What the model assumes about replacement where the result did not measure it (or measured
+/// a tie).
+void add_replacement_assumptions(const ModelConfig& c, const ResultFindings& f,
+                                 json& not_measured) {
   for (const char* lv : {"l1", "l2"}) {
-    const auto it = extra.find(std::string("cache.") + lv + ".replacement");
-    const std::string p =
-        it != extra.end() && it->second.contains("policy") && it->second["policy"].is_string()
-            ? it->second["policy"].get<std::string>()
-            : "not measured";
+    const std::string p = f.extra_text(std::string("cache.") + lv + ".replacement", "policy")
+                              .value_or("not measured");
     if (p == "random_or_tree_plru")
       not_measured.push_back(std::string(lv) +
                              " replacement policy: tied between random and "
@@ -351,34 +385,82 @@ json model_from_result(const json& result) {
     else if (p != "lru" && p != "fifo" && p != "tree_plru" && p != "random")
       not_measured.push_back(std::string(lv) + " replacement policy: " + p + " (LRU modelled)");
   }
-  if (l1_tags_measured && c.l1_tag_bytes > l1_capacity_bytes(c, -1) && !l1_victim_measured)
-    not_measured.push_back(
-        "l1 data victim: the L1 holds fewer lines than its tags name (cache.l1.tag_capacity); "
-        "which line leaves when the lines are full and the new line's set has a free tag is " +
-        (l1_victim_none ? "none of " + data_victim_names(" and ") + " (cache.l1.data_victim)"
-                        : std::string("not measured")) +
-        ": " + to_string(c.l1_data_victim) + " modelled");
+}
+
+/// Where the result found a hashed set index whose function it did not measure.
+void add_index_assumptions(const ModelConfig& c, const ResultFindings& f, json& not_measured) {
   for (const char* lv : {"l1", "l2"}) {
-    const auto it = extra.find(std::string("cache.") + lv + ".set_index_bits");
-    if (it == extra.end() || !it->second.contains("kind") || !it->second["kind"].is_string())
-      continue;
-    const std::string kind = it->second["kind"].get<std::string>();
+    const auto kind = f.extra_text(std::string("cache.") + lv + ".set_index_bits", "kind");
+    if (!kind) continue;
     const auto& masks = lv == std::string("l1") ? c.l1.set_hash_masks : c.l2.set_hash_masks;
-    if (kind == "xor_hash" && masks.empty())
+    if (*kind == "xor_hash" && masks.empty())
       not_measured.push_back(std::string(lv) +
                              " set index: a hash (no modulo fits the measured conflicts), "
                              "whose function is not measured; modulo indexing modelled, which "
                              "fills the sets of a contiguous range evenly");
   }
-  if (two_sides && !l2_from_replicas)
+}
+
+/// Everything the model assumes rather than takes from the result, in words.
+json not_measured_list(const ModelConfig& c, const ResultFindings& f, const L1Tags& l1,
+                       const TwoSides& sides) {
+  json not_measured = json::array();
+  if (!f.has("cache.l1.ways")) not_measured.push_back("l1_ways (4 assumed)");
+  if (!f.has("cache.l2.ways")) not_measured.push_back("l2_ways (16 assumed)");
+  if (!f.has("cache.l1.line_size") || !f.has("cache.l2.line_size"))
+    not_measured.push_back("line sizes (128 B assumed)");
+  add_replacement_assumptions(c, f, not_measured);
+  if (l1.tags_measured && c.l1_tag_bytes > l1_capacity_bytes(c, -1) && !l1.victim_measured)
+    not_measured.push_back(
+        "l1 data victim: the L1 holds fewer lines than its tags name (cache.l1.tag_capacity); "
+        "which line leaves when the lines are full and the new line's set has a free tag is " +
+        (l1.victim_none ? "none of " + data_victim_names(" and ") + " (cache.l1.data_victim)"
+                        : std::string("not measured")) +
+        ": " + to_string(c.l1_data_victim) + " modelled");
+  add_index_assumptions(c, f, not_measured);
+  if (sides.modelled && !sides.l2_from_replicas)
     not_measured.push_back(
         "a partition's capacity (l2.replica_capacity): the sweep's l2.capacity "
         "used, where a soft knee first rises");
   if (c.tlb.empty()) not_measured.push_back("TLB (none modelled)");
-  if (two_sides && c.dram_near_home_latency_cycles == 0)
+  if (sides.modelled && c.dram_near_home_latency_cycles == 0)
     not_measured.push_back("DRAM latency by home partition (dram_latency_cycles for both)");
   not_measured.push_back("the L1 capacity between carveouts (linear between 0% and 100%)");
-  out["not_measured"] = not_measured;
+  return not_measured;
+}
+
+}  // namespace
+
+json model_from_result(const json& result) {
+  const ResultFindings f(result);
+  const auto& d = result.at("device");
+  // Structure findings (cache.*.ways, cache.*.line_size, cache.*.replacement) when the result
+  // has them; otherwise the assumptions listed under not_measured.
+  const Geometry g(f);
+  ModelConfig c;
+  set_device(c, d);
+  set_l1(c, f, g);
+  const std::uint64_t l2_unit = set_l2(c, f, g);
+  c.l1.policy = policy_of(f, "cache.l1.replacement", g.l1_ways);
+  c.l2.policy = policy_of(f, "cache.l2.replacement", g.l2_ways);
+  const L1Tags l1_tags = set_l1_tags(c, f, g);
+  if ((c.l1.policy == Replacement::kTreePlru && (g.l1_ways & (g.l1_ways - 1))) ||
+      (c.l2.policy == Replacement::kTreePlru && (g.l2_ways & (g.l2_ways - 1))))
+    throw UsageError("the result's tree-PLRU finding needs a power-of-two number of ways");
+  set_partition_mask_and_tlb(c, f);
+  c.dram_latency_cycles = f.need(finding::kDramLatency);
+  const TwoSides sides = set_two_sides(c, f, l2_unit);
+  c.shared_latency_cycles = f.need(finding::kSharedLatency);
+  validate(c);
+  json out = to_json(c);
+  out["provenance"] = {
+      {"from", "gpuprobe result"},
+      {"device_uuid", d.value("uuid", std::string(""))},
+      {"result_git_sha", result.value("tool", json::object()).value("git_sha", "")},
+      {"result_started_utc", result.value("started_utc", std::string(""))},
+      {"l2_capacity_from", sides.l2_from_replicas ? "2 x l2.replica_capacity (cache.l2.far_hit)"
+                                                  : "l2.capacity (latency.sweep)"}};
+  out["not_measured"] = not_measured_list(c, f, l1_tags, sides);
   return out;
 }
 
