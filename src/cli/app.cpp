@@ -91,6 +91,7 @@ struct Cli {
   bool device_given = false;
   bool quiet = false;    ///< --quiet: no progress line
   bool verbose = false;  ///< --verbose: every finding on the terminal, not only the summary
+  bool list_all = false;  ///< list --all: also the settings each experiment chooses itself
   /// Experiments `run` added because a chosen one requires them (Registry::add_required), and
   /// the lines that say so (printed once the input is found valid).
   std::vector<std::string> added_ids, added_lines;
@@ -371,7 +372,10 @@ void add_global_options(CLI::App& app, Cli& cli) {
 /// The commands that measure: info, list, run, characterize.
 void add_measuring_commands(CLI::App& app, Cli& cli, Commands& c) {
   c.info = app.add_subcommand("info", "print the device and its environment (JSON)");
-  c.list = app.add_subcommand("list", "list the experiments");
+  c.list = app.add_subcommand("list", "list the experiments and what --axis can change in each");
+  c.list->add_flag("--all", cli.list_all,
+                   "also the settings each experiment chooses itself (fixed axes, recorded in "
+                   "result.json but not changeable)");
   c.run = app.add_subcommand(
       "run", "run the experiments whose ids match the globs, and those they cannot run without");
   c.run->add_option("ids", cli.ids, "experiment ids or globs, e.g. 'latency.*'")->required();
@@ -508,6 +512,26 @@ void read_option_texts(const CLI::App& app, Cli& cli) {
   check_axis_overrides(Registry::builtin(), o.axis_overrides);
 }
 
+/// One experiment's axes for `list`: those --axis can change; the fixed ones (the experiment
+/// chooses them itself) counted in one line, or listed with --all. An experiment whose fixed
+/// axis has no values chooses its points at run time: an adaptive search, said so.
+void list_axes(const Experiment& e, bool all, std::ostream& out) {
+  std::size_t fixed = 0;
+  bool search = false;
+  for (const auto& a : e.typed_axes()) {
+    if (!a.overridable) {
+      ++fixed;
+      search = search || a.values.empty();
+      if (!all) continue;
+    }
+    out << "    --axis " << e.id() << "." << describe(a) << "\n";
+  }
+  if (fixed == 0 || all) return;
+  out << "    (" << fixed << (fixed == 1 ? " setting" : " settings") << " it chooses itself"
+      << (search ? ", some at run time (an adaptive search, or from earlier findings)" : "")
+      << ")\n";
+}
+
 /// `gpuprobe list`: every experiment, what it uses, its axes (and, given --device, its waiver).
 int list_command(const Cli& cli, std::ostream& out) {
   const auto& registry = Registry::builtin();
@@ -525,9 +549,9 @@ int list_command(const Cli& cli, std::ostream& out) {
     if (dev)
       if (auto why = e->waiver(dev->info())) out << " [waived: " << *why << "]";
     out << "\n";
-    for (const auto& a : e->typed_axes())
-      out << "    --axis " << e->id() << "." << describe(a) << "\n";
+    list_axes(*e, cli.list_all, out);
   }
+  if (!cli.list_all) out << "(gpuprobe list --all also shows the settings each experiment chooses itself)\n";
   return 0;
 }
 

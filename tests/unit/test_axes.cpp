@@ -172,6 +172,23 @@ TEST(Axes, CliRefusesABadOverrideAndListsAxes) {
       << text;
 }
 
+TEST(Axes, ListShowsWhatAUserCanChangeAndCountsTheRest) {
+  std::string text, all;
+  ASSERT_EQ(gp({"list"}, &text), 0);
+  ASSERT_EQ(gp({"list", "--all"}, &all), 0);
+  // A fixed axis is listed only with --all; without it, counted on one line per experiment.
+  EXPECT_EQ(text.find("[fixed]"), std::string::npos) << text;
+  EXPECT_NE(all.find("--axis latency.sweep.working_set_bytes (int, B) [fixed]"), std::string::npos);
+  EXPECT_NE(text.find("    (3 settings it chooses itself, some at run time (an adaptive search, "
+                      "or from earlier findings))"),
+            std::string::npos)
+      << text;
+  // What --axis can change is listed either way.
+  for (const std::string* t : {&text, &all})
+    EXPECT_NE(t->find("--axis link.host.memory (string) = pinned,pageable"), std::string::npos);
+  EXPECT_LT(text.size(), all.size());
+}
+
 TEST(Axes, ResultParametersCarryTheAxes) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("gpuprobe_axes_" + std::to_string(::getpid()));
