@@ -323,7 +323,7 @@ class BandwidthHierarchy : public RigExperiment {
 
   void analyze(ExperimentResult& r) const override {
     const auto& measured = r.samples.at("measured");
-    HierarchyTable table{r.samples.at("prior"), {}};
+    HierarchyTable table{r.samples.at("prior")};
     // L1 / L2: the confirmation of the search's winner; a failed one is null (no finding, an
     // error).
     std::string failed;

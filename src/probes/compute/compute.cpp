@@ -19,6 +19,7 @@
 #include "measure/block_timing.hpp"
 #include "measure/gpu.hpp"
 #include "probes/compute/compute_kernels.hpp"
+#include "probes/compute/compute_samples.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -211,18 +212,19 @@ class ComputeLatency : public CudaRuntimeExperiment {
     c.hints = table_hints("dependent instruction latency per op");
     r.curves.push_back(c);
   }
+  int samples_version() const override { return compute::LatencySamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
-    for (const auto& p : r.samples.at("points")) {
-      const auto& s = p.at("cycles_per_instruction");
-      const double cycles = s.at("median").get<double>();
-      const double mhz = p.value("sm_clock_mhz_measured", 0.0);
-      Finding f{"compute." + p.at("op").get<std::string>() + ".latency",
+    const auto samples = r.samples.get<compute::LatencySamples>();
+    for (const auto& p : samples.points) {
+      const double cycles = p.cycles_per_instruction.median;
+      const double mhz = p.sm_clock_mhz_measured;
+      Finding f{"compute." + p.op + ".latency",
                 cycles,
                 "cycles",
-                confidence::precision_of_summary(s),
-                "one warp's dependent chain of " + p.at("instruction").get<std::string>() +
-                    ": clock64 cycles / instructions (" +
-                    std::to_string(p.at("steps").get<std::uint64_t>()) + " steps, output verified)",
+                p.cycles_per_instruction.precision(),
+                "one warp's dependent chain of " + p.instruction +
+                    ": clock64 cycles / instructions (" + std::to_string(p.steps) +
+                    " steps, output verified)",
                 json::object()};
       if (mhz > 0) f.extra["value_ns"] = cycles / mhz * 1e3;
       f.extra["sm_clock_mhz"] = mhz;
@@ -375,37 +377,36 @@ class ComputeThroughput : public CudaRuntimeExperiment {
                   .best("max");
     r.curves.push_back(c);
   }
+  int samples_version() const override { return compute::ThroughputSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
+    const auto samples = r.samples.get<compute::ThroughputSamples>();
     const auto& parameters = r.parameters;
     const double sms = parameters.value("sm_count", 0.0);
-    std::map<std::string, const json*> best;
-    for (const auto& p : r.samples.at("points")) {
-      const std::string op = p.at("op");
-      const double v = p.at("ops_per_clk_per_sm").at("median").get<double>();
-      if (!best.count(op) || v > best[op]->at("ops_per_clk_per_sm").at("median").get<double>())
-        best[op] = &p;
+    std::map<std::string, const compute::ThroughputPoint*> best;  // per op
+    for (const auto& p : samples.points) {
+      const double v = p.ops_per_clk_per_sm.median;
+      if (!best.count(p.op) || v > best[p.op]->ops_per_clk_per_sm.median) best[p.op] = &p;
     }
     for (const auto& o : kOps) {
       if (!best.count(o.name)) continue;
       const auto& p = *best[o.name];
-      const auto& s = p.at("ops_per_clk_per_sm");
-      const double v = s.at("median").get<double>();
-      const double mhz = p.at("sm_clock_mhz_measured").get<double>();
+      const double v = p.ops_per_clk_per_sm.median;
+      const double mhz = p.sm_clock_mhz_measured;
       const double peak = parameters.contains("peak_per_clk_per_sm")
                               ? parameters["peak_per_clk_per_sm"].value(o.name, 0.0)
                               : 0.0;
-      const double work_per_s = p.at("ops_per_s_median").get<double>() * o.work_per_op;
+      const double work_per_s = p.ops_per_s_median * o.work_per_op;
       Finding f{"compute." + std::string(o.name) + ".throughput",
                 v,
                 o.unit,
-                confidence::precision_of_summary(s),
+                p.ops_per_clk_per_sm.precision(),
                 "best of the accumulators x occupancy sweep: lane-instructions per SM cycle "
                 "(median over SMs), output verified",
                 json::object()};
       const std::string w = std::string(o.work) == "FLOP" ? "tflops" : "tops";
       f.extra[w] = work_per_s / 1e12;
-      f.extra["accumulators"] = p.at("accumulators");
-      f.extra["warps_per_sm"] = p.at("warps_per_sm");
+      f.extra["accumulators"] = p.accumulators;
+      f.extra["warps_per_sm"] = p.warps_per_sm;
       f.extra["sm_clock_mhz"] = mhz;
       if (peak > 0) {
         const double peak_work_per_s = peak * sms * mhz * 1e6 * o.work_per_op;

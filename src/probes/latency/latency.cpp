@@ -19,7 +19,7 @@
 #include "measure/checks.hpp"
 #include "measure/replicates.hpp"
 #include "probes/latency/latency_common.hpp"
-#include "probes/latency/latency_sweep_samples.hpp"
+#include "probes/latency/latency_samples.hpp"
 
 namespace gpuprobe::probes {
 namespace latency {
@@ -216,10 +216,10 @@ class LatencyShared : public Experiment {
     r.parameters = clock_for_ns({}, ctx.device);
     r.samples = {{"points", points}};
   }
+  int samples_version() const override { return SharedSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
     std::vector<double> medians;
-    for (const auto& p : r.samples.at("points"))
-      medians.push_back(p.at("cycles_per_load").at("median").get<double>());
+    for (const auto& p : r.samples.get<SharedSamples>().points) medians.push_back(p.cycles_median);
     if (medians.empty()) return;
     const double med = stats::median(medians);
     // The working sets are repetitions of one measurement (shared memory has no levels): the
@@ -271,10 +271,11 @@ class LatencyCarveout : public Experiment {
       r.curves.push_back(
           curve_table(carveout_label(s.at("carveout_percent")), s.at("points"), r.parameters));
   }
+  int samples_version() const override { return CarveoutSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
-    for (const auto& s : r.samples.at("carveouts")) {
-      const int c = s.at("carveout_percent");
-      const auto levels = analysis::find_levels(curve_from_points(s.at("points")));
+    for (const auto& s : r.samples.get<CarveoutSamples>().carveouts) {
+      const int c = s.carveout_percent;
+      const auto levels = analysis::find_levels(curve_of(s.points));
       if (levels.transitions.empty()) continue;
       const auto& t = levels.transitions.front();
       Finding f{"l1.capacity." + carveout_label(c),

@@ -57,6 +57,13 @@ std::vector<analysis::CurvePoint> curve_from_points(const json& points) {
   return curve;
 }
 
+std::vector<analysis::CurvePoint> curve_of(const std::vector<ChaseSample>& points) {
+  std::vector<analysis::CurvePoint> curve;
+  for (const auto& p : points)
+    curve.push_back({p.working_set_bytes, p.cycles_median, p.cycles_mad});
+  return curve;
+}
+
 bool is_l1_knee(std::size_t i, const analysis::Transition& t, bool l1_possible, double l2) {
   return i == 0 && l1_possible && t.estimate < 4.0 * kMiB && (l2 <= 0 || t.estimate < l2 / 16);
 }

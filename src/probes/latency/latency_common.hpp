@@ -12,6 +12,7 @@
 #include "analysis/levels.hpp"
 #include "core/device.hpp"
 #include "core/experiment.hpp"
+#include "probes/latency/latency_samples.hpp"
 
 namespace gpuprobe::probes::latency {
 
@@ -33,6 +34,9 @@ double plateau_confidence(const analysis::Plateau& p);
 
 /// The level finder's curve from recorded chase points (working set, median, MAD).
 std::vector<analysis::CurvePoint> curve_from_points(const nlohmann::json& points);
+
+/// The same from typed samples.
+std::vector<analysis::CurvePoint> curve_of(const std::vector<ChaseSample>& points);
 
 /// How analyze_sweep names knees: the first an L1 knee when it lies far below the reported L2
 /// (the L2 size only as a prior), others L2 knees when within a factor of 8 of it.

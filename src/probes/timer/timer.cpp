@@ -156,10 +156,10 @@ void add(ExperimentResult& r, const std::string& name, double v, const std::stri
 }
 
 /// clock64's and %clock's overhead and resolution, and %globaltimer's read overhead.
-void add_clock_findings(ExperimentResult& r, const json& s) {
+void add_clock_findings(ExperimentResult& r, const json& s,
+                        const std::vector<double>& change_cycles) {
   const auto c64 = numbers(s.at("clock64_pair"));
   const auto c32 = numbers(s.at("clock32_pair"));
-  const auto change_cycles = numbers(s.at("change_cycles"));
   if (!c64.empty()) {
     const double stream =
         stats::median(numbers(s.at("clock64_stream"))) / (timer_kernels::kTimerStreamReads - 1);
@@ -199,8 +199,8 @@ void add_clock_findings(ExperimentResult& r, const json& s) {
 }
 
 /// %globaltimer's resolution and update period, from the changes seen while spinning on it.
-void add_globaltimer_findings(ExperimentResult& r, const json& s) {
-  const auto change_cycles = numbers(s.at("change_cycles"));
+void add_globaltimer_findings(ExperimentResult& r, const json& s,
+                              const std::vector<double>& change_cycles) {
   const auto change_ns = numbers(s.at("change_ns"));
   if (!change_ns.empty()) {
     const double sum_cycles = std::accumulate(change_cycles.begin(), change_cycles.end(), 0.0);
@@ -531,8 +531,9 @@ class TimerOverhead : public CudaRuntimeExperiment {
     r.samples = s;
   }
   void analyze(ExperimentResult& r) const override {
-    add_clock_findings(r, r.samples);
-    add_globaltimer_findings(r, r.samples);
+    const auto change_cycles = numbers(r.samples.at("change_cycles"));
+    add_clock_findings(r, r.samples, change_cycles);
+    add_globaltimer_findings(r, r.samples, change_cycles);
     add_event_findings(r, r.samples);
   }
 };

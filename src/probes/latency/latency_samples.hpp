@@ -1,6 +1,7 @@
 #pragma once
-// latency.sweep's samples as a type: what its analysis reads, converted from the recorded JSON
-// once (a missing or wrong-typed field throws nlohmann's one-line error there).
+// The latency family's samples as types (latency.sweep, latency.shared, latency.carveout): what
+// their analyses read, converted from the recorded JSON once (a missing or wrong-typed field
+// throws nlohmann's one-line error there). The conversions are in latency_samples.cpp.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -36,11 +37,38 @@ struct SweepSamples {
   std::optional<L1KneeRefinement> l1_knee_refinement;
 };
 
+/// latency.shared: the median cycles per load of each working set's chase.
+struct SharedChaseSample {
+  double cycles_median = 0;  ///< cycles_per_load.median
+};
+struct SharedSamples {
+  static constexpr int kVersion = 1;  ///< Experiment::samples_version of latency.shared
+  std::vector<SharedChaseSample> points;
+};
+
+/// latency.carveout: one carveout's adaptive sweep.
+struct CarveoutSweep {
+  int carveout_percent = -1;  ///< -1: the driver's default
+  std::vector<ChaseSample> points;
+};
+struct CarveoutSamples {
+  static constexpr int kVersion = 1;  ///< Experiment::samples_version of latency.carveout
+  std::vector<CarveoutSweep> carveouts;
+};
+
 void to_json(nlohmann::json& j, const ChaseSample& s);
 void from_json(const nlohmann::json& j, ChaseSample& s);
 void to_json(nlohmann::json& j, const KneeReplicate& k);
 void from_json(const nlohmann::json& j, KneeReplicate& k);
 void to_json(nlohmann::json& j, const SweepSamples& s);
 void from_json(const nlohmann::json& j, SweepSamples& s);
+void to_json(nlohmann::json& j, const SharedChaseSample& s);
+void from_json(const nlohmann::json& j, SharedChaseSample& s);
+void to_json(nlohmann::json& j, const SharedSamples& s);
+void from_json(const nlohmann::json& j, SharedSamples& s);
+void to_json(nlohmann::json& j, const CarveoutSweep& s);
+void from_json(const nlohmann::json& j, CarveoutSweep& s);
+void to_json(nlohmann::json& j, const CarveoutSamples& s);
+void from_json(const nlohmann::json& j, CarveoutSamples& s);
 
 }  // namespace gpuprobe::probes::latency
