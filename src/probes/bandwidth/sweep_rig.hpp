@@ -414,7 +414,7 @@ class RigExperiment : public Experiment {
     return waive_on_model(info, kNoBandwidthModel);
   }
   void validate(const device::Device& dev, const RunOptions&) const override {
-    // SM ids may run past the SM count (the ids are not dense): size for that.
+    // SM ids may run past the SM count (they are not dense): size for ids up to 160/132 of it.
     const auto& d = dev.info();
     check_memory(dev, data_bytes(d, static_cast<std::uint32_t>(d.sm_count) * 160 / 132), id());
   }
