@@ -348,6 +348,51 @@ void validate_points(const std::vector<CurvePoint>& points) {
   }
 }
 
+/// Step 6 of find_levels, the transitions: from the end of each plateau, walk up while the curve
+/// is still on it; `step_separation[k]` is how well plateaus k and k + 1 are told apart.
+std::vector<Transition> find_transitions(const Curve& curve, const std::vector<Plateau>& plateaus,
+                                         const std::vector<double>& step_separation) {
+  std::vector<Transition> transitions;
+  for (std::size_t k = 0; k + 1 < plateaus.size(); ++k) {
+    const Plateau& lo = plateaus[k];
+    const Plateau& hi = plateaus[k + 1];
+    // A point off the level on the side away from the next level, or a single point off it
+    // followed by one back on it, is an outlier, not the knee: real sweeps have the odd
+    // disturbed point, and stopping at it would put the capacity wherever it happens to be.
+    // A point nearer the upper level than the lower one is off the lower level whatever the
+    // tolerance: with a step little larger than the tolerance (3 % against 2.5 %) the start of
+    // the rise would otherwise count as on the plateau and push the capacity past the knee.
+    const double towards = hi.level > lo.level ? 1.0 : -1.0;
+    const double half_step = 0.5 * std::fabs(hi.level - lo.level);
+    auto on_level = [&](std::size_t i) {
+      const double d = curve.point(i).y - lo.level;
+      return (curve.within(i, lo.level) && std::fabs(d) < half_step) || towards * d < 0;
+    };
+    std::size_t on = lo.last;
+    while (on + 1 < hi.first) {
+      if (on_level(on + 1)) {
+        ++on;
+      } else if (on + 2 < hi.first && on_level(on + 2)) {
+        on += 2;
+      } else {
+        break;
+      }
+    }
+    Transition t;
+    t.below = k;
+    t.x_last_on = curve.point(on).x;
+    t.x_first_off = curve.point(on + 1).x;
+    t.estimate = t.x_last_on;
+    t.level_below = lo.level;
+    t.level_above = hi.level;
+    t.confidence =
+        confidence::combine({step_separation[k], bracket_precision(t.x_last_on, t.x_first_off)});
+    t.step_separation = step_separation[k];
+    transitions.push_back(t);
+  }
+  return transitions;
+}
+
 }  // namespace
 
 double bracket_precision(double last_on, double first_off) {
@@ -469,43 +514,7 @@ LevelAnalysis find_levels(std::vector<CurvePoint> points, const SegmentOptions& 
   }
 
   // 6. Transitions: walk up from the end of each plateau while the curve is still on it.
-  for (std::size_t k = 0; k + 1 < out.plateaus.size(); ++k) {
-    const Plateau& lo = out.plateaus[k];
-    const Plateau& hi = out.plateaus[k + 1];
-    // A point off the level on the side away from the next level, or a single point off it
-    // followed by one back on it, is an outlier, not the knee: real sweeps have the odd
-    // disturbed point, and stopping at it would put the capacity wherever it happens to be.
-    // A point nearer the upper level than the lower one is off the lower level whatever the
-    // tolerance: with a step little larger than the tolerance (3 % against 2.5 %) the start of
-    // the rise would otherwise count as on the plateau and push the capacity past the knee.
-    const double towards = hi.level > lo.level ? 1.0 : -1.0;
-    const double half_step = 0.5 * std::fabs(hi.level - lo.level);
-    auto on_level = [&](std::size_t i) {
-      const double d = curve.point(i).y - lo.level;
-      return (curve.within(i, lo.level) && std::fabs(d) < half_step) || towards * d < 0;
-    };
-    std::size_t on = lo.last;
-    while (on + 1 < hi.first) {
-      if (on_level(on + 1)) {
-        ++on;
-      } else if (on + 2 < hi.first && on_level(on + 2)) {
-        on += 2;
-      } else {
-        break;
-      }
-    }
-    Transition t;
-    t.below = k;
-    t.x_last_on = curve.point(on).x;
-    t.x_first_off = curve.point(on + 1).x;
-    t.estimate = t.x_last_on;
-    t.level_below = lo.level;
-    t.level_above = hi.level;
-    t.confidence =
-        confidence::combine({step_separation[k], bracket_precision(t.x_last_on, t.x_first_off)});
-    t.step_separation = step_separation[k];
-    out.transitions.push_back(t);
-  }
+  out.transitions = find_transitions(curve, out.plateaus, step_separation);
   return out;
 }
 

@@ -88,12 +88,12 @@ Verdict judge(const Expectation& e, const std::vector<double>& reads) {
 }
 
 json collect(Context& ctx, const Declaration& d) {
-  json rec = {{"status", "waived"}};
+  json record = {{"status", "waived"}};
   Reader& reader = active_reader();
   const auto& info = ctx.device.info();
   if (auto why = reader.unavailable(info)) {
-    rec["reason"] = *why;
-    return rec;
+    record["reason"] = *why;
+    return record;
   }
   std::vector<std::string> metrics;
   std::set<std::string> seen;
@@ -102,8 +102,8 @@ json collect(Context& ctx, const Declaration& d) {
       for (const auto& m : {c.numerator, c.denominator})
         if (!m.empty() && seen.insert(m).second) metrics.push_back(m);
   if (metrics.empty() || d.probes.empty()) {
-    rec["reason"] = "the experiment declared no counters for this run";
-    return rec;
+    record["reason"] = "the experiment declared no counters for this run";
+    return record;
   }
   // Read-major order: each read of a probe is a separate launch, never back to back with
   // itself, so one launch's leftovers in the caches are not what the next one counts.
@@ -123,22 +123,22 @@ json collect(Context& ctx, const Declaration& d) {
       const std::vector<std::function<void()>> p(prepares.begin() + first, prepares.begin() + last);
       auto part = reader.read(info, metrics, l, p);
       if (part.size() != l.size()) {
-        rec["reason"] = "the profiler returned " + std::to_string(part.size()) + " ranges for " +
-                        std::to_string(l.size()) + " launches";
-        return rec;
+        record["reason"] = "the profiler returned " + std::to_string(part.size()) + " ranges for " +
+                           std::to_string(l.size()) + " launches";
+        return record;
       }
       ranges.insert(ranges.end(), part.begin(), part.end());
     }
   } catch (const ProfilerError& e) {
-    rec["reason"] = std::string("the profiler failed: ") + e.what();
-    return rec;
+    record["reason"] = std::string("the profiler failed: ") + e.what();
+    return record;
   }
-  rec = {{"status", "read"},
-         {"method", reader.method() + "; " + std::to_string(d.reads) +
-                        " separate untimed launches per configuration, after the timed ones"},
-         {"metrics", metrics},
-         {"reads", d.reads},
-         {"probes", json::array()}};
+  record = {{"status", "read"},
+            {"method", reader.method() + "; " + std::to_string(d.reads) +
+                           " separate untimed launches per configuration, after the timed ones"},
+            {"metrics", metrics},
+            {"reads", d.reads},
+            {"probes", json::array()}};
   for (std::size_t i = 0; i < d.probes.size(); ++i) {
     const auto& p = d.probes[i];
     json values = json::object();
@@ -159,33 +159,33 @@ json collect(Context& ctx, const Declaration& d) {
       j["judged"] = v.judged;
       checks.push_back(j);
     }
-    rec["probes"].push_back(
+    record["probes"].push_back(
         {{"label", p.label}, {"where", p.where}, {"values", values}, {"checks", checks}});
   }
   for (const auto& n : d.not_checked) {
-    if (!rec.contains("not_checked")) rec["not_checked"] = json::array();
-    rec["not_checked"].push_back({{"at", n.at}, {"quantity", n.quantity}, {"why", n.why}});
+    if (!record.contains("not_checked")) record["not_checked"] = json::array();
+    record["not_checked"].push_back({{"at", n.at}, {"quantity", n.quantity}, {"why", n.why}});
   }
-  return rec;
+  return record;
 }
 
 void cross_check(ExperimentResult& r) {
   if (!r.samples.contains("counters")) return;
-  const auto& rec = r.samples["counters"];
-  if (rec.value("status", "") != "read") {
-    r.statistics["counters"] = "cross-check waived: " + rec.value("reason", std::string());
+  const auto& record = r.samples["counters"];
+  if (record.value("status", "") != "read") {
+    r.statistics["counters"] = "cross-check waived: " + record.value("reason", std::string());
     return;
   }
   std::size_t checks = 0, agreeing = 0, reads = 0, consistent_reads = 0, k = 0;
   json unjudged = json::array();
-  for (const auto& p : rec.value("probes", json::array())) {
+  for (const auto& p : record.value("probes", json::array())) {
     for (const auto& c : p.value("checks", json::array())) {
       const auto e = expectation_from_json(c);
       const auto v = judge(e, c.value("reads", std::vector<double>{}));
       if (v.reads == 0) continue;
       if (!v.judged) {
-        // The metric read a value the quantity cannot take (an L2 hit rate of 366 % on the
-        // H200's partitioned L2, whose slices also count the other partition's requests): it
+        // The metric read a value the quantity cannot take (an L2 hit rate above 100 % on a
+        // partitioned L2, whose slices also count the other partition's requests): it
         // does not measure what the check assumes, so it neither agrees nor disagrees.
         unjudged.push_back({{"quantity", e.quantity},
                             {"at", p.value("label", std::string())},
@@ -216,10 +216,10 @@ void cross_check(ExperimentResult& r) {
       r.findings.push_back(f);
     }
   }
-  if (rec.contains("not_checked")) {
-    if (!rec["not_checked"].is_array())
+  if (record.contains("not_checked")) {
+    if (!record["not_checked"].is_array())
       throw UsageError("counters: not_checked is not an array of checks");
-    r.statistics["counters_not_checked"] = rec["not_checked"];
+    r.statistics["counters_not_checked"] = record["not_checked"];
   }
   if (!unjudged.empty())
     r.statistics["counters_unjudged"] = {
@@ -235,7 +235,7 @@ void cross_check(ExperimentResult& r) {
   // Each read is a trial of its check's verdict: how consistently the reads support them.
   f.confidence = confidence::agreement(consistent_reads, reads);
   f.method = std::to_string(agreeing) + " of " + std::to_string(checks) +
-             " counter checks within tolerance of the model; " + rec.value("method", "");
+             " counter checks within tolerance of the model; " + record.value("method", "");
   r.findings.push_back(f);
   r.statistics["counters"] = {
       {"checks", checks}, {"agreeing", agreeing}, {"reads", reads}, {"unjudged", unjudged.size()}};

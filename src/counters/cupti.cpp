@@ -202,6 +202,25 @@ class CuptiReader : public Reader {
 
     std::vector<const char*> names;
     for (const auto& m : metrics) names.push_back(m.c_str());
+    std::vector<std::uint8_t> config = config_image(host, names);
+
+    auto en =
+        params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+    en.ctx = ctx;
+    check(a.enable(&en), "cuptiRangeProfilerEnable");
+    profiler = en.pRangeProfilerObject;
+
+    std::vector<std::uint8_t> data = counter_data_image(profiler, names, launches.size());
+    set_config(profiler, config, data, launches.size());
+    replay(profiler, launches, prepares);
+    return evaluate_ranges(host, profiler, data, names, metrics);
+  }
+
+ private:
+  /// The host object's configuration image for `names`.
+  std::vector<std::uint8_t> config_image(CUpti_Profiler_Host_Object* host,
+                                         std::vector<const char*>& names) const {
+    const Api& a = api();
     auto am = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
         CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
     am.pHostObject = host;
@@ -219,20 +238,21 @@ class CuptiReader : public Reader {
     ci.configImageSize = config.size();
     ci.pConfigImage = config.data();
     check(a.config_image(&ci), "cuptiProfilerHostGetConfigImage");
+    return config;
+  }
 
-    auto en =
-        params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
-    en.ctx = ctx;
-    check(a.enable(&en), "cuptiRangeProfilerEnable");
-    profiler = en.pRangeProfilerObject;
-
+  /// The counter data image for `ranges` ranges of `names`, initialised.
+  std::vector<std::uint8_t> counter_data_image(CUpti_RangeProfiler_Object* profiler,
+                                               std::vector<const char*>& names,
+                                               std::size_t ranges) const {
+    const Api& a = api();
     auto ds = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
         CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
     ds.pRangeProfilerObject = profiler;
     ds.pMetricNames = names.data();
     ds.numMetrics = names.size();
-    ds.maxNumOfRanges = launches.size();
-    ds.maxNumRangeTreeNodes = static_cast<std::uint32_t>(launches.size());
+    ds.maxNumOfRanges = ranges;
+    ds.maxNumRangeTreeNodes = static_cast<std::uint32_t>(ranges);
     check(a.data_size(&ds), "cuptiRangeProfilerGetCounterDataSize");
     std::vector<std::uint8_t> data(ds.counterDataSize);
     auto di = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
@@ -241,7 +261,13 @@ class CuptiReader : public Reader {
     di.counterDataSize = data.size();
     di.pCounterData = data.data();
     check(a.data_init(&di), "cuptiRangeProfilerCounterDataImageInitialize");
+    return data;
+  }
 
+  /// User ranges, user replay, one nesting level, `ranges` ranges per pass.
+  void set_config(CUpti_RangeProfiler_Object* profiler, std::vector<std::uint8_t>& config,
+                  std::vector<std::uint8_t>& data, std::size_t ranges) const {
+    const Api& a = api();
     auto sc = params<CUpti_RangeProfiler_SetConfig_Params>(
         CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
     sc.pRangeProfilerObject = profiler;
@@ -251,13 +277,20 @@ class CuptiReader : public Reader {
     sc.pCounterDataImage = data.data();
     sc.range = CUPTI_UserRange;
     sc.replayMode = CUPTI_UserReplay;
-    sc.maxRangesPerPass = launches.size();
+    sc.maxRangesPerPass = ranges;
     sc.numNestingLevels = 1;
     sc.minNestingLevel = 1;
     sc.passIndex = 0;
     sc.targetNestingLevel = 1;
     check(a.set_config(&sc), "cuptiRangeProfilerSetConfig");
+  }
 
+  /// Replays every launch, each in its own range (its preparation outside), until CUPTI has
+  /// every pass it needs.
+  void replay(CUpti_RangeProfiler_Object* profiler,
+              const std::vector<std::function<void()>>& launches,
+              const std::vector<std::function<void()>>& prepares) const {
+    const Api& a = api();
     constexpr int kMaxPasses = 64;
     bool all = false;
     for (int pass = 0; !all; ++pass) {
@@ -289,6 +322,14 @@ class CuptiReader : public Reader {
       check(a.stop(&sp), "cuptiRangeProfilerStop");
       all = sp.isAllPassSubmitted != 0;
     }
+  }
+
+  /// Decodes the passes and evaluates each range's metrics (one map per launch).
+  std::vector<std::map<std::string, double>> evaluate_ranges(
+      CUpti_Profiler_Host_Object* host, CUpti_RangeProfiler_Object* profiler,
+      std::vector<std::uint8_t>& data, std::vector<const char*>& names,
+      const std::vector<std::string>& metrics) const {
+    const Api& a = api();
     auto dd = params<CUpti_RangeProfiler_DecodeData_Params>(
         CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
     dd.pRangeProfilerObject = profiler;
@@ -321,7 +362,6 @@ class CuptiReader : public Reader {
     return out;
   }
 
- private:
   const Api& api() const {
     if (!api_) api_ = std::make_unique<Api>(load());
     return *api_;

@@ -2,8 +2,8 @@
 //
 // Why these exist (issue 3, items 3 and 4): seed 003's "memory hierarchy" table measured a 4 KB
 // sequential dependent chain (a latency walk that one cache line set holds, i.e. neither a
-// bandwidth nor a hierarchy) and a single 64 MB run (one sample, of a size that on an H200 is
-// neither in L2 nor well past it), so its numbers mean little. This tool instead:
+// bandwidth nor a hierarchy) and a single 64 MB run (one sample, of a size that may be neither
+// in L2 nor well past it), so its numbers mean little. This tool instead:
 //  - sweeps the working set log-spaced (3 points per octave, refined at the knees) in two
 //    regimes and finds the plateaus (L1, L2, DRAM) and the capacities between them with the same
 //    change-point analysis as latency.sweep (analysis::find_levels on log bandwidth);
@@ -25,8 +25,8 @@
 namespace gpuprobe::probes {
 
 void register_bandwidth_sweep_experiments(Registry& registry) {
-  registry.add(bwrig::make_sweep_experiment());
-  registry.add(bwrig::make_hierarchy_experiment());
+  registry.add(bandwidth_rig::make_sweep_experiment());
+  registry.add(bandwidth_rig::make_hierarchy_experiment());
 }
 
 }  // namespace gpuprobe::probes

@@ -89,7 +89,7 @@ L1WorkingSet l1_fallback(const device::DeviceInfo& d);
 std::uint64_t l1_variant_step_bytes();
 /// With a measured L1 capacity (finding l1.capacity, confidence >= 0.5): the largest multiple of
 /// l1_variant_step_bytes() within 3/4 of it, so that every variant's unrolled loop runs whole
-/// steps and the point stays inside the L1 (128 KiB of the H200's 217 KiB); when no step fits,
+/// steps and the point stays inside the L1; when no step fits,
 /// half the capacity aligned down to 4 KiB. Otherwise l1_fallback(d).
 L1WorkingSet l1_working_set(const device::DeviceInfo& d, const FindingBoard& prior);
 

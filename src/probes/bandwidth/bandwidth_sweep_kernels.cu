@@ -67,9 +67,8 @@ __device__ __forceinline__ u32 read_pass(const uint4* base, u32 first, u32 step,
 /// Four passes at once. Pass k reads vector (j + k n / 4) mod n for the same j as read_pass;
 /// the j of all threads cover [0, n) once and a rotation keeps that, so each of the four passes
 /// still reads every vector exactly once, but a thread has four independent loads in flight even
-/// when it owns a single vector (measured on the H200 with one pass at a time: a 16 KiB slice
-/// per SM, one 16-B load per thread per pass, reached only 26 B/clk/SM; the same loads with four
-/// or more per thread per pass reached 110-122).
+/// when it owns a single vector (one 16-B load in flight per thread cannot cover the memory
+/// latency of a small slice per SM; four or more per thread can).
 template <bool kCg>
 __device__ __forceinline__ u32 read_4_passes(const uint4* base, u32 first, u32 step, u32 n,
                                              u32 acc) {

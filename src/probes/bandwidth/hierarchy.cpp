@@ -5,11 +5,196 @@
 #include "measure/search.hpp"
 #include "probes/bandwidth/sweep_rig.hpp"
 
-namespace gpuprobe::probes::bwrig {
+namespace gpuprobe::probes::bandwidth_rig {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
 // bandwidth.hierarchy
+
+/// The L1 or L2 point a finding is made from: the confirmation of the search's winner; for
+/// older records the best verified variant, or their single point. A failed confirmation is
+/// null, its reason appended to `failed`.
+json chosen_point(const json& measured, const std::string& level, std::string& failed) {
+  const std::string key = level + "_variants";
+  if (!measured.contains(key)) return measured.at(level);
+  if (measured.contains(level + "_confirmation")) {
+    const json& confirmation = measured.at(level + "_confirmation");
+    if (confirmation.at("status") == "passed") return confirmation;
+    failed += (failed.empty() ? "" : "; ") + level + " winner (kernel " +
+              confirmation.value("variant", std::string("?")) +
+              ") failed its confirmation: " + confirmation.value("reason", std::string("?"));
+    return json();
+  }
+  const int best = bwsweep::best_variant(measured.at(key));
+  if (best < 0)
+    throw VerificationError("bandwidth.hierarchy: no verified " + level + " kernel variant");
+  return measured.at(key)[static_cast<std::size_t>(best)];
+}
+
+/// A finding's extra field: written beside its value (to_json(Finding)); older records may keep
+/// it under "extra".
+std::optional<double> finding_field(const json& f, const std::string& key) {
+  if (f.contains(key) && f.at(key).is_number()) return f.at(key).get<double>();
+  if (f.contains("extra") && f.at("extra").contains(key) && f.at("extra").at(key).is_number())
+    return f.at("extra").at(key).get<double>();
+  return std::nullopt;
+}
+
+/// The table of bandwidth and latency per level, with the latencies from earlier findings.
+struct HierarchyTable {
+  const json& prior;  ///< earlier experiments' findings by name
+  Curve curve{"table",
+              {"level", "bandwidth_b_per_clk_per_sm", "bandwidth_gb_s_total", "bandwidth_source",
+               "latency_cycles", "latency_ns", "latency_source", "note"},
+              {}};
+
+  const json* prior_finding(const std::string& name) const {
+    return prior.contains(name) ? &prior.at(name) : nullptr;
+  }
+  void add_latency_cells(const std::string& name, std::vector<json>& row) const {
+    if (const json* f = prior_finding(name)) {
+      row.push_back(f->at("value"));
+      const auto ns = finding_field(*f, "value_ns");
+      row.push_back(ns ? json(*ns) : json(""));
+      row.push_back(name);
+    } else {
+      row.push_back("");
+      row.push_back("");
+      row.push_back(name + " absent (run the latency family first)");
+    }
+  }
+  void add_measured_row(const std::string& level, const json& p, const std::string& latency,
+                        const std::string& note) {
+    if (p.is_null()) {
+      std::vector<json> row{level, "", "", "confirmation failed: not reported"};
+      add_latency_cells(latency, row);
+      row.push_back(note);
+      curve.rows.push_back(row);
+      return;
+    }
+    const std::string variant =
+        p.contains("variant") ? "kernel " + p.at("variant").get<std::string>() + ", " : "";
+    std::vector<json> row{level, p.at("bytes_per_clk_per_sm").value("median", 0.0),
+                          p.at("gb_s").value("median", 0.0),
+                          "measured here (" + variant + p.value("load", std::string("")) + ", " +
+                              units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()) +
+                              (level == "l1" ? " per SM)" : ")")};
+    add_latency_cells(latency, row);
+    row.push_back(note);
+    curve.rows.push_back(row);
+  }
+  /// Shared memory: from smem.bandwidth only.
+  void add_shared_row() {
+    std::vector<json> row{"shared"};
+    if (const json* f = prior_finding("smem.bandwidth")) {
+      const double v = f->at("value").get<double>();
+      const auto tb = finding_field(*f, "total_tb_per_s");
+      row.push_back(v);
+      row.push_back(tb ? json(*tb * 1e3) : json(""));
+      row.push_back("smem.bandwidth");
+    } else {
+      row.insert(row.end(), {"", "", "smem.bandwidth absent (run the compute family first)"});
+    }
+    add_latency_cells("shared.latency", row);
+    row.push_back(prior_finding("smem.bandwidth") ? ""
+                                                  : "shared-memory bandwidth not measured here");
+    curve.rows.push_back(row);
+  }
+};
+
+/// The register file's row and its read-bandwidth finding, from register-only FFMA throughput.
+void add_register_row_and_finding(HierarchyTable& table, const json& p, ExperimentResult& r) {
+  const double ffma = p.at("bytes_per_clk_per_sm").value("median", 0.0);  // lane FFMA/clk/SM
+  const double gops = p.at("gb_s").value("median", 0.0);                  // lane FFMA per ns
+  std::vector<json> row{"register", ffma * bwsweep::kRegisterBytesReadPerFfma,
+                        gops * bwsweep::kRegisterBytesReadPerFfma,
+                        "measured here (register-only FFMA, 12 B read per lane FFMA)"};
+  table.add_latency_cells("compute.ffma.latency", row);
+  char note[200];
+  std::snprintf(note, sizeof note,
+                "%.6g lane FFMA/clk/SM; latency column is the FFMA dependent-issue latency "
+                "(a register operand has no load latency of its own)",
+                ffma);
+  row.push_back(note);
+  table.curve.rows.push_back(row);
+  Finding f{"register.read_bandwidth",
+            ffma * bwsweep::kRegisterBytesReadPerFfma,
+            "B/clk/SM",
+            point_confidence(p),
+            "register-only FFMA throughput x 12 B (3 source operands x 4 B)",
+            json::object()};
+  f.extra["ffma_per_clk_per_sm"] = ffma;
+  f.extra["gb_s_total"] = gops * bwsweep::kRegisterBytesReadPerFfma;
+  f.extra["write_b_per_clk_per_sm"] = ffma * bwsweep::kRegisterBytesWrittenPerFfma;
+  r.findings.push_back(f);
+}
+
+/// How the chosen point `p` (value `v`) stands among the kernel variants `rows` its level searched.
+void describe_variants(Finding& f, const json& p, const json& rows, double v) {
+  int verified = 0;
+  json medians = json::object(), failed = json::object();
+  for (const auto& row : rows) {
+    const std::string name = row.at("variant").get<std::string>();
+    if (row.value("verified", false)) {
+      ++verified;
+      medians[name] = row.at("measurement").value("median", 0.0);
+    } else {
+      failed[name] = row.value("error", std::string("not verified"));
+    }
+  }
+  const bool confirmed = p.contains("winner_row");
+  if (confirmed) {
+    f.extra["search_median"] = p.at("search_value");
+    f.extra["confirmation_repetitions"] = p.at("measurement").value("n", 0);
+  }
+  f.method = (confirmed ? "confirmation pass (fresh buffers and data) of the best of "
+                        : "best median over ") +
+             std::to_string(verified) + " verified of " + std::to_string(rows.size()) +
+             " kernel variants (kernel " + p.at("variant").get<std::string>() + "): " + f.method;
+  f.extra["variant"] = p.at("variant");
+  f.extra["variant_fold"] = p.value("fold", std::string(""));
+  f.extra["variant_threads_per_block"] = p.value("threads_per_block", 0);
+  f.extra["variant_blocks_per_sm"] = p.value("blocks_per_sm", 0);
+  f.extra["variant_unroll"] = p.value("unroll", 0);
+  f.extra["variants_verified"] = verified;
+  f.extra["variant_medians"] = medians;
+  f.extra["variants_failed"] = failed;
+  if (!rows.empty() && rows[0].value("verified", false)) {
+    const double base = rows[0].at("measurement").value("median", 0.0);
+    f.extra["baseline_variant"] = rows[0].at("variant");
+    f.extra["baseline_median"] = base;
+    if (base > 0) f.extra["gain_over_baseline_percent"] = (v / base - 1.0) * 100.0;
+  }
+}
+
+/// One measured level's finding: B/clk/SM (`per_sm`) or GB/s at its chosen point.
+void add_level_finding(ExperimentResult& r, const json& measured, const std::string& name,
+                       const json& p, bool per_sm) {
+  if (p.is_null()) return;  // a failed confirmation: no finding
+  if (p.contains("winner_row") && p.at("measurement").value("n", 0) < 3) {
+    // Too few samples for any precision: no evidence, no finding.
+    r.statistics["findings_not_emitted"].push_back(name +
+                                                   ": the confirmation has fewer than 3 samples");
+    return;
+  }
+  const double v = per_sm ? p.at("bytes_per_clk_per_sm").value("median", 0.0)
+                          : p.at("gb_s").value("median", 0.0);
+  Finding f{name,
+            v,
+            per_sm ? "B/clk/SM" : "GB/s",
+            point_confidence(p),
+            "bandwidth.hierarchy point: " + p.value("load", std::string("")) + " at " +
+                units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()),
+            json::object()};
+  f.extra[per_sm ? "gb_s_total" : "bytes_per_clk_per_sm"] =
+      per_sm ? p.at("gb_s").value("median", 0.0)
+             : p.at("bytes_per_clk_per_sm").value("median", 0.0);
+  const std::string key = name == "hierarchy.l1.read_bandwidth"   ? "l1_variants"
+                          : name == "hierarchy.l2.read_bandwidth" ? "l2_variants"
+                                                                  : "";
+  if (!key.empty() && measured.contains(key)) describe_variants(f, p, measured.at(key), v);
+  r.findings.push_back(f);
+}
 
 class BandwidthHierarchy : public RigExperiment {
  public:
@@ -138,203 +323,32 @@ class BandwidthHierarchy : public RigExperiment {
   }
 
   void analyze(ExperimentResult& r) const override {
-    const auto& m = r.samples.at("measured");
-    const auto& prior = r.samples.at("prior");
-    // L1 / L2: the confirmation of the search's winner; for older records the best verified
-    // variant, or their single point. A failed confirmation is null (no finding, an error).
+    const auto& measured = r.samples.at("measured");
+    HierarchyTable table{r.samples.at("prior")};
+    // L1 / L2: the confirmation of the search's winner; a failed one is null (no finding, an
+    // error).
     std::string failed;
-    auto chosen = [&](const std::string& level) -> json {
-      const std::string key = level + "_variants";
-      if (!m.contains(key)) return m.at(level);
-      if (m.contains(level + "_confirmation")) {
-        const json& cf = m.at(level + "_confirmation");
-        if (cf.at("status") == "passed") return cf;
-        failed += (failed.empty() ? "" : "; ") + level + " winner (kernel " +
-                  cf.value("variant", std::string("?")) +
-                  ") failed its confirmation: " + cf.value("reason", std::string("?"));
-        return json();
-      }
-      const int b = bwsweep::best_variant(m.at(key));
-      if (b < 0)
-        throw VerificationError("bandwidth.hierarchy: no verified " + level + " kernel variant");
-      return m.at(key)[static_cast<std::size_t>(b)];
-    };
-    const json l1 = chosen("l1"), l2 = chosen("l2");
-    auto pf = [&](const std::string& n) -> const json* {
-      return prior.contains(n) ? &prior.at(n) : nullptr;
-    };
-    // A finding's extra fields are written beside its value (to_json(Finding)); older records
-    // may keep them under "extra".
-    auto field = [](const json& f, const std::string& key) -> std::optional<double> {
-      if (f.contains(key) && f.at(key).is_number()) return f.at(key).get<double>();
-      if (f.contains("extra") && f.at("extra").contains(key) && f.at("extra").at(key).is_number())
-        return f.at("extra").at(key).get<double>();
-      return std::nullopt;
-    };
-    Curve c{"table",
-            {"level", "bandwidth_b_per_clk_per_sm", "bandwidth_gb_s_total", "bandwidth_source",
-             "latency_cycles", "latency_ns", "latency_source", "note"},
-            {}};
-    auto latency_cells = [&](const std::string& name, std::vector<json>& row) {
-      if (const json* f = pf(name)) {
-        row.push_back(f->at("value"));
-        const auto ns = field(*f, "value_ns");
-        row.push_back(ns ? json(*ns) : json(""));
-        row.push_back(name);
-      } else {
-        row.push_back("");
-        row.push_back("");
-        row.push_back(name + " absent (run the latency family first)");
-      }
-    };
-    auto measured_row = [&](const std::string& level, const json& p, const std::string& lat,
-                            const std::string& note) {
-      if (p.is_null()) {
-        std::vector<json> row{level, "", "", "confirmation failed: not reported"};
-        latency_cells(lat, row);
-        row.push_back(note);
-        c.rows.push_back(row);
-        return;
-      }
-      const std::string variant =
-          p.contains("variant") ? "kernel " + p.at("variant").get<std::string>() + ", " : "";
-      std::vector<json> row{
-          level, p.at("bytes_per_clk_per_sm").value("median", 0.0),
-          p.at("gb_s").value("median", 0.0),
-          "measured here (" + variant + p.value("load", std::string("")) + ", " +
-              units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()) +
-              (level == "l1" ? " per SM)" : ")")};
-      latency_cells(lat, row);
-      row.push_back(note);
-      c.rows.push_back(row);
-    };
-    // Register file.
-    {
-      const auto& p = m.at("register");
-      const double ffma = p.at("bytes_per_clk_per_sm").value("median", 0.0);  // lane FFMA/clk/SM
-      const double gops = p.at("gb_s").value("median", 0.0);                  // lane FFMA per ns
-      std::vector<json> row{"register", ffma * bwsweep::kRegisterBytesReadPerFfma,
-                            gops * bwsweep::kRegisterBytesReadPerFfma,
-                            "measured here (register-only FFMA, 12 B read per lane FFMA)"};
-      latency_cells("compute.ffma.latency", row);
-      char note[200];
-      std::snprintf(note, sizeof note,
-                    "%.6g lane FFMA/clk/SM; latency column is the FFMA dependent-issue latency "
-                    "(a register operand has no load latency of its own)",
-                    ffma);
-      row.push_back(note);
-      c.rows.push_back(row);
-      Finding f{"register.read_bandwidth",
-                ffma * bwsweep::kRegisterBytesReadPerFfma,
-                "B/clk/SM",
-                point_confidence(p),
-                "register-only FFMA throughput x 12 B (3 source operands x 4 B)",
-                json::object()};
-      f.extra["ffma_per_clk_per_sm"] = ffma;
-      f.extra["gb_s_total"] = gops * bwsweep::kRegisterBytesReadPerFfma;
-      f.extra["write_b_per_clk_per_sm"] = ffma * bwsweep::kRegisterBytesWrittenPerFfma;
-      r.findings.push_back(f);
-    }
-    // Shared memory: from smem.bandwidth only.
-    {
-      std::vector<json> row{"shared"};
-      if (const json* f = pf("smem.bandwidth")) {
-        const double v = f->at("value").get<double>();
-        const auto tb = field(*f, "total_tb_per_s");
-        row.push_back(v);
-        row.push_back(tb ? json(*tb * 1e3) : json(""));
-        row.push_back("smem.bandwidth");
-      } else {
-        row.insert(row.end(), {"", "", "smem.bandwidth absent (run the compute family first)"});
-      }
-      latency_cells("shared.latency", row);
-      row.push_back(pf("smem.bandwidth") ? "" : "shared-memory bandwidth not measured here");
-      c.rows.push_back(row);
-    }
-    measured_row("l1", l1, "l1.hit_latency", "");
-    measured_row("l2", l2, "l2.hit_latency",
-                 pf("l2.far_hit_latency")
-                     ? "far L2 partition latency: " + pf("l2.far_hit_latency")->at("value").dump() +
-                           " cycles"
-                     : "");
-    {
-      std::string note;
-      if (const json* f = pf("dram.read_bandwidth"))
-        note = "bandwidth.read streaming: " + f->at("value").dump() + " GB/s";
-      measured_row("dram", m.at("dram"), "dram.latency", note);
-    }
-    c.hints = table_hints("bandwidth and latency per level");
-    r.curves.push_back(c);
+    const json l1 = chosen_point(measured, "l1", failed), l2 = chosen_point(measured, "l2", failed);
+    add_register_row_and_finding(table, measured.at("register"), r);
+    table.add_shared_row();
+    table.add_measured_row("l1", l1, "l1.hit_latency", "");
+    const json* far_hit = table.prior_finding("l2.far_hit_latency");
+    table.add_measured_row(
+        "l2", l2, "l2.hit_latency",
+        far_hit ? "far L2 partition latency: " + far_hit->at("value").dump() + " cycles" : "");
+    std::string dram_note;
+    if (const json* f = table.prior_finding("dram.read_bandwidth"))
+      dram_note = "bandwidth.read streaming: " + f->at("value").dump() + " GB/s";
+    table.add_measured_row("dram", measured.at("dram"), "dram.latency", dram_note);
+    table.curve.hints = table_hints("bandwidth and latency per level");
+    r.curves.push_back(table.curve);
     for (const char* level : {"l1", "l2"})
-      if (m.contains(std::string(level) + "_variants"))
-        r.curves.push_back(variant_curve(level, m.at(std::string(level) + "_variants")));
+      if (measured.contains(std::string(level) + "_variants"))
+        r.curves.push_back(variant_curve(level, measured.at(std::string(level) + "_variants")));
     // Findings of the measured levels (hierarchy-specific names: the sweep owns the plain ones).
-    auto add = [&](const std::string& name, const json& p, bool per_sm) {
-      if (p.is_null()) return;  // a failed confirmation: no finding
-      if (p.contains("winner_row") && p.at("measurement").value("n", 0) < 3) {
-        // Too few samples for any precision: no evidence, no finding.
-        r.statistics["findings_not_emitted"].push_back(
-            name + ": the confirmation has fewer than 3 samples");
-        return;
-      }
-      const double v = per_sm ? p.at("bytes_per_clk_per_sm").value("median", 0.0)
-                              : p.at("gb_s").value("median", 0.0);
-      Finding f{name,
-                v,
-                per_sm ? "B/clk/SM" : "GB/s",
-                point_confidence(p),
-                "bandwidth.hierarchy point: " + p.value("load", std::string("")) + " at " +
-                    units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()),
-                json::object()};
-      f.extra[per_sm ? "gb_s_total" : "bytes_per_clk_per_sm"] =
-          per_sm ? p.at("gb_s").value("median", 0.0)
-                 : p.at("bytes_per_clk_per_sm").value("median", 0.0);
-      const std::string key = name == "hierarchy.l1.read_bandwidth"   ? "l1_variants"
-                              : name == "hierarchy.l2.read_bandwidth" ? "l2_variants"
-                                                                      : "";
-      if (!key.empty() && m.contains(key)) {
-        const json& rows = m.at(key);
-        int verified = 0;
-        json medians = json::object(), failed = json::object();
-        for (const auto& row : rows) {
-          const std::string n = row.at("variant").get<std::string>();
-          if (row.value("verified", false)) {
-            ++verified;
-            medians[n] = row.at("measurement").value("median", 0.0);
-          } else {
-            failed[n] = row.value("error", std::string("not verified"));
-          }
-        }
-        const bool confirmed = p.contains("winner_row");
-        if (confirmed) {
-          f.extra["search_median"] = p.at("search_value");
-          f.extra["confirmation_repetitions"] = p.at("measurement").value("n", 0);
-        }
-        f.method = (confirmed ? "confirmation pass (fresh buffers and data) of the best of "
-                              : "best median over ") +
-                   std::to_string(verified) + " verified of " + std::to_string(rows.size()) +
-                   " kernel variants (kernel " + p.at("variant").get<std::string>() +
-                   "): " + f.method;
-        f.extra["variant"] = p.at("variant");
-        f.extra["variant_fold"] = p.value("fold", std::string(""));
-        f.extra["variant_threads_per_block"] = p.value("threads_per_block", 0);
-        f.extra["variant_blocks_per_sm"] = p.value("blocks_per_sm", 0);
-        f.extra["variant_unroll"] = p.value("unroll", 0);
-        f.extra["variants_verified"] = verified;
-        f.extra["variant_medians"] = medians;
-        f.extra["variants_failed"] = failed;
-        if (!rows.empty() && rows[0].value("verified", false)) {
-          const double base = rows[0].at("measurement").value("median", 0.0);
-          f.extra["baseline_variant"] = rows[0].at("variant");
-          f.extra["baseline_median"] = base;
-          if (base > 0) f.extra["gain_over_baseline_percent"] = (v / base - 1.0) * 100.0;
-        }
-      }
-      r.findings.push_back(f);
-    };
-    add("hierarchy.l1.read_bandwidth", l1, true);
-    add("hierarchy.l2.read_bandwidth", l2, false);
-    add("hierarchy.dram.read_bandwidth", m.at("dram"), false);
+    add_level_finding(r, measured, "hierarchy.l1.read_bandwidth", l1, true);
+    add_level_finding(r, measured, "hierarchy.l2.read_bandwidth", l2, false);
+    add_level_finding(r, measured, "hierarchy.dram.read_bandwidth", measured.at("dram"), false);
     if (!failed.empty()) {
       r.status = Status::kError;
       r.reason = failed;
@@ -471,4 +485,4 @@ std::unique_ptr<Experiment> make_hierarchy_experiment() {
   return std::make_unique<BandwidthHierarchy>();
 }
 
-}  // namespace gpuprobe::probes::bwrig
+}  // namespace gpuprobe::probes::bandwidth_rig

@@ -121,7 +121,7 @@ class StreamRig {
   /// Times `c`, then verifies one more launch of it with the same pass count.
   Measured measure(const Config& c) {
     // A covering grid gives each thread the same vectors in every pass: a second pass would
-    // re-read what the first just brought into the caches (seen on the H200: 14 TB/s "DRAM").
+    // re-read what the first just brought into the caches, reading far above the DRAM peak.
     if (c.cover && c.v.passes > 1)
       throw measure::SkipRow("a covering grid would re-read its vectors from the caches");
     const int occ = bw::stream_blocks_per_sm(kind_name_, c.v, c.threads);

@@ -4,7 +4,7 @@
 #include "core/finding_names.hpp"
 #include "probes/bandwidth/sweep_rig.hpp"
 
-namespace gpuprobe::probes::bwrig {
+namespace gpuprobe::probes::bandwidth_rig {
 namespace {
 
 class BandwidthSweep : public RigExperiment {
@@ -212,8 +212,8 @@ class BandwidthSweep : public RigExperiment {
       r.findings.push_back(f);
     }
     // A DRAM level is claimed only from working sets of at least 8 x L2: below that, repeated
-    // passes still hit the L2 often enough to read above the DRAM peak (seen on the H200: 5.2
-    // TB/s at 4 x L2 against a 4.81 TB/s peak). The sweep stops at 4 x L2, so DRAM bandwidth
+    // passes still hit the L2 often enough to read above the DRAM peak. The sweep stops at
+    // 4 x L2, so DRAM bandwidth
     // is bandwidth.read's finding; the curve past L2 is kept in the samples.
     std::optional<analysis::Plateau> last;
     if (!L.plateaus.empty()) last = L.plateaus.back();
@@ -248,4 +248,4 @@ class BandwidthSweep : public RigExperiment {
 
 std::unique_ptr<Experiment> make_sweep_experiment() { return std::make_unique<BandwidthSweep>(); }
 
-}  // namespace gpuprobe::probes::bwrig
+}  // namespace gpuprobe::probes::bandwidth_rig

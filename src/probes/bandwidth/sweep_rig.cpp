@@ -195,9 +195,7 @@ L1WorkingSet l1_working_set(const device::DeviceInfo& d, const FindingBoard& pri
     const std::string measured = units::format_bytes(static_cast<std::uint64_t>(f->value)) +
                                  ", confidence " + std::to_string(f->confidence);
     // Whole unrolled steps of every variant: a slice shorter than one step runs only the
-    // variants' one-load tail loops (from 1ff8ec7 to the eleventh session the slice was half
-    // the capacity, 108 KiB on the H200, under the 128 KiB step: 119.8 B/clk/SM against 127.66
-    // at 128 KiB before).
+    // variants' one-load tail loops, which read below the unrolled loop's rate.
     const std::uint64_t step = l1_variant_step_bytes();
     const auto within = static_cast<std::uint64_t>(f->value * 3 / 4) / step * step;
     if (within >= step)
@@ -217,7 +215,7 @@ L1WorkingSet l1_working_set(const device::DeviceInfo& d, const FindingBoard& pri
 
 }  // namespace bwsweep
 
-namespace bwrig {
+namespace bandwidth_rig {
 
 const char* fold_name(bws::Fold f) {
   switch (f) {
@@ -383,5 +381,5 @@ void check_memory(const device::Device& dev, std::uint64_t need, const std::stri
                      " of GPU memory but " + units::format_bytes(free) + " is free");
 }
 
-}  // namespace bwrig
+}  // namespace bandwidth_rig
 }  // namespace gpuprobe::probes

@@ -21,7 +21,7 @@
 #include "probes/bandwidth/bandwidth_kernels.hpp"
 #include "probes/bandwidth/bandwidth_sweep.hpp"
 
-namespace gpuprobe::probes::bwrig {
+namespace gpuprobe::probes::bandwidth_rig {
 
 using bwsweep::LaunchRates;
 using nlohmann::json;
@@ -414,7 +414,7 @@ class RigExperiment : public Experiment {
     return waive_on_model(info, kNoBandwidthModel);
   }
   void validate(const device::Device& dev, const RunOptions&) const override {
-    // SM ids may run past the SM count (the H200's reach 160 for 132 SMs): size for that.
+    // SM ids may run past the SM count (they are not dense): size for ids up to 160/132 of it.
     const auto& d = dev.info();
     check_memory(dev, data_bytes(d, static_cast<std::uint32_t>(d.sm_count) * 160 / 132), id());
   }
@@ -427,4 +427,4 @@ class RigExperiment : public Experiment {
 std::unique_ptr<Experiment> make_sweep_experiment();
 std::unique_ptr<Experiment> make_hierarchy_experiment();
 
-}  // namespace gpuprobe::probes::bwrig
+}  // namespace gpuprobe::probes::bandwidth_rig

@@ -19,12 +19,13 @@
 #include "measure/block_timing.hpp"
 #include "measure/gpu.hpp"
 #include "probes/compute/compute_kernels.hpp"
+#include "probes/compute/compute_samples.hpp"
 
 namespace gpuprobe::probes {
 namespace {
 
 using nlohmann::json;
-namespace kn = kernels;
+namespace compute_kernels = kernels;
 
 using measure::LaunchSummary;
 using measure::summarize_blocks;
@@ -33,7 +34,7 @@ using stats::median_or_zero;
 // ---- compute.latency / compute.throughput ---------------------------------------------------
 
 struct OpInfo {
-  kn::FmaOp op;
+  compute_kernels::FmaOp op;
   const char* name;  ///< finding prefix: compute.<name>.*
   const char* instruction;
   const char* unit;    ///< throughput unit (instructions per clock per SM, per lane)
@@ -52,37 +53,37 @@ Axis op_axis() {
 }
 
 constexpr OpInfo kOps[] = {
-    {kn::FmaOp::kFfma, "ffma", "FFMA", "FMA/clk/SM", 2, "FLOP", 1, 1, 1},
-    {kn::FmaOp::kHfma2, "hfma2", "HFMA2", "HFMA2/clk/SM", 4, "FLOP", 2, -1, 3},
-    {kn::FmaOp::kImad, "imad", "IMAD", "IMAD/clk/SM", 2, "int ops", 1, 1, 1},
-    {kn::FmaOp::kDfma, "dfma", "DFMA", "DFMA/clk/SM", 2, "FLOP", 1, 1, 1},
+    {compute_kernels::FmaOp::kFfma, "ffma", "FFMA", "FMA/clk/SM", 2, "FLOP", 1, 1, 1},
+    {compute_kernels::FmaOp::kHfma2, "hfma2", "HFMA2", "HFMA2/clk/SM", 4, "FLOP", 2, -1, 3},
+    {compute_kernels::FmaOp::kImad, "imad", "IMAD", "IMAD/clk/SM", 2, "int ops", 1, 1, 1},
+    {compute_kernels::FmaOp::kDfma, "dfma", "DFMA", "DFMA/clk/SM", 2, "FLOP", 1, 1, 1},
 };
 
 /// Lane-instructions per clock per SM the CUDA C++ Programming Guide's arithmetic-throughput
 /// table gives (HFMA2 as instructions: 256 half-precision results = 128 HFMA2); 0 = not known.
-double peak_per_clk(const Gpu& g, kn::FmaOp op) {
+double peak_per_clk(const Gpu& g, compute_kernels::FmaOp op) {
   const int cc = g.cc_major * 10 + g.cc_minor;
   if (cc == 90) {
     switch (op) {
-      case kn::FmaOp::kFfma:
+      case compute_kernels::FmaOp::kFfma:
         return 128;
-      case kn::FmaOp::kHfma2:
+      case compute_kernels::FmaOp::kHfma2:
         return 128;
-      case kn::FmaOp::kImad:
+      case compute_kernels::FmaOp::kImad:
         return 64;
-      case kn::FmaOp::kDfma:
+      case compute_kernels::FmaOp::kDfma:
         return 64;
     }
   }
   if (cc == 80) {
     switch (op) {
-      case kn::FmaOp::kFfma:
+      case compute_kernels::FmaOp::kFfma:
         return 64;
-      case kn::FmaOp::kHfma2:
+      case compute_kernels::FmaOp::kHfma2:
         return 128;
-      case kn::FmaOp::kImad:
+      case compute_kernels::FmaOp::kImad:
         return 64;
-      case kn::FmaOp::kDfma:
+      case compute_kernels::FmaOp::kDfma:
         return 32;
     }
   }
@@ -95,11 +96,11 @@ double expected_sum(const OpInfo& op, std::uint64_t thread, int accumulators, st
   double sum = 0;
   for (int k = 0; k < accumulators; ++k) {
     for (int h = 0; h < op.halves; ++h) {
-      const double x0 = kn::fma_seed(thread, k, h);
+      const double x0 = compute_kernels::fma_seed(thread, k, h);
       double x;
       if (op.a == 1) {
         x = x0 + static_cast<double>(steps) * op.b;
-        if (op.op == kn::FmaOp::kImad)
+        if (op.op == compute_kernels::FmaOp::kImad)
           x = static_cast<double>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(x)));
       } else {  // a == -1
         x = steps % 2 ? op.b - x0 : x0;
@@ -110,10 +111,10 @@ double expected_sum(const OpInfo& op, std::uint64_t thread, int accumulators, st
   return sum;
 }
 
-void verify_fma(const OpInfo& op, const kn::FmaLaunch& l, const std::vector<double>& out,
-                const std::string& where) {
+void verify_fma(const OpInfo& op, const compute_kernels::FmaLaunch& l,
+                const std::vector<double>& out, const std::string& where) {
   const std::uint64_t threads = static_cast<std::uint64_t>(l.blocks) * l.threads_per_block;
-  const std::uint64_t steps = kn::fma_steps(l);
+  const std::uint64_t steps = compute_kernels::fma_steps(l);
   // Up to a few hundred thousand threads' sums per point, on the host's cores.
   std::vector<std::uint64_t> part_wrong(parallel::parts_for(threads, 4096), 0),
       part_first(part_wrong.size(), threads);
@@ -143,7 +144,8 @@ void verify_fma(const OpInfo& op, const kn::FmaLaunch& l, const std::vector<doub
 
 /// Largest step count per accumulator whose result is still exact (FP32 counts below 2^24).
 std::uint64_t max_exact_steps(const OpInfo& op) {
-  return op.op == kn::FmaOp::kFfma ? (1u << 24) - 256 : std::numeric_limits<std::uint32_t>::max();
+  return op.op == compute_kernels::FmaOp::kFfma ? (1u << 24) - 256
+                                                : std::numeric_limits<std::uint32_t>::max();
 }
 
 class ComputeLatency : public CudaRuntimeExperiment {
@@ -157,13 +159,13 @@ class ComputeLatency : public CudaRuntimeExperiment {
   std::vector<Axis> typed_axes() const override { return {op_axis()}; }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
-    kn::DeviceArray<double> out(32);
-    kn::DeviceArray<measure::BlockTiming> records(1);
+    compute_kernels::DeviceArray<double> out(32);
+    compute_kernels::DeviceArray<measure::BlockTiming> records(1);
     json points = json::array();
     const auto axes = axis_values(ctx.options);
     for (const auto& op : kOps) {
       if (!axes.contains("op", op.name)) continue;
-      kn::FmaLaunch l;
+      compute_kernels::FmaLaunch l;
       l.op = op.op;
       l.accumulators = 1;
       l.threads_per_block = 32;
@@ -171,21 +173,21 @@ class ComputeLatency : public CudaRuntimeExperiment {
       l.iterations = 512;  // 512 x 512 + 1 dependent steps
       l.a = op.a;
       l.b = op.b;
-      const double steps = static_cast<double>(kn::fma_steps(l));
+      const double steps = static_cast<double>(compute_kernels::fma_steps(l));
       std::vector<double> clocks;
       auto once = [&](int rep) {
-        kn::launch_fma(l, out.get(), records.get(), nullptr);
+        compute_kernels::launch_fma(l, out.get(), records.get(), nullptr);
         synchronize();
-        const auto rec = records.to_host();
-        const auto s = summarize_blocks(rec, 0);
+        const auto timings = records.to_host();
+        const auto s = summarize_blocks(timings, 0);
         if (rep >= 0 && s.clock_mhz > 0) clocks.push_back(s.clock_mhz);
-        return static_cast<double>(rec[0].c1 - rec[0].c0) / steps;
+        return static_cast<double>(timings[0].c1 - timings[0].c0) / steps;
       };
       const auto m = repeat_until_stable(once, ctx.options.protocol);
       verify_fma(op, l, out.to_host(), "compute.latency " + std::string(op.instruction));
       points.push_back({{"op", op.name},
                         {"instruction", op.instruction},
-                        {"steps", kn::fma_steps(l)},
+                        {"steps", compute_kernels::fma_steps(l)},
                         {"a", op.a},
                         {"b", op.b},
                         {"cycles_per_instruction", to_json(m)},
@@ -210,18 +212,19 @@ class ComputeLatency : public CudaRuntimeExperiment {
     c.hints = table_hints("dependent instruction latency per op");
     r.curves.push_back(c);
   }
+  int samples_version() const override { return compute::LatencySamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
-    for (const auto& p : r.samples.at("points")) {
-      const auto& s = p.at("cycles_per_instruction");
-      const double cycles = s.at("median").get<double>();
-      const double mhz = p.value("sm_clock_mhz_measured", 0.0);
-      Finding f{"compute." + p.at("op").get<std::string>() + ".latency",
+    const auto samples = r.samples.get<compute::LatencySamples>();
+    for (const auto& p : samples.points) {
+      const double cycles = p.cycles_per_instruction.median;
+      const double mhz = p.sm_clock_mhz_measured;
+      Finding f{"compute." + p.op + ".latency",
                 cycles,
                 "cycles",
-                confidence::precision_of_summary(s),
-                "one warp's dependent chain of " + p.at("instruction").get<std::string>() +
-                    ": clock64 cycles / instructions (" +
-                    std::to_string(p.at("steps").get<std::uint64_t>()) + " steps, output verified)",
+                p.cycles_per_instruction.precision(),
+                "one warp's dependent chain of " + p.instruction +
+                    ": clock64 cycles / instructions (" + std::to_string(p.steps) +
+                    " steps, output verified)",
                 json::object()};
       if (mhz > 0) f.extra["value_ns"] = cycles / mhz * 1e3;
       f.extra["sm_clock_mhz"] = mhz;
@@ -256,16 +259,18 @@ class ComputeThroughput : public CudaRuntimeExperiment {
                  "resident warps per SM: blocks of 256 threads, dynamic shared memory "
                  "sized so that exactly that many blocks fit (fewer where registers limit)");
     for (int w = 8; w <= 64; w += 8) warps.allowed.emplace_back(w);
-    return {op_axis(),
-            int_axis("accumulators", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
-                     "chains", "independent chains per thread", 1, kn::kMaxAccumulators),
-            warps};
+    return {
+        op_axis(),
+        int_axis("accumulators", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, "chains",
+                 "independent chains per thread", 1, compute_kernels::kMaxAccumulators),
+        warps};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
     const std::size_t max_threads = static_cast<std::size_t>(gpu.sm_count) * gpu.max_threads_per_sm;
-    kn::DeviceArray<double> out(max_threads);
-    kn::DeviceArray<measure::BlockTiming> records(max_threads / kThroughputThreads + 1);
+    compute_kernels::DeviceArray<double> out(max_threads);
+    compute_kernels::DeviceArray<measure::BlockTiming> records(max_threads / kThroughputThreads +
+                                                               1);
     json points = json::array();
     json peaks = json::object();
     const auto axes = axis_values(ctx.options);
@@ -280,10 +285,11 @@ class ComputeThroughput : public CudaRuntimeExperiment {
         if (level * kThroughputThreads > gpu.max_threads_per_sm) continue;
         const std::uint32_t smem = occupancy_smem(gpu, level);
         for (int acc : axes.int32s("accumulators")) {
-          const int resident = kn::fma_blocks_per_sm(op.op, acc, kThroughputThreads, smem);
+          const int resident =
+              compute_kernels::fma_blocks_per_sm(op.op, acc, kThroughputThreads, smem);
           const int per_sm = std::min(level, resident);
           if (per_sm < 1 || !done.insert({acc, per_sm}).second) continue;
-          kn::FmaLaunch l;
+          compute_kernels::FmaLaunch l;
           l.op = op.op;
           l.accumulators = acc;
           l.threads_per_block = kThroughputThreads;
@@ -295,13 +301,13 @@ class ComputeThroughput : public CudaRuntimeExperiment {
           const double steps = std::min<double>(rate * kThroughputSeconds / (threads * acc),
                                                 static_cast<double>(max_exact_steps(op)));
           l.iterations = std::max<std::uint32_t>(
-              1, static_cast<std::uint32_t>(steps / kn::fma_steps_per_iteration(acc)));
+              1, static_cast<std::uint32_t>(steps / compute_kernels::fma_steps_per_iteration(acc)));
           const double ops_per_block =
-              static_cast<double>(kn::fma_steps(l)) * acc * l.threads_per_block;
+              static_cast<double>(compute_kernels::fma_steps(l)) * acc * l.threads_per_block;
           std::vector<double> clocks, per_s;
           LaunchSummary last;
           auto once = [&](int rep) {
-            kn::launch_fma(l, out.get(), records.get(), nullptr);
+            compute_kernels::launch_fma(l, out.get(), records.get(), nullptr);
             synchronize();
             const auto s = summarize_blocks(records.to_host(static_cast<std::size_t>(l.blocks)),
                                             ops_per_block);
@@ -325,7 +331,7 @@ class ComputeThroughput : public CudaRuntimeExperiment {
                {"blocks_per_sm_observed", {last.min_blocks_per_sm, last.max_blocks_per_sm}},
                {"sms_observed", last.sms},
                {"dynamic_smem_bytes", smem},
-               {"steps_per_accumulator", kn::fma_steps(l)},
+               {"steps_per_accumulator", compute_kernels::fma_steps(l)},
                {"ops_per_clk_per_sm", to_json(m)},
                {"ops_per_s_median", median_or_zero(per_s)},
                {"sm_clock_mhz_measured", median_or_zero(clocks)},
@@ -371,36 +377,36 @@ class ComputeThroughput : public CudaRuntimeExperiment {
                   .best("max");
     r.curves.push_back(c);
   }
+  int samples_version() const override { return compute::ThroughputSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
-    const auto& P = r.parameters;
-    const double sms = P.value("sm_count", 0.0);
-    std::map<std::string, const json*> best;
-    for (const auto& p : r.samples.at("points")) {
-      const std::string op = p.at("op");
-      const double v = p.at("ops_per_clk_per_sm").at("median").get<double>();
-      if (!best.count(op) || v > best[op]->at("ops_per_clk_per_sm").at("median").get<double>())
-        best[op] = &p;
+    const auto samples = r.samples.get<compute::ThroughputSamples>();
+    const auto& parameters = r.parameters;
+    const double sms = parameters.value("sm_count", 0.0);
+    std::map<std::string, const compute::ThroughputPoint*> best;  // per op
+    for (const auto& p : samples.points) {
+      const double v = p.ops_per_clk_per_sm.median;
+      if (!best.count(p.op) || v > best[p.op]->ops_per_clk_per_sm.median) best[p.op] = &p;
     }
     for (const auto& o : kOps) {
       if (!best.count(o.name)) continue;
       const auto& p = *best[o.name];
-      const auto& s = p.at("ops_per_clk_per_sm");
-      const double v = s.at("median").get<double>();
-      const double mhz = p.at("sm_clock_mhz_measured").get<double>();
-      const double peak =
-          P.contains("peak_per_clk_per_sm") ? P["peak_per_clk_per_sm"].value(o.name, 0.0) : 0.0;
-      const double work_per_s = p.at("ops_per_s_median").get<double>() * o.work_per_op;
+      const double v = p.ops_per_clk_per_sm.median;
+      const double mhz = p.sm_clock_mhz_measured;
+      const double peak = parameters.contains("peak_per_clk_per_sm")
+                              ? parameters["peak_per_clk_per_sm"].value(o.name, 0.0)
+                              : 0.0;
+      const double work_per_s = p.ops_per_s_median * o.work_per_op;
       Finding f{"compute." + std::string(o.name) + ".throughput",
                 v,
                 o.unit,
-                confidence::precision_of_summary(s),
+                p.ops_per_clk_per_sm.precision(),
                 "best of the accumulators x occupancy sweep: lane-instructions per SM cycle "
                 "(median over SMs), output verified",
                 json::object()};
       const std::string w = std::string(o.work) == "FLOP" ? "tflops" : "tops";
       f.extra[w] = work_per_s / 1e12;
-      f.extra["accumulators"] = p.at("accumulators");
-      f.extra["warps_per_sm"] = p.at("warps_per_sm");
+      f.extra["accumulators"] = p.accumulators;
+      f.extra["warps_per_sm"] = p.warps_per_sm;
       f.extra["sm_clock_mhz"] = mhz;
       if (peak > 0) {
         const double peak_work_per_s = peak * sms * mhz * 1e6 * o.work_per_op;

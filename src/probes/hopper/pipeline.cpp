@@ -35,21 +35,21 @@ namespace gpuprobe::probes {
 namespace {
 
 using nlohmann::json;
-namespace pk = pipeline;
+namespace pipeline_kernels = pipeline;
 
 constexpr std::uint32_t kMTotal = 512, kNTotal = 512, kKTotal = 1024;
 constexpr std::uint32_t kItems = 192;  // work items per CTA: 192 x 16 = 3072 k-steps
-constexpr int kKb = kKTotal / pk::kKStep;
+constexpr int kKb = kKTotal / pipeline_kernels::kKStep;
 
-const char* mode_name(pk::Mode m) {
+const char* mode_name(pipeline_kernels::Mode m) {
   switch (m) {
-    case pk::Mode::kPipeline:
+    case pipeline_kernels::Mode::kPipeline:
       return "pipeline";
-    case pk::Mode::kMathOnly:
+    case pipeline_kernels::Mode::kMathOnly:
       return "wgmma_only";
-    case pk::Mode::kSyncOnly:
+    case pipeline_kernels::Mode::kSyncOnly:
       return "sync_only";
-    case pk::Mode::kCopyOnly:
+    case pipeline_kernels::Mode::kCopyOnly:
       return "copy_only";
   }
   return "?";
@@ -94,7 +94,9 @@ Problem make_problem(std::uint64_t seed) {
             const int* br = &p.b[static_cast<std::size_t>(n) * kKTotal];
             for (int kb = 0; kb < kKb; ++kb) {
               std::int32_t s = 0;
-              for (int k = kb * pk::kKStep; k < (kb + 1) * pk::kKStep; ++k) s += ar[k] * br[k];
+              for (int k = kb * pipeline_kernels::kKStep; k < (kb + 1) * pipeline_kernels::kKStep;
+                   ++k)
+                s += ar[k] * br[k];
               p.part[(static_cast<std::size_t>(kb) * kMTotal + m) * kNTotal + n] = s;
             }
           }
@@ -106,9 +108,9 @@ Problem make_problem(std::uint64_t seed) {
 /// The expected last-work-item accumulators (kMTotal x kNTotal, in units of 1/4) of a mode:
 /// every k-block once (pipeline, copy-only), or stage (i % stages) = k-block (i % stages) for
 /// the 16 k-steps of the item (wgmma-only).
-std::vector<std::int64_t> expected(const Problem& p, pk::Mode mode, int stages) {
+std::vector<std::int64_t> expected(const Problem& p, pipeline_kernels::Mode mode, int stages) {
   std::vector<int> count(kKb, 0);
-  if (mode == pk::Mode::kMathOnly) {
+  if (mode == pipeline_kernels::Mode::kMathOnly) {
     const std::uint32_t first = (kItems - 1) * kKb;
     for (std::uint32_t i = first; i < first + kKb; ++i)
       ++count[i % static_cast<std::uint32_t>(stages)];
@@ -128,26 +130,30 @@ std::vector<std::int64_t> expected(const Problem& p, pk::Mode mode, int stages) 
 /// Compares every CTA's last-item accumulators with the reference; returns the number wrong.
 /// The accumulators every CTA of launch `l` must write (the output layout of run_pipeline) for
 /// the reference product `ref` of its last work item; exact in float (small multiples of 1/4).
-std::vector<float> expected_image(const std::vector<std::int64_t>& ref, const pk::Launch& l) {
+std::vector<float> expected_image(const std::vector<std::int64_t>& ref,
+                                  const pipeline_kernels::Launch& l) {
   const int wgs = l.bm / 64;
-  std::vector<float> want(static_cast<std::size_t>(l.blocks) * wgs * pk::kAccumulators *
-                          pk::kThreadsPerWarpgroup);
+  std::vector<float> want(static_cast<std::size_t>(l.blocks) * wgs *
+                          pipeline_kernels::kAccumulators * pipeline_kernels::kThreadsPerWarpgroup);
   // Each block's image is its own (blocks spread over the host's cores).
   auto blocks = [&](unsigned, std::size_t b0, std::size_t b1) {
     for (std::size_t blk = b0; blk < b1; ++blk) {
       std::uint32_t mb = 0, nb = 0;
-      pk::tile_of(static_cast<std::uint32_t>(blk), kItems - 1,
-                  static_cast<std::uint32_t>(l.blocks), l.m_blocks, l.tiles, l.cluster, mb, nb);
-      const std::uint32_t m0 = mb * static_cast<std::uint32_t>(l.bm), n0 = nb * pk::kN;
+      pipeline_kernels::tile_of(static_cast<std::uint32_t>(blk), kItems - 1,
+                                static_cast<std::uint32_t>(l.blocks), l.m_blocks, l.tiles,
+                                l.cluster, mb, nb);
+      const std::uint32_t m0 = mb * static_cast<std::uint32_t>(l.bm),
+                          n0 = nb * pipeline_kernels::kN;
       for (int wg = 0; wg < wgs; ++wg)
-        for (int reg = 0; reg < pk::kAccumulators; ++reg)
-          for (int th = 0; th < pk::kThreadsPerWarpgroup; ++th) {
+        for (int reg = 0; reg < pipeline_kernels::kAccumulators; ++reg)
+          for (int th = 0; th < pipeline_kernels::kThreadsPerWarpgroup; ++th) {
             int row, col;
             hopper_layout::accumulator_position(th, reg, row, col);
             const std::size_t m = m0 + static_cast<std::uint32_t>(64 * wg + row),
                               n = n0 + static_cast<std::uint32_t>(col);
-            want[((blk * wgs + static_cast<std::size_t>(wg)) * pk::kAccumulators + reg) *
-                     pk::kThreadsPerWarpgroup +
+            want[((blk * wgs + static_cast<std::size_t>(wg)) * pipeline_kernels::kAccumulators +
+                  reg) *
+                     pipeline_kernels::kThreadsPerWarpgroup +
                  th] = static_cast<float>(static_cast<double>(ref[m * kNTotal + n]) * 0.25);
           }
     }
@@ -166,10 +172,12 @@ std::uint64_t check(const float* out, std::size_t n_out, const std::vector<float
   const auto mm = parallel::count_mismatches(out, want.data(), n);  // NaN (unwritten) never equal
   if (mm.count) {
     const std::size_t i = mm.first;
-    const std::size_t th = i % pk::kThreadsPerWarpgroup,
-                      reg = (i / pk::kThreadsPerWarpgroup) % pk::kAccumulators,
-                      wgblk = i / (static_cast<std::size_t>(pk::kThreadsPerWarpgroup) *
-                                   pk::kAccumulators);
+    const std::size_t th = i % pipeline_kernels::kThreadsPerWarpgroup,
+                      reg = (i / pipeline_kernels::kThreadsPerWarpgroup) %
+                            pipeline_kernels::kAccumulators,
+                      wgblk =
+                          i / (static_cast<std::size_t>(pipeline_kernels::kThreadsPerWarpgroup) *
+                               pipeline_kernels::kAccumulators);
     first = "block " + std::to_string(wgblk / static_cast<std::size_t>(bm / 64)) + " warpgroup " +
             std::to_string(wgblk % static_cast<std::size_t>(bm / 64)) + " thread " +
             std::to_string(th) + " register " + std::to_string(reg) + " = " +
@@ -252,6 +260,284 @@ std::vector<std::pair<json, confidence::ReplicateSummary>> overlap_summaries(con
   return out;
 }
 
+/// The buffers, launch shapes and checks of one hopper.pipeline run: measures one
+/// configuration at a time, every launch verified against the host product.
+class PipelineRig {
+ public:
+  PipelineRig(const Gpu& gpu, std::uint64_t seed, const ProtocolOptions& protocol)
+      : prob_(make_problem(seed)),
+        a_(prob_.a_bits.size()),
+        b_(prob_.b_bits.size()),
+        blocks_(gpu.sm_count),
+        smem_per_sm_(gpu.shared_per_sm),
+        optin_(gpu.shared_per_block_optin),
+        out_(static_cast<std::size_t>(gpu.sm_count) * 2 * pipeline_kernels::kAccumulators *
+             pipeline_kernels::kThreadsPerWarpgroup),
+        out_host_(out_.size()),
+        times_(static_cast<std::size_t>(gpu.sm_count)),
+        timeouts_(1),
+        ref_full_(expected(prob_, pipeline_kernels::Mode::kPipeline, 1)),
+        protocol_(&protocol) {
+    a_.upload(prob_.a_bits);
+    b_.upload(prob_.b_bits);
+    std::uint32_t smem_max = 0;
+    for (int bm : {64, 128})
+      for (int s = 1; s <= pipeline_kernels::kMaxStages; ++s)
+        smem_max = std::max(smem_max, smem_for(bm, s));
+    pipeline_kernels::pipeline_prepare(
+        smem_max);  // the largest dynamic size any launch below asks for
+  }
+
+  /// The protocol the next measurements run under.
+  void use_protocol(const ProtocolOptions& protocol) { protocol_ = &protocol; }
+
+  /// One configuration, measured under the protocol; a point that failed carries its error. A
+  /// sticky CUDA error records `sweep_points` in r.samples and is rethrown.
+  json measure(int bm, int stages, pipeline_kernels::Mode mode, int cluster, bool relaxed,
+               bool a_regs, ExperimentResult& r, const json& sweep_points) {
+    const int grid = grid_for(bm, cluster);
+    auto l = make_launch(bm, stages, mode, cluster, grid);
+    l.relaxed = relaxed || a_regs;
+    l.a_regs = a_regs;
+    const bool resident =
+        mode == pipeline_kernels::Mode::kMathOnly || mode == pipeline_kernels::Mode::kSyncOnly;
+    // The expected accumulators depend on the tile mapping (shape, cluster, grid) and, for
+    // the resident modes, on the stage count: built once per distinct key.
+    const auto key = std::make_tuple(bm, cluster, grid, resident ? stages : 0);
+    auto it = images_.find(key);
+    if (it == images_.end())
+      it = images_
+               .emplace(key,
+                        expected_image(
+                            resident ? expected(prob_, pipeline_kernels::Mode::kMathOnly, stages)
+                                     : ref_full_,
+                            l))
+               .first;
+    const std::vector<float>& want = it->second;
+    json pt{{"shape", shape_name(bm)},
+            {"bm", bm},
+            {"mode", mode_name(mode)},
+            {"stages", stages},
+            {"multicast", cluster == 2},
+            {"arrive", l.relaxed ? "relaxed" : "release"},
+            {"a_operand", a_regs ? "registers" : "shared"},
+            {"blocks", grid},
+            {"dynamic_smem_bytes", l.dynamic_smem}};
+    try {
+      if (grid < 2) throw VerificationError("no cluster of 2 fits on this GPU");
+      std::vector<double> mhz;
+      auto once = [&](int) {
+        std::string why;
+        const double ns = launch_checked(l, want, why);
+        if (ns <= 0) throw VerificationError(why);
+        mhz.push_back(last_mhz_);
+        return ns;
+      };
+      const auto m = repeat_until_stable(once, *protocol_);
+      const double ns = m.summary.median;
+      const double flop = 2.0 * bm * pipeline_kernels::kN * pipeline_kernels::kKStep;
+      pt["verified"] = true;
+      pt["ns_per_kstep"] = ns;
+      pt["ns_per_kstep_summary"] = to_json(m);
+      pt["sm_clock_mhz"] = stats::median_or_zero(mhz);
+      // Shared-memory traffic per SM clock: TMA writes of a stage and the wgmma operand reads
+      // (each warpgroup reads its 64 rows of A and all of B per k-step).
+      const double writes =
+          mode == pipeline_kernels::Mode::kCopyOnly || mode == pipeline_kernels::Mode::kPipeline
+              ? static_cast<double>(pipeline_kernels::stage_bytes(bm))
+              : 0.0;
+      const double reads =
+          mode == pipeline_kernels::Mode::kCopyOnly
+              ? 0.0
+              : (bm / 64) * (64.0 + pipeline_kernels::kN) * pipeline_kernels::kKStep * 2.0;
+      const double clk = ns * stats::median_or_zero(mhz) * 1e-3;
+      pt["smem_bytes_per_kstep"] = writes + reads;
+      pt["smem_bytes_per_clk"] = clk > 0 ? (writes + reads) / clk : 0.0;
+      pt["tiles_per_s"] = grid / ns * 1e9;
+      pt["gb_s"] = static_cast<double>(pipeline_kernels::stage_bytes(bm)) * grid / ns;
+      pt["tflops"] =
+          mode == pipeline_kernels::Mode::kCopyOnly ? json(nullptr) : json(flop * grid / ns * 1e-3);
+    } catch (const CudaError& ex) {
+      if (ex.sticky()) {
+        r.samples = {{"points", sweep_points}};
+        throw;
+      }
+      pt["verified"] = false;
+      pt["error"] = ex.what();
+    } catch (const std::exception& ex) {
+      pt["verified"] = false;
+      pt["error"] = ex.what();
+    }
+    return pt;
+  }
+
+ private:
+  /// More than half of an SM's shared memory: one CTA per SM. The kernel's static shared memory
+  /// (the mbarriers) counts against the opt-in limit too: stay 1 KiB below it.
+  std::uint32_t smem_for(int bm, int stages) const {
+    return std::min<std::uint32_t>(
+        static_cast<std::uint32_t>(optin_) - 1024,
+        std::max<std::uint32_t>(pipeline_kernels::smem_bytes(bm, stages),
+                                static_cast<std::uint32_t>(smem_per_sm_) / 2 + 1024));
+  }
+  pipeline_kernels::Launch make_launch(int bm, int stages, pipeline_kernels::Mode mode, int cluster,
+                                       int grid) const {
+    const std::uint64_t desc =
+        hopper_layout::descriptor_bits_swizzle128(1024);  // 8 rows x 128 B apart
+    pipeline_kernels::Launch l;
+    l.bm = bm;
+    l.stages = stages;
+    l.cluster = cluster;
+    l.mode = mode;
+    l.blocks = grid;
+    l.items = kItems;
+    l.m_blocks = kMTotal / static_cast<std::uint32_t>(bm);
+    l.tiles = l.m_blocks * (kNTotal / pipeline_kernels::kN);
+    l.k_total = kKTotal;
+    l.dynamic_smem = smem_for(bm, stages);
+    l.desc_a = desc;
+    l.desc_b = desc;
+    return l;
+  }
+  /// Grids: one CTA per SM; with multicast as many clusters of 2 as fit at once (at most
+  /// SMs / 2), so that the persistent grid never waits for a second wave.
+  int grid_for(int bm, int cluster) const {
+    if (cluster == 1) return blocks_;
+    const int fit =
+        pipeline_kernels::pipeline_max_clusters(bm, 2, smem_for(bm, pipeline_kernels::kMaxStages));
+    return 2 * std::min(fit, blocks_ / 2);
+  }
+  /// One launch, checked; returns ns per k-step per CTA (the span of all CTAs / k-steps) and
+  /// leaves the median SM clock of the CTAs (%clock64 / %globaltimer) in last_mhz_; -1 with the
+  /// reason in `why` when it failed.
+  double launch_checked(const pipeline_kernels::Launch& l, const std::vector<float>& want,
+                        std::string& why) {
+    timeouts_.zero();
+    GP_CUDA_CHECK(
+        cudaMemset(out_.get(), 0xFF, out_.size() * sizeof(float)));  // NaN: unwritten is wrong
+    pipeline_kernels::run_pipeline(l, a_.get(), kMTotal, b_.get(), kNTotal, out_.get(),
+                                   times_.get(), timeouts_.get());
+    const unsigned to = timeouts_.download()[0];
+    if (to) {
+      why = std::to_string(to) + " mbarrier waits timed out";
+      return -1;
+    }
+    std::string first;
+    const std::size_t n_out = std::min(want.size(), out_.size());
+    out_.download_to(out_host_.data(), n_out);
+    const auto wrong = check(out_host_.data(), n_out, want, l.bm, first);
+    if (wrong) {
+      why = std::to_string(wrong) + " wrong accumulators; first: " + first;
+      return -1;
+    }
+    const auto t = times_.download(static_cast<std::size_t>(l.blocks));
+    unsigned long long g0 = std::numeric_limits<unsigned long long>::max(), g1 = 0;
+    std::vector<double> mhz;
+    for (const auto& x : t) {
+      g0 = std::min(g0, x.g0);
+      g1 = std::max(g1, x.g1);
+      if (x.g1 > x.g0 && x.c1 > x.c0)
+        mhz.push_back(static_cast<double>(x.c1 - x.c0) * 1e3 / static_cast<double>(x.g1 - x.g0));
+    }
+    if (g1 <= g0) {
+      why = "no %globaltimer span";
+      return -1;
+    }
+    last_mhz_ = stats::median_or_zero(mhz);
+    return static_cast<double>(g1 - g0) / (static_cast<double>(kItems) * kKb);
+  }
+
+  Problem prob_;
+  device::DeviceArray<std::uint16_t> a_, b_;
+  int blocks_ = 0, smem_per_sm_ = 0, optin_ = 0;
+  device::DeviceArray<float> out_;
+  device::PinnedArray<float> out_host_;  ///< every launch's accumulators land here
+  device::DeviceArray<pipeline_kernels::Times> times_;
+  device::DeviceArray<unsigned> timeouts_;
+  std::vector<std::int64_t> ref_full_;
+  const ProtocolOptions* protocol_;
+  double last_mhz_ = 0;
+  /// The expected accumulators per (shape, cluster, grid, resident stages).
+  std::map<std::tuple<int, int, int, int>, std::vector<float>> images_;
+};
+
+/// What the run did, for the record.
+json pipeline_parameters(std::uint64_t seed, int blocks, int sm_count) {
+  return {
+      {"tile_shapes", {"128x256x64 (2 consumer warpgroups)", "64x256x64 (1 consumer warpgroup)"}},
+      {"instruction",
+       "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16, 4 per k-step per "
+       "warpgroup, A and B descriptors (K-major, 128-B swizzle, SBO 1024 B, start "
+       "address + 32 B per k16 slice)"},
+      {"copy",
+       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+       "with CU_TENSOR_MAP_SWIZZLE_128B: per stage one box {64 bf16 (128 B), BM} for A and one "
+       "box {64, 256} for B; with multicast each CTA of a cluster of 2 loads its A and one "
+       "box {64, 128} of the shared B with .multicast::cluster (mask 0b11)"},
+      {"operands",
+       "A 512 x 1024, B 512 x 1024 bf16, K contiguous, values v/2 with v in {+-1..+-6} "
+       "(seed " +
+           std::to_string(seed) + "); 1 MiB each: L2-resident after the first pass"},
+      {"work", "per CTA " + std::to_string(kItems) +
+                   " work items x 16 k-steps (one output tile over "
+                   "K = 1024 each, accumulators restarted by scale-d 0)"},
+      {"blocks", blocks},
+      {"verification",
+       "every launch: the last work item's accumulators of every CTA equal the "
+       "host product exactly (wgmma_only: the product of the resident stages)"},
+      {"timing",
+       "ns per k-step = (last CTA end - first CTA start, %globaltimer) / k-steps per CTA"},
+      {"copy_only_note",
+       "the consumers run the wgmma of the last work item (16 of 3072 k-steps) "
+       "to verify the copies; that time is included"},
+      {"multicast",
+       "cluster of 2 CTAs computing M-adjacent tiles of one N block share B: each "
+       "loads half of it for both; a stage is refilled after both CTAs' consumers "
+       "released it (remote mbarrier arrivals); grid = 2 x the clusters that fit at once"},
+      {"sm_count", sm_count}};
+}
+
+/// The table of every sweep point, charted as TFLOP/s against stages.
+Curve points_table(const json& points) {
+  Curve cv{"table",
+           {"shape", "mode", "stages", "multicast", "arrive", "a_operand", "blocks", "verified",
+            "ns_per_kstep", "p5", "p95", "sm_clock_mhz", "smem_bytes_per_clk", "tflops",
+            "tiles_per_s", "gb_s", "error"},
+           {}};
+  for (const auto& p : points) {
+    const bool ok = p.at("verified").get<bool>();
+    cv.rows.push_back(
+        {p.at("shape"), p.at("mode"), p.at("stages"), p.at("multicast"), p.at("arrive"),
+         p.at("a_operand"), p.at("blocks"), ok, ok ? p.at("ns_per_kstep") : json(nullptr),
+         ok ? p.at("ns_per_kstep_summary").at("p5") : json(nullptr),
+         ok ? p.at("ns_per_kstep_summary").at("p95") : json(nullptr),
+         ok ? p.at("sm_clock_mhz") : json(nullptr), ok ? p.at("smem_bytes_per_clk") : json(nullptr),
+         ok ? p.at("tflops") : json(nullptr), ok ? p.at("tiles_per_s") : json(nullptr),
+         ok ? p.at("gb_s") : json(nullptr), ok ? json("") : p.at("error")});
+  }
+  cv.hints = chart_hints("TMA + wgmma pipeline: TFLOP/s against stages (best per shape)", "stages",
+                         "", "tflops", "TFLOP/s")
+                 .by({"shape"})
+                 .best("max");
+  return cv;
+}
+
+/// The overlap of copy and math per shape, multicast setting and stage count.
+Curve overlap_table(const json& points) {
+  Curve ov{"overlap",
+           {"shape", "multicast", "stages", "t_copy_ns", "t_math_ns", "t_pipeline_ns", "overlap",
+            "pipeline_over_wgmma_only"},
+           {}};
+  for (const auto& o : overlap_rows(points))
+    ov.rows.push_back({o.at("shape"), o.at("multicast"), o.at("stages"), o.at("t_copy_ns"),
+                       o.at("t_math_ns"), o.at("t_pipeline_ns"), o.at("overlap"),
+                       o.at("pipeline_over_wgmma_only")});
+  ov.hints = chart_hints("pipeline overlap of copy and math against stages", "stages", "",
+                         "overlap", "fraction")
+                 .by({"shape", "multicast"});
+  return ov;
+}
+
 class HopperPipeline : public Experiment {
  public:
   std::string id() const override { return "hopper.pipeline"; }
@@ -276,208 +562,19 @@ class HopperPipeline : public Experiment {
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
-    const int sm_count = gpu.sm_count, smem_per_sm = gpu.shared_per_sm,
-              optin = gpu.shared_per_block_optin;
-    if (!pk::pipeline_compiled())
+    const int sm_count = gpu.sm_count;
+    if (!pipeline_kernels::pipeline_compiled())
       throw VerificationError("hopper.pipeline: this binary holds no sm_90a pipeline code");
-    const Problem prob = make_problem(ctx.options.seed);
-    device::DeviceArray<std::uint16_t> a(prob.a_bits.size()), b(prob.b_bits.size());
-    a.upload(prob.a_bits);
-    b.upload(prob.b_bits);
-    const int blocks = sm_count;
-    device::DeviceArray<float> out(static_cast<std::size_t>(blocks) * 2 * pk::kAccumulators *
-                                   pk::kThreadsPerWarpgroup);
-    device::PinnedArray<float> out_host(out.size());  // every launch's accumulators land here
-    device::DeviceArray<pk::Times> times(static_cast<std::size_t>(blocks));
-    device::DeviceArray<unsigned> timeouts(1);
-    const std::vector<std::int64_t> ref_full = expected(prob, pk::Mode::kPipeline, 1);
-
-    auto smem_for = [&](int bm, int stages) {
-      // More than half of an SM's shared memory: one CTA per SM. The kernel's static shared
-      // memory (the mbarriers) counts against the opt-in limit too: stay 1 KiB below it.
-      return std::min<std::uint32_t>(
-          static_cast<std::uint32_t>(optin) - 1024,
-          std::max<std::uint32_t>(pk::smem_bytes(bm, stages),
-                                  static_cast<std::uint32_t>(smem_per_sm) / 2 + 1024));
-    };
-    std::uint32_t smem_max = 0;
-    for (int bm : {64, 128})
-      for (int s = 1; s <= pk::kMaxStages; ++s) smem_max = std::max(smem_max, smem_for(bm, s));
-    pk::pipeline_prepare(smem_max);  // the largest dynamic size any launch below asks for
-    const std::uint64_t desc =
-        hopper_layout::descriptor_bits_swizzle128(1024);  // 8 rows x 128 B apart
-    auto make_launch = [&](int bm, int stages, pk::Mode mode, int cluster, int grid) {
-      pk::Launch l;
-      l.bm = bm;
-      l.stages = stages;
-      l.cluster = cluster;
-      l.mode = mode;
-      l.blocks = grid;
-      l.items = kItems;
-      l.m_blocks = kMTotal / static_cast<std::uint32_t>(bm);
-      l.tiles = l.m_blocks * (kNTotal / pk::kN);
-      l.k_total = kKTotal;
-      l.dynamic_smem = smem_for(bm, stages);
-      l.desc_a = desc;
-      l.desc_b = desc;
-      return l;
-    };
-    // One launch, checked; returns ns per k-step per CTA (the span of all CTAs / k-steps) and
-    // leaves the median SM clock of the CTAs (%clock64 / %globaltimer) in last_mhz.
-    double last_mhz = 0;
-    auto launch_checked = [&](const pk::Launch& l, const std::vector<float>& want,
-                              std::string& why) -> double {
-      timeouts.zero();
-      GP_CUDA_CHECK(
-          cudaMemset(out.get(), 0xFF, out.size() * sizeof(float)));  // NaN: unwritten is wrong
-      pk::run_pipeline(l, a.get(), kMTotal, b.get(), kNTotal, out.get(), times.get(),
-                       timeouts.get());
-      const unsigned to = timeouts.download()[0];
-      if (to) {
-        why = std::to_string(to) + " mbarrier waits timed out";
-        return -1;
-      }
-      std::string first;
-      const std::size_t n_out = std::min(want.size(), out.size());
-      out.download_to(out_host.data(), n_out);
-      const auto wrong = check(out_host.data(), n_out, want, l.bm, first);
-      if (wrong) {
-        why = std::to_string(wrong) + " wrong accumulators; first: " + first;
-        return -1;
-      }
-      const auto t = times.download(static_cast<std::size_t>(l.blocks));
-      unsigned long long g0 = std::numeric_limits<unsigned long long>::max(), g1 = 0;
-      std::vector<double> mhz;
-      for (const auto& x : t) {
-        g0 = std::min(g0, x.g0);
-        g1 = std::max(g1, x.g1);
-        if (x.g1 > x.g0 && x.c1 > x.c0)
-          mhz.push_back(static_cast<double>(x.c1 - x.c0) * 1e3 / static_cast<double>(x.g1 - x.g0));
-      }
-      if (g1 <= g0) {
-        why = "no %globaltimer span";
-        return -1;
-      }
-      last_mhz = stats::median_or_zero(mhz);
-      return static_cast<double>(g1 - g0) / (static_cast<double>(kItems) * kKb);
-    };
-
-    // Grids: one CTA per SM; with multicast as many clusters of 2 as fit at once (at most
-    // SMs / 2), so that the persistent grid never waits for a second wave.
-    auto grid_for = [&](int bm, int cluster) {
-      if (cluster == 1) return blocks;
-      const int fit = pk::pipeline_max_clusters(bm, 2, smem_for(bm, pk::kMaxStages));
-      return 2 * std::min(fit, blocks / 2);
-    };
-    r.parameters = {
-        {"tile_shapes", {"128x256x64 (2 consumer warpgroups)", "64x256x64 (1 consumer warpgroup)"}},
-        {"instruction",
-         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16, 4 per k-step per "
-         "warpgroup, A and B descriptors (K-major, 128-B swizzle, SBO 1024 B, start "
-         "address + 32 B per k16 slice)"},
-        {"copy",
-         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-         "with CU_TENSOR_MAP_SWIZZLE_128B: per stage one box {64 bf16 (128 B), BM} for A and one "
-         "box {64, 256} for B; with multicast each CTA of a cluster of 2 loads its A and one "
-         "box {64, 128} of the shared B with .multicast::cluster (mask 0b11)"},
-        {"operands",
-         "A 512 x 1024, B 512 x 1024 bf16, K contiguous, values v/2 with v in {+-1..+-6} "
-         "(seed " +
-             std::to_string(ctx.options.seed) + "); 1 MiB each: L2-resident after the first pass"},
-        {"work", "per CTA " + std::to_string(kItems) +
-                     " work items x 16 k-steps (one output tile over "
-                     "K = 1024 each, accumulators restarted by scale-d 0)"},
-        {"blocks", blocks},
-        {"verification",
-         "every launch: the last work item's accumulators of every CTA equal the "
-         "host product exactly (wgmma_only: the product of the resident stages)"},
-        {"timing",
-         "ns per k-step = (last CTA end - first CTA start, %globaltimer) / k-steps per CTA"},
-        {"copy_only_note",
-         "the consumers run the wgmma of the last work item (16 of 3072 k-steps) "
-         "to verify the copies; that time is included"},
-        {"multicast",
-         "cluster of 2 CTAs computing M-adjacent tiles of one N block share B: each "
-         "loads half of it for both; a stage is refilled after both CTAs' consumers "
-         "released it (remote mbarrier arrivals); grid = 2 x the clusters that fit at once"},
-        {"sm_count", sm_count}};
-    // One configuration, measured under the protocol; a point that failed carries its error.
+    PipelineRig rig(gpu, ctx.options.seed, ctx.options.protocol);
+    r.parameters = pipeline_parameters(ctx.options.seed, sm_count, sm_count);
     // The sweep runs the full protocol: its best-of-configurations findings read lower and
-    // moved 4.5 % between runs when it ran the replicates' share (H200, issue 9 repeat). The
-    // overlap's further replicates below run the share.
+    // moved between runs when it ran the replicates' share (issue 9 repeat). The overlap's
+    // further replicates below run the share.
     const ProtocolOptions per_rep = gpuprobe::measure::per_replicate(ctx.options.protocol);
-    const ProtocolOptions* protocol = &ctx.options.protocol;
     json points = json::array();
-    std::map<std::tuple<int, int, int, int>, std::vector<float>> images;
-    auto measure = [&](int bm, int stages, pk::Mode mode, int cluster, bool relaxed,
+    auto measure = [&](int bm, int stages, pipeline_kernels::Mode mode, int cluster, bool relaxed,
                        bool a_regs = false) {
-      const int grid = grid_for(bm, cluster);
-      auto l = make_launch(bm, stages, mode, cluster, grid);
-      l.relaxed = relaxed || a_regs;
-      l.a_regs = a_regs;
-      const bool resident = mode == pk::Mode::kMathOnly || mode == pk::Mode::kSyncOnly;
-      // The expected accumulators depend on the tile mapping (shape, cluster, grid) and, for
-      // the resident modes, on the stage count: built once per distinct key.
-      const auto key = std::make_tuple(bm, cluster, grid, resident ? stages : 0);
-      auto it = images.find(key);
-      if (it == images.end())
-        it = images
-                 .emplace(key,
-                          expected_image(
-                              resident ? expected(prob, pk::Mode::kMathOnly, stages) : ref_full, l))
-                 .first;
-      const std::vector<float>& want = it->second;
-      json pt{{"shape", shape_name(bm)},
-              {"bm", bm},
-              {"mode", mode_name(mode)},
-              {"stages", stages},
-              {"multicast", cluster == 2},
-              {"arrive", l.relaxed ? "relaxed" : "release"},
-              {"a_operand", a_regs ? "registers" : "shared"},
-              {"blocks", grid},
-              {"dynamic_smem_bytes", l.dynamic_smem}};
-      try {
-        if (grid < 2) throw VerificationError("no cluster of 2 fits on this GPU");
-        std::vector<double> mhz;
-        auto once = [&](int) {
-          std::string why;
-          const double ns = launch_checked(l, want, why);
-          if (ns <= 0) throw VerificationError(why);
-          mhz.push_back(last_mhz);
-          return ns;
-        };
-        const auto m = repeat_until_stable(once, *protocol);
-        const double ns = m.summary.median;
-        const double flop = 2.0 * bm * pk::kN * pk::kKStep;
-        pt["verified"] = true;
-        pt["ns_per_kstep"] = ns;
-        pt["ns_per_kstep_summary"] = to_json(m);
-        pt["sm_clock_mhz"] = stats::median_or_zero(mhz);
-        // Shared-memory traffic per SM clock: TMA writes of a stage and the wgmma operand reads
-        // (each warpgroup reads its 64 rows of A and all of B per k-step).
-        const double writes = mode == pk::Mode::kCopyOnly || mode == pk::Mode::kPipeline
-                                  ? static_cast<double>(pk::stage_bytes(bm))
-                                  : 0.0;
-        const double reads =
-            mode == pk::Mode::kCopyOnly ? 0.0 : (bm / 64) * (64.0 + pk::kN) * pk::kKStep * 2.0;
-        const double clk = ns * stats::median_or_zero(mhz) * 1e-3;
-        pt["smem_bytes_per_kstep"] = writes + reads;
-        pt["smem_bytes_per_clk"] = clk > 0 ? (writes + reads) / clk : 0.0;
-        pt["tiles_per_s"] = grid / ns * 1e9;
-        pt["gb_s"] = static_cast<double>(pk::stage_bytes(bm)) * grid / ns;
-        pt["tflops"] = mode == pk::Mode::kCopyOnly ? json(nullptr) : json(flop * grid / ns * 1e-3);
-      } catch (const CudaError& ex) {
-        if (ex.sticky()) {
-          r.samples = {{"points", points}};
-          throw;
-        }
-        pt["verified"] = false;
-        pt["error"] = ex.what();
-      } catch (const std::exception& ex) {
-        pt["verified"] = false;
-        pt["error"] = ex.what();
-      }
-      return pt;
+      return rig.measure(bm, stages, mode, cluster, relaxed, a_regs, r, points);
     };
     auto ns_of = [](const json& pt) {
       return pt.at("verified").get<bool>() ? pt.at("ns_per_kstep").get<double>()
@@ -491,8 +588,10 @@ class HopperPipeline : public Experiment {
     bool relaxed_for[2][2] = {{true, true}, {true, true}};  // [bm == 128][multicast]
     for (int bm : {128, 64})
       for (int cluster : {1, 2}) {
-        const json rel = measure(bm, pk::kMaxStages, pk::Mode::kPipeline, cluster, false);
-        const json rlx = measure(bm, pk::kMaxStages, pk::Mode::kPipeline, cluster, true);
+        const json rel = measure(bm, pipeline_kernels::kMaxStages,
+                                 pipeline_kernels::Mode::kPipeline, cluster, false);
+        const json rlx = measure(bm, pipeline_kernels::kMaxStages,
+                                 pipeline_kernels::Mode::kPipeline, cluster, true);
         relaxed_for[bm == 128][cluster == 2] = !(ns_of(rel) < ns_of(rlx));
         arrive_points.push_back(rel);
         arrive_points.push_back(rlx);
@@ -502,18 +601,21 @@ class HopperPipeline : public Experiment {
     //    without and with multicast.
     int verified = 0;
     for (int bm : {128, 64}) {
-      points.push_back(measure(bm, 1, pk::Mode::kMathOnly, 1, true));
+      points.push_back(measure(bm, 1, pipeline_kernels::Mode::kMathOnly, 1, true));
       for (int cluster : {1, 2}) {
         const bool relaxed = relaxed_for[bm == 128][cluster == 2];
-        for (pk::Mode mode : {pk::Mode::kCopyOnly, pk::Mode::kSyncOnly, pk::Mode::kPipeline})
-          for (int st = 1; st <= pk::kMaxStages; ++st)
+        for (pipeline_kernels::Mode mode :
+             {pipeline_kernels::Mode::kCopyOnly, pipeline_kernels::Mode::kSyncOnly,
+              pipeline_kernels::Mode::kPipeline})
+          for (int st = 1; st <= pipeline_kernels::kMaxStages; ++st)
             points.push_back(measure(bm, st, mode, cluster, relaxed));
       }
       // A from registers (ldmatrix + register-A wgmma): the wgmmas then read only B from
       // shared memory.
-      points.push_back(measure(bm, 1, pk::Mode::kMathOnly, 1, true, true));
+      points.push_back(measure(bm, 1, pipeline_kernels::Mode::kMathOnly, 1, true, true));
       for (int cluster : {1, 2})
-        points.push_back(measure(bm, pk::kMaxStages, pk::Mode::kPipeline, cluster, true, true));
+        points.push_back(measure(bm, pipeline_kernels::kMaxStages,
+                                 pipeline_kernels::Mode::kPipeline, cluster, true, true));
     }
     // The overlap compares three times measured seconds apart; their ratio drifted between
     // runs far beyond the within-run noise (issue 9, "Run to run"). So the points it uses are
@@ -522,60 +624,29 @@ class HopperPipeline : public Experiment {
     // spread of the replicates' overlaps (overlap_summaries).
     json overlap_replicates = json::array();
     gpuprobe::measure::replicate(gpuprobe::measure::kReplicates - 1, [&](int) {
-      protocol = &per_rep;
+      rig.use_protocol(per_rep);
       json pass = json::array();
       for (int bm : {128, 64}) {
-        pass.push_back(measure(bm, 1, pk::Mode::kMathOnly, 1, true));
+        pass.push_back(measure(bm, 1, pipeline_kernels::Mode::kMathOnly, 1, true));
         for (int cluster : {1, 2}) {
           const bool relaxed = relaxed_for[bm == 128][cluster == 2];
-          for (pk::Mode mode : {pk::Mode::kCopyOnly, pk::Mode::kPipeline})
-            for (int st = 1; st <= pk::kMaxStages; ++st)
+          for (pipeline_kernels::Mode mode :
+               {pipeline_kernels::Mode::kCopyOnly, pipeline_kernels::Mode::kPipeline})
+            for (int st = 1; st <= pipeline_kernels::kMaxStages; ++st)
               pass.push_back(measure(bm, st, mode, cluster, relaxed));
         }
       }
       overlap_replicates.push_back(pass);
       return 0;
     });
-    protocol = &ctx.options.protocol;
+    rig.use_protocol(ctx.options.protocol);
     for (const auto& p : points) verified += p.at("verified").get<bool>() ? 1 : 0;
     r.samples = {{"points", points},
                  {"arrive_check", arrive_points},
                  {"overlap_replicates", overlap_replicates},
                  {"sm_count", sm_count}};
-    Curve cv{"table",
-             {"shape", "mode", "stages", "multicast", "arrive", "a_operand", "blocks", "verified",
-              "ns_per_kstep", "p5", "p95", "sm_clock_mhz", "smem_bytes_per_clk", "tflops",
-              "tiles_per_s", "gb_s", "error"},
-             {}};
-    for (const auto& p : points) {
-      const bool ok = p.at("verified").get<bool>();
-      cv.rows.push_back(
-          {p.at("shape"), p.at("mode"), p.at("stages"), p.at("multicast"), p.at("arrive"),
-           p.at("a_operand"), p.at("blocks"), ok, ok ? p.at("ns_per_kstep") : json(nullptr),
-           ok ? p.at("ns_per_kstep_summary").at("p5") : json(nullptr),
-           ok ? p.at("ns_per_kstep_summary").at("p95") : json(nullptr),
-           ok ? p.at("sm_clock_mhz") : json(nullptr),
-           ok ? p.at("smem_bytes_per_clk") : json(nullptr), ok ? p.at("tflops") : json(nullptr),
-           ok ? p.at("tiles_per_s") : json(nullptr), ok ? p.at("gb_s") : json(nullptr),
-           ok ? json("") : p.at("error")});
-    }
-    cv.hints = chart_hints("TMA + wgmma pipeline: TFLOP/s against stages (best per shape)",
-                           "stages", "", "tflops", "TFLOP/s")
-                   .by({"shape"})
-                   .best("max");
-    r.curves.push_back(cv);
-    Curve ov{"overlap",
-             {"shape", "multicast", "stages", "t_copy_ns", "t_math_ns", "t_pipeline_ns", "overlap",
-              "pipeline_over_wgmma_only"},
-             {}};
-    for (const auto& o : overlap_rows(points))
-      ov.rows.push_back({o.at("shape"), o.at("multicast"), o.at("stages"), o.at("t_copy_ns"),
-                         o.at("t_math_ns"), o.at("t_pipeline_ns"), o.at("overlap"),
-                         o.at("pipeline_over_wgmma_only")});
-    ov.hints = chart_hints("pipeline overlap of copy and math against stages", "stages", "",
-                           "overlap", "fraction")
-                   .by({"shape", "multicast"});
-    r.curves.push_back(ov);
+    r.curves.push_back(points_table(points));
+    r.curves.push_back(overlap_table(points));
     if (verified == 0)
       throw VerificationError("hopper.pipeline: no configuration passed verification");
   }
@@ -592,16 +663,18 @@ class HopperPipeline : public Experiment {
       for (const auto& p : *list) {
         ++rows;
         if (p.at("verified").get<bool>()) continue;
-        failed.push_back({p.at("shape").get<std::string>() + " " + p.at("mode").get<std::string>() + " stages " +
-                              std::to_string(p.at("stages").get<int>()) +
-                              (multicast_of(p) ? " multicast" : "") + " A from " + a_operand_of(p) + " arrive " +
-                              p.value("arrive", std::string("?")),
+        failed.push_back({p.at("shape").get<std::string>() + " " + p.at("mode").get<std::string>() +
+                              " stages " + std::to_string(p.at("stages").get<int>()) +
+                              (multicast_of(p) ? " multicast" : "") + " A from " + a_operand_of(p) +
+                              " arrive " + p.value("arrive", std::string("?")),
                           p.value("error", std::string("failed its check"))});
       }
     }
     report_failed_rows(r, failed, rows);
     // A rate's relative precision is that of the time per k-step it is computed from.
-    auto precision_of = [](const json& p) { return summary_precision(p.at("ns_per_kstep_summary")); };
+    auto precision_of = [](const json& p) {
+      return summary_precision(p.at("ns_per_kstep_summary"));
+    };
     for (const char* shape : {"128x256x64", "64x256x64"}) {
       const json* best = nullptr;
       const json* math = nullptr;

@@ -30,6 +30,7 @@
 #include "measure/gpu.hpp"
 #include "measure/l2_flush.hpp"
 #include "measure/replicates.hpp"
+#include "probes/hopper/tma_common.hpp"
 #include "probes/hopper/tma_kernels.hpp"
 
 namespace gpuprobe::probes {
@@ -49,21 +50,10 @@ std::uint64_t host_pattern_sum(std::uint64_t words) {
 using device::DeviceBuffer;
 using nlohmann::json;
 
-constexpr const char* kNeedsHopper =
-    "needs sm_90a (Hopper): TMA and thread-block clusters need sm_90, and this binary holds them "
-    "for "
-    "sm_90a (compute capability 9.0) only";
+using tma_common::hopper_waiver;
+using tma_common::require_compiled;
 using units::kKiB;
 using units::kMiB;
-
-std::optional<std::string> hopper_waiver(const device::DeviceInfo& info) {
-  return waive_unless_sm90a(info, kNeedsHopper, kNeedsCudaGpu);
-}
-
-void require_compiled(const std::string& id) {
-  if (!tma::tma_compiled())
-    throw VerificationError(id + ": this binary holds no sm_90 TMA / cluster code for this device");
-}
 
 using device::dram_peak_gb_s;
 
@@ -87,10 +77,9 @@ confidence::ReplicateSummary tma_latency_replicates(const std::vector<json>& poi
 }
 
 /// Replicates of every latency point. From DRAM the smallest copy (one line) reads in two modes
-/// about 180 cycles apart (the line's L2 partition, near or far), and a replicate's median
-/// takes either: with 3 replicates all three agreed by chance in one of five H200 runs (1090
-/// cycles, confidence 1.00, against 907 in another run); with 5 that is 2 x 2^-5 = 6 % at even
-/// odds, at the same cost (five replicates of 3 repetitions against three of 5).
+/// apart by the far L2 partition's extra latency, and a replicate's median takes either: with
+/// 3 replicates all three agree by chance 2 x 2^-3 = 25 % of the time at even odds, with 5
+/// 2 x 2^-5 = 6 %, at the same cost (five replicates of 3 repetitions against three of 5).
 constexpr int kTmaLatencyReplicates = 5;
 
 /// {"points", "points_failing_verification"} of a TMA experiment's recorded points.
@@ -111,17 +100,16 @@ std::vector<std::vector<double>> tma_latency_samples(const std::vector<json>& po
 }
 
 /// Two latency classes in one point's samples: the single TMA copy of one line from DRAM reads
-/// either about 180 cycles more or not, by the line's home L2 partition (on the H200,
-/// l2.partition's far and near hits are 178 cycles apart), and a median over a mix of both
+/// either the far L2 partition's extra latency more or not, by the line's home L2 partition
+/// (l2.partition's far and near hits), and a median over a mix of both
 /// takes whichever class holds the majority, which differs between replicates and runs.
 struct LatencyClasses {
   bool split = false;
   double threshold = 0;
   std::vector<double> low, high;                     ///< pooled over the replicates
   std::vector<std::vector<double>> low_by, high_by;  ///< per replicate
-  /// A class that itself splits the same way: more than two classes (the H200's DRAM copies
-  /// read 906, 1090, 1275, 1460 ... cycles, steps of about 185), which no two-class split
-  /// describes, so none is made.
+  /// A class that itself splits the same way: more than two classes (a ladder of equal steps),
+  /// which no two-class split describes, so none is made.
   bool more_than_two = false;
   std::size_t outliers = 0;  ///< samples above 1.5 x the median, in neither class
 };
@@ -136,8 +124,8 @@ LatencyClasses latency_classes(const std::vector<std::vector<double>>& replicate
   std::vector<double> all;
   for (const auto& r : replicates) all.insert(all.end(), r.begin(), r.end());
   if (all.empty()) return c;  // a result that kept only summaries
-  // Samples above 1.5 x the median (a translation miss on top of the copy: 2386 cycles among
-  // 906 and 1090 on the H200) belong to no class; as outliers of a few they would otherwise
+  // Samples above 1.5 x the median (a translation miss on top of the copy) belong to no
+  // class; as outliers of a few they would otherwise
   // become the upper "class" of a two-means split and hide the real one.
   auto [v, cutoff] = stats::at_most_median_multiple(all, 1.5);
   c.outliers = all.size() - v.size();
@@ -148,8 +136,7 @@ LatencyClasses latency_classes(const std::vector<std::vector<double>>& replicate
   const auto sp = stats::two_means(std::move(v), 3);
   if (!splits(sp)) return c;
   // Each class must be one class: a class of 6 samples or more that splits again means a
-  // ladder of classes (on one H200 run the lower class held both 906 and 1090 and the upper
-  // 1275 to 1831, and the "far" class read 1831 against 1091 in the other runs).
+  // ladder of classes, of which a two-class split would call an arbitrary pair near and far.
   for (const auto* cls : {&sp.low, &sp.high})
     if (cls->size() >= 6 && splits(stats::two_means(*cls, 3))) {
       c.more_than_two = true;
@@ -336,14 +323,14 @@ class TmaLatency : public Experiment {
           return f;
         };
         if (!classes.split) {
-          auto f = finding(base, all, 1.0,
-                           what + ": median over " + std::to_string(all.replicates) +
-                               " replicates (each its own source buffer) of the median over "
-                               "repetitions; copied bytes checked" +
-                               (classes.more_than_two
-                                    ? " (the samples fall into more than two latency classes, "
-                                      "so no near / far split is reported)"
-                                    : ""));
+          auto f = finding(
+              base, all, 1.0,
+              what + ": median over " + std::to_string(all.replicates) +
+                  " replicates (each its own source buffer) of the median over "
+                  "repetitions; copied bytes checked" +
+                  (classes.more_than_two ? " (the samples fall into more than two latency classes, "
+                                           "so no near / far split is reported)"
+                                         : ""));
           if (classes.more_than_two) f.extra["latency_classes"] = {{"more_than_two", true}};
           r.findings.push_back(f);
           continue;
@@ -439,9 +426,9 @@ class TmaLatency : public Experiment {
                             {"cycles", to_json(m)},
                             {"cycles_samples", m.values},
                             // Where each sample's bytes lay and which SM timed them: the
-                            // latencies fall in two modes about 180 cycles apart (the H200's
-                            // l2.partition.far_latency - near_latency is 178), which these
-                            // let an analysis tie to the line's home partition.
+                            // latencies fall in two modes (l2.partition's far - near
+                            // latency apart), which these let an analysis tie to the
+                            // line's home partition.
                             {"sample_offsets", offsets},
                             {"sample_smids", smids},
                             {"words_checked", checked},
@@ -685,242 +672,32 @@ class TmaBandwidth : public Experiment {
   }
 };
 
-// ---------------------------------------------------------------------------------------------
-
-constexpr std::uint32_t kChaseNodes = 4096;
-constexpr std::uint32_t kChaseWarmup = 1024, kChaseSteps = 8192;
-constexpr int kBwThreads = 512;
-constexpr std::uint32_t kBwBytes = 32 * 1024, kBwReps = 512;
-
-class Dsmem : public Experiment {
- public:
-  std::string id() const override { return "hopper.dsmem"; }
-  std::string description() const override {
-    return "distributed shared memory: dependent ld.shared::cluster chase (mapa) in block rank 1's "
-           "shared "
-           "memory from rank 0 (and in its own, for reference), and all blocks of a full wave "
-           "reading their "
-           "peer's (rank + 1) shared memory with ld.shared::cluster.v4; cluster sizes 2, 4, 8, 16 "
-           "(cudaLaunchKernelEx); end nodes and sums checked";
-  }
-  std::vector<Axis> typed_axes() const override {
-    return {fixed(int_axis("cluster_size", {2, 4, 8, 16}, "blocks", "thread-block cluster size")),
-            fixed(string_axis("target", {"peer", "self"},
-                              "peer: rank 1's shared memory (mapa); self: rank 0's own"))};
-  }
-  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
-    return hopper_waiver(info);
-  }
-  void run(Context& ctx, ExperimentResult& r) const override {
-    const auto& info = ctx.device.info();
-    GP_CUDA_CHECK(cudaSetDevice(info.ordinal));
-    require_compiled(id());
-    tma::dsmem_prepare();
-    // A random single cycle (Sattolo) over the nodes; the host predicts where a walk ends.
-    std::vector<std::uint32_t> order(kChaseNodes), next(kChaseNodes);
-    std::iota(order.begin(), order.end(), 0u);
-    std::mt19937_64 rng(ctx.options.seed);
-    for (std::uint32_t i = kChaseNodes - 1; i > 0; --i) {
-      std::uniform_int_distribution<std::uint32_t> pick(0, i - 1);
-      std::swap(order[i], order[pick(rng)]);
-    }
-    for (std::uint32_t i = 0; i < kChaseNodes; ++i) next[order[i]] = order[(i + 1) % kChaseNodes];
-    std::uint32_t end = 0;
-    for (std::uint32_t i = 0; i < kChaseWarmup + kChaseSteps; ++i) end = next[end];
-    DeviceBuffer dnext(kChaseNodes * 4), lat_out(sizeof(tma::DsmemLatencyOut));
-    GP_CUDA_CHECK(
-        cudaMemcpy(dnext.as<void>(), next.data(), kChaseNodes * 4, cudaMemcpyHostToDevice));
-    // Expected per-block sum of the bandwidth kernel, by peer rank.
-    std::uint32_t base_sum = 0;
-    for (std::uint32_t j = 0; j < kBwBytes / 4; ++j) base_sum += tma::pattern(j);
-
-    json rows = json::array();
-    for (int cs : {2, 4, 8, 16}) {
-      json row = {{"cluster_size", cs}};
-      int clusters = 0;
-      const int err = tma::dsmem_max_active_clusters(cs, kBwThreads, kBwBytes, &clusters);
-      row["max_active_clusters"] = clusters;
-      if (err != 0 || clusters <= 0) {
-        row["launched"] = false;
-        row["reason"] =
-            err != 0
-                ? std::string("cudaOccupancyMaxActiveClusters: ") +
-                      cudaGetErrorName(static_cast<cudaError_t>(err))
-                : std::string("cudaOccupancyMaxActiveClusters reports 0 clusters of this size");
-        rows.push_back(row);
-        continue;
-      }
-      row["launched"] = true;
-      for (int target : {1, 0}) {
-        std::uint64_t wrong = 0;
-        auto once = [&](int) {
-          tma::launch_dsmem_latency(cs, target, dnext.as<std::uint32_t>(), kChaseNodes,
-                                    kChaseWarmup, kChaseSteps, lat_out.as<tma::DsmemLatencyOut>());
-          tma::DsmemLatencyOut o{};
-          GP_CUDA_CHECK(cudaMemcpy(&o, lat_out.as<void>(), sizeof o, cudaMemcpyDeviceToHost));
-          if (o.end_index != end) ++wrong;
-          return static_cast<double>(o.cycles) / kChaseSteps;
-        };
-        const auto m = repeat_until_stable(once, ctx.options.protocol);
-        row[target == 1 ? "latency_peer" : "latency_self"] = {
-            {"cycles_per_load", to_json(m)}, {"wrong_end_nodes", wrong}, {"verified", wrong == 0}};
-      }
-      {
-        const int blocks = cs * clusters;
-        DeviceBuffer sums(sizeof(unsigned) * blocks), g0(8 * blocks), g1(8 * blocks);
-        std::uint64_t failures = 0;
-        std::vector<double> event_gbs;
-        const double bytes = static_cast<double>(blocks) * kBwReps * kBwBytes;
-        auto once = [&](int rep) {
-          GP_CUDA_CHECK(cudaMemset(sums.as<void>(), 0, sums.bytes()));
-          const double ms = tma::run_dsmem_bandwidth(
-              cs, clusters, kBwThreads, kBwBytes, kBwReps, sums.as<unsigned>(),
-              g0.as<unsigned long long>(), g1.as<unsigned long long>());
-          std::vector<unsigned> s(blocks);
-          std::vector<unsigned long long> a(blocks), b(blocks);
-          GP_CUDA_CHECK(
-              cudaMemcpy(s.data(), sums.as<void>(), sums.bytes(), cudaMemcpyDeviceToHost));
-          GP_CUDA_CHECK(cudaMemcpy(a.data(), g0.as<void>(), g0.bytes(), cudaMemcpyDeviceToHost));
-          GP_CUDA_CHECK(cudaMemcpy(b.data(), g1.as<void>(), g1.bytes(), cudaMemcpyDeviceToHost));
-          bool ok = true;
-          for (int i = 0; i < blocks; ++i) {
-            const std::uint32_t peer = static_cast<std::uint32_t>((i % cs + 1) % cs);
-            const std::uint32_t want = kBwReps * (base_sum + peer * (kBwBytes / 4));
-            ok = ok && s[i] == want;
-          }
-          if (!ok) ++failures;
-          const auto t0 = *std::min_element(a.begin(), a.end());
-          const auto t1 = *std::max_element(b.begin(), b.end());
-          if (t1 <= t0) throw VerificationError(id() + ": no %globaltimer span");
-          if (rep >= 0 && ms > 0) event_gbs.push_back(bytes / (ms * 1e-3) / 1e9);
-          return bytes / static_cast<double>(t1 - t0);  // bytes per ns = GB/s
-        };
-        const auto m = repeat_until_stable(once, ctx.options.protocol);
-        row["bandwidth"] = {
-            {"blocks", blocks},
-            {"threads_per_block", kBwThreads},
-            {"bytes_per_block_buffer", kBwBytes},
-            {"reps", kBwReps},
-            {"gb_s", to_json(m)},
-            {"gb_s_events_median", event_gbs.empty() ? 0.0 : stats::median(event_gbs)},
-            {"launches_failing_verification", failures},
-            {"verified", failures == 0}};
-      }
-      rows.push_back(row);
-    }
-    r.protocol = to_json(ctx.options.protocol);
-    r.parameters = {
-        {"chase_nodes", kChaseNodes},
-        {"chase_node_bytes", 4},
-        {"chase_warmup_steps", kChaseWarmup},
-        {"chase_timed_steps", kChaseSteps},
-        {"chase", "thread 0 of rank 0: idx = ld.shared::cluster.u32 [mapa(table, target) + 4 idx]"},
-        {"bandwidth_threads_per_block", kBwThreads},
-        {"bandwidth_buffer_bytes", kBwBytes},
-        {"bandwidth_reps", kBwReps},
-        {"bandwidth_timing", "bytes / (%globaltimer: latest block end - earliest block start)"},
-        {"launch",
-         "cudaLaunchKernelEx + cudaLaunchAttributeClusterDimension; 16 with "
-         "cudaFuncAttributeNonPortableClusterSizeAllowed"}};
-    r.samples = {{"cluster_sizes", rows}};
-    r.statistics = {{"cluster_sizes_launched",
-                     std::count_if(rows.begin(), rows.end(),
-                                   [](const json& x) { return x.at("launched").get<bool>(); })}};
-    Curve c{
-        "dsmem",
-        {"cluster_size", "launched", "max_active_clusters", "latency_peer_cycles",
-         "latency_self_cycles", "bandwidth_gb_s", "bandwidth_gb_s_events", "verified", "reason"},
-        {}};
-    for (const auto& x : rows) {
-      const bool l = x.at("launched").get<bool>();
-      const bool v = l && x.at("latency_peer").at("verified").get<bool>() &&
-                     x.at("latency_self").at("verified").get<bool>() &&
-                     x.at("bandwidth").at("verified").get<bool>();
-      c.rows.push_back({x.at("cluster_size"), l ? 1 : 0, x.at("max_active_clusters"),
-                        l ? x.at("latency_peer").at("cycles_per_load").at("median") : json(0),
-                        l ? x.at("latency_self").at("cycles_per_load").at("median") : json(0),
-                        l ? x.at("bandwidth").at("gb_s").at("median") : json(0),
-                        l ? x.at("bandwidth").at("gb_s_events_median") : json(0), v ? 1 : 0,
-                        x.value("reason", "")});
-    }
-    c.hints = chart_hints("distributed shared memory bandwidth against cluster size",
-                          "cluster_size", "", "bandwidth_gb_s", "GB/s")
-                  .only({{"launched", 1}});
-    r.curves.push_back(c);
-  }
-  void analyze(ExperimentResult& r) const override {
-    if (!r.samples.contains("cluster_sizes")) return;
-    json lat_by = json::object(), self_by = json::object(), bw_by = json::object();
-    std::optional<std::pair<int, json>> lat_first, bw_best;
-    std::vector<FailedRow> failed;
-    std::size_t rows = 0;
-    for (const auto& x : r.samples.at("cluster_sizes")) {
-      if (!x.at("launched").get<bool>()) continue;
-      const int cs = x.at("cluster_size").get<int>();
-      const auto key = std::to_string(cs);
-      rows += 3;
-      for (const char* part : {"latency_peer", "latency_self", "bandwidth"}) {
-        const auto& q = x.at(part);
-        if (q.at("verified").get<bool>()) continue;
-        failed.push_back({"cluster size " + key + " " + part,
-                          std::string(part) == "bandwidth"
-                              ? std::to_string(q.value("launches_failing_verification", 0)) +
-                                    " launches with a wrong per-block sum"
-                              : std::to_string(q.value("wrong_end_nodes", 0)) +
-                                    " chases ended on the wrong node"});
-      }
-      if (x.at("latency_peer").at("verified").get<bool>()) {
-        const auto s = x.at("latency_peer").at("cycles_per_load");
-        lat_by[key] = s.at("median");
-        if (!lat_first) lat_first = {cs, s};
-      }
-      if (x.at("latency_self").at("verified").get<bool>())
-        self_by[key] = x.at("latency_self").at("cycles_per_load").at("median");
-      if (x.at("bandwidth").at("verified").get<bool>()) {
-        const auto s = x.at("bandwidth").at("gb_s");
-        bw_by[key] = s.at("median");
-        if (!bw_best || s.at("median").get<double>() > bw_best->second.at("median").get<double>())
-          bw_best = {cs, s};
-      }
-    }
-    report_failed_rows(r, failed, rows);
-    auto conf = [](const json& s) { return summary_precision(s); };
-    if (lat_first) {
-      Finding f{"hopper.dsmem.latency",
-                lat_first->second.at("median").get<double>(),
-                "cycles",
-                conf(lat_first->second),
-                "median cycles per dependent ld.shared::cluster.u32 into block rank 1's shared "
-                "memory (mapa), "
-                "smallest cluster size launched; end node checked",
-                json::object()};
-      f.extra["cluster_size"] = lat_first->first;
-      f.extra["cycles_by_cluster_size"] = lat_by;
-      f.extra["self_cycles_by_cluster_size"] = self_by;
-      r.findings.push_back(f);
-    }
-    if (bw_best) {
-      Finding f{"hopper.dsmem.bandwidth",
-                bw_best->second.at("median").get<double>(),
-                "GB/s",
-                conf(bw_best->second),
-                "best median over cluster sizes of all blocks of a full wave reading their peer's "
-                "shared memory "
-                "(ld.shared::cluster.v4), bytes / %globaltimer span; sums checked",
-                json::object()};
-      f.extra["cluster_size"] = bw_best->first;
-      f.extra["gb_s_by_cluster_size"] = bw_by;
-      r.findings.push_back(f);
-    }
-  }
-};
-
 }  // namespace
+
+namespace tma_common {
+
+namespace {
+constexpr const char* kNeedsHopper =
+    "needs sm_90a (Hopper): TMA and thread-block clusters need sm_90, and this binary holds them "
+    "for "
+    "sm_90a (compute capability 9.0) only";
+}  // namespace
+
+std::optional<std::string> hopper_waiver(const device::DeviceInfo& info) {
+  return waive_unless_sm90a(info, kNeedsHopper, kNeedsCudaGpu);
+}
+
+void require_compiled(const std::string& id) {
+  if (!tma::tma_compiled())
+    throw VerificationError(id + ": this binary holds no sm_90 TMA / cluster code for this device");
+}
+
+}  // namespace tma_common
 
 void register_tma_experiments(Registry& registry) {
   registry.add(std::make_unique<TmaLatency>());
   registry.add(std::make_unique<TmaBandwidth>());
-  registry.add(std::make_unique<Dsmem>());
+  registry.add(tma_common::make_dsmem_experiment());
 }
 
 }  // namespace gpuprobe::probes

@@ -387,6 +387,150 @@ stats::Summary pooled_summary(const std::vector<std::vector<double>>& replicates
 }
 }  // namespace
 
+namespace {
+/// Per (direction, memory, method): each replicate's samples at the largest size (bandwidth,
+/// GB/s) or at the smallest (latency, us). Results written before replicates existed hold one
+/// replicate (0) per row.
+struct SizedSamples {
+  std::uint64_t bytes = 0;
+  std::map<int, std::vector<double>> replicates;
+};
+using SamplesByPath = std::map<std::string, SizedSamples>;
+
+std::vector<std::vector<double>> replicates_of(const SizedSamples& s) {
+  std::vector<std::vector<double>> v;
+  for (const auto& [rep, samples] : s.replicates) v.push_back(samples);
+  return v;
+}
+
+/// link.host.<path>.bandwidth at each path's largest size; returns each path's summary.
+std::map<std::string, confidence::ReplicateSummary> add_bandwidth_findings(
+    ExperimentResult& r, const SamplesByPath& largest) {
+  std::map<std::string, confidence::ReplicateSummary> bandwidth;
+  for (const auto& [key, v] : largest) {
+    const auto all = replicates_of(v);
+    const auto rs = confidence::summarize_replicate_samples(all);
+    bandwidth[key] = rs;
+    const auto sum = pooled_summary(all);
+    Finding f{"link.host." + key + ".bandwidth",
+              rs.value,
+              "GB/s",
+              rs.precision,
+              "median over " + std::to_string(rs.replicates) +
+                  " independent replicates (fresh buffers) of the median over repetitions of "
+                  "bytes / time of one verified copy of " +
+                  units::format_bytes(v.bytes),
+              replicates_extra(rs)};
+    f.extra["bytes"] = v.bytes;
+    f.extra["spread"] = 1.4826 * sum.mad;
+    f.extra["p5_gb_s"] = sum.p5;
+    f.extra["p95_gb_s"] = sum.p95;
+    r.findings.push_back(f);
+  }
+  return bandwidth;
+}
+
+/// link.host.<path>.latency at each path's smallest size (none where it measured one size).
+void add_latency_findings(ExperimentResult& r, const SamplesByPath& smallest,
+                          const SamplesByPath& largest) {
+  for (const auto& [key, v] : smallest) {
+    if (v.bytes == largest.at(key).bytes) continue;  // one size only: no latency point
+    const auto all = replicates_of(v);
+    const auto rs = confidence::summarize_replicate_samples(all);
+    Finding f{"link.host." + key + ".latency",
+              rs.value,
+              "us",
+              rs.precision,
+              "median over " + std::to_string(rs.replicates) +
+                  " independent replicates of the median over repetitions of the time of one "
+                  "verified copy of " +
+                  units::format_bytes(v.bytes) + " (launch or call included)",
+              replicates_extra(rs)};
+    f.extra["bytes"] = v.bytes;
+    f.extra["spread"] = 1.4826 * pooled_summary(all).mad;
+    r.findings.push_back(f);
+  }
+}
+
+/// gpuprobe's best pinned path against the driver's cudaMemcpy, each direction: the ratio is
+/// formed within each replicate (the two copies measured minutes apart would drift apart), and
+/// its confidence comes from the spread of those ratios.
+void add_best_over_memcpy_findings(
+    ExperimentResult& r, const std::map<std::string, confidence::ReplicateSummary>& bandwidth,
+    const SamplesByPath& largest) {
+  for (const std::string dir : {"h2d", "d2h"}) {
+    const std::string ref = dir + ".pinned.cuda_memcpy";
+    if (!bandwidth.count(ref)) continue;
+    std::string best;
+    for (const std::string m : {"copy_engine", "sm_kernel"}) {
+      const std::string k = dir + ".pinned." + m;
+      if (bandwidth.count(k) && (best.empty() || bandwidth.at(k).value > bandwidth.at(best).value))
+        best = k;
+    }
+    if (best.empty() || bandwidth.at(ref).value <= 0) continue;
+    std::vector<double> ratios, ratio_ses;
+    const auto& b = largest.at(best).replicates;
+    const auto& c = largest.at(ref).replicates;
+    for (const auto& [rep, samples] : b) {
+      if (!c.count(rep)) continue;
+      const double mb = stats::median(samples), mc = stats::median(c.at(rep));
+      if (mc <= 0 || mb <= 0) continue;
+      ratios.push_back(mb / mc);
+      ratio_ses.push_back(mb / mc *
+                          std::hypot(confidence::median_standard_error(samples) / mb,
+                                     confidence::median_standard_error(c.at(rep)) / mc));
+    }
+    if (ratios.empty()) continue;
+    auto rs = confidence::summarize_replicates(ratios, ratio_ses);
+    const bool single = ratios.size() == 1;
+    const double ratio = single ? bandwidth.at(best).value / bandwidth.at(ref).value : rs.value;
+    const double conf =
+        single ? confidence::combine({bandwidth.at(best).precision, bandwidth.at(ref).precision})
+               : rs.precision;
+    Finding f{"link.host." + dir + ".best_over_cuda_memcpy",
+              ratio,
+              "ratio",
+              conf,
+              "largest-size bandwidth of the faster of copy engine (cudaMemcpyAsync) and SM "
+              "kernel over pinned memory / that of cudaMemcpy, formed within each replicate; "
+              "median over replicates",
+              replicates_extra(rs)};
+    f.extra["best_method"] = best;
+    f.extra["best_gb_s"] = bandwidth.at(best).value;
+    f.extra["cuda_memcpy_gb_s"] = bandwidth.at(ref).value;
+    r.findings.push_back(f);
+  }
+}
+
+/// link.host.pinned.sm_load_latency from the dependent chase through pinned host memory.
+void add_host_chase_finding(ExperimentResult& r) {
+  if (!r.samples.contains("host_chase")) return;
+  const auto& hc = r.samples["host_chase"];
+  const auto ns = hc.value("ns_per_load", std::vector<double>{});
+  const auto cyc = hc.value("cycles_per_load", std::vector<double>{});
+  // Results written before replicates existed hold one chase.
+  std::vector<std::vector<double>> reps;
+  if (hc.contains("replicates"))
+    for (const auto& x : hc.at("replicates"))
+      reps.push_back(x.at("ns_per_load").get<std::vector<double>>());
+  if (reps.empty()) reps.push_back(ns);
+  if (!ns.empty()) {
+    const auto rs = confidence::summarize_replicate_samples(reps);
+    Finding f{"link.host.pinned.sm_load_latency",
+              rs.value,
+              "ns",
+              rs.precision,
+              "one thread's dependent ld.global.cv chain through pinned host memory (nodes 4 "
+              "KiB apart): %globaltimer ns per load, median over replicates (each its own "
+              "pinned chain) of the median over repetitions",
+              replicates_extra(rs)};
+    f.extra["cycles"] = stats::median_or_zero(cyc);
+    f.extra["spread"] = 1.4826 * stats::summarize(ns).mad;
+    r.findings.push_back(f);
+  }
+}
+}  // namespace
+
 void analyze_link_host(ExperimentResult& r) {
   const json& points = r.samples.at("points");
   r.findings.clear();
@@ -401,14 +545,7 @@ void analyze_link_host(ExperimentResult& r) {
                   .by({"memory", "method"})
                   .best("max")
                   .split_by({"direction"})};
-  // Per (direction, memory, method): each replicate's samples at the largest size (bandwidth,
-  // GB/s) and at the smallest (latency, us). Results written before replicates existed hold
-  // one replicate (0) per row.
-  struct Sized {
-    std::uint64_t bytes = 0;
-    std::map<int, std::vector<double>> replicates;
-  };
-  std::map<std::string, Sized> largest, smallest;
+  std::map<std::string, SizedSamples> largest, smallest;
   json failing = json::array();
   for (const auto& p : points) {
     if (p.value("status", "passed") != "passed") {
@@ -432,132 +569,20 @@ void analyze_link_host(ExperimentResult& r) {
                           stats::median(seconds) * 1e6, sum.median, sum.p5, sum.p95, sum.n});
     const auto b = p.at("bytes").get<std::uint64_t>();
     for (auto* m : {&largest, &smallest}) {
-      Sized& at = (*m)[key];
+      SizedSamples& at = (*m)[key];
       const bool better = at.replicates.empty() || (m == &largest ? b > at.bytes : b < at.bytes);
-      if (better) at = Sized{b, {}};
+      if (better) at = SizedSamples{b, {}};
       if (better || b == at.bytes) at.replicates[rep] = m == &largest ? gb_s : us;
     }
   }
   r.curves.push_back(table);
-  auto replicates_of = [](const Sized& s) {
-    std::vector<std::vector<double>> v;
-    for (const auto& [rep, samples] : s.replicates) v.push_back(samples);
-    return v;
-  };
-  std::map<std::string, confidence::ReplicateSummary> bandwidth;
-  for (const auto& [key, v] : largest) {
-    const auto all = replicates_of(v);
-    const auto rs = confidence::summarize_replicate_samples(all);
-    bandwidth[key] = rs;
-    const auto sum = pooled_summary(all);
-    Finding f{"link.host." + key + ".bandwidth",
-              rs.value,
-              "GB/s",
-              rs.precision,
-              "median over " + std::to_string(rs.replicates) +
-                  " independent replicates (fresh buffers) of the median over repetitions of "
-                  "bytes / time of one verified copy of " +
-                  units::format_bytes(v.bytes),
-              replicates_extra(rs)};
-    f.extra["bytes"] = v.bytes;
-    f.extra["spread"] = 1.4826 * sum.mad;
-    f.extra["p5_gb_s"] = sum.p5;
-    f.extra["p95_gb_s"] = sum.p95;
-    r.findings.push_back(f);
-  }
-  for (const auto& [key, v] : smallest) {
-    if (v.bytes == largest[key].bytes) continue;  // one size only: no latency point
-    const auto all = replicates_of(v);
-    const auto rs = confidence::summarize_replicate_samples(all);
-    Finding f{"link.host." + key + ".latency",
-              rs.value,
-              "us",
-              rs.precision,
-              "median over " + std::to_string(rs.replicates) +
-                  " independent replicates of the median over repetitions of the time of one "
-                  "verified copy of " +
-                  units::format_bytes(v.bytes) + " (launch or call included)",
-              replicates_extra(rs)};
-    f.extra["bytes"] = v.bytes;
-    f.extra["spread"] = 1.4826 * pooled_summary(all).mad;
-    r.findings.push_back(f);
-  }
-  // gpuprobe's best pinned path against the driver's cudaMemcpy, each direction: the ratio is
-  // formed within each replicate (the two copies measured minutes apart would drift apart), and
-  // its confidence comes from the spread of those ratios.
-  for (const std::string dir : {"h2d", "d2h"}) {
-    const std::string ref = dir + ".pinned.cuda_memcpy";
-    if (!bandwidth.count(ref)) continue;
-    std::string best;
-    for (const std::string m : {"copy_engine", "sm_kernel"}) {
-      const std::string k = dir + ".pinned." + m;
-      if (bandwidth.count(k) && (best.empty() || bandwidth[k].value > bandwidth[best].value))
-        best = k;
-    }
-    if (best.empty() || bandwidth[ref].value <= 0) continue;
-    std::vector<double> ratios, ratio_ses;
-    const auto& b = largest[best].replicates;
-    const auto& c = largest[ref].replicates;
-    for (const auto& [rep, samples] : b) {
-      if (!c.count(rep)) continue;
-      const double mb = stats::median(samples), mc = stats::median(c.at(rep));
-      if (mc <= 0 || mb <= 0) continue;
-      ratios.push_back(mb / mc);
-      ratio_ses.push_back(mb / mc *
-                          std::hypot(confidence::median_standard_error(samples) / mb,
-                                     confidence::median_standard_error(c.at(rep)) / mc));
-    }
-    if (ratios.empty()) continue;
-    auto rs = confidence::summarize_replicates(ratios, ratio_ses);
-    const bool single = ratios.size() == 1;
-    const double ratio = single ? bandwidth[best].value / bandwidth[ref].value : rs.value;
-    const double conf =
-        single ? confidence::combine({bandwidth[best].precision, bandwidth[ref].precision})
-               : rs.precision;
-    Finding f{"link.host." + dir + ".best_over_cuda_memcpy",
-              ratio,
-              "ratio",
-              conf,
-              "largest-size bandwidth of the faster of copy engine (cudaMemcpyAsync) and SM "
-              "kernel over pinned memory / that of cudaMemcpy, formed within each replicate; "
-              "median over replicates",
-              replicates_extra(rs)};
-    f.extra["best_method"] = best;
-    f.extra["best_gb_s"] = bandwidth[best].value;
-    f.extra["cuda_memcpy_gb_s"] = bandwidth[ref].value;
-    r.findings.push_back(f);
-  }
-  if (r.samples.contains("host_chase")) {
-    const auto& hc = r.samples["host_chase"];
-    const auto ns = hc.value("ns_per_load", std::vector<double>{});
-    const auto cyc = hc.value("cycles_per_load", std::vector<double>{});
-    // Results written before replicates existed hold one chase.
-    std::vector<std::vector<double>> reps;
-    if (hc.contains("replicates"))
-      for (const auto& x : hc.at("replicates"))
-        reps.push_back(x.at("ns_per_load").get<std::vector<double>>());
-    if (reps.empty()) reps.push_back(ns);
-    if (!ns.empty()) {
-      const auto rs = confidence::summarize_replicate_samples(reps);
-      Finding f{"link.host.pinned.sm_load_latency",
-                rs.value,
-                "ns",
-                rs.precision,
-                "one thread's dependent ld.global.cv chain through pinned host memory (nodes 4 "
-                "KiB apart): %globaltimer ns per load, median over replicates (each its own "
-                "pinned chain) of the median over repetitions",
-                replicates_extra(rs)};
-      f.extra["cycles"] = stats::median_or_zero(cyc);
-      f.extra["spread"] = 1.4826 * stats::summarize(ns).mad;
-      r.findings.push_back(f);
-    }
-  }
-  json st = json::object();
-  json bw = json::object();
-  for (const auto& [key, v] : bandwidth) bw[key] = v.value;
-  st["bandwidth_gb_s"] = bw;
-  st["points_failing_verification"] = failing;
-  r.statistics = st;
+  const auto bandwidth = add_bandwidth_findings(r, largest);
+  add_latency_findings(r, smallest, largest);
+  add_best_over_memcpy_findings(r, bandwidth, largest);
+  add_host_chase_finding(r);
+  json bandwidth_gb_s = json::object();
+  for (const auto& [key, v] : bandwidth) bandwidth_gb_s[key] = v.value;
+  r.statistics = {{"bandwidth_gb_s", bandwidth_gb_s}, {"points_failing_verification", failing}};
 }
 
 namespace link_registration {

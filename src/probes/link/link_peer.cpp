@@ -85,35 +85,24 @@ struct GpuSide {
 
 std::uint32_t salt_of(int gpu) { return 0x5000u + static_cast<std::uint32_t>(gpu); }
 
-class LinkPeer : public Experiment {
- public:
-  std::string id() const override { return "link.peer"; }
-  std::string description() const override {
-    return "every ordered GPU pair: copy-engine and SM read/write bandwidth one way and both "
-           "ways, cudaMemcpyPeer beside them, peer-memory chase latency, NVML topology "
-           "(whole node; waived on one GPU or without peer access)";
-  }
-  std::vector<Axis> typed_axes() const override {
-    return {fixed(int_axis("bytes", {static_cast<std::int64_t>(kDefaultPeerBytes)}, "B",
-                           "bytes per transfer")),
-            fixed(string_axis("metric", kBandwidthMetrics, "copy paths measured per pair"))};
-  }
-  bool whole_node() const override { return true; }
-  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
-    if (auto why = waive_on_model(info, "needs CUDA GPUs: the modelled GPU has no peers"))
-      return why;
-    const int n = device_count();
-    return peer_waiver(n, peer_access(n));
-  }
+/// The GPUs of the node as one run uses them: each one's side, the transfer size, and the
+/// timed, checked copies and chases between them.
+struct PeerRig {
+  int n = 0;
+  std::uint64_t bytes = 0;
+  std::size_t words = 0;
+  std::vector<std::vector<bool>> access;
+  std::vector<std::string> bus_ids, names;
+  std::vector<GpuSide> side;
 
-  void run(Context& ctx, ExperimentResult& r) const override {
-    const int n = device_count();
-    const auto access = peer_access(n);
-    const std::uint64_t bytes =
-        ctx.options.array_bytes ? ctx.options.array_bytes / 16 * 16 : kDefaultPeerBytes;
-    const std::size_t words = bytes / 4;
-    std::vector<std::string> bus_ids(n), names(n);
-    std::vector<GpuSide> side(n);
+  PeerRig(int gpus, std::uint64_t transfer_bytes)
+      : n(gpus),
+        bytes(transfer_bytes),
+        words(transfer_bytes / 4),
+        access(peer_access(gpus)),
+        bus_ids(gpus),
+        names(gpus),
+        side(gpus) {
     for (int g = 0; g < n; ++g) {
       char bus[32] = {};
       GP_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof(bus), g));
@@ -140,165 +129,216 @@ class LinkPeer : public Experiment {
         cudaGetLastError();
       }
     }
-    const auto topology = nvml_topology(bus_ids);
+  }
 
-    // Poison and counter reset on the GPU's own (non-blocking) stream: the legacy stream a
-    // plain cudaMemset uses does not order it against the copies.
-    auto poison = [&](int g) {
-      DeviceScope scope(g);
-      GP_CUDA_CHECK(cudaMemsetAsync(side[g].dst->get(), 0xff, bytes, side[g].stream->get()));
-      GP_CUDA_CHECK(cudaStreamSynchronize(side[g].stream->get()));
+  /// Poison and counter reset on the GPU's own (non-blocking) stream: the legacy stream a plain
+  /// cudaMemset uses does not order it against the copies.
+  void poison(int g) {
+    DeviceScope scope(g);
+    GP_CUDA_CHECK(cudaMemsetAsync(side[g].dst->get(), 0xff, bytes, side[g].stream->get()));
+    GP_CUDA_CHECK(cudaStreamSynchronize(side[g].stream->get()));
+  }
+  /// Every word of `dst`'s destination holds `src_gpu`'s pattern (VerificationError if not).
+  void verify(int dst, int src_gpu, const std::string& what) {
+    DeviceScope scope(dst);
+    auto* bad = static_cast<unsigned long long*>(side[dst].bad->get());
+    GP_CUDA_CHECK(cudaMemsetAsync(bad, 0, sizeof(*bad), side[dst].stream->get()));
+    launch_check(static_cast<const std::uint32_t*>(side[dst].dst->get()), words, salt_of(src_gpu),
+                 bad, side[dst].stream->get());
+    unsigned long long wrong = 0;
+    GP_CUDA_CHECK(cudaMemcpyAsync(&wrong, bad, sizeof(wrong), cudaMemcpyDeviceToHost,
+                                  side[dst].stream->get()));
+    GP_CUDA_CHECK(cudaStreamSynchronize(side[dst].stream->get()));
+    if (wrong)
+      throw VerificationError("link.peer " + what + ": " + std::to_string(wrong) +
+                              " wrong words on GPU " + std::to_string(dst));
+  }
+  CopyLaunch shape(int g) const { return CopyLaunch{side[g].sm_count * 4, 256, 4}; }
+
+  /// cudaMemcpyPeer from a to b, host-timed until both GPUs are idle.
+  double time_memcpy_peer(int a, int b) {
+    DeviceScope scope(a);
+    const auto t0 = std::chrono::steady_clock::now();
+    GP_CUDA_CHECK(cudaMemcpyPeer(side[b].dst->get(), b, side[a].src->get(), a, bytes));
+    // cudaMemcpyPeer may return before the copy ends (it is asynchronous with respect to
+    // the host for device memory): the copy counts once both GPUs are idle.
+    GP_CUDA_CHECK(cudaDeviceSynchronize());
+    {
+      DeviceScope on_b(b);
+      GP_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    return host_seconds_since(t0);
+  }
+
+  /// A copy engine or SM copy from a to b (both ways with "bidir"), timed by events on a's
+  /// stream from a's first event to the end of the last copy.
+  double time_async_copy(int a, int b, const std::string& metric) {
+    const bool bidir = metric.find("bidir") != std::string::npos;
+    auto& first = side[a];
+    auto& second = side[b];
+    {
+      DeviceScope scope(a);
+      GP_CUDA_CHECK(cudaEventRecord(first.e0->get(), first.stream->get()));
+    }
+    auto issue = [&](int from, int to) {
+      DeviceScope scope(from);
+      auto& sender = side[from];
+      if (from != a) GP_CUDA_CHECK(cudaStreamWaitEvent(sender.stream->get(), first.e0->get(), 0));
+      if (metric.rfind("copy_engine", 0) == 0) {
+        GP_CUDA_CHECK(cudaMemcpyPeerAsync(side[to].dst->get(), to, sender.src->get(), from, bytes,
+                                          sender.stream->get()));
+      } else if (metric == "sm_read") {
+        // `from` reads `to`'s source into its own destination: data moves to -> from.
+        launch_sm_copy(side[to].src->get(), sender.dst->get(), bytes, shape(from),
+                       sender.stream->get());
+      } else {
+        launch_sm_copy(sender.src->get(), side[to].dst->get(), bytes, shape(from),
+                       sender.stream->get());
+      }
     };
-    auto verify = [&](int dst, int src_gpu, const std::string& what) {
-      DeviceScope scope(dst);
-      auto* bad = static_cast<unsigned long long*>(side[dst].bad->get());
-      GP_CUDA_CHECK(cudaMemsetAsync(bad, 0, sizeof(*bad), side[dst].stream->get()));
-      launch_check(static_cast<const std::uint32_t*>(side[dst].dst->get()), words, salt_of(src_gpu),
-                   bad, side[dst].stream->get());
-      unsigned long long wrong = 0;
-      GP_CUDA_CHECK(cudaMemcpyAsync(&wrong, bad, sizeof(wrong), cudaMemcpyDeviceToHost,
-                                    side[dst].stream->get()));
-      GP_CUDA_CHECK(cudaStreamSynchronize(side[dst].stream->get()));
-      if (wrong)
-        throw VerificationError("link.peer " + what + ": " + std::to_string(wrong) +
-                                " wrong words on GPU " + std::to_string(dst));
-    };
-    auto shape = [&](int g) { return CopyLaunch{side[g].sm_count * 4, 256, 4}; };
-    // One timed copy from a into b (or both ways); returns seconds from a's first event to the
-    // end of the last copy.
-    auto timed = [&](int a, int b, const std::string& metric) {
+    issue(a, b);
+    if (bidir) {
+      issue(b, a);
+      DeviceScope scope(b);
+      GP_CUDA_CHECK(cudaEventRecord(second.e1->get(), second.stream->get()));
+    }
+    DeviceScope scope(a);
+    if (bidir) GP_CUDA_CHECK(cudaStreamWaitEvent(first.stream->get(), second.e1->get(), 0));
+    GP_CUDA_CHECK(cudaEventRecord(first.e1->get(), first.stream->get()));
+    GP_CUDA_CHECK(cudaEventSynchronize(first.e1->get()));
+    return elapsed_s(*first.e0, *first.e1);
+  }
+
+  /// One timed copy from a into b (or both ways), its destinations poisoned before and checked
+  /// after; returns its seconds.
+  double timed(int a, int b, const std::string& metric) {
+    const bool bidir = metric.find("bidir") != std::string::npos;
+    // The destinations this copy writes: b's (a's for sm_read, which pulls b's data to a).
+    poison(metric == "sm_read" ? a : b);
+    if (bidir) poison(a);
+    const double seconds =
+        metric == "cuda_memcpy_peer" ? time_memcpy_peer(a, b) : time_async_copy(a, b, metric);
+    const std::string what = std::to_string(a) + "->" + std::to_string(b) + " " + metric;
+    if (metric == "sm_read") {
+      verify(a, b, what);
+    } else {
+      verify(b, a, what);
+      if (bidir) verify(a, b, what);
+    }
+    return seconds;
+  }
+
+  /// Every bandwidth metric from a to b (both-ways ones once per pair), a failed check an error
+  /// of that metric only.
+  void measure_bandwidths(int a, int b, const ProtocolOptions& protocol, json& pairs) {
+    for (const auto& metric : kBandwidthMetrics) {
       const bool bidir = metric.find("bidir") != std::string::npos;
-      // The destinations this copy writes: b's (a's for sm_read, which pulls b's data to a).
-      poison(metric == "sm_read" ? a : b);
-      if (bidir) poison(a);
-      double seconds = 0;
-      if (metric == "cuda_memcpy_peer") {
-        DeviceScope scope(a);
-        const auto t0 = std::chrono::steady_clock::now();
-        GP_CUDA_CHECK(cudaMemcpyPeer(side[b].dst->get(), b, side[a].src->get(), a, bytes));
-        // cudaMemcpyPeer may return before the copy ends (it is asynchronous with respect to
-        // the host for device memory): the copy counts once both GPUs are idle.
-        GP_CUDA_CHECK(cudaDeviceSynchronize());
-        {
-          DeviceScope on_b(b);
-          GP_CUDA_CHECK(cudaDeviceSynchronize());
-        }
-        seconds = host_seconds_since(t0);
-      } else {
-        auto& A = side[a];
-        auto& B = side[b];
-        {
-          DeviceScope scope(a);
-          GP_CUDA_CHECK(cudaEventRecord(A.e0->get(), A.stream->get()));
-        }
-        auto issue = [&](int from, int to) {
-          DeviceScope scope(from);
-          auto& F = side[from];
-          if (from != a) GP_CUDA_CHECK(cudaStreamWaitEvent(F.stream->get(), A.e0->get(), 0));
-          if (metric.rfind("copy_engine", 0) == 0) {
-            GP_CUDA_CHECK(cudaMemcpyPeerAsync(side[to].dst->get(), to, F.src->get(), from, bytes,
-                                              F.stream->get()));
-          } else if (metric == "sm_read") {
-            // `from` reads `to`'s source into its own destination: data moves to -> from.
-            launch_sm_copy(side[to].src->get(), F.dst->get(), bytes, shape(from), F.stream->get());
-          } else {
-            launch_sm_copy(F.src->get(), side[to].dst->get(), bytes, shape(from), F.stream->get());
-          }
-        };
-        issue(a, b);
-        if (bidir) {
-          issue(b, a);
-          DeviceScope scope(b);
-          GP_CUDA_CHECK(cudaEventRecord(B.e1->get(), B.stream->get()));
-        }
-        DeviceScope scope(a);
-        if (bidir) GP_CUDA_CHECK(cudaStreamWaitEvent(A.stream->get(), B.e1->get(), 0));
-        GP_CUDA_CHECK(cudaEventRecord(A.e1->get(), A.stream->get()));
-        GP_CUDA_CHECK(cudaEventSynchronize(A.e1->get()));
-        seconds = elapsed_s(*A.e0, *A.e1);
+      if (bidir && (b < a || !access[b][a])) continue;  // both ways: once per pair
+      json row = {{"src", a}, {"dst", b}, {"metric", metric}, {"bytes", bidir ? 2 * bytes : bytes}};
+      try {
+        const auto m = repeat_until_stable([&](int) { return timed(a, b, metric); }, protocol);
+        row["seconds"] = m.values;
+        row["status"] = "passed";
+      } catch (const VerificationError& e) {
+        row["seconds"] = json::array();
+        row["status"] = "error";
+        row["reason"] = e.what();
       }
-      const std::string what = std::to_string(a) + "->" + std::to_string(b) + " " + metric;
-      if (metric == "sm_read") {
-        verify(a, b, what);
-      } else {
-        verify(b, a, what);
-        if (bidir) verify(a, b, what);
-      }
-      return seconds;
-    };
+      pairs.push_back(row);
+    }
+  }
 
+  /// a's SM chases through b's memory: ns and cycles per dependent load.
+  json chase_latency(int a, int b, std::uint64_t seed, const ProtocolOptions& protocol) {
+    PeerBuffer mem(b, static_cast<std::size_t>(kChaseNodes) * kChaseStride);
+    const auto base = reinterpret_cast<std::uint64_t>(mem.get());
+    const auto order = cycle_order(kChaseNodes, seed + a * 131 + b);
+    const auto image = chase_image(order, base, kChaseStride);
+    {
+      // From pageable memory cudaMemcpy may return before the DMA ends: wait for it.
+      DeviceScope on_b(b);
+      GP_CUDA_CHECK(cudaMemcpy(mem.get(), image.data(), image.size() * 8, cudaMemcpyDefault));
+      GP_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    DeviceScope scope(a);
+    PeerBuffer out(a, sizeof(ChaseOut));
+    std::vector<double> cycles;
+    auto once = [&](int rep) {
+      const std::size_t k0 = static_cast<std::size_t>(rep + 64) * 257 % kChaseNodes;
+      launch_remote_chase(
+          reinterpret_cast<const std::uint64_t*>(base + std::uint64_t{order[k0]} * kChaseStride), 0,
+          kChaseSteps, static_cast<ChaseOut*>(out.get()), side[a].stream->get());
+      ChaseOut o{};
+      GP_CUDA_CHECK(
+          cudaMemcpyAsync(&o, out.get(), sizeof(o), cudaMemcpyDeviceToHost, side[a].stream->get()));
+      GP_CUDA_CHECK(cudaStreamSynchronize(side[a].stream->get()));
+      const std::uint64_t expected =
+          base + std::uint64_t{order[(k0 + kChaseSteps) % kChaseNodes]} * kChaseStride;
+      if (o.final_node != expected)
+        throw VerificationError("link.peer chase " + std::to_string(a) + "->" + std::to_string(b) +
+                                " ended on the wrong node");
+      if (rep >= 0) cycles.push_back(static_cast<double>(o.cycles) / kChaseSteps);
+      return static_cast<double>(o.ns) / kChaseSteps;
+    };
+    const auto m = repeat_until_stable(once, protocol);
+    return {{"src", a}, {"dst", b}, {"ns_per_load", m.values}, {"cycles_per_load", cycles}};
+  }
+};
+
+/// How the copies and chases are made, for the record.
+json peer_parameters(std::uint64_t bytes) {
+  return {{"bytes", bytes},
+          {"sm_copy",
+           {{"blocks_per_sm", 4},
+            {"threads_per_block", 256},
+            {"sixteen_byte_words_in_flight_per_thread", 4}}},
+          {"chase",
+           {{"nodes", kChaseNodes},
+            {"node_stride_bytes", kChaseStride},
+            {"timed_steps", kChaseSteps},
+            {"load", "ld.global.cv.u64"}}},
+          {"multicast", "never created (no cuMulticastCreate); see docs/LINKS.md"}};
+}
+
+class LinkPeer : public Experiment {
+ public:
+  std::string id() const override { return "link.peer"; }
+  std::string description() const override {
+    return "every ordered GPU pair: copy-engine and SM read/write bandwidth one way and both "
+           "ways, cudaMemcpyPeer beside them, peer-memory chase latency, NVML topology "
+           "(whole node; waived on one GPU or without peer access)";
+  }
+  std::vector<Axis> typed_axes() const override {
+    return {fixed(int_axis("bytes", {static_cast<std::int64_t>(kDefaultPeerBytes)}, "B",
+                           "bytes per transfer")),
+            fixed(string_axis("metric", kBandwidthMetrics, "copy paths measured per pair"))};
+  }
+  bool whole_node() const override { return true; }
+  std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
+    if (auto why = waive_on_model(info, "needs CUDA GPUs: the modelled GPU has no peers"))
+      return why;
+    const int n = device_count();
+    return peer_waiver(n, peer_access(n));
+  }
+
+  void run(Context& ctx, ExperimentResult& r) const override {
+    const std::uint64_t bytes =
+        ctx.options.array_bytes ? ctx.options.array_bytes / 16 * 16 : kDefaultPeerBytes;
+    PeerRig rig(device_count(), bytes);
+    const int n = rig.n;
+    const auto& access = rig.access;
+    const auto topology = nvml_topology(rig.bus_ids);
     json pairs = json::array(), latency = json::array();
     for (int a = 0; a < n; ++a) {
       for (int b = 0; b < n; ++b) {
         if (a == b || !access[a][b]) continue;
-        for (const auto& metric : kBandwidthMetrics) {
-          const bool bidir = metric.find("bidir") != std::string::npos;
-          if (bidir && (b < a || !access[b][a])) continue;  // both ways: once per pair
-          json row = {
-              {"src", a}, {"dst", b}, {"metric", metric}, {"bytes", bidir ? 2 * bytes : bytes}};
-          // A failed check is an error of this pair and metric only.
-          try {
-            const auto m =
-                repeat_until_stable([&](int) { return timed(a, b, metric); }, ctx.options.protocol);
-            row["seconds"] = m.values;
-            row["status"] = "passed";
-          } catch (const VerificationError& e) {
-            row["seconds"] = json::array();
-            row["status"] = "error";
-            row["reason"] = e.what();
-          }
-          pairs.push_back(row);
-        }
-        // a's SM chases through b's memory.
-        PeerBuffer mem(b, static_cast<std::size_t>(kChaseNodes) * kChaseStride);
-        const auto base = reinterpret_cast<std::uint64_t>(mem.get());
-        const auto order = cycle_order(kChaseNodes, ctx.options.seed + a * 131 + b);
-        const auto image = chase_image(order, base, kChaseStride);
-        {
-          // From pageable memory cudaMemcpy may return before the DMA ends: wait for it.
-          DeviceScope on_b(b);
-          GP_CUDA_CHECK(cudaMemcpy(mem.get(), image.data(), image.size() * 8, cudaMemcpyDefault));
-          GP_CUDA_CHECK(cudaDeviceSynchronize());
-        }
-        DeviceScope scope(a);
-        PeerBuffer out(a, sizeof(ChaseOut));
-        std::vector<double> cycles;
-        auto once = [&](int rep) {
-          const std::size_t k0 = static_cast<std::size_t>(rep + 64) * 257 % kChaseNodes;
-          launch_remote_chase(reinterpret_cast<const std::uint64_t*>(
-                                  base + std::uint64_t{order[k0]} * kChaseStride),
-                              0, kChaseSteps, static_cast<ChaseOut*>(out.get()),
-                              side[a].stream->get());
-          ChaseOut o{};
-          GP_CUDA_CHECK(cudaMemcpyAsync(&o, out.get(), sizeof(o), cudaMemcpyDeviceToHost,
-                                        side[a].stream->get()));
-          GP_CUDA_CHECK(cudaStreamSynchronize(side[a].stream->get()));
-          const std::uint64_t expected =
-              base + std::uint64_t{order[(k0 + kChaseSteps) % kChaseNodes]} * kChaseStride;
-          if (o.final_node != expected)
-            throw VerificationError("link.peer chase " + std::to_string(a) + "->" +
-                                    std::to_string(b) + " ended on the wrong node");
-          if (rep >= 0) cycles.push_back(static_cast<double>(o.cycles) / kChaseSteps);
-          return static_cast<double>(o.ns) / kChaseSteps;
-        };
-        const auto m = repeat_until_stable(once, ctx.options.protocol);
-        latency.push_back(
-            {{"src", a}, {"dst", b}, {"ns_per_load", m.values}, {"cycles_per_load", cycles}});
+        rig.measure_bandwidths(a, b, ctx.options.protocol, pairs);
+        latency.push_back(rig.chase_latency(a, b, ctx.options.seed, ctx.options.protocol));
       }
     }
     json access_json = json::array();
     for (const auto& row : access) access_json.push_back(row);
-    r.parameters = {{"bytes", bytes},
-                    {"sm_copy",
-                     {{"blocks_per_sm", 4},
-                      {"threads_per_block", 256},
-                      {"sixteen_byte_words_in_flight_per_thread", 4}}},
-                    {"chase",
-                     {{"nodes", kChaseNodes},
-                      {"node_stride_bytes", kChaseStride},
-                      {"timed_steps", kChaseSteps},
-                      {"load", "ld.global.cv.u64"}}},
-                    {"multicast", "never created (no cuMulticastCreate); see docs/LINKS.md"}};
+    r.parameters = peer_parameters(bytes);
     r.protocol["timer"] =
         "cudaEvent pair on the source GPU's stream (both ways: the peer's stream waits on the "
         "first event, the source's on the peer's last); host steady_clock around cudaMemcpyPeer; "
@@ -307,8 +347,8 @@ class LinkPeer : public Experiment {
     r.protocol["verification"] =
         "destination poisoned before every copy and checked word by word on its GPU";
     r.samples = {{"gpus", n},
-                 {"names", names},
-                 {"pci_bus_ids", bus_ids},
+                 {"names", rig.names},
+                 {"pci_bus_ids", rig.bus_ids},
                  {"access", access_json},
                  {"topology", topology},
                  {"pairs", pairs},

@@ -26,7 +26,8 @@ namespace {
 using nlohmann::json;
 namespace ok = ordering;
 
-constexpr const char* kModelWaiver = "needs a CUDA GPU: the modelled GPU has no memory-ordering model";
+constexpr const char* kModelWaiver =
+    "needs a CUDA GPU: the modelled GPU has no memory-ordering model";
 
 void synchronize() { GP_CUDA_CHECK(cudaDeviceSynchronize()); }
 
@@ -87,7 +88,8 @@ class OrderingFence : public OrderingExperiment {
       for (auto f : ok::kAllFences) {
         std::vector<double> worst, clocks;
         auto once = [&](int rep) {
-          ok::launch_fence(f, cfg.threads, kFenceIterations, scratch.get(), out.get(), records.get());
+          ok::launch_fence(f, cfg.threads, kFenceIterations, scratch.get(), out.get(),
+                           records.get());
           synchronize();
           const auto o = out.download(cfg.threads);
           const auto s = scratch.download(cfg.threads);
@@ -99,7 +101,8 @@ class OrderingFence : public OrderingExperiment {
                                       ", expected " + std::to_string(expected[t]));
           const auto recs = records.download(cfg.threads / 32);
           std::vector<double> per_warp;
-          for (const auto& rec : recs) per_warp.push_back(static_cast<double>(rec.c1 - rec.c0) / steps);
+          for (const auto& timing : recs)
+            per_warp.push_back(static_cast<double>(timing.c1 - timing.c0) / steps);
           if (rep >= 0) {
             worst.push_back(*std::max_element(per_warp.begin(), per_warp.end()));
             clocks.push_back(span_of(recs).clock_mhz);
@@ -116,12 +119,14 @@ class OrderingFence : public OrderingExperiment {
                          {"sm_clock_mhz_measured", median_or_zero(clocks)}});
       }
     }
-    r.parameters = {{"loop", "per step: x = 3x + 1 (dependent), st.global.u32 of x to the thread's own "
-                             "word, then the fence (asm volatile; none for the baseline); " +
-                                 std::to_string(ok::kFenceUnroll) + " steps unrolled per iteration"},
+    r.parameters = {{"loop",
+                     "per step: x = 3x + 1 (dependent), st.global.u32 of x to the thread's own "
+                     "word, then the fence (asm volatile; none for the baseline); " +
+                         std::to_string(ok::kFenceUnroll) + " steps unrolled per iteration"},
                     {"steps_per_thread", steps},
-                    {"cycles_per_step", "clock64 of each warp's lane 0 around the loop / steps; "
-                                        "median over warps"},
+                    {"cycles_per_step",
+                     "clock64 of each warp's lane 0 around the loop / steps; "
+                     "median over warps"},
                     {"cost", "cycles_per_step(fence) - cycles_per_step(none), same config"},
                     {"sm_count", gpu.sm_count}};
     r.samples = {{"cases", cases}};
@@ -154,11 +159,12 @@ class OrderingFence : public OrderingExperiment {
                 with - without, "cycles",
                 // The cost is a difference of two medians: as sure as it is clear of both
                 // loops' noise, and as precise as the slower loop's median.
-                confidence::combine({summary_separation(cs.at("cycles_per_step"),
-                                                        base->at("cycles_per_step")),
-                                     summary_precision(cs.at("cycles_per_step"))}),
+                confidence::combine(
+                    {summary_separation(cs.at("cycles_per_step"), base->at("cycles_per_step")),
+                     summary_precision(cs.at("cycles_per_step"))}),
                 "median over warps of clock64 cycles per (store + fence) step minus the same "
-                "loop without the fence (" + cs.at("config").get<std::string>() + ", " +
+                "loop without the fence (" +
+                    cs.at("config").get<std::string>() + ", " +
                     std::to_string(cs.at("threads").get<int>()) + " threads)",
                 json::object()};
       f.extra["cycles_per_step_with_fence"] = with;
@@ -177,9 +183,12 @@ constexpr std::uint32_t kLatencySteps = 4096;
 
 std::uint32_t throughput_steps(ok::AtomicMode m) {
   switch (m) {
-    case ok::AtomicMode::kIndependent: return 64;
-    case ok::AtomicMode::kContendedBlock: return 16;
-    case ok::AtomicMode::kContendedGrid: return 4;
+    case ok::AtomicMode::kIndependent:
+      return 64;
+    case ok::AtomicMode::kContendedBlock:
+      return 16;
+    case ok::AtomicMode::kContendedGrid:
+      return 4;
   }
   return 1;
 }
@@ -214,18 +223,21 @@ class OrderingAtomic : public OrderingExperiment {
         std::vector<double> ns;
         auto once = [&](int rep) {
           lat_counters.zero();
-          ok::launch_atomic_latency(s, o, kLatencySteps, 0u, lat_counters.get(), lat_sum.get(), lat_rec.get());
+          ok::launch_atomic_latency(s, o, kLatencySteps, 0u, lat_counters.get(), lat_sum.get(),
+                                    lat_rec.get());
           synchronize();
           const auto c = lat_counters.download(1);
           const auto sum = lat_sum.download();
           if (c[0] != kLatencySteps || sum[0] != want_sum)
-            throw VerificationError(std::string("ordering.atomic latency (") + ok::scope_name(s) + ", " +
-                                    ok::order_name(o) + "): counter " + std::to_string(c[0]) +
-                                    " (expected " + std::to_string(kLatencySteps) + "), sum of results " +
-                                    std::to_string(sum[0]) + " (expected " + std::to_string(want_sum) + ")");
-          const auto rec = lat_rec.download();
-          if (rep >= 0) ns.push_back(static_cast<double>(rec[0].g1 - rec[0].g0) / kLatencySteps);
-          return static_cast<double>(rec[0].c1 - rec[0].c0) / kLatencySteps;
+            throw VerificationError(
+                std::string("ordering.atomic latency (") + ok::scope_name(s) + ", " +
+                ok::order_name(o) + "): counter " + std::to_string(c[0]) + " (expected " +
+                std::to_string(kLatencySteps) + "), sum of results " + std::to_string(sum[0]) +
+                " (expected " + std::to_string(want_sum) + ")");
+          const auto timing = lat_rec.download();
+          if (rep >= 0)
+            ns.push_back(static_cast<double>(timing[0].g1 - timing[0].g0) / kLatencySteps);
+          return static_cast<double>(timing[0].c1 - timing[0].c0) / kLatencySteps;
         };
         const auto m = repeat_until_stable(once, ctx.options.protocol);
         latency.push_back({{"scope", ok::scope_name(s)},
@@ -243,7 +255,7 @@ class OrderingAtomic : public OrderingExperiment {
     json throughput = json::array();
     // Each (mode, scope, order) is measured as kReplicates independent replicates, each with
     // fresh counters and launches; the repetitions are shared among them. One replicate's
-    // repetitions agree within 0.1 %, but three runs moved 4 % (issue 9, "Run to run").
+    // repetitions agree far more closely than runs do (issue 9, "Run to run").
     const ProtocolOptions per_rep = measure::per_replicate(ctx.options.protocol);
     // Every replicate's counters are allocated up front and held to the end: a block freed and
     // allocated again comes back at the same place, and placement is what moves between runs.
@@ -304,20 +316,25 @@ class OrderingAtomic : public OrderingExperiment {
         }
       }
     }
-    r.parameters = {{"latency", "one thread; old = atomic_ref(counters[idx]).fetch_add(1, order); "
-                                "idx = old & mask (mask = 0 at run time) so each address waits for "
-                                "the previous result; clock64 around " +
-                                    std::to_string(kLatencySteps) + " steps"},
+    r.parameters = {{"latency",
+                     "one thread; old = atomic_ref(counters[idx]).fetch_add(1, order); "
+                     "idx = old & mask (mask = 0 at run time) so each address waits for "
+                     "the previous result; clock64 around " +
+                         std::to_string(kLatencySteps) + " steps"},
                     {"throughput", "every SM at full occupancy (" + std::to_string(blocks) + " x " +
-                                       std::to_string(threads) + " threads); results summed so that "
+                                       std::to_string(threads) +
+                                       " threads); results summed so that "
                                        "fetch_add stays a fetch (ATOM, not RED); ops/s = ops / "
                                        "(last block end - first block start, %globaltimer)"},
-                    {"modes", {{"independent", "thread i: counters[i] (adjacent 4-B words)"},
-                               {"contended_block", "all threads of block b: counters[32 b]"},
-                               {"contended_grid", "all threads: counters[0] (device and system "
-                                                  "scope only: block scope is not atomic across blocks)"}}},
-                    {"checks", "every counter equals the increments it got, and the results "
-                               "returned on each counter are exactly 0..n-1 (their sum is n(n-1)/2)"},
+                    {"modes",
+                     {{"independent", "thread i: counters[i] (adjacent 4-B words)"},
+                      {"contended_block", "all threads of block b: counters[32 b]"},
+                      {"contended_grid",
+                       "all threads: counters[0] (device and system "
+                       "scope only: block scope is not atomic across blocks)"}}},
+                    {"checks",
+                     "every counter equals the increments it got, and the results "
+                     "returned on each counter are exactly 0..n-1 (their sum is n(n-1)/2)"},
                     {"sm_count", gpu.sm_count}};
     r.samples = {{"latency", latency}, {"throughput", throughput}};
     Curve lc{"latency", {"scope", "order", "cycles_per_op_median", "p5", "p95", "ns_per_op"}, {}};
@@ -327,7 +344,9 @@ class OrderingAtomic : public OrderingExperiment {
                          l.at("ns_per_op_median")});
     lc.hints = table_hints("atomic latency per scope and order");
     r.curves.push_back(lc);
-    Curve tc{"throughput", {"mode", "scope", "order", "ops_per_s_median", "p5", "p95", "ops_per_clk_gpu"}, {}};
+    Curve tc{"throughput",
+             {"mode", "scope", "order", "ops_per_s_median", "p5", "p95", "ops_per_clk_gpu"},
+             {}};
     for (const auto& t : throughput)
       tc.rows.push_back({t.at("mode"), t.at("scope"), t.at("order"), t.at("ops_per_s").at("median"),
                          t.at("ops_per_s").at("p5"), t.at("ops_per_s").at("p95"),
@@ -339,7 +358,8 @@ class OrderingAtomic : public OrderingExperiment {
     for (const auto& l : r.samples.at("latency")) {
       Finding f{"ordering.atomic.latency." + l.at("scope").get<std::string>() + "." +
                     l.at("order").get<std::string>(),
-                l.at("cycles_per_op").at("median").get<double>(), "cycles",
+                l.at("cycles_per_op").at("median").get<double>(),
+                "cycles",
                 summary_precision(l.at("cycles_per_op")),
                 "one thread, dependent chain of fetch_add(1) on global memory (each result "
                 "selects the next address); clock64 / steps, loop overhead included",
@@ -378,8 +398,9 @@ class OrderingAtomic : public OrderingExperiment {
   }
 
  private:
-  static void verify_throughput(ok::AtomicMode mode, ok::AtomicScope s, ok::AtomicOrder o, int blocks,
-                                int threads, std::uint32_t steps, const std::vector<std::uint32_t>& c,
+  static void verify_throughput(ok::AtomicMode mode, ok::AtomicScope s, ok::AtomicOrder o,
+                                int blocks, int threads, std::uint32_t steps,
+                                const std::vector<std::uint32_t>& c,
                                 const std::vector<unsigned long long>& sums) {
     const std::string where = std::string("ordering.atomic throughput (") + ok::mode_name(mode) +
                               ", " + ok::scope_name(s) + ", " + ok::order_name(o) + "): ";
@@ -389,8 +410,9 @@ class OrderingAtomic : public OrderingExperiment {
       for (std::size_t t = 0; t < total; ++t)
         if (c[t] != steps || sums[t] != tri(steps))
           throw VerificationError(where + "thread " + std::to_string(t) + ": counter " +
-                                  std::to_string(c[t]) + ", sum of results " + std::to_string(sums[t]) +
-                                  " (expected " + std::to_string(steps) + ", " + std::to_string(tri(steps)) + ")");
+                                  std::to_string(c[t]) + ", sum of results " +
+                                  std::to_string(sums[t]) + " (expected " + std::to_string(steps) +
+                                  ", " + std::to_string(tri(steps)) + ")");
     } else if (mode == ok::AtomicMode::kContendedBlock) {
       const unsigned long long n = static_cast<unsigned long long>(threads) * steps;
       for (int b = 0; b < blocks; ++b) {
@@ -398,9 +420,10 @@ class OrderingAtomic : public OrderingExperiment {
         for (int t = 0; t < threads; ++t) sum += sums[static_cast<std::size_t>(b) * threads + t];
         const std::uint32_t cnt = c[static_cast<std::size_t>(b) * 32];
         if (cnt != n || sum != tri(n))
-          throw VerificationError(where + "block " + std::to_string(b) + ": counter " + std::to_string(cnt) +
-                                  ", sum of results " + std::to_string(sum) + " (expected " +
-                                  std::to_string(n) + ", " + std::to_string(tri(n)) + ")");
+          throw VerificationError(where + "block " + std::to_string(b) + ": counter " +
+                                  std::to_string(cnt) + ", sum of results " + std::to_string(sum) +
+                                  " (expected " + std::to_string(n) + ", " +
+                                  std::to_string(tri(n)) + ")");
       }
     } else {
       const unsigned long long n = static_cast<unsigned long long>(total) * steps;
@@ -422,7 +445,8 @@ constexpr std::uint64_t kLitmusTimeoutNs = 50'000'000;  // per spin
 const char* litmus_protocol(ok::LitmusVariant v) {
   switch (v) {
     case ok::LitmusVariant::kReleaseAcquire:
-      return "producer: st.global data; st.release.gpu flag. consumer: ld.acquire.gpu flag (spin); ld.global data";
+      return "producer: st.global data; st.release.gpu flag. consumer: ld.acquire.gpu flag (spin); "
+             "ld.global data";
     case ok::LitmusVariant::kFence:
       return "producer: st.global data; fence.acq_rel.gpu; st.relaxed.gpu flag. consumer: "
              "ld.relaxed.gpu flag (spin); fence.acq_rel.gpu; ld.global data";
@@ -486,42 +510,52 @@ class OrderingLitmus : public OrderingExperiment {
                           {"final_ack", w[ok::kLitmusAck]},
                           {"ns_per_iteration", res.completed ? ns / res.completed : 0.0}});
       // Host checks: a complete run leaves data = flag = ack = iterations.
-      if (!res.timed_out && (res.completed != kLitmusIterations || w[ok::kLitmusData] != kLitmusIterations ||
-                             w[ok::kLitmusFlag] != kLitmusIterations || w[ok::kLitmusAck] != kLitmusIterations))
-        throw VerificationError(std::string("ordering.litmus ") + ok::litmus_name(v) +
-                                ": the run did not end in the state the protocol implies (completed " +
-                                std::to_string(res.completed) + ", data " + std::to_string(w[ok::kLitmusData]) +
-                                ", flag " + std::to_string(w[ok::kLitmusFlag]) + ", ack " +
-                                std::to_string(w[ok::kLitmusAck]) + ")");
+      if (!res.timed_out &&
+          (res.completed != kLitmusIterations || w[ok::kLitmusData] != kLitmusIterations ||
+           w[ok::kLitmusFlag] != kLitmusIterations || w[ok::kLitmusAck] != kLitmusIterations))
+        throw VerificationError(
+            std::string("ordering.litmus ") + ok::litmus_name(v) +
+            ": the run did not end in the state the protocol implies (completed " +
+            std::to_string(res.completed) + ", data " + std::to_string(w[ok::kLitmusData]) +
+            ", flag " + std::to_string(w[ok::kLitmusFlag]) + ", ack " +
+            std::to_string(w[ok::kLitmusAck]) + ")");
       if (res.smid[0] == res.smid[1])
         throw VerificationError(std::string("ordering.litmus ") + ok::litmus_name(v) +
-                                ": producer and consumer ran on the same SM " + std::to_string(res.smid[0]));
+                                ": producer and consumer ran on the same SM " +
+                                std::to_string(res.smid[0]));
       if (sync && (res.stale || res.timed_out) && violation.empty())
         violation = std::string(ok::litmus_name(v)) + ": " + std::to_string(res.stale) +
-                    " stale reads, timed out: " + (res.timed_out ? "yes" : "no") + " (first stale at iteration " +
-                    std::to_string(res.first_stale_iteration) + ", value " +
-                    std::to_string(res.first_stale_value) + ")";
+                    " stale reads, timed out: " + (res.timed_out ? "yes" : "no") +
+                    " (first stale at iteration " + std::to_string(res.first_stale_iteration) +
+                    ", value " + std::to_string(res.first_stale_value) + ")";
     }
-    r.parameters = {{"iterations", kLitmusIterations},
-                    {"timeout_ns_per_spin", kLitmusTimeoutNs},
-                    {"layout", "data, flag, ack and abort words 256 B apart (different 128-B lines)"},
-                    {"handshake", "the producer writes iteration k only after ld.acquire.gpu of ack == k-1; "
-                                  "the consumer st.release.gpu's ack = k after reading data (this "
-                                  "channel is correct in every variant)"},
-                    {"placement", "2 blocks, each with " + std::to_string(smem) +
-                                      " B of dynamic shared memory, so that no SM can hold both"},
-                    {"stale", "the consumer saw flag == k but read data != k"},
-                    {"sm_count", gpu.sm_count}};
+    r.parameters = {
+        {"iterations", kLitmusIterations},
+        {"timeout_ns_per_spin", kLitmusTimeoutNs},
+        {"layout", "data, flag, ack and abort words 256 B apart (different 128-B lines)"},
+        {"handshake",
+         "the producer writes iteration k only after ld.acquire.gpu of ack == k-1; "
+         "the consumer st.release.gpu's ack = k after reading data (this "
+         "channel is correct in every variant)"},
+        {"placement", "2 blocks, each with " + std::to_string(smem) +
+                          " B of dynamic shared memory, so that no SM can hold both"},
+        {"stale", "the consumer saw flag == k but read data != k"},
+        {"sm_count", gpu.sm_count}};
     r.samples = {{"variants", variants}};
-    Curve c{"table", {"variant", "synchronizing", "completed", "stale_reads", "timed_out", "ns_per_iteration"}, {}};
+    Curve c{
+        "table",
+        {"variant", "synchronizing", "completed", "stale_reads", "timed_out", "ns_per_iteration"},
+        {}};
     for (const auto& x : variants)
-      c.rows.push_back({x.at("variant"), x.at("synchronizing").get<bool>() ? 1 : 0, x.at("completed"),
-                        x.at("stale_reads"), x.at("timed_out").get<bool>() ? 1 : 0, x.at("ns_per_iteration")});
+      c.rows.push_back({x.at("variant"), x.at("synchronizing").get<bool>() ? 1 : 0,
+                        x.at("completed"), x.at("stale_reads"),
+                        x.at("timed_out").get<bool>() ? 1 : 0, x.at("ns_per_iteration")});
     c.hints = table_hints("litmus outcomes per variant");
     r.curves.push_back(c);
     if (!violation.empty())
-      throw VerificationError("ordering.litmus: a correctly synchronized protocol read stale data or hung: " +
-                              violation);
+      throw VerificationError(
+          "ordering.litmus: a correctly synchronized protocol read stale data or hung: " +
+          violation);
   }
   void analyze(ExperimentResult& r) const override {
     for (const auto& x : r.samples.at("variants")) {
@@ -529,26 +563,31 @@ class OrderingLitmus : public OrderingExperiment {
       const auto stale = x.at("stale_reads").get<double>();
       const bool timed_out = x.at("timed_out").get<bool>();
       std::string method = "count of consumer reads that saw flag == k but data != k over " +
-                           std::to_string(x.at("completed").get<std::uint32_t>()) + " completed iterations; " +
-                           x.at("protocol").get<std::string>();
+                           std::to_string(x.at("completed").get<std::uint32_t>()) +
+                           " completed iterations; " + x.at("protocol").get<std::string>();
       if (sync)
         method += ". Guaranteed zero by the PTX memory model";
       else
-        method += ". Not synchronized: stale reads are allowed; a count of zero is a legitimate "
-                  "observation (this run, this GPU), not a guarantee";
+        method +=
+            ". Not synchronized: stale reads are allowed; a count of zero is a legitimate "
+            "observation (this run, this GPU), not a guarantee";
       if (timed_out) method += ". A spin timed out: the consumer never saw the flag (run aborted)";
       // The evidence is the iterations that completed and were checked, out of those planned
       // (a run cut short by a spin timeout has less of it; one with none has no finding).
       const auto completed = x.at("completed").get<std::size_t>();
       const auto planned = r.parameters.value("iterations", completed);
       if (completed == 0) {
-        r.statistics["not_reported"]["ordering.litmus." + x.at("variant").get<std::string>() +
-                                     ".stale_reads"] =
+        r.statistics["not_reported"]
+                    ["ordering.litmus." + x.at("variant").get<std::string>() + ".stale_reads"] =
             "no iteration completed (a spin timed out first): no evidence either way";
         continue;
       }
-      Finding f{"ordering.litmus." + x.at("variant").get<std::string>() + ".stale_reads", stale, "reads",
-                confidence::agreement(completed, std::max(planned, completed)), method, json::object()};
+      Finding f{"ordering.litmus." + x.at("variant").get<std::string>() + ".stale_reads",
+                stale,
+                "reads",
+                confidence::agreement(completed, std::max(planned, completed)),
+                method,
+                json::object()};
       f.extra["completed"] = x.at("completed");
       f.extra["timed_out"] = timed_out;
       f.extra["synchronizing"] = sync;

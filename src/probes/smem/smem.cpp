@@ -26,7 +26,7 @@ namespace gpuprobe::probes {
 namespace {
 
 using nlohmann::json;
-namespace kn = kernels;
+namespace smem_kernels = kernels;
 
 using measure::LaunchSummary;
 using measure::summarize_blocks;
@@ -181,7 +181,7 @@ class SmemBankConflicts : public CudaRuntimeExperiment {
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
-    kn::DeviceArray<measure::BlockTiming> records(1);
+    smem_kernels::DeviceArray<measure::BlockTiming> records(1);
     json cases = json::array();
     const auto axes = axis_values(ctx.options);
     const auto words = word_sizes_of(axes, ctx.options);
@@ -190,7 +190,7 @@ class SmemBankConflicts : public CudaRuntimeExperiment {
       for (int s : strides) {
         for (const auto& mode : kBankModes) {
           if (!axes.contains("mode", mode.name)) continue;
-          kn::SmemLaunch l;
+          smem_kernels::SmemLaunch l;
           l.word_bytes = w;
           l.chains = mode.chains;
           l.stride_bytes = static_cast<std::uint32_t>(s * w);
@@ -200,14 +200,14 @@ class SmemBankConflicts : public CudaRuntimeExperiment {
           const double accesses =
               static_cast<double>(mode.threads / 32) * mode.chains * mode.iterations;
           auto once = [&](int) {
-            kn::launch_smem_chase(l, records.get(), nullptr);
+            smem_kernels::launch_smem_chase(l, records.get(), nullptr);
             synchronize();
-            const auto rec = records.to_host();
-            if (rec[0].bad)
-              throw VerificationError("smem.bank_conflicts: " + std::to_string(rec[0].bad) +
+            const auto timings = records.to_host();
+            if (timings[0].bad)
+              throw VerificationError("smem.bank_conflicts: " + std::to_string(timings[0].bad) +
                                       " threads' chains did not return to their start (" +
                                       std::to_string(w) + " B, stride " + std::to_string(s) + ")");
-            return static_cast<double>(rec[0].c1 - rec[0].c0) / accesses;
+            return static_cast<double>(timings[0].c1 - timings[0].c0) / accesses;
           };
           const auto m = repeat_until_stable(once, ctx.options.protocol);
           cases.push_back({{"word_bytes", w},
@@ -253,7 +253,7 @@ class SmemBankConflicts : public CudaRuntimeExperiment {
       const auto& mode = kBankModes[1];  // one warp: every wavefront is this pattern's
       for (int w : words)
         for (int s : strides) {
-          kn::SmemLaunch l;
+          smem_kernels::SmemLaunch l;
           l.word_bytes = w;
           l.chains = mode.chains;
           l.stride_bytes = static_cast<std::uint32_t>(s * w);
@@ -264,7 +264,7 @@ class SmemBankConflicts : public CudaRuntimeExperiment {
               {std::to_string(w) + " B words, stride " + std::to_string(s),
                {{"word_bytes", w}, {"stride", s}, {"mode", mode.name}},
                [l, &records] {
-                 kn::launch_smem_chase(l, records.get(), nullptr);
+                 smem_kernels::launch_smem_chase(l, records.get(), nullptr);
                  synchronize();
                },
                {{"shared-load wavefronts per instruction",
@@ -374,14 +374,14 @@ class SmemBandwidth : public CudaRuntimeExperiment {
     const Gpu gpu = open_gpu(ctx.device);
     json points = json::array();
     for (int w : word_sizes_of(axis_values(ctx.options), ctx.options)) {
-      kn::SmemLaunch l;
+      smem_kernels::SmemLaunch l;
       l.word_bytes = w;
       l.chains = kBandwidthChains;
       l.stride_bytes = static_cast<std::uint32_t>(w);
       l.chain_offset_bytes = static_cast<std::uint32_t>(32 * w);
       l.warp_offset_bytes = static_cast<std::uint32_t>(kBandwidthChains * 32 * w);
       l.threads_per_block = 1024;
-      const int per_sm = kn::smem_chase_blocks_per_sm(l);
+      const int per_sm = smem_kernels::smem_chase_blocks_per_sm(l);
       if (per_sm < 1)
         throw VerificationError("smem.bandwidth: the chase kernel does not fit on an SM");
       l.blocks = per_sm * gpu.sm_count;
@@ -392,11 +392,11 @@ class SmemBandwidth : public CudaRuntimeExperiment {
                                          (loads_per_iteration * wavefronts_per_load)) /
                   4 * 4);
       const double bytes_per_block = 32.0 * kBandwidthChains * l.iterations * 32.0 * w;
-      kn::DeviceArray<measure::BlockTiming> records(static_cast<std::size_t>(l.blocks));
+      smem_kernels::DeviceArray<measure::BlockTiming> records(static_cast<std::size_t>(l.blocks));
       std::vector<double> clocks, per_s, mins;
       LaunchSummary last;
       auto once = [&](int rep) {
-        kn::launch_smem_chase(l, records.get(), nullptr);
+        smem_kernels::launch_smem_chase(l, records.get(), nullptr);
         synchronize();
         const auto s = summarize_blocks(records.to_host(), bytes_per_block);
         if (s.bad)
@@ -417,7 +417,7 @@ class SmemBandwidth : public CudaRuntimeExperiment {
            {"threads_per_block", l.threads_per_block},
            {"chains_per_thread", l.chains},
            {"loads_per_chain", l.iterations},
-           {"shared_bytes_per_block", kn::smem_chase_bytes(l)},
+           {"shared_bytes_per_block", smem_kernels::smem_chase_bytes(l)},
            {"bytes_per_clk_per_sm", to_json(m)},
            {"slowest_sm_bytes_per_clk_median", median_or_zero(mins)},
            {"bytes_per_s_median", median_or_zero(per_s)},

@@ -24,7 +24,7 @@ namespace gpuprobe::probes {
 namespace {
 
 using nlohmann::json;
-namespace kn = kernels;
+namespace timer_kernels = kernels;
 
 using measure::CudaEvent;
 
@@ -32,8 +32,8 @@ using measure::CudaEvent;
 
 constexpr std::uint32_t kMaxSpinReads = 4u << 20;
 /// How long a kernel holds the stream busy ahead of a queued event interval: several times
-/// what the host takes to enqueue two events and two empty kernels (about 10 us on the H200's
-/// host, timer.event.empty_kernel's idle-GPU figure), so that the GPU reaches the first event
+/// what the host takes to enqueue two events and two empty kernels (timer.event.empty_kernel's
+/// idle-GPU figure, microseconds), so that the GPU reaches the first event
 /// only after the second has been enqueued.
 constexpr std::uint64_t kHoldNs = 50000;
 
@@ -149,6 +149,220 @@ void verify_probe(const kernels::TimerProbeOut& t, std::uint32_t max_spin_reads)
     if (t.change_ns[i] == 0) fail("a recorded %globaltimer change has size 0");
 }
 
+/// Adds one finding to r.
+void add(ExperimentResult& r, const std::string& name, double v, const std::string& unit,
+         double conf, const std::string& method, json extra = json::object()) {
+  r.findings.push_back(Finding{name, v, unit, conf, method, extra});
+}
+
+/// clock64's and %clock's overhead and resolution, and %globaltimer's read overhead.
+void add_clock_findings(ExperimentResult& r, const json& s,
+                        const std::vector<double>& change_cycles) {
+  const auto c64 = numbers(s.at("clock64_pair"));
+  const auto c32 = numbers(s.at("clock32_pair"));
+  if (!c64.empty()) {
+    const double stream =
+        stats::median(numbers(s.at("clock64_stream"))) / (timer_kernels::kTimerStreamReads - 1);
+    add(r, "timer.clock64.overhead", *std::min_element(c64.begin(), c64.end()), "cycles",
+        min_agreement(c64), "smallest difference of two back-to-back clock64 reads",
+        {{"median", stats::median(c64)}, {"cycles_per_read_in_a_stream", stream}});
+    auto all = c64;
+    for (double x : numbers(s.at("clock64_gap"))) all.push_back(x);
+    for (double x : change_cycles) all.push_back(x);
+    const double gcd = static_cast<double>(gcd_of_positive(all));
+    add(r, "timer.clock64.resolution", gcd, "cycles", gcd_agreement(all, gcd),
+        "greatest common divisor of every non-zero clock64 difference observed (back-to-back, "
+        "around 0..31 dependent adds, between %globaltimer changes): the tick is at most this",
+        {{"smallest_nonzero_difference", min_positive(all)}});
+  }
+  if (!c32.empty()) {
+    const double stream =
+        stats::median(numbers(s.at("clock32_stream"))) / (timer_kernels::kTimerStreamReads - 1);
+    add(r, "timer.clock.overhead", *std::min_element(c32.begin(), c32.end()), "cycles",
+        min_agreement(c32), "smallest difference of two back-to-back %clock reads",
+        {{"median", stats::median(c32)}, {"cycles_per_read_in_a_stream", stream}});
+    auto all = c32;
+    for (double x : numbers(s.at("clock32_gap"))) all.push_back(x);
+    const double gcd = static_cast<double>(gcd_of_positive(all));
+    add(r, "timer.clock.resolution", gcd, "cycles", gcd_agreement(all, gcd),
+        "greatest common divisor of every non-zero %clock difference observed (back-to-back "
+        "and around 0..31 dependent adds)",
+        {{"smallest_nonzero_difference", min_positive(all)}});
+  }
+  const auto gread = numbers(s.at("globaltimer_read"));
+  if (!gread.empty() && !c64.empty())
+    add(r, "timer.globaltimer.overhead",
+        *std::min_element(gread.begin(), gread.end()) - *std::min_element(c64.begin(), c64.end()),
+        "cycles", confidence::combine({min_agreement(gread), min_agreement(c64)}),
+        "smallest clock64 span around one %globaltimer read whose value is used, minus the "
+        "clock64 back-to-back overhead");
+}
+
+/// %globaltimer's resolution and update period, from the changes seen while spinning on it.
+void add_globaltimer_findings(ExperimentResult& r, const json& s,
+                              const std::vector<double>& change_cycles) {
+  const auto change_ns = numbers(s.at("change_ns"));
+  if (!change_ns.empty()) {
+    const double sum_cycles = std::accumulate(change_cycles.begin(), change_cycles.end(), 0.0);
+    const double sum_ns = std::accumulate(change_ns.begin(), change_ns.end(), 0.0);
+    const double mhz = sum_ns > 0 ? sum_cycles / sum_ns * 1e3 : 0;
+    std::map<std::uint64_t, int> sizes;
+    for (double x : change_ns) ++sizes[static_cast<std::uint64_t>(x)];
+    json common = json::array();
+    for (const auto& [ns, count] : sizes)
+      common.push_back({{"increment_ns", ns}, {"count", count}});
+    if (common.size() > 8) common.erase(common.begin() + 8, common.end());
+    add(r, "timer.globaltimer.resolution", min_positive(change_ns), "ns",
+        confidence::agreement(count_of(change_ns, min_positive(change_ns)), change_ns.size()),
+        "smallest non-zero change of %globaltimer seen while spinning on it",
+        {{"median_increment_ns", stats::median(change_ns)},
+         {"increments", common},
+         {"changes_observed", change_ns.size()},
+         {"back_to_back_smallest_nonzero_ns", min_positive(numbers(s.at("globaltimer_pair")))}});
+    // Intervals between observed changes are quantised to whole spin iterations, and when
+    // the spin reads no faster than the timer updates (about one read per change) they only
+    // bound the period from above. Every observed increment is a whole number of updates, so
+    // when the timer tracks real time (the SM clock computed from it is plausible) the
+    // update period is the greatest common divisor of the increments.
+    const double spins =
+        std::accumulate(s.at("spin_reads").begin(), s.at("spin_reads").end(), 0.0,
+                        [](double a, const json& x) { return a + x.get<double>(); });
+    const double mean_cycles = sum_cycles / static_cast<double>(change_cycles.size());
+    const double cycles_per_read = spins > 0 ? sum_cycles / spins : 0.0;
+    const double reads_per_change = cycles_per_read > 0 ? mean_cycles / cycles_per_read : 0.0;
+    const bool resolved = reads_per_change >= 2.0;
+    const double gcd_ns = static_cast<double>(gcd_of_positive(change_ns));
+    std::vector<double> interval_ns;
+    for (double c : change_cycles) interval_ns.push_back(mhz > 0 ? c / mhz * 1e3 : 0.0);
+    // Resolved: how precisely the intervals pin their centre; bounded only: how many
+    // increments are exactly one update of the claimed period.
+    const double period = resolved ? mean_cycles / mhz * 1e3 : gcd_ns;
+    if (mhz > 0)
+      add(r, "timer.globaltimer.update_period", period, "ns",
+          resolved ? confidence::precision(interval_ns, period)
+                   : confidence::agreement(count_of(change_ns, gcd_ns), change_ns.size()),
+          resolved ? "mean clock64 cycles between %globaltimer changes seen in a spin that reads "
+                     "at least twice per change / SM clock (clock64 cycles over %globaltimer ns)"
+                   : "the spin reads about once per change, so intervals only bound the period; "
+                     "value = greatest common divisor of the observed increments (each a whole "
+                     "number of updates of a timer that tracks real time)",
+          {{"spin_resolves_updates", resolved},
+           {"mean_interval_between_changes_ns", mean_cycles / mhz * 1e3},
+           {"mean_cycles_between_changes", mean_cycles},
+           {"spin_read_interval_ns", cycles_per_read / mhz * 1e3},
+           {"reads_per_change", reads_per_change},
+           {"increment_gcd_ns", gcd_ns},
+           {"mean_increment_ns", sum_ns / static_cast<double>(change_ns.size())},
+           {"sm_clock_mhz_from_globaltimer", mhz}});
+  }
+}
+
+/// CUDA events' resolution, back-to-back interval and the interval around an empty kernel.
+void add_event_findings(ExperimentResult& r, const json& s) {
+  const auto b2b = numbers(s.at("event_back_to_back_ns"));
+  const auto one = numbers(s.at("event_one_empty_kernel_ns"));
+  const auto two = numbers(s.at("event_two_empty_kernels_ns"));
+  if (!one.empty()) {
+    auto all = b2b;
+    all.insert(all.end(), one.begin(), one.end());
+    all.insert(all.end(), two.begin(), two.end());
+    const double quantum = min_distinct_gap(all);
+    add(r, "timer.event.resolution", quantum, "ns", quantum_agreement(all, quantum),
+        "smallest gap between distinct cudaEventElapsedTime values over all event samples",
+        {{"smallest_nonzero_elapsed_ns", min_positive(all)}});
+    const auto sizes = s.contains("event_replicate_sizes")
+                           ? s.at("event_replicate_sizes").get<std::vector<std::size_t>>()
+                           : std::vector<std::size_t>{};
+    // Every event interval is read in ticks of the event timer: its value is known to within
+    // half a tick, whatever the samples agree on.
+    const auto ticked = [&](const confidence::ReplicateSummary& x) {
+      return confidence::at_resolution(x, quantum);
+    };
+    const auto rb = ticked(confidence::summarize_replicate_samples(split_blocks(b2b, sizes)));
+    // Two events recorded on an idle GPU time the host's second record call (the GPU reaches
+    // the first at once), which moves from run to run while every block inside a run reads one
+    // tick. Queued behind a kernel that holds the stream, the
+    // two events are the GPU's own interval: reported when it is at least a tick.
+    const auto qb = s.contains("event_queued_back_to_back_ns")
+                        ? numbers(s.at("event_queued_back_to_back_ns"))
+                        : std::vector<double>{};
+    const bool queued_b2b =
+        qb.size() >= static_cast<std::size_t>(kMinRepetitions) && stats::median(qb) > 0;
+    if (queued_b2b) {
+      const auto qs =
+          s.value("event_queued_back_to_back_replicate_sizes", std::vector<std::size_t>{});
+      const auto rq = ticked(confidence::summarize_replicate_samples(split_blocks(qb, qs)));
+      add(r, "timer.event.back_to_back", rq.value, "ns", rq.precision,
+          "cudaEventElapsedTime of two events recorded back to back behind a kernel that "
+          "holds the stream busy (the GPU's interval, not the host's record call): median "
+          "over replicates of the median over samples; standard error at least a tick / "
+          "sqrt(12)",
+          {{"min_ns", *std::min_element(qb.begin(), qb.end())},
+           {"idle_gpu_median_ns", rb.value},
+           {"standard_error", rq.standard_error},
+           {"replicates", confidence::to_json(rq)}});
+    } else {
+      json eb = {{"min_ns", *std::min_element(b2b.begin(), b2b.end())},
+                 {"standard_error", rb.standard_error},
+                 {"replicates", confidence::to_json(rb)}};
+      if (!qb.empty()) eb["queued_median_ns"] = stats::median(qb);
+      add(r, "timer.event.back_to_back", rb.value, "ns", rb.precision,
+          "cudaEventElapsedTime of two events recorded back to back on an idle GPU (the "
+          "host's second record call included; queued behind a busy stream the interval is "
+          "below one tick): median over replicates (blocks of samples apart in time, each "
+          "its own events) of the median over samples; standard error at least a tick / "
+          "sqrt(12)",
+          eb);
+    }
+    const auto q1 = s.contains("event_queued_one_empty_kernel_ns")
+                        ? numbers(s.at("event_queued_one_empty_kernel_ns"))
+                        : std::vector<double>{};
+    const auto q2 = s.contains("event_queued_two_empty_kernels_ns")
+                        ? numbers(s.at("event_queued_two_empty_kernels_ns"))
+                        : std::vector<double>{};
+    const double host_sync = stats::median(numbers(s.at("host_launch_and_sync_ns")));
+    if (s.contains("event_queued_one_empty_kernel_ns")) {
+      // The GPU's own interval (stream held busy while the host enqueued it).
+      const auto qs = s.value("event_queued_replicate_sizes", std::vector<std::size_t>{});
+      if (q1.size() >= static_cast<std::size_t>(kMinRepetitions)) {
+        const auto rq = ticked(confidence::summarize_replicate_samples(split_blocks(q1, qs)));
+        json ek = {
+            {"min_ns", *std::min_element(q1.begin(), q1.end())},
+            {"second_kernel_adds_ns", q2.empty() ? 0.0 : stats::median(q2) - stats::median(q1)},
+            {"idle_gpu_median_ns", stats::median(one)},
+            {"host_launch_and_sync_median_ns", host_sync},
+            {"samples_late", s.value("event_queued_late", 0)},
+            {"standard_error", rq.standard_error},
+            {"replicates", confidence::to_json(rq)}};
+        add(r, "timer.event.empty_kernel", rq.value, "ns", rq.precision,
+            "cudaEventElapsedTime around one empty <<<1,1>>> kernel enqueued behind a kernel "
+            "that holds the stream busy (the GPU's interval, not the host's launch call): "
+            "median over replicates (blocks of samples apart in time, each its own events) "
+            "of the median over samples",
+            ek);
+      } else {
+        r.statistics["not_reported"] = {
+            {"findings", "timer.event.empty_kernel"},
+            {"why", std::to_string(q1.size()) +
+                        " queued samples: the GPU reached the first event before the host had "
+                        "enqueued the second in the others"}};
+      }
+    } else {
+      // Results written before the queued samples: the idle-GPU interval.
+      const auto ro = ticked(confidence::summarize_replicate_samples(split_blocks(one, sizes)));
+      json ek = {{"min_ns", *std::min_element(one.begin(), one.end())},
+                 {"second_kernel_adds_ns", stats::median(two) - stats::median(one)},
+                 {"host_launch_and_sync_median_ns", host_sync},
+                 {"standard_error", ro.standard_error},
+                 {"replicates", confidence::to_json(ro)}};
+      add(r, "timer.event.empty_kernel", ro.value, "ns", ro.precision,
+          "cudaEventElapsedTime around one empty <<<1,1>>> kernel on an idle GPU (the host's "
+          "launch call included)",
+          ek);
+    }
+  }
+}
+
 class TimerOverhead : public CudaRuntimeExperiment {
  public:
   std::string id() const override { return "timer.overhead"; }
@@ -174,14 +388,14 @@ class TimerOverhead : public CudaRuntimeExperiment {
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
-    kn::DeviceArray<kn::TimerProbeOut> probe(1);
+    timer_kernels::DeviceArray<timer_kernels::TimerProbeOut> probe(1);
     json s = {{"clock64_pair", json::array()},     {"clock32_pair", json::array()},
               {"clock64_gap", json::array()},      {"clock32_gap", json::array()},
               {"clock64_stream", json::array()},   {"clock32_stream", json::array()},
               {"globaltimer_read", json::array()}, {"globaltimer_pair", json::array()},
               {"change_ns", json::array()},        {"change_cycles", json::array()},
               {"spin_reads", json::array()}};
-    kn::launch_timer_probe(probe.get(), 1024, nullptr);  // warm-up (module load, caches)
+    timer_kernels::launch_timer_probe(probe.get(), 1024, nullptr);  // warm-up (module load, caches)
     synchronize();
     const auto axes = axis_values(ctx.options);
     const auto runs = axes.int32s("runs").front();
@@ -189,9 +403,8 @@ class TimerOverhead : public CudaRuntimeExperiment {
     // The event samples come as replicates (contiguous blocks, each with its own events),
     // placed between the probe launches so that they lie apart in time. Events around a kernel
     // launched on an idle GPU time the host's launch call (the GPU reaches the first event at
-    // once and then waits for the kernel to be submitted), which drifts from run to run: the
-    // committed H200 runs read 5856, 5616 and 6336 ns, each stating 0.74 .. 0.86, and blocks
-    // a few ms apart did not see it (5 runs: 5120 .. 6176 ns). So each sample is also taken
+    // once and then waits for the kernel to be submitted), which drifts from run to run by more
+    // than the blocks of one run, a few ms apart, can see. So each sample is also taken
     // with the stream held busy by a kernel that spins for kHoldNs: the events and the kernel
     // are all enqueued before the GPU reaches them, and the interval is the GPU's own. A
     // queued sample counts only if the first event was still pending once the second had been
@@ -199,9 +412,10 @@ class TimerOverhead : public CudaRuntimeExperiment {
     const int blocks = std::clamp(event_samples / kMinRepetitions, 1, measure::kReplicates);
     json b2b = json::array(), one = json::array(), two = json::array(), host = json::array();
     json q_one = json::array(), q_two = json::array(), q_b2b = json::array();
-    json block_sizes = json::array(), queued_sizes = json::array(), queued_b2b_sizes = json::array();
+    json block_sizes = json::array(), queued_sizes = json::array(),
+         queued_b2b_sizes = json::array();
     std::size_t late = 0;
-    kn::DeviceArray<std::uint64_t> held(1);
+    timer_kernels::DeviceArray<std::uint64_t> held(1);
     // Whether `e` is still pending (the GPU has not reached it).
     auto pending = [](const CudaEvent& e) {
       const cudaError_t q = cudaEventQuery(e.get());
@@ -214,9 +428,9 @@ class TimerOverhead : public CudaRuntimeExperiment {
     };
     // One queued interval around `kernels` empty kernels; false when the GPU got there first.
     auto queued = [&](CudaEvent& e0, CudaEvent& e1, int kernels, json& into) {
-      kn::launch_hold(kHoldNs, held.get(), nullptr);
+      timer_kernels::launch_hold(kHoldNs, held.get(), nullptr);
       e0.record();
-      for (int k = 0; k < kernels; ++k) kn::launch_empty(nullptr);
+      for (int k = 0; k < kernels; ++k) timer_kernels::launch_empty(nullptr);
       e1.record();
       const bool in_time = pending(e0);
       e1.synchronize();
@@ -230,7 +444,7 @@ class TimerOverhead : public CudaRuntimeExperiment {
     auto event_block = [&](int j) {
       CudaEvent e0, e1;
       const int n = event_samples / blocks + (j < event_samples % blocks ? 1 : 0);
-      kn::launch_empty(nullptr);
+      timer_kernels::launch_empty(nullptr);
       synchronize();
       std::size_t queued_here = 0, queued_b2b_here = 0;
       for (int i = 0; i < n; ++i) {
@@ -245,18 +459,18 @@ class TimerOverhead : public CudaRuntimeExperiment {
         e1.synchronize();
         b2b.push_back(measure::elapsed_ns(e0, e1));
         e0.record();
-        kn::launch_empty(nullptr);
+        timer_kernels::launch_empty(nullptr);
         e1.record();
         e1.synchronize();
         one.push_back(measure::elapsed_ns(e0, e1));
         e0.record();
-        kn::launch_empty(nullptr);
-        kn::launch_empty(nullptr);
+        timer_kernels::launch_empty(nullptr);
+        timer_kernels::launch_empty(nullptr);
         e1.record();
         e1.synchronize();
         two.push_back(measure::elapsed_ns(e0, e1));
         const auto h0 = std::chrono::steady_clock::now();
-        kn::launch_empty(nullptr);
+        timer_kernels::launch_empty(nullptr);
         synchronize();
         host.push_back(
             std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - h0)
@@ -269,7 +483,7 @@ class TimerOverhead : public CudaRuntimeExperiment {
     for (int j = 0; j < std::max(runs, blocks); ++j) {
       if (j < blocks) event_block(j);
       if (j >= runs) continue;
-      kn::launch_timer_probe(probe.get(), kMaxSpinReads, nullptr);
+      timer_kernels::launch_timer_probe(probe.get(), kMaxSpinReads, nullptr);
       synchronize();
       const auto t = probe.to_host().front();
       verify_probe(t, kMaxSpinReads);
@@ -278,12 +492,12 @@ class TimerOverhead : public CudaRuntimeExperiment {
       append(s["clock64_gap"], t.clock64_gap);
       append(s["clock32_gap"], t.clock32_gap);
       // Span from the first to the last of 32 consecutive reads.
-      s["clock64_stream"].push_back(t.clock64_stream[kn::kTimerStreamReads - 1]);
-      s["clock32_stream"].push_back(t.clock32_stream[kn::kTimerStreamReads - 1]);
+      s["clock64_stream"].push_back(t.clock64_stream[timer_kernels::kTimerStreamReads - 1]);
+      s["clock32_stream"].push_back(t.clock32_stream[timer_kernels::kTimerStreamReads - 1]);
       append(s["globaltimer_read"], t.globaltimer_read);
       append(s["globaltimer_pair"], t.globaltimer_pair);
       // The first change of a spin ends a period that began before the spin: dropped.
-      const std::size_t n = std::min<std::size_t>(t.changes, kn::kTimerMaxChanges);
+      const std::size_t n = std::min<std::size_t>(t.changes, timer_kernels::kTimerMaxChanges);
       for (std::size_t i = 1; i < n; ++i) {
         s["change_ns"].push_back(t.change_ns[i]);
         s["change_cycles"].push_back(t.change_cycles[i]);
@@ -317,207 +531,10 @@ class TimerOverhead : public CudaRuntimeExperiment {
     r.samples = s;
   }
   void analyze(ExperimentResult& r) const override {
-    const auto& s = r.samples;
-    auto add = [&](const std::string& name, double v, const std::string& unit, double conf,
-                   const std::string& method, json extra = json::object()) {
-      Finding f{name, v, unit, conf, method, extra};
-      r.findings.push_back(f);
-    };
-    const auto c64 = numbers(s.at("clock64_pair"));
-    const auto c32 = numbers(s.at("clock32_pair"));
-    const auto change_cycles = numbers(s.at("change_cycles"));
-    const auto change_ns = numbers(s.at("change_ns"));
-    if (!c64.empty()) {
-      const double stream =
-          stats::median(numbers(s.at("clock64_stream"))) / (kn::kTimerStreamReads - 1);
-      add("timer.clock64.overhead", *std::min_element(c64.begin(), c64.end()), "cycles",
-          min_agreement(c64), "smallest difference of two back-to-back clock64 reads",
-          {{"median", stats::median(c64)}, {"cycles_per_read_in_a_stream", stream}});
-      auto all = c64;
-      for (double x : numbers(s.at("clock64_gap"))) all.push_back(x);
-      for (double x : change_cycles) all.push_back(x);
-      const double gcd = static_cast<double>(gcd_of_positive(all));
-      add("timer.clock64.resolution", gcd, "cycles", gcd_agreement(all, gcd),
-          "greatest common divisor of every non-zero clock64 difference observed (back-to-back, "
-          "around 0..31 dependent adds, between %globaltimer changes): the tick is at most this",
-          {{"smallest_nonzero_difference", min_positive(all)}});
-    }
-    if (!c32.empty()) {
-      const double stream =
-          stats::median(numbers(s.at("clock32_stream"))) / (kn::kTimerStreamReads - 1);
-      add("timer.clock.overhead", *std::min_element(c32.begin(), c32.end()), "cycles",
-          min_agreement(c32), "smallest difference of two back-to-back %clock reads",
-          {{"median", stats::median(c32)}, {"cycles_per_read_in_a_stream", stream}});
-      auto all = c32;
-      for (double x : numbers(s.at("clock32_gap"))) all.push_back(x);
-      const double gcd = static_cast<double>(gcd_of_positive(all));
-      add("timer.clock.resolution", gcd, "cycles", gcd_agreement(all, gcd),
-          "greatest common divisor of every non-zero %clock difference observed (back-to-back "
-          "and around 0..31 dependent adds)",
-          {{"smallest_nonzero_difference", min_positive(all)}});
-    }
-    const auto gread = numbers(s.at("globaltimer_read"));
-    if (!gread.empty() && !c64.empty())
-      add("timer.globaltimer.overhead",
-          *std::min_element(gread.begin(), gread.end()) - *std::min_element(c64.begin(), c64.end()),
-          "cycles", confidence::combine({min_agreement(gread), min_agreement(c64)}),
-          "smallest clock64 span around one %globaltimer read whose value is used, minus the "
-          "clock64 back-to-back overhead");
-    if (!change_ns.empty()) {
-      const double sum_cycles = std::accumulate(change_cycles.begin(), change_cycles.end(), 0.0);
-      const double sum_ns = std::accumulate(change_ns.begin(), change_ns.end(), 0.0);
-      const double mhz = sum_ns > 0 ? sum_cycles / sum_ns * 1e3 : 0;
-      std::map<std::uint64_t, int> sizes;
-      for (double x : change_ns) ++sizes[static_cast<std::uint64_t>(x)];
-      json common = json::array();
-      for (const auto& [ns, count] : sizes)
-        common.push_back({{"increment_ns", ns}, {"count", count}});
-      if (common.size() > 8) common.erase(common.begin() + 8, common.end());
-      add("timer.globaltimer.resolution", min_positive(change_ns), "ns",
-          confidence::agreement(count_of(change_ns, min_positive(change_ns)), change_ns.size()),
-          "smallest non-zero change of %globaltimer seen while spinning on it",
-          {{"median_increment_ns", stats::median(change_ns)},
-           {"increments", common},
-           {"changes_observed", change_ns.size()},
-           {"back_to_back_smallest_nonzero_ns", min_positive(numbers(s.at("globaltimer_pair")))}});
-      // Intervals between observed changes are quantised to whole spin iterations, and when
-      // the spin reads no faster than the timer updates (about one read per change) they only
-      // bound the period from above. Every observed increment is a whole number of updates, so
-      // when the timer tracks real time (the SM clock computed from it is plausible) the
-      // update period is the greatest common divisor of the increments.
-      const double spins =
-          std::accumulate(s.at("spin_reads").begin(), s.at("spin_reads").end(), 0.0,
-                          [](double a, const json& x) { return a + x.get<double>(); });
-      const double mean_cycles = sum_cycles / static_cast<double>(change_cycles.size());
-      const double cycles_per_read = spins > 0 ? sum_cycles / spins : 0.0;
-      const double reads_per_change = cycles_per_read > 0 ? mean_cycles / cycles_per_read : 0.0;
-      const bool resolved = reads_per_change >= 2.0;
-      const double gcd_ns = static_cast<double>(gcd_of_positive(change_ns));
-      std::vector<double> interval_ns;
-      for (double c : change_cycles) interval_ns.push_back(mhz > 0 ? c / mhz * 1e3 : 0.0);
-      // Resolved: how precisely the intervals pin their centre; bounded only: how many
-      // increments are exactly one update of the claimed period.
-      const double period = resolved ? mean_cycles / mhz * 1e3 : gcd_ns;
-      if (mhz > 0)
-        add("timer.globaltimer.update_period", period, "ns",
-            resolved ? confidence::precision(interval_ns, period)
-                     : confidence::agreement(count_of(change_ns, gcd_ns), change_ns.size()),
-            resolved ? "mean clock64 cycles between %globaltimer changes seen in a spin that reads "
-                       "at least twice per change / SM clock (clock64 cycles over %globaltimer ns)"
-                     : "the spin reads about once per change, so intervals only bound the period; "
-                       "value = greatest common divisor of the observed increments (each a whole "
-                       "number of updates of a timer that tracks real time)",
-            {{"spin_resolves_updates", resolved},
-             {"mean_interval_between_changes_ns", mean_cycles / mhz * 1e3},
-             {"mean_cycles_between_changes", mean_cycles},
-             {"spin_read_interval_ns", cycles_per_read / mhz * 1e3},
-             {"reads_per_change", reads_per_change},
-             {"increment_gcd_ns", gcd_ns},
-             {"mean_increment_ns", sum_ns / static_cast<double>(change_ns.size())},
-             {"sm_clock_mhz_from_globaltimer", mhz}});
-    }
-    const auto b2b = numbers(s.at("event_back_to_back_ns"));
-    const auto one = numbers(s.at("event_one_empty_kernel_ns"));
-    const auto two = numbers(s.at("event_two_empty_kernels_ns"));
-    if (!one.empty()) {
-      auto all = b2b;
-      all.insert(all.end(), one.begin(), one.end());
-      all.insert(all.end(), two.begin(), two.end());
-      const double quantum = min_distinct_gap(all);
-      add("timer.event.resolution", quantum, "ns", quantum_agreement(all, quantum),
-          "smallest gap between distinct cudaEventElapsedTime values over all event samples",
-          {{"smallest_nonzero_elapsed_ns", min_positive(all)}});
-      const auto sizes = s.contains("event_replicate_sizes")
-                             ? s.at("event_replicate_sizes").get<std::vector<std::size_t>>()
-                             : std::vector<std::size_t>{};
-      // Every event interval is read in ticks of the event timer: its value is known to within
-      // half a tick, whatever the samples agree on.
-      const auto ticked = [&](const confidence::ReplicateSummary& x) {
-        return confidence::at_resolution(x, quantum);
-      };
-      const auto rb = ticked(confidence::summarize_replicate_samples(split_blocks(b2b, sizes)));
-      // Two events recorded on an idle GPU time the host's second record call (the GPU reaches
-      // the first at once); that moved between H200 runs (1728, 1344, 1344 ns) while every
-      // block inside a run read one tick. Queued behind a kernel that holds the stream, the
-      // two events are the GPU's own interval: reported when it is at least a tick.
-      const auto qb = s.contains("event_queued_back_to_back_ns")
-                          ? numbers(s.at("event_queued_back_to_back_ns"))
-                          : std::vector<double>{};
-      const bool queued_b2b = qb.size() >= static_cast<std::size_t>(kMinRepetitions) &&
-                              stats::median(qb) > 0;
-      if (queued_b2b) {
-        const auto qs =
-            s.value("event_queued_back_to_back_replicate_sizes", std::vector<std::size_t>{});
-        const auto rq = ticked(confidence::summarize_replicate_samples(split_blocks(qb, qs)));
-        add("timer.event.back_to_back", rq.value, "ns", rq.precision,
-            "cudaEventElapsedTime of two events recorded back to back behind a kernel that "
-            "holds the stream busy (the GPU's interval, not the host's record call): median "
-            "over replicates of the median over samples; standard error at least a tick / "
-            "sqrt(12)",
-            {{"min_ns", *std::min_element(qb.begin(), qb.end())},
-             {"idle_gpu_median_ns", rb.value},
-             {"standard_error", rq.standard_error},
-             {"replicates", confidence::to_json(rq)}});
-      } else {
-        json eb = {{"min_ns", *std::min_element(b2b.begin(), b2b.end())},
-                   {"standard_error", rb.standard_error},
-                   {"replicates", confidence::to_json(rb)}};
-        if (!qb.empty()) eb["queued_median_ns"] = stats::median(qb);
-        add("timer.event.back_to_back", rb.value, "ns", rb.precision,
-            "cudaEventElapsedTime of two events recorded back to back on an idle GPU (the "
-            "host's second record call included; queued behind a busy stream the interval is "
-            "below one tick): median over replicates (blocks of samples apart in time, each "
-            "its own events) of the median over samples; standard error at least a tick / "
-            "sqrt(12)",
-            eb);
-      }
-      const auto q1 = s.contains("event_queued_one_empty_kernel_ns")
-                          ? numbers(s.at("event_queued_one_empty_kernel_ns"))
-                          : std::vector<double>{};
-      const auto q2 = s.contains("event_queued_two_empty_kernels_ns")
-                          ? numbers(s.at("event_queued_two_empty_kernels_ns"))
-                          : std::vector<double>{};
-      const double host_sync = stats::median(numbers(s.at("host_launch_and_sync_ns")));
-      if (s.contains("event_queued_one_empty_kernel_ns")) {
-        // The GPU's own interval (stream held busy while the host enqueued it).
-        const auto qs = s.value("event_queued_replicate_sizes", std::vector<std::size_t>{});
-        if (q1.size() >= static_cast<std::size_t>(kMinRepetitions)) {
-          const auto rq = ticked(confidence::summarize_replicate_samples(split_blocks(q1, qs)));
-          json ek = {
-              {"min_ns", *std::min_element(q1.begin(), q1.end())},
-              {"second_kernel_adds_ns", q2.empty() ? 0.0 : stats::median(q2) - stats::median(q1)},
-              {"idle_gpu_median_ns", stats::median(one)},
-              {"host_launch_and_sync_median_ns", host_sync},
-              {"samples_late", s.value("event_queued_late", 0)},
-              {"standard_error", rq.standard_error},
-              {"replicates", confidence::to_json(rq)}};
-          add("timer.event.empty_kernel", rq.value, "ns", rq.precision,
-              "cudaEventElapsedTime around one empty <<<1,1>>> kernel enqueued behind a kernel "
-              "that holds the stream busy (the GPU's interval, not the host's launch call): "
-              "median over replicates (blocks of samples apart in time, each its own events) "
-              "of the median over samples",
-              ek);
-        } else {
-          r.statistics["not_reported"] = {
-              {"findings", "timer.event.empty_kernel"},
-              {"why", std::to_string(q1.size()) +
-                          " queued samples: the GPU reached the first event before the host had "
-                          "enqueued the second in the others"}};
-        }
-      } else {
-        // Results written before the queued samples: the idle-GPU interval.
-        const auto ro = ticked(confidence::summarize_replicate_samples(split_blocks(one, sizes)));
-        json ek = {{"min_ns", *std::min_element(one.begin(), one.end())},
-                   {"second_kernel_adds_ns", stats::median(two) - stats::median(one)},
-                   {"host_launch_and_sync_median_ns", host_sync},
-                   {"standard_error", ro.standard_error},
-                   {"replicates", confidence::to_json(ro)}};
-        add("timer.event.empty_kernel", ro.value, "ns", ro.precision,
-            "cudaEventElapsedTime around one empty <<<1,1>>> kernel on an idle GPU (the host's "
-            "launch call included)",
-            ek);
-      }
-    }
+    const auto change_cycles = numbers(r.samples.at("change_cycles"));
+    add_clock_findings(r, r.samples, change_cycles);
+    add_globaltimer_findings(r, r.samples, change_cycles);
+    add_event_findings(r, r.samples);
   }
 };
 }  // namespace
