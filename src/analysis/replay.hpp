@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/device.hpp"
-#include "core/experiment.hpp"
+#include "core/load_op.hpp"
+#include "core/finding.hpp"
 
 namespace gpuprobe::analysis::replay {
 
