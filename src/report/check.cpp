@@ -175,6 +175,15 @@ json check_result(const json& result, const json& baseline, const std::string& b
     j["kind"] = b["kind"];
     j["baseline_cards"] = b["cards"];
     j["hint"] = hint(name, j["unit"], number ? j["deviation"].get<double>() : 0.0, !number);
+    // A finding the run itself is unsure of (confidence below 0.5) cannot make a card out of
+    // family: it is judged, said to be uncertain, and left out of the verdict.
+    const json& conf = f.value("confidence", json(1.0));
+    j["confidence"] = conf;
+    if (conf.is_number() && conf.get<double>() < kUncertainConfidence) {
+      j["uncertain"] = true;
+      j["would_be_out_of_family"] = j["out_of_family"];
+      j["out_of_family"] = false;
+    }
     findings.push_back(std::move(j));
   }
   json only_baseline = json::array();
@@ -204,9 +213,14 @@ json check_result(const json& result, const json& baseline, const std::string& b
   std::string verdict;
   json out_names = json::array();
   for (const auto* j : out) out_names.push_back((*j)["name"]);
+  std::size_t uncertain = 0;
+  for (const auto& j : findings) uncertain += j.value("uncertain", false) ? 1 : 0;
   if (out.empty()) {
-    verdict = "in family: all " + std::to_string(findings.size()) + " findings shared with the " +
-              model + " baseline are within its spread";
+    verdict = "in family: all " + std::to_string(findings.size() - uncertain) +
+              " findings shared with the " + model + " baseline are within its spread";
+    if (uncertain > 0)
+      verdict += " (" + std::to_string(uncertain) +
+                 " more the run itself is unsure of, confidence below 0.5, not judged)";
   } else {
     verdict = "OUT OF FAMILY: " + deviation_sentence(*out[0], model) + ": " +
               (*out[0])["hint"].get<std::string>();
@@ -233,7 +247,8 @@ json check_result(const json& result, const json& baseline, const std::string& b
            "a number is out of family when |value - median| > 3 x sqrt(card_spread^2 + own^2) "
            "(own = max(the finding's own spread, the baseline's run-to-run spread)) and the value "
            "lies more than 3 x own outside the span of the baseline's cards; a category, yes/no "
-           "or mask when it differs from the value most baseline cards show"},
+           "or mask when it differs from the value most baseline cards show; a finding whose own "
+           "confidence is below 0.5 is marked uncertain and never makes the card out of family"},
           {"out_of_family", !out.empty()},
           {"verdict", verdict},
           {"out_of_family_findings", out_names},
@@ -244,6 +259,7 @@ json check_result(const json& result, const json& baseline, const std::string& b
           {"summary",
            {{"shared", findings.size()},
             {"out_of_family", out.size()},
+            {"uncertain", uncertain},
             {"only_in_result", only_result.size()},
             {"only_in_baseline", only_baseline.size()}}}};
 }

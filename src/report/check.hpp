@@ -13,6 +13,8 @@ namespace gpuprobe::report {
 /// baseline's run-to-run spread), and it also lies more than kFamilyLimit x own outside the span
 /// of the baseline's per-card medians [card_min, card_max].
 inline constexpr double kFamilyLimit = 3.0;
+/// A finding whose own confidence is below this is uncertain: shown, never out of family.
+inline constexpr double kUncertainConfidence = 0.5;
 
 /// The check report ("kind": "gpuprobe.check"): every finding the result and baseline share,
 /// in or out of family, those on one side only, samples_version differences, and the verdict.

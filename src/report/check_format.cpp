@@ -124,7 +124,9 @@ std::string check_text(const json& c) {
     std::snprintf(line, sizeof(line), "%-52s %18s %18s %10s %8s  %s\n", j.value("name", "").c_str(),
                   j.value("text", "").c_str(), j.value("baseline_text", "").c_str(),
                   percent_text(j).c_str(), spreads_text(j).c_str(),
-                  j.value("out_of_family", false) ? "OUT OF FAMILY" : "in family");
+                  j.value("out_of_family", false) ? "OUT OF FAMILY"
+                  : j.value("uncertain", false)   ? "uncertain (confidence < 0.5)"
+                                                  : "in family");
     out << line;
   }
   const auto& s = c["summary"];

@@ -162,6 +162,30 @@ TEST(Check, DramReadTenPercentLowIsOutOfFamily) {
   EXPECT_EQ(c["out_of_family_findings"], json::array({n}));
 }
 
+TEST(Check, AFindingTheRunIsUnsureOfIsUncertainNotOutOfFamily) {
+  // DRAM read 10 % low, but stated with confidence 0.3: shown as uncertain, exit 0, named in
+  // the verdict's count; at confidence 0.9 the same value is out of family.
+  const auto dir = temp_dir("check_uncertain");
+  const std::string n = "dram.read_bandwidth";
+  json r = with_value(recorded(), n, 0.9 * value_of(recorded(), n));
+  for (auto* f : findings_named(r, n)) (*f)["confidence"] = 0.3;
+  const auto o = gp({"check", write(dir, "unsure.json", r), "--format", "json"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  const json c = json::parse(o.out);
+  EXPECT_EQ(c["out_of_family_findings"], json::array());
+  EXPECT_GE(c["summary"]["uncertain"].get<int>(), 1);
+  bool seen = false;
+  for (const auto& j : c["findings"])
+    if (j["name"] == n) {
+      seen = true;
+      EXPECT_TRUE(j.value("uncertain", false));
+      EXPECT_TRUE(j.value("would_be_out_of_family", false));
+    }
+  EXPECT_TRUE(seen);
+  for (auto* f : findings_named(r, n)) (*f)["confidence"] = 0.9;
+  EXPECT_EQ(gp({"check", write(dir, "sure.json", r)}).code, 3);
+}
+
 TEST(Check, CategoryThatDiffersIsOutOfFamilyWithoutAPercent) {
   const auto dir = temp_dir("check_category");
   json r = with_value(recorded(), "cache.l1.replacement", 1);
