@@ -91,8 +91,9 @@ class Experiment {
   }
   /// Experiments whose findings this one uses when available.
   virtual std::vector<std::string> depends_on() const { return {}; }
-  /// Those of depends_on() without whose findings it cannot run at all (it would be waived):
-  /// `run` and `repeat` add them to a selection that lacks them (Registry::add_required).
+  /// Those of depends_on() without whose findings it cannot run at all (it would be waived) or
+  /// would misread what it measures: `run` and `repeat` add them to a selection that lacks
+  /// them (Registry::add_required).
   virtual std::vector<std::string> required() const { return {}; }
   /// The names (or globs, `*`) of the findings analyze() may emit; empty: not declared.
   /// tests/unit/test_finding_names.cpp holds declared experiments to it.

@@ -56,6 +56,24 @@ TEST(Cli, RunAddsWhatAChosenExperimentCannotRunWithout) {
   fs::remove_all(dir);
 }
 
+// cache.l2.ways reads the L2's sets per partition: run alone, it brings cache.l2.partition
+// (waived on the modelled GPU, which has no CUDA partition probe, so the ways still run).
+TEST(Cli, RunOfTheL2WaysAddsThePartition) {
+  const auto dir = temp_dir("ways_required");
+  const auto o =
+      gp({"--device", "model:h200", "--quiet", "--out", dir.string(), "run", "cache.l2.ways"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("also running cache.l2.partition (needed by cache.l2.ways)"),
+            std::string::npos)
+      << o.out;
+  std::ifstream in(dir / "result.json");
+  const auto r = nlohmann::json::parse(in);
+  ASSERT_EQ(r.at("experiments").size(), 2u);
+  EXPECT_EQ(r["experiments"][0]["id"], "cache.l2.partition");
+  EXPECT_EQ(r["experiments"][1]["id"], "cache.l2.ways");
+  fs::remove_all(dir);
+}
+
 // A --max-size that stops the sweep below the L2 leaves the mixture nothing to be drawn around:
 // the mixture is waived with that reason. `run` of the mixture alone is then refused before
 // anything runs (the sweep it requires could run, but nothing chosen would measure), without
