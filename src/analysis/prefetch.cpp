@@ -41,12 +41,13 @@ LevelVerdict judge_level(const std::vector<StrideSamples>& strides) {
   v.separation = confidence::separation(confidence::separation_z(hits, controls));
   const std::size_t distances = std::size(kDistances);
   for (const auto& s : strides) {
-    std::vector<double> fractions;
+    std::vector<double> fractions, medians;
     for (std::size_t k = 0; k < distances; ++k) {
       std::vector<double> at;
       for (const auto& trial : s.probes)
         if (k < trial.size()) at.push_back(trial[k]);
       fractions.push_back(fraction_below(at, v.threshold));
+      medians.push_back(stats::median_or_zero(at));
     }
     // A stride is covered when most trials found its nearest probe there; every nearest probe
     // on that side agrees with the stride's verdict.
@@ -66,6 +67,7 @@ LevelVerdict judge_level(const std::vector<StrideSamples>& strides) {
     for (const auto& trial : s.trained)
       for (std::size_t i = trial.size() / 2; i < trial.size(); ++i) late.push_back(trial[i]);
     v.fraction_there.emplace_back(s.stride_bytes, fractions);
+    v.median_cycles.emplace_back(s.stride_bytes, medians);
     v.trained_late_there.emplace_back(s.stride_bytes, fraction_below(late, v.threshold));
   }
   return v;

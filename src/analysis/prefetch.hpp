@@ -4,14 +4,12 @@
 // just loaded) and its controls (first loads of untouched lines far from any pattern).
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace gpuprobe::analysis::prefetch {
-
 
 /// The distances (in strides past the last trained line) whose lines are probed.
 inline constexpr int kDistances[] = {1, 2, 4, 8};
@@ -19,8 +17,8 @@ inline constexpr int kDistances[] = {1, 2, 4, 8};
 /// One (level, stride) of cache.prefetch: the timed loads of every trial, grouped by role. This
 /// is the experiment's samples type (samples version 1): written and read by one conversion.
 struct StrideSamples {
-  std::string level;          ///< "dram" (DRAM -> L2, .cg after a flush) or "l2" (L2 -> L1, .ca)
-  std::string op;             ///< the load operator
+  std::string level;  ///< "dram" (DRAM -> L2, .cg after a flush) or "l2" (L2 -> L1, .ca)
+  std::string op;     ///< the load operator
   std::uint64_t stride_bytes = 0;
   /// trained[t][i]: cycles of trial t's i-th pattern load (i = 0 .. trained lines - 1).
   std::vector<std::vector<double>> trained;
@@ -35,14 +33,16 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StrideSamples, level, op, stride_bytes, train
 /// What one level's samples say.
 struct LevelVerdict {
   std::string level;
-  double threshold = 0;       ///< cycles: below = the line was there
-  double separation = 0;      ///< how clearly hits and controls differ (confidence::separation)
-  bool detected = false;      ///< some stride's nearest probe was there in most trials
-  std::uint64_t max_stride_bytes = 0;  ///< the largest stride whose nearest probe was there
-  int max_distance = 0;       ///< the farthest distance that was there at some stride
+  double threshold = 0;   ///< cycles: below = the line was there
+  double separation = 0;  ///< how clearly hits and controls differ (confidence::separation)
+  bool detected = false;  ///< some stride's nearest probe was there in most trials
+  std::uint64_t max_stride_bytes = 0;    ///< the largest stride whose nearest probe was there
+  int max_distance = 0;                  ///< the farthest distance that was there at some stride
   std::size_t agreeing = 0, probes = 0;  ///< nearest probes on the side their stride's verdict says
   /// Per stride: fraction of trials whose probe at each distance was there.
   std::vector<std::pair<std::uint64_t, std::vector<double>>> fraction_there;
+  /// Per stride: median cycles of the probes at each distance (0 where none).
+  std::vector<std::pair<std::uint64_t, std::vector<double>>> median_cycles;
   /// Per stride: fraction of the later half of the trained loads that were there.
   std::vector<std::pair<std::uint64_t, double>> trained_late_there;
 };

@@ -89,8 +89,8 @@ struct Cli {
   std::vector<std::string> ids;
   bool info_json = false;
   bool device_given = false;
-  bool quiet = false;    ///< --quiet: no progress line
-  bool verbose = false;  ///< --verbose: every finding on the terminal, not only the summary
+  bool quiet = false;     ///< --quiet: no progress line
+  bool verbose = false;   ///< --verbose: every finding on the terminal, not only the summary
   bool list_all = false;  ///< list --all: also the settings each experiment chooses itself
   /// Experiments `run` added because a chosen one requires them (Registry::add_required), and
   /// the lines that say so (printed once the input is found valid).
@@ -551,7 +551,8 @@ int list_command(const Cli& cli, std::ostream& out) {
     out << "\n";
     list_axes(*e, cli.list_all, out);
   }
-  if (!cli.list_all) out << "(gpuprobe list --all also shows the settings each experiment chooses itself)\n";
+  if (!cli.list_all)
+    out << "(gpuprobe list --all also shows the settings each experiment chooses itself)\n";
   return 0;
 }
 

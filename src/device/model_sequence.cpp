@@ -338,7 +338,8 @@ void SequenceModel::prefetch_after(std::uint64_t address, int sm, bool use_l1) {
   st = {address, stride, true};
   if (!confirmed) return;
   for (int d = 1; d <= pf.distance_lines; ++d) {
-    const std::uint64_t ahead = address + static_cast<std::uint64_t>(d) * static_cast<std::uint64_t>(stride);
+    const std::uint64_t ahead =
+        address + static_cast<std::uint64_t>(d) * static_cast<std::uint64_t>(stride);
     l2[static_cast<std::size_t>(home_of(ahead))].access(ahead);
     if (pf.into_l1 && use_l1) l1.access(ahead);
   }

@@ -32,8 +32,8 @@ pf::StrideSamples samples(const std::string& level, std::uint64_t stride,
 }
 
 TEST(PrefetchJudge, NoProbeFasterThanTheControlsIsNone) {
-  const auto v = pf::judge_level({samples("dram", 128, {650, 650, 650, 650}),
-                                  samples("dram", 4096, {660, 660, 660, 660})});
+  const auto v = pf::judge_level(
+      {samples("dram", 128, {650, 650, 650, 650}), samples("dram", 4096, {660, 660, 660, 660})});
   EXPECT_FALSE(v.detected);
   EXPECT_EQ(v.agreeing, 24u);
   EXPECT_GT(v.threshold, 480.0);

@@ -152,6 +152,27 @@ int best_variant(const nlohmann::json& rows) {
   return best;
 }
 
+namespace {
+
+/// A slice of `bytes` the L1 holds whole: the largest multiple of the variants' unrolled step
+/// within 3/4 of it (whole_steps: a slice shorter than one step runs only the variants' one-load
+/// tail loops, which read below the unrolled loop's rate), else half of it aligned down to
+/// 4 KiB; 0 bytes when even that is under 4 KiB.
+struct L1Slice {
+  std::uint64_t bytes = 0;
+  bool whole_steps = false;
+};
+L1Slice l1_slice_of(double bytes) {
+  constexpr std::uint64_t kAlign = 4 * units::kKiB;
+  const std::uint64_t step = l1_variant_step_bytes();
+  const auto within = static_cast<std::uint64_t>(bytes * 3 / 4) / step * step;
+  if (within >= step) return {within, true};
+  const auto half = static_cast<std::uint64_t>(bytes / 2);
+  return {half >= kAlign ? half / kAlign * kAlign : 0, false};
+}
+
+}  // namespace
+
 L1WorkingSet l1_fallback(const device::DeviceInfo& d) {
   constexpr std::uint64_t kAlign = 4 * units::kKiB;
   if (d.l1_shared_unified_bytes >= 2 * 16 * units::kKiB)
@@ -160,21 +181,18 @@ L1WorkingSet l1_fallback(const device::DeviceInfo& d) {
                 units::format_bytes(d.l1_shared_unified_bytes) +
                 "); l1.capacity was not measured with confidence >= 0.5"};
   // The unified L1 / shared-memory array holds at least the largest shared-memory carveout,
-  // and a kernel that uses no shared memory gets most of the array as L1: 3/4 of that carveout
-  // is a slice the L1 holds, in whole unrolled steps of the variants where it reaches one (a
-  // shorter slice runs only their one-load tail loops).
+  // and a kernel that uses no shared memory gets most of the array as L1: the carveout takes
+  // the place of the unmeasured capacity.
   if (d.shared_per_sm_bytes >= 2 * 16 * units::kKiB) {
-    const std::uint64_t step = l1_variant_step_bytes();
-    const std::uint64_t within = d.shared_per_sm_bytes * 3 / 4 / step * step;
+    const auto slice = l1_slice_of(static_cast<double>(d.shared_per_sm_bytes));
     const std::string carveout = units::format_bytes(d.shared_per_sm_bytes);
-    if (within >= step)
-      return {within, "the largest multiple of the L1 variants' step per SM (" +
-                          units::format_bytes(step) +
-                          ") within 3/4 of the largest shared-memory carveout per SM (" +
-                          carveout + "): l1.capacity was not measured with confidence >= 0.5"};
-    return {d.shared_per_sm_bytes / 2 / kAlign * kAlign,
-            "half the largest shared-memory carveout per SM (" + carveout +
-                "): l1.capacity was not measured with confidence >= 0.5"};
+    if (slice.whole_steps)
+      return {slice.bytes, "the largest multiple of the L1 variants' step per SM (" +
+                               units::format_bytes(l1_variant_step_bytes()) +
+                               ") within 3/4 of the largest shared-memory carveout per SM (" +
+                               carveout + "): l1.capacity was not measured with confidence >= 0.5"};
+    return {slice.bytes, "half the largest shared-memory carveout per SM (" + carveout +
+                             "): l1.capacity was not measured with confidence >= 0.5"};
   }
   return {16 * units::kKiB,
           "16 KiB, the L1 regime's smallest working set: neither l1.capacity nor the L1's or "
@@ -190,25 +208,19 @@ std::uint64_t l1_variant_step_bytes() {
 }
 
 L1WorkingSet l1_working_set(const device::DeviceInfo& d, const FindingBoard& prior) {
-  constexpr std::uint64_t kAlign = 4 * units::kKiB;
   if (const auto f = prior.get(finding::kL1Capacity, 0.5)) {
     const std::string measured = units::format_bytes(static_cast<std::uint64_t>(f->value)) +
                                  ", confidence " + std::to_string(f->confidence);
-    // Whole unrolled steps of every variant: a slice shorter than one step runs only the
-    // variants' one-load tail loops, which read below the unrolled loop's rate.
-    const std::uint64_t step = l1_variant_step_bytes();
-    const auto within = static_cast<std::uint64_t>(f->value * 3 / 4) / step * step;
-    if (within >= step)
-      return {within, "the largest multiple of the L1 variants' step per SM (" +
-                          units::format_bytes(step) +
-                          ": unroll x threads x blocks x 16 B) within 3/4 of the measured "
-                          "l1.capacity (" +
-                          measured + ")"};
-    const auto half = static_cast<std::uint64_t>(f->value / 2);
-    if (half >= kAlign)
-      return {half / kAlign * kAlign, "half the measured l1.capacity (" + measured +
-                                          "; under one step of the unrolled variants, " +
-                                          units::format_bytes(step) + ")"};
+    const std::string step = units::format_bytes(l1_variant_step_bytes());
+    const auto slice = l1_slice_of(f->value);
+    if (slice.whole_steps)
+      return {slice.bytes, "the largest multiple of the L1 variants' step per SM (" + step +
+                               ": unroll x threads x blocks x 16 B) within 3/4 of the measured "
+                               "l1.capacity (" +
+                               measured + ")"};
+    if (slice.bytes > 0)
+      return {slice.bytes, "half the measured l1.capacity (" + measured +
+                               "; under one step of the unrolled variants, " + step + ")"};
   }
   return l1_fallback(d);
 }

@@ -33,6 +33,7 @@
 #include "measure/replicates.hpp"
 #include "probes/cache/l2_far_hit_kernels.hpp"
 #include "probes/cache/partition_sides.hpp"
+#include "probes/cache/sequence_session.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -98,11 +99,7 @@ class L2FarHit : public Experiment {
 
   void run(Context& ctx, ExperimentResult& r) const override {
     auto* seq = as_sequencer(ctx.device);
-    if (!seq) {
-      r.status = Status::kWaived;
-      r.reason = "the device runs no cache-structure sequences";
-      return;
-    }
+    if (!seq) return cache_structure::waive(r, cache_structure::kNoSequencer);
     const int sms = ctx.device.info().sm_count;
     if (sms < 2) {
       r.status = Status::kWaived;

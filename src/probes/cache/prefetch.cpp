@@ -23,6 +23,7 @@
 #include "core/sequence.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
+#include "probes/cache/sequence_session.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -58,8 +59,8 @@ Layout layout_for(std::uint64_t stride, std::mt19937_64& rng) {
   // At least one 4 KiB step from the region's start, so the previous region's warm line (its
   // last) is never the line just before a pattern.
   std::uniform_int_distribution<std::uint64_t> step(1, (kRegion - span - kLine) / (4 * kKiB));
-  std::uniform_int_distribution<std::uint64_t> control_step(0, kControlRegions * kRegion /
-                                                                       (4 * kKiB) - 2);
+  std::uniform_int_distribution<std::uint64_t> control_step(
+      0, kControlRegions * kRegion / (4 * kKiB) - 2);
   for (int t = 0; t < kTrials; ++t) {
     const std::uint64_t base = static_cast<std::uint64_t>(t) * kRegion + step(rng) * 4 * kKiB;
     for (int i = 0; i < kTrained; ++i) l.timed.push_back(base + i * stride);
@@ -77,8 +78,8 @@ Layout layout_for(std::uint64_t stride, std::mt19937_64& rng) {
 }
 
 /// Splits one sequence's timings back into the roles layout_for() gave them.
-pf::StrideSamples split_timings(const std::string& level, device::LoadOp op,
-                                std::uint64_t stride, const std::vector<double>& cycles) {
+pf::StrideSamples split_timings(const std::string& level, device::LoadOp op, std::uint64_t stride,
+                                const std::vector<double>& cycles) {
   pf::StrideSamples s{level, device::to_string(op), stride, {}, {}, {}, {}};
   const std::size_t distances = std::size(pf::kDistances);
   std::size_t i = 0;
@@ -112,11 +113,11 @@ class Prefetch : public Experiment {
            "first loaded, against hits and untouched controls; 12 trials per stride";
   }
   std::vector<Axis> typed_axes() const override {
-    return {int_axis("stride_bytes", {128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536},
-                     "B", "bytes between the pattern's lines", 128,
-                     static_cast<double>(kMaxStride)),
-            string_axis("level", {"dram", "l2"},
-                        "dram: DRAM -> L2 after a flush (.cg); l2: L2 -> L1 (.ca)")};
+    return {
+        int_axis("stride_bytes", {128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}, "B",
+                 "bytes between the pattern's lines", 128, static_cast<double>(kMaxStride)),
+        string_axis("level", {"dram", "l2"},
+                    "dram: DRAM -> L2 after a flush (.cg); l2: L2 -> L1 (.ca)")};
   }
   void validate(const device::Device&, const RunOptions& o) const override {
     for (auto s : axis_values(o).ints("stride_bytes"))
@@ -127,11 +128,7 @@ class Prefetch : public Experiment {
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     auto* seq = as_sequencer(ctx.device);
-    if (!seq) {
-      r.status = Status::kWaived;
-      r.reason = "the device runs no cache-structure sequences";
-      return;
-    }
+    if (!seq) return cache_structure::waive(r, cache_structure::kNoSequencer);
     const auto axes = axis_values(ctx.options);
     auto buf = seq->alloc_probe_buffer((kTrials + kControlRegions) * kRegion);
     std::mt19937_64 rng(ctx.options.seed);
@@ -175,6 +172,7 @@ class Prefetch : public Experiment {
 };
 
 /// The samples, typed: one conversion, a one-line error naming what is wrong.
+/// The samples, typed: one conversion, a one-line error naming what is wrong.
 std::vector<pf::StrideSamples> typed_samples(const ExperimentResult& r) {
   try {
     return r.samples.at("strides").get<std::vector<pf::StrideSamples>>();
@@ -185,18 +183,19 @@ std::vector<pf::StrideSamples> typed_samples(const ExperimentResult& r) {
 }
 
 Finding verdict_finding(const pf::LevelVerdict& v) {
-  const double conf = confidence::combine(
-      {v.separation, confidence::agreement(v.agreeing, v.probes)});
-  Finding f{v.level == "dram" ? "prefetch.dram_to_l2" : "prefetch.l2_to_l1",
-            v.detected ? 1.0 : 0.0,
-            "bool",
-            conf,
-            std::string("whether a line 1 stride past a pattern of 16 dependent loads is already ") +
-                (v.level == "dram" ? "in the L2" : "in the L1") + " when first loaded, " +
-                level_words(v.level) +
-                ": most of 12 trials of some stride faster than the threshold between hits and "
-                "untouched controls",
-            json::object()};
+  const double conf =
+      confidence::combine({v.separation, confidence::agreement(v.agreeing, v.probes)});
+  Finding f{
+      v.level == "dram" ? "prefetch.dram_to_l2" : "prefetch.l2_to_l1",
+      v.detected ? 1.0 : 0.0,
+      "bool",
+      conf,
+      std::string("whether a line 1 stride past a pattern of 16 dependent loads is already ") +
+          (v.level == "dram" ? "in the L2" : "in the L1") + " when first loaded, " +
+          level_words(v.level) +
+          ": most of 12 trials of some stride faster than the threshold between hits and "
+          "untouched controls",
+      json::object()};
   f.extra["threshold_cycles"] = v.threshold;
   f.extra["nearest_probes_agreeing"] = v.agreeing;
   f.extra["nearest_probes"] = v.probes;
@@ -226,13 +225,9 @@ void Prefetch::analyze(ExperimentResult& r) const {
     r.findings.push_back(verdict_finding(v));
     for (std::size_t i = 0; i < of_level.size(); ++i) {
       const auto& s = of_level[i];
-      for (std::size_t k = 0; k < std::size(pf::kDistances); ++k) {
-        std::vector<double> at;
-        for (const auto& trial : s.probes)
-          if (k < trial.size()) at.push_back(trial[k]);
+      for (std::size_t k = 0; k < std::size(pf::kDistances); ++k)
         table.rows.push_back({level, s.stride_bytes, pf::kDistances[k],
-                              v.fraction_there[i].second[k], stats::median_or_zero(at)});
-      }
+                              v.fraction_there[i].second[k], v.median_cycles[i].second[k]});
       references.rows.push_back({level, s.stride_bytes, stats::median_or_zero(s.hits),
                                  stats::median_or_zero(s.controls),
                                  v.trained_late_there[i].second});
@@ -244,8 +239,9 @@ void Prefetch::analyze(ExperimentResult& r) const {
                     .by({"distance_strides"})
                     .split_by({"level"});
   r.curves.push_back(table);
-  references.hints = table_hints("the references of each stride: hits, controls, and the share of "
-                                 "the pattern's later loads that were fetched ahead");
+  references.hints = table_hints(
+      "the references of each stride: hits, controls, and the share of "
+      "the pattern's later loads that were fetched ahead");
   r.curves.push_back(references);
   r.statistics = statistics;
 }

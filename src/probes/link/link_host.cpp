@@ -100,15 +100,14 @@ class LinkHost : public Experiment {
   }
   std::vector<Axis> typed_axes() const override {
     std::vector<std::int64_t> sizes(kDefaultSizes.begin(), kDefaultSizes.end());
-    return {
-        int_axis("bytes", sizes, "B",
-                 "transfer sizes (bandwidth at the largest, latency at the smallest; "
-                 "--min-size/--max-size bound them too)",
-                 1, 1073741824.0),
-        string_axis("direction", {"h2d", "d2h"}, "host to device, device to host"),
-        string_axis("memory", {"pinned", "pageable"}, "host memory kind"),
-        string_axis("method", {"copy_engine", "sm_kernel", "cuda_memcpy"},
-                    "who copies (an SM kernel only over pinned memory)")};
+    return {int_axis("bytes", sizes, "B",
+                     "transfer sizes (bandwidth at the largest, latency at the smallest; "
+                     "--min-size/--max-size bound them too)",
+                     1, 1073741824.0),
+            string_axis("direction", {"h2d", "d2h"}, "host to device, device to host"),
+            string_axis("memory", {"pinned", "pageable"}, "host memory kind"),
+            string_axis("method", {"copy_engine", "sm_kernel", "cuda_memcpy"},
+                        "who copies (an SM kernel only over pinned memory)")};
   }
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
     return waive_on_model(info, "needs a CUDA GPU: the modelled GPU has no host link");
