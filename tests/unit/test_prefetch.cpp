@@ -110,6 +110,27 @@ TEST(PrefetchOnModel, AnL1PrefetcherIsFoundAtTheL1Level) {
   EXPECT_EQ(l1.extra.at("max_distance_strides").get<int>(), 4);
 }
 
+TEST(PrefetchOnModel, RaggedSamplesAreBadInputNotACrash) {
+  device::ModelDevice dev(device::builtin_model_config("h200"));
+  RunOptions options;
+  FindingBoard board;
+  Context ctx{dev, options, board};
+  const auto* e = Registry::builtin().find("cache.prefetch");
+  ExperimentResult r;
+  e->run(ctx, r);
+  ExperimentResult empty_refs = r;
+  empty_refs.samples["strides"][0]["hits"] = nlohmann::json::array();
+  EXPECT_THROW(e->analyze(empty_refs), UsageError);
+  ExperimentResult short_trial = r;
+  short_trial.samples["strides"][1]["probes"][3] = nlohmann::json::array({700.0});
+  EXPECT_THROW(e->analyze(short_trial), UsageError);
+  ExperimentResult unknown_level = r;
+  unknown_level.samples["strides"][2]["level"] = "l3";
+  EXPECT_THROW(e->analyze(unknown_level), UsageError);
+  e->analyze(r);  // the untouched samples still judge
+  EXPECT_EQ(r.findings.size(), 2u);
+}
+
 TEST(PrefetchOnModel, ABadStrideIsRefused) {
   device::ModelDevice dev(device::builtin_model_config("h200"));
   RunOptions options;

@@ -172,14 +172,30 @@ class Prefetch : public Experiment {
 };
 
 /// The samples, typed: one conversion, a one-line error naming what is wrong.
-/// The samples, typed: one conversion, a one-line error naming what is wrong.
+/// The samples, typed and checked whole: every stride of a known level with its probes at
+/// every distance in each trial, and hits and controls to judge them by.
 std::vector<pf::StrideSamples> typed_samples(const ExperimentResult& r) {
+  std::vector<pf::StrideSamples> strides;
   try {
-    return r.samples.at("strides").get<std::vector<pf::StrideSamples>>();
+    strides = r.samples.at("strides").get<std::vector<pf::StrideSamples>>();
   } catch (const nlohmann::json::exception& e) {
     throw UsageError("cache.prefetch: samples.strides is not what this gpuprobe writes (" +
                      std::string(e.what()) + ")");
   }
+  for (std::size_t i = 0; i < strides.size(); ++i) {
+    const auto& s = strides[i];
+    const bool trials_whole =
+        !s.probes.empty() && std::all_of(s.probes.begin(), s.probes.end(), [](const auto& t) {
+          return t.size() == std::size(pf::kDistances);
+        });
+    if ((s.level != "dram" && s.level != "l2") || !trials_whole || s.hits.empty() ||
+        s.controls.empty())
+      throw UsageError("cache.prefetch: samples.strides[" + std::to_string(i) +
+                       "] needs level dram or l2, probes at " +
+                       std::to_string(std::size(pf::kDistances)) +
+                       " distances in every trial, and hits and controls");
+  }
+  return strides;
 }
 
 Finding verdict_finding(const pf::LevelVerdict& v) {
