@@ -79,6 +79,41 @@ inline constexpr FindingKey kCacheL1DataVictim{"cache.l1.data_victim", "class",
 inline constexpr FindingKey kCacheL2LineSize{"cache.l2.line_size", "bytes", ValueKind::kNumber};
 inline constexpr FindingKey kCacheL2SetIndexBits{"cache.l2.set_index_bits", "bits",
                                                  ValueKind::kNumber};
+inline constexpr FindingKey kCacheL2Ways{"cache.l2.ways", "ways", ValueKind::kNumber};
+
+// cache.l2.persisting
+namespace labels {
+inline constexpr CategoryLabel kPersistingRule[] = {
+    {0, "bytes", "a share of the set-aside's bytes"},
+    {1, "ways_floor", "whole ways of every set (set-aside rounded down to ways)"},
+    {2, "ways_round", "whole ways of every set (set-aside rounded to ways)"},
+    {3, "none", "nothing beyond what plain loads keep"},
+    {-1, "undecided", "undecided between the rules"},
+};
+inline constexpr CategoryLabel kSetAsideBeyondMax[] = {
+    {0, "refused", "refused"},
+    {1, "clamped", "clamped to the maximum"},
+    {2, "accepted", "accepted as asked"},
+};
+}  // namespace labels
+inline constexpr FindingKey kL2PersistingMaxSetAside{"l2.persisting.max_set_aside", "bytes",
+                                                     ValueKind::kNumber};
+inline constexpr FindingKey kL2PersistingCapacity{"l2.persisting.capacity", "bytes",
+                                                  ValueKind::kNumber};
+inline constexpr FindingKey kL2PersistingRule{"l2.persisting.rule", "class", ValueKind::kCategory,
+                                              labels::kPersistingRule,
+                                              std::size(labels::kPersistingRule)};
+inline constexpr FindingKey kL2PersistingBeyondMax{
+    "l2.persisting.set_aside_beyond_max", "class", ValueKind::kCategory,
+    labels::kSetAsideBeyondMax, std::size(labels::kSetAsideBeyondMax)};
+
+// cache.l2.eviction_priority
+inline constexpr FindingKey kL2EvictLastProtects{"l2.evict_last.protects", "bool",
+                                                 ValueKind::kBool};
+inline constexpr FindingKey kL2EvictFirstGoesFirst{"l2.evict_first.goes_first", "bool",
+                                                   ValueKind::kBool};
+inline constexpr FindingKey kL2EvictLastMaxShare{"l2.evict_last.max_share", "fraction",
+                                                 ValueKind::kNumber};
 
 // latency.tlb
 inline constexpr FindingKey kTlbLevels{"tlb.levels", "levels", ValueKind::kNumber};
@@ -212,6 +247,14 @@ inline constexpr const FindingKey* kKeys[] = {
     &kCacheL1DataVictim,
     &kCacheL2LineSize,
     &kCacheL2SetIndexBits,
+    &kCacheL2Ways,
+    &kL2PersistingMaxSetAside,
+    &kL2PersistingCapacity,
+    &kL2PersistingRule,
+    &kL2PersistingBeyondMax,
+    &kL2EvictLastProtects,
+    &kL2EvictFirstGoesFirst,
+    &kL2EvictLastMaxShare,
     &kTlbLevels,
     &kTlbPageSize,
     &kTlbL1Entries,
@@ -288,6 +331,14 @@ inline constexpr Produced kShared[] = {
     {kCacheL1LineSize.name, "cache.l1.ways"},
     {kCacheL2LineSize.name, "cache.l2.ways"},
     {kCacheL2SetIndexBits.name, "cache.l2.ways"},
+    {kCacheL2Ways.name, "cache.l2.ways"},
+    {kL2PersistingMaxSetAside.name, "cache.l2.persisting"},
+    {kL2PersistingCapacity.name, "cache.l2.persisting"},
+    {kL2PersistingRule.name, "cache.l2.persisting"},
+    {kL2PersistingBeyondMax.name, "cache.l2.persisting"},
+    {kL2EvictLastProtects.name, "cache.l2.eviction_priority"},
+    {kL2EvictFirstGoesFirst.name, "cache.l2.eviction_priority"},
+    {kL2EvictLastMaxShare.name, "cache.l2.eviction_priority"},
     {kCacheL1TagSets.name, "cache.l1.ways"},
     {kCacheL1TagCapacity.name, "cache.l1.ways"},
     {kCacheL1DataVictim.name, "cache.l1.ways"},

@@ -12,9 +12,11 @@
 #include "analysis/chain.hpp"
 #include "core/cuda_check.hpp"
 #include "core/environment.hpp"
+#include "core/l2_residency.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "device/chase_kernels.hpp"
+#include "device/cuda_residency.hpp"
 #include "device/device_buffer.hpp"
 #include "device/sequence.hpp"
 #include "device/sequence_kernels.hpp"
@@ -117,7 +119,7 @@ std::uint64_t device_page_bytes(int ordinal) {
   return granularity;
 }
 
-class CudaDevice : public Device, public Sequencer {
+class CudaDevice : public Device, public Sequencer, public L2Residency {
  public:
   explicit CudaDevice(int ordinal) : ordinal_(ordinal) {
     GP_CUDA_CHECK(cudaSetDevice(ordinal));
@@ -141,11 +143,44 @@ class CudaDevice : public Device, public Sequencer {
     info_.uuid = env::format_gpu_uuid(uuid);
     GP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     GP_CUDA_CHECK(cudaMalloc(&out_, sizeof(kernels::ChaseOut)));
+    if (info_.cc_major >= 8) persisting_ = cuda_persisting_limits(ordinal);
   }
 
   ~CudaDevice() override {
     if (out_) cudaFree(out_);
+    if (window_stream_) cudaStreamDestroy(window_stream_);
     if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  // L2Residency: the persisting set-aside, access-policy windows and eviction priorities.
+  PersistingLimits persisting_limits() const override { return persisting_; }
+  bool has_eviction_hints() const override { return info_.cc_major >= 8; }
+  std::uint64_t persisting_set_aside() const override {
+    std::size_t bytes = 0;
+    GP_CUDA_CHECK(cudaDeviceGetLimit(&bytes, cudaLimitPersistingL2CacheSize));
+    return bytes;
+  }
+  void set_persisting_set_aside(std::uint64_t bytes) override {
+    const cudaError_t err = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes);
+    if (err == cudaSuccess) return;
+    // A refused limit is the driver's answer, not a broken device: clear it so that the next
+    // launch check does not report it.
+    (void)cudaGetLastError();
+    throw UsageError("cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, " +
+                     std::to_string(bytes) + ") refused: " + cudaGetErrorString(err));
+  }
+  void reset_persisting_lines() override { GP_CUDA_CHECK(cudaCtxResetPersistingL2Cache()); }
+  void flush_l2() override {
+    ensure_flush_buffer();
+    kernels::launch_flush(flush_.as<std::uint64_t>(), flush_.bytes(), info_.sm_count, stream_);
+    GP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void load_bulk(ProbeBuffer& buffer_base, const BulkLoads& loads) override {
+    auto& buffer = dynamic_cast<CudaProbeBuffer&>(buffer_base);
+    if (loads.windowed && !window_stream_)
+      GP_CUDA_CHECK(cudaStreamCreateWithFlags(&window_stream_, cudaStreamNonBlocking));
+    cuda_load_bulk(buffer.base(), buffer.bytes(), loads, persisting_, info_.sm_count, stream_,
+                   window_stream_);
   }
 
   const DeviceInfo& info() const override { return info_; }
@@ -533,6 +568,8 @@ class CudaDevice : public Device, public Sequencer {
   std::uint64_t page_bytes_ = device_page_bytes(ordinal_);
   DeviceInfo info_;
   cudaStream_t stream_ = nullptr;
+  cudaStream_t window_stream_ = nullptr;  // bulk loads under an access-policy window
+  PersistingLimits persisting_;
   kernels::ChaseOut* out_ = nullptr;
   DeviceBuffer flush_;
   DeviceArray<std::uint64_t> seq_offsets_;

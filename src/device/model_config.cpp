@@ -100,6 +100,12 @@ void validate(const ModelConfig& c) {
                      "max_stride_bytes 1 .. 1 GiB");
   if (c.sm_count <= 0)
     throw UsageError("model " + text_input::quoted(c.name) + ": sm_count must be > 0");
+  if (c.persisting.max_set_aside_bytes > c.l2.capacity_bytes ||
+      c.persisting.max_window_bytes > (1ull << 40) || c.persisting.evict_last_ways_unreserved < 0 ||
+      static_cast<std::uint64_t>(c.persisting.evict_last_ways_unreserved) > c.l2.ways)
+    throw UsageError("model " + text_input::quoted(c.name) +
+                     ": the persisting L2 needs a set-aside of at most the L2's capacity, a "
+                     "window of at most 1 TiB and evict_last ways 0 .. the L2's ways");
   if (!(c.sm_clock_mhz > 0) || !(c.mem_clock_mhz > 0))
     throw UsageError("model " + text_input::quoted(c.name) + ": clocks must be > 0 MHz");
   if (c.global_mem_bytes == 0)
@@ -266,6 +272,11 @@ nlohmann::json to_json(const ModelConfig& c) {
     j["stride_prefetcher"] = {{"distance_lines", c.prefetcher.distance_lines},
                               {"max_stride_bytes", c.prefetcher.max_stride_bytes},
                               {"into_l1", c.prefetcher.into_l1}};
+  if (c.persisting.max_set_aside_bytes > 0) {
+    j["l2_persisting_max_set_aside_bytes"] = c.persisting.max_set_aside_bytes;
+    j["l2_access_policy_max_window_bytes"] = c.persisting.max_window_bytes;
+    j["l2_evict_last_ways_unreserved"] = c.persisting.evict_last_ways_unreserved;
+  }
   return j;
 }
 

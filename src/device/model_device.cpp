@@ -233,6 +233,82 @@ SequenceTiming ModelDevice::run_sequence(ProbeBuffer& buffer, const AccessSequen
   return t;
 }
 
+PersistingLimits ModelDevice::persisting_limits() const {
+  return {config_.persisting.max_set_aside_bytes, config_.persisting.max_window_bytes};
+}
+
+int ModelDevice::persisting_ways() const {
+  const auto& l2 = config_.l2;
+  if (set_aside_ == 0) return config_.persisting.evict_last_ways_unreserved;
+  if (l2.capacity_bytes == 0 || l2.ways == 0) return 0;
+  return static_cast<int>(static_cast<double>(l2.ways) * static_cast<double>(set_aside_) /
+                          static_cast<double>(l2.capacity_bytes));
+}
+
+void ModelDevice::set_persisting_set_aside(std::uint64_t bytes) {
+  set_aside_ = std::min(bytes, config_.persisting.max_set_aside_bytes);
+  if (seq_)
+    for (auto& p : seq_->l2) p.set_protected_ways(persisting_ways());
+}
+
+void ModelDevice::reset_persisting_lines() {
+  if (seq_)
+    for (auto& p : seq_->l2) p.reset_protected();
+}
+
+void ModelDevice::flush_l2() {
+  auto& seq = structural(seq_ ? seq_->l1_capacity : l1_capacity_bytes(config_, -1));
+  seq.flush_l2();
+  // Lines of a flush buffer far above every probe buffer (2^50 B), one range per partition.
+  const std::uint64_t line = config_.l2.line_bytes ? config_.l2.line_bytes : 128;
+  for (std::size_t p = 0; p < seq.l2.size(); ++p)
+    seq.l2[p].fill_stale(((std::uint64_t{1} << 50) + (std::uint64_t{1} << 44) * p) / line);
+}
+
+void ModelDevice::load_bulk(ProbeBuffer& buffer, const BulkLoads& loads) {
+  auto* b = dynamic_cast<ModelProbeBuffer*>(&buffer);
+  if (b == nullptr || b->ledger() != ledger_.get())
+    throw UsageError("load_bulk: the probe buffer was not made by this model device");
+  check_bulk_loads(b->bytes(), loads, persisting_limits());
+  auto& seq = structural(seq_ ? seq_->l1_capacity : l1_capacity_bytes(config_, -1));
+  for (auto& p : seq.l2) p.set_protected_ways(persisting_ways());
+  using Mark = SetCache::Mark;
+  const auto of_property = [](AccessProperty p) {
+    return p == AccessProperty::kPersisting ? Mark::kProtected
+           : p == AccessProperty::kStreaming ? Mark::kFirst
+                                             : Mark::kNormal;
+  };
+  const auto of_hint = [](EvictionHint h) {
+    switch (h) {
+      case EvictionHint::kEvictFirst:
+        return Mark::kFirst;
+      case EvictionHint::kEvictNormal:
+        return Mark::kNormal;
+      case EvictionHint::kEvictLast:
+        return Mark::kProtected;
+      default:
+        return Mark::kKeep;
+    }
+  };
+  // One access per line (its first sector): the sampled loads read a line's first word, and
+  // a line's tag is what competes for a way.
+  const std::uint64_t line = config_.l2.line_bytes ? config_.l2.line_bytes : 128;
+  std::uint64_t n = 0;
+  for (std::uint64_t o = loads.offset / line * line; o < loads.offset + loads.bytes; o += line, ++n) {
+    // A hashed share of the lines takes the window's hit property (or the policy's primary
+    // priority), the rest the miss property (or evict_unchanged).
+    const double u = static_cast<double>((o / line * 0x9E3779B97F4A7C15ull) >> 11) * 0x1.0p-53;
+    Mark m = Mark::kKeep;
+    if (loads.windowed && o >= loads.window.offset &&
+        o < loads.window.offset + loads.window.bytes)
+      m = of_property(u < loads.window.hit_ratio ? loads.window.hit : loads.window.miss);
+    else if (loads.hint != EvictionHint::kNone && u < loads.hint_fraction)
+      m = of_hint(loads.hint);
+    const int sm = static_cast<int>(n % static_cast<std::uint64_t>(config_.sm_count));
+    seq.place_l2(b->base() + o, sm, m);
+  }
+}
+
 std::uint64_t ModelDevice::free_memory() const {
   return config_.global_mem_bytes > ledger_->live_bytes
              ? config_.global_mem_bytes - ledger_->live_bytes

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "core/l2_residency.hpp"
 #include "device/device.hpp"
 #include "device/sequence.hpp"
 
@@ -168,6 +169,16 @@ struct ModelConfig {
     std::uint64_t max_stride_bytes = 0;
     bool into_l1 = false;
   } prefetcher;
+  /// What a kernel can ask of the L2 (L2Residency), off when max_set_aside_bytes is 0. Lines a
+  /// window marks persisting, or loads mark evict_last, hold at most
+  /// floor(l2.ways x set-aside / l2.capacity_bytes) ways of a set (evict_last_ways_unreserved
+  /// while no set-aside is made); streaming and evict_first lines are evicted first. The bulk
+  /// loads, run_sequence and export-model's JSON only.
+  struct PersistingL2 {
+    std::uint64_t max_set_aside_bytes = 0;  ///< persistingL2CacheMaxSize
+    std::uint64_t max_window_bytes = 0;     ///< accessPolicyMaxWindowSize
+    int evict_last_ways_unreserved = 0;
+  } persisting;
 };
 
 /// The number of L2 partitions run_sequence models (l2_partitions, or its default).
@@ -271,7 +282,7 @@ struct ModelChaseStats {
 /// cache state persists across chase() calls (like a real GPU), make_chain() empties every cache
 /// (a fresh allocation), and a chase whose carve-out gives a different L1 capacity than the
 /// previous one starts with an empty L1 (a reconfigured L1).
-class ModelDevice : public Device, public Sequencer {
+class ModelDevice : public Device, public Sequencer, public L2Residency {
  public:
   /// Throws UsageError if the configuration is inconsistent (see validate()).
   explicit ModelDevice(ModelConfig config);
@@ -312,6 +323,18 @@ class ModelDevice : public Device, public Sequencer {
   /// experiments take the same paths on the model as on the GPU.
   std::size_t max_sequence_length() const override { return std::size_t{1} << 15; }
   std::size_t max_sweep_length() const override { return std::size_t{1} << 22; }
+
+  // L2Residency (ModelConfig::persisting). The set-aside clamps to the maximum; the flush
+  // evicts every line (the experiments reset persisting lines first, as on the GPU).
+  PersistingLimits persisting_limits() const override;
+  bool has_eviction_hints() const override { return config_.cc_major >= 8; }
+  std::uint64_t persisting_set_aside() const override { return set_aside_; }
+  void set_persisting_set_aside(std::uint64_t bytes) override;
+  void reset_persisting_lines() override;
+  void flush_l2() override;
+  /// Every line of the range through the L2 partitions (not the L1), by SMs in turn, with the
+  /// window's or the hint's priority per line (a hashed share for hit ratios and fractions).
+  void load_bulk(ProbeBuffer& buffer, const BulkLoads& loads) override;
 
   const ModelConfig& config() const { return config_; }
   /// The node the last chase() ended on.
@@ -356,6 +379,9 @@ class ModelDevice : public Device, public Sequencer {
   std::uint32_t last_final_node_ = 0;
   ModelChaseStats last_stats_;
   std::unique_ptr<detail::SequenceModel> seq_;
+  std::uint64_t set_aside_ = 0;
+  /// The persisting ways of each L2 set the set-aside grants (applied to seq_'s L2).
+  int persisting_ways() const;
 };
 
 /// The built-in models' configurations: "h200", "a100", "rtx5080", "tiny". Throws UsageError

@@ -130,6 +130,10 @@ ModelConfig model_config_from_json(const json& j) {
   c.l1.set_hash_masks = masks(j, "l1_set_hash_masks");
   c.l2.set_hash_masks = masks(j, "l2_set_hash_masks");
   c.l1_tag_bytes = optional_unsigned(j, "l1_tag_bytes", 0);
+  c.persisting.max_set_aside_bytes = optional_unsigned(j, "l2_persisting_max_set_aside_bytes", 0);
+  c.persisting.max_window_bytes = optional_unsigned(j, "l2_access_policy_max_window_bytes", 0);
+  c.persisting.evict_last_ways_unreserved =
+      static_cast<int>(std::min<std::uint64_t>(optional_unsigned(j, "l2_evict_last_ways_unreserved", 0), 1u << 20));
   if (j.contains("l1_data_victim"))
     c.l1_data_victim = parse_data_victim(need<std::string>(j, "l1_data_victim"));
   for (auto [key, cache] : {std::pair{"l1_set_index", &c.l1}, std::pair{"l2_set_index", &c.l2}}) {

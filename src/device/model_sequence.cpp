@@ -102,6 +102,8 @@ void SetCache::clear() {
   sectors_present_.assign(sets_ * ways_, 0);
   stamps_.assign(sets_ * ways_, 0);
   plru_.assign(sets_, 0);
+  priority_.assign(sets_ * ways_, Priority::kNormal);
+  classed_ = false;
   clock_ = 0;
   // The set cycle's pointer starts anywhere (on the H200 it is not reset by a launch). Drawn
   // only for that victim, so that other models' random streams do not move.
@@ -166,10 +168,58 @@ void SetCache::touch(std::uint64_t set, std::uint32_t way, bool fill) {
   }
 }
 
+void SetCache::reset_protected() {
+  for (auto& p : priority_)
+    if (p == Priority::kProtected) p = Priority::kNormal;
+}
+
+void SetCache::fill_stale(std::uint64_t first_tag) {
+  clear();
+  const std::uint64_t all_sectors = (std::uint64_t{1} << sectors_) - 1;
+  for (std::uint64_t slot = 0; slot < tags_.size(); ++slot) {
+    tags_[slot] = first_tag + slot;
+    sectors_present_[slot] = all_sectors;
+  }
+  held_ = tags_.size();
+}
+
+void SetCache::mark(std::uint64_t slot, std::uint64_t set, Mark m) {
+  if (m == Mark::kKeep) return;
+  classed_ = true;
+  Priority p = m == Mark::kFirst    ? Priority::kFirst
+               : m == Mark::kNormal ? Priority::kNormal
+                                    : Priority::kProtected;
+  if (p == Priority::kProtected && priority_[slot] != Priority::kProtected) {
+    int held = 0;
+    for (std::uint32_t w = 0; w < ways_; ++w)
+      held += priority_[set * ways_ + w] == Priority::kProtected && tags_[set * ways_ + w] != 0;
+    if (held >= protected_ways_) p = Priority::kNormal;
+  }
+  priority_[slot] = p;
+}
+
+std::uint32_t SetCache::classed_victim(std::uint64_t set) {
+  const std::uint64_t base = set * ways_;
+  for (auto cls : {Priority::kFirst, Priority::kNormal, Priority::kProtected}) {
+    std::uint32_t best = ways_;
+    for (std::uint32_t w = 0; w < ways_; ++w) {
+      if (priority_[base + w] != cls) continue;
+      // LRU / FIFO: the oldest stamp; the other policies: the first of the class.
+      if (best == ways_ || ((config_.policy == Replacement::kLru ||
+                             config_.policy == Replacement::kFifo) &&
+                            stamps_[base + w] < stamps_[base + best]))
+        best = w;
+    }
+    if (best != ways_) return best;
+  }
+  return 0;
+}
+
 std::uint32_t SetCache::victim(std::uint64_t set) {
   const std::uint64_t base = set * ways_;
   for (std::uint32_t w = 0; w < ways_; ++w)
     if (tags_[base + w] == 0) return w;
+  if (classed_) return classed_victim(set);
   switch (config_.policy) {
     case Replacement::kLru:
     case Replacement::kFifo: {
@@ -257,7 +307,7 @@ std::uint32_t SetCache::free_data(std::uint64_t set, std::uint32_t free_way) {
   return free_way;
 }
 
-bool SetCache::access(std::uint64_t address) {
+bool SetCache::access(std::uint64_t address, Mark m) {
   if (sets_ == 0) return false;
   const std::uint64_t tag = address / config_.line_bytes + 1;
   const std::uint64_t set = set_of(address);
@@ -268,6 +318,7 @@ bool SetCache::access(std::uint64_t address) {
     if (tags_[base + w] != tag) continue;
     touch(set, w, false);
     last_use_[base + w] = ++use_clock_;
+    mark(base + w, set, m);
     if (sectors_present_[base + w] & sector_bit) return true;
     sectors_present_[base + w] |= sector_bit;
     return false;
@@ -282,6 +333,8 @@ bool SetCache::access(std::uint64_t address) {
   last_use_[base + w] = ++use_clock_;
   tags_[base + w] = tag;
   sectors_present_[base + w] = sector_bit;
+  if (classed_) priority_[base + w] = Priority::kNormal;
+  mark(base + w, set, m);
   touch(set, w, true);
   return false;
 }
@@ -343,6 +396,12 @@ void SequenceModel::prefetch_after(std::uint64_t address, int sm, bool use_l1) {
     l2[static_cast<std::size_t>(home_of(ahead))].access(ahead);
     if (pf.into_l1 && use_l1) l1.access(ahead);
   }
+}
+
+void SequenceModel::place_l2(std::uint64_t address, int sm, SetCache::Mark mark) {
+  const int side = side_of(sm), home = home_of(address);
+  if (home != side && config.l2_replication) l2[static_cast<std::size_t>(side)].access(address, mark);
+  l2[static_cast<std::size_t>(home)].access(address, mark);
 }
 
 int SequenceModel::side_of(int sm) const {

@@ -18,8 +18,21 @@ class SetCache {
  public:
   SetCache() = default;
   SetCache(const CacheConfig& config, std::uint64_t seed);
-  /// Looks up `address`; true on a hit of its sector. A miss fills (evicting per the policy).
-  bool access(std::uint64_t address);
+  /// A line's eviction class (L2Residency): evict-first lines go before normal ones, normal
+  /// ones before protected (persisting / evict_last) ones.
+  enum class Priority : std::uint8_t { kNormal = 0, kFirst = 1, kProtected = 2 };
+  /// What an access does to its line's class: plain loads keep it (a fill is normal).
+  enum class Mark : std::uint8_t { kKeep, kNormal, kFirst, kProtected };
+  /// Looks up `address`; true on a hit of its sector. A miss fills (evicting per the policy,
+  /// and per the classes once any line was marked).
+  bool access(std::uint64_t address, Mark mark = Mark::kKeep);
+  /// The most protected lines one set holds; a line marked protected beyond it is normal.
+  void set_protected_ways(int ways) { protected_ways_ = ways; }
+  /// Every protected line becomes normal (cudaCtxResetPersistingL2Cache).
+  void reset_protected();
+  /// Every way holds a line of no buffer (tags from `first_tag` on), older than any access
+  /// after it: the L2 as a flush by streaming traffic leaves it.
+  void fill_stale(std::uint64_t first_tag);
   bool contains(std::uint64_t address) const;
   void clear();
   std::uint64_t sets() const { return sets_; }
@@ -33,6 +46,9 @@ class SetCache {
  private:
   void touch(std::uint64_t set, std::uint32_t way, bool fill);
   std::uint32_t victim(std::uint64_t set);
+  /// The victim when classes are in use: the policy's choice among the lowest class present.
+  std::uint32_t classed_victim(std::uint64_t set);
+  void mark(std::uint64_t slot, std::uint64_t set, Mark m);
   /// A decoupled store is full and `set` has a free tag: frees a line's data (and its tag) per
   /// the data victim policy; returns the way of `set` to fill.
   std::uint32_t free_data(std::uint64_t set, std::uint32_t free_way);
@@ -55,6 +71,9 @@ class SetCache {
   std::uint64_t cycle_ = 0;  ///< DataVictim::kSetCycle: the next set the pointer visits
   unsigned squeeze_bit_ = 0;
   std::mt19937_64 rng_;
+  std::vector<Priority> priority_;  ///< per slot; used once classed_ is set
+  bool classed_ = false;
+  int protected_ways_ = 0;
 };
 
 namespace detail {
@@ -68,6 +87,8 @@ struct SequenceModel {
   double access(std::uint64_t address, int sm, bool use_l1, Served* served = nullptr);
   void invalidate_l1() { l1.clear(); }
   void flush_l2();
+  /// One line of a bulk pass by `sm` into the L2 (no L1, no TLB), marked `mark`.
+  void place_l2(std::uint64_t address, int sm, SetCache::Mark mark);
   int side_of(int sm) const;
   int home_of(std::uint64_t address) const;
 

@@ -8,6 +8,7 @@
 #include "probes/timer/timer.hpp"
 #include "probes/cache/fetch_granularity.hpp"
 #include "probes/cache/prefetch.hpp"
+#include "probes/cache/l2_residency.hpp"
 #include "probes/cache/l2_partition.hpp"
 #include "probes/cache/cache_structure.hpp"
 #include "probes/cache/l2_far_hit.hpp"
@@ -33,6 +34,7 @@ const Registry& Registry::builtin() {
     probes::register_fetch_granularity_experiments(r);
     probes::register_prefetch_experiments(r);
     probes::register_cache_structure_experiments(r);
+    probes::register_l2_residency_experiments(r);
     probes::register_smem_experiments(r);
     probes::register_compute_experiments(r);
     probes::register_timer_experiments(r);

@@ -1,0 +1,117 @@
+#include "analysis/l2_residency.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/confidence.hpp"
+#include "core/stats.hpp"
+
+namespace gpuprobe::analysis::residency {
+
+Classifier classify(const std::vector<Trial>& trials) {
+  std::vector<double> there, gone;
+  for (const auto& t : trials) {
+    if (t.group == "control_there") there.insert(there.end(), t.cycles.begin(), t.cycles.end());
+    if (t.group == "control_gone") gone.insert(gone.end(), t.cycles.begin(), t.cycles.end());
+  }
+  Classifier c;
+  if (there.empty() || gone.empty()) return c;
+  c.there_median = stats::median(there);
+  c.gone_median = stats::median(gone);
+  // Lines in the L2 come near and far (a partitioned L2), so the midpoint of the slowest there
+  // and the fastest gone, when they do not overlap; else of the medians.
+  const double there_p95 = stats::quantile(there, 0.95), gone_p5 = stats::quantile(gone, 0.05);
+  c.threshold = there_p95 < gone_p5 ? (there_p95 + gone_p5) / 2
+                                    : (c.there_median + c.gone_median) / 2;
+  c.separation = confidence::separation(confidence::separation_z(there, gone));
+  return c;
+}
+
+double stayed(const Trial& t, const Classifier& c) {
+  if (t.cycles.empty()) return 0.0;
+  const auto n = std::count_if(t.cycles.begin(), t.cycles.end(),
+                               [&](double x) { return x < c.threshold; });
+  return static_cast<double>(n) / static_cast<double>(t.cycles.size());
+}
+
+double rule_capacity(const std::string& rule, double share, std::uint64_t set_aside,
+                     std::uint64_t l2_bytes, int ways) {
+  const double l = static_cast<double>(set_aside), l2 = static_cast<double>(l2_bytes);
+  if (rule == "bytes") return share * l;
+  if (ways <= 0 || l2 <= 0) return 0.0;
+  const double q = static_cast<double>(ways) * l / l2;
+  const double whole = rule == "ways_floor" ? std::floor(q + 1e-9) : std::round(q);
+  return l2 * whole / static_cast<double>(ways);
+}
+
+double rule_predict(const RuleFit& fit, const RulePoint& p, std::uint64_t l2_bytes, int ways) {
+  if (p.window_bytes == 0) return 0.0;
+  const double c = rule_capacity(fit.rule, fit.share, p.set_aside_bytes, l2_bytes, ways);
+  return std::min(p.hit_ratio, c / static_cast<double>(p.window_bytes));
+}
+
+namespace {
+
+double rms_of(const std::string& rule, double share, const std::vector<RulePoint>& points,
+              std::uint64_t l2_bytes, int ways, double plain) {
+  RuleFit f;
+  f.rule = rule;
+  f.share = share;
+  double sum = 0;
+  for (const auto& p : points) {
+    const double e = std::max(plain, rule_predict(f, p, l2_bytes, ways)) - p.measured;
+    sum += e * e;
+  }
+  return points.empty() ? 0.0 : std::sqrt(sum / static_cast<double>(points.size()));
+}
+
+}  // namespace
+
+RuleFit fit_rule(const std::vector<RulePoint>& points, std::uint64_t l2_bytes, int ways,
+                 double plain) {
+  RuleFit fit;
+  fit.points = points.size();
+  if (points.empty()) return fit;
+  const bool any_kept = std::any_of(points.begin(), points.end(),
+                                    [&](const RulePoint& p) { return p.measured > plain + 0.1; });
+  if (!any_kept) {
+    fit.rule = "none";
+    return fit;
+  }
+  // The bytes rule's share: a grid over 0 .. 2 (a set-aside may hold less or, with copies in
+  // both partitions counted once, more than it names).
+  double best_share = 0, best_rms = std::numeric_limits<double>::max();
+  for (int i = 1; i <= 400; ++i) {
+    const double k = i * 0.005;
+    const double r = rms_of("bytes", k, points, l2_bytes, ways, plain);
+    if (r < best_rms) {
+      best_rms = r;
+      best_share = k;
+    }
+  }
+  struct Candidate {
+    std::string rule;
+    double share, rms;
+  };
+  std::vector<Candidate> c{{"bytes", best_share, best_rms}};
+  if (ways > 0)
+    for (const std::string r : {"ways_floor", "ways_round"})
+      c.push_back({r, 0.0, rms_of(r, 0.0, points, l2_bytes, ways, plain)});
+  std::sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) { return a.rms < b.rms; });
+  fit.rule = c.front().rule;
+  fit.share = c.front().share;
+  fit.rms = c.front().rms;
+  fit.runner_up_rms = c.size() > 1 ? c[1].rms : c.front().rms;
+  // The bytes rule with its share at 1 / ways steps is a ways rule too: prefer the ways rule
+  // only when it fits clearly better, the bytes rule (fewer assumptions) otherwise.
+  if (c.size() > 1 && c.front().rule != "bytes" && best_rms - c.front().rms < 0.01) {
+    fit.rule = "bytes";
+    fit.share = best_share;
+    fit.runner_up_rms = c.front().rms;
+    fit.rms = best_rms;
+  }
+  return fit;
+}
+
+}  // namespace gpuprobe::analysis::residency

@@ -1,0 +1,143 @@
+#include "probes/cache/residency_trials.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <set>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/text_input.hpp"
+
+namespace gpuprobe::probes::residency {
+
+TrialRunner::TrialRunner(L2Residency& l2, Sequencer& seq, ProbeBuffer& buffer,
+                         std::uint64_t traffic_offset, std::uint64_t seed)
+    : l2_(l2), seq_(seq), buffer_(buffer), traffic_offset_(traffic_offset), rng_(seed) {}
+
+void TrialRunner::set_aside(std::uint64_t bytes) {
+  if (bytes == current_set_aside_) return;
+  l2_.set_persisting_set_aside(bytes);
+  current_set_aside_ = bytes;
+}
+
+analysis::residency::SetAsideRequest TrialRunner::request(std::uint64_t bytes) {
+  analysis::residency::SetAsideRequest r;
+  r.requested_bytes = bytes;
+  current_set_aside_ = ~std::uint64_t{0};
+  try {
+    l2_.set_persisting_set_aside(bytes);
+    r.accepted = true;
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+  r.read_back_bytes = l2_.persisting_set_aside();
+  return r;
+}
+
+namespace {
+
+/// The region's sampled lines (random, distinct, in random order) and one line per 2 MiB page
+/// (the page's last, never sampled) whose untimed load warms the page's translation first.
+struct Probes {
+  std::vector<std::uint64_t> warm, sampled;
+};
+
+Probes probes_of(std::uint64_t offset, std::uint64_t bytes, std::mt19937_64& rng) {
+  Probes p;
+  const std::uint64_t first_page = offset / kPage, last_page = (offset + bytes - 1) / kPage;
+  std::set<std::uint64_t> warm;
+  for (std::uint64_t page = first_page; page <= last_page; ++page) {
+    const std::uint64_t line = std::min(page * kPage + kPage, offset + bytes) - kLine;
+    if (line >= offset) warm.insert(line);
+  }
+  p.warm.assign(warm.begin(), warm.end());
+  const std::uint64_t lines = bytes / kLine;
+  std::uniform_int_distribution<std::uint64_t> pick(0, lines - 1);
+  std::set<std::uint64_t> chosen;
+  const std::uint64_t want = std::min<std::uint64_t>(kSampledLines, lines - warm.size());
+  while (chosen.size() < want) {
+    const std::uint64_t line = offset + pick(rng) * kLine;
+    if (!warm.count(line)) chosen.insert(line);
+  }
+  p.sampled.assign(chosen.begin(), chosen.end());
+  std::shuffle(p.sampled.begin(), p.sampled.end(), rng);
+  return p;
+}
+
+}  // namespace
+
+analysis::residency::Trial TrialRunner::run(const Placement& p) {
+  set_aside(p.set_aside_bytes);
+  l2_.reset_persisting_lines();
+  l2_.flush_l2();
+  if (p.place) {
+    BulkLoads fill;
+    fill.offset = p.region_offset;
+    fill.bytes = p.region_bytes;
+    fill.windowed = p.windowed;
+    fill.window = p.window;
+    fill.window.offset = p.region_offset;
+    fill.window.bytes = p.region_bytes;
+    fill.hint = p.hint;
+    fill.hint_fraction = p.hint_fraction;
+    l2_.load_bulk(buffer_, fill);
+  }
+  if (p.traffic_bytes > 0) {
+    BulkLoads traffic;
+    traffic.offset = traffic_offset_;
+    traffic.bytes = p.traffic_bytes;
+    l2_.load_bulk(buffer_, traffic);
+  }
+  const auto probes = probes_of(p.region_offset, p.region_bytes, rng_);
+  AccessSequence s;
+  s.op = device::LoadOp::kCg;
+  s.sm = 0;
+  s.sequence = probes.warm;
+  s.sequence.insert(s.sequence.end(), probes.sampled.begin(), probes.sampled.end());
+  s.timed_from = static_cast<std::uint32_t>(probes.warm.size());
+  const auto t = seq_.run_sequence(buffer_, s);
+  if (!t.verified || t.cycles.size() != probes.sampled.size())
+    throw VerificationError("L2 residency trial: the first pass returned " +
+                            std::to_string(t.cycles.size()) + " timings for " +
+                            std::to_string(probes.sampled.size()) + " lines, or a wrong value");
+  analysis::residency::Trial trial;
+  trial.group = p.group;
+  trial.repeat = p.repeat;
+  trial.set_aside_bytes = l2_.persisting_set_aside();
+  trial.region_offset = p.region_offset;
+  trial.region_bytes = p.region_bytes;
+  trial.windowed = p.place && p.windowed;
+  if (trial.windowed) {
+    trial.hit_ratio = p.window.hit_ratio;
+    trial.hit_prop = to_string(p.window.hit);
+    trial.miss_prop = to_string(p.window.miss);
+  }
+  trial.hint = p.place ? to_string(p.hint) : "none";
+  trial.hint_fraction = p.hint_fraction;
+  trial.traffic_bytes = p.traffic_bytes;
+  trial.cycles = t.cycles;
+  return trial;
+}
+
+analysis::residency::Samples typed_samples(const ExperimentResult& r, const char* id) {
+  analysis::residency::Samples s;
+  try {
+    s = r.samples.get<analysis::residency::Samples>();
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(std::string(id) + ": samples are not what this gpuprobe writes (" +
+                     e.what() + ")");
+  }
+  std::size_t there = 0, gone = 0;
+  for (const auto& t : s.trials) {
+    if (t.cycles.empty())
+      throw UsageError(std::string(id) + ": a trial of group " + text_input::quoted(t.group) + " has no cycles");
+    there += t.group == "control_there";
+    gone += t.group == "control_gone";
+  }
+  if (!there || !gone || s.l2_bytes == 0)
+    throw UsageError(std::string(id) +
+                     ": samples need both controls (control_there, control_gone) and l2_bytes");
+  return s;
+}
+
+}  // namespace gpuprobe::probes::residency
