@@ -10,6 +10,8 @@
 #include "core/error.hpp"
 #include "core/experiment.hpp"
 #include "core/finding_names.hpp"
+#include "core/l2_residency.hpp"
+#include "core/sequence.hpp"
 #include "device/model_device.hpp"
 
 namespace gpuprobe {
@@ -110,6 +112,103 @@ TEST(PersistingOnModel, RecoversTheWaysRuleAndItsCapacity) {
   EXPECT_LT(f.at("l2.persisting.plain_kept").value, 0.1);
   EXPECT_EQ(f.at("l2.persisting.streaming_goes_first").value, 1.0);
   EXPECT_EQ(dev.persisting_set_aside(), 0u) << "the set-aside found was not put back";
+}
+
+TEST(PersistingOnModel, ASetAsideOfPartWaysKeepsOnlyItsWholeWays) {
+  // 22 MiB of a 60 MiB, 16-way L2 is 5.87 ways: the model keeps 5 (18.75 MiB), which a rule of
+  // bytes would put at 22 MiB.
+  auto c = residency_model();
+  c.persisting.max_set_aside_bytes = 22 * kMiB;
+  device::ModelDevice dev(c);
+  const auto f = run_on(dev, "cache.l2.persisting");
+  EXPECT_EQ(f.at("l2.persisting.rule").extra.value("label", ""), "ways_floor");
+  EXPECT_NEAR(f.at("l2.persisting.capacity").value, 18.75 * kMiB, 1.0 * kMiB);
+}
+
+TEST(EvictionPriorityOnModel, EvictLastStaysEvictFirstGoesFirstAndTheSetAsideIsPutBack) {
+  device::ModelDevice dev(residency_model());
+  dev.set_persisting_set_aside(3 * kMiB);
+  const auto f = run_on(dev, "cache.l2.eviction_priority");
+  EXPECT_EQ(f.at(finding::kL2EvictLastProtects.name).value, 1.0);
+  EXPECT_EQ(f.at(finding::kL2EvictFirstGoesFirst.name).value, 1.0);
+  EXPECT_GT(f.at("l2.evict.evict_last.heavy").value, 0.8);
+  EXPECT_LT(f.at("l2.evict.none.heavy").value, 0.1);
+  EXPECT_LT(f.at("l2.evict.evict_first.light").value, f.at("l2.evict.none.light").value - 0.2);
+  // The model caps evict_last at the set-aside's whole ways: 30 MiB of 60 MiB, 8 of 16 ways.
+  EXPECT_NEAR(f.at(finding::kL2EvictLastMaxShare.name).value, 0.5, 0.06);
+  EXPECT_EQ(dev.persisting_set_aside(), 3 * kMiB) << "the set-aside found was not put back";
+}
+
+/// A modelled GPU whose bulk loads fail after a number of them: the experiment must still put
+/// back the set-aside it found.
+class FailingLoads : public device::ModelDevice {
+ public:
+  FailingLoads(const device::ModelConfig& c, int succeed) : ModelDevice(c), left_(succeed) {}
+  void load_bulk(ProbeBuffer& buffer, const BulkLoads& loads) override {
+    if (left_-- <= 0) throw VerificationError("modelled load failure");
+    ModelDevice::load_bulk(buffer, loads);
+  }
+
+ private:
+  int left_;
+};
+
+TEST(PersistingOnModel, TheSetAsideIsPutBackWhenATrialFails) {
+  for (int succeed : {0, 3, 12}) {
+    FailingLoads dev(residency_model(), succeed);
+    dev.set_persisting_set_aside(5 * kMiB);
+    RunOptions options;
+    FindingBoard board;
+    Context ctx{dev, options, board};
+    ExperimentResult r;
+    const auto* e = Registry::builtin().find("cache.l2.persisting");
+    ASSERT_NE(e, nullptr);
+    EXPECT_THROW(e->run(ctx, r), VerificationError) << succeed;
+    EXPECT_EQ(dev.persisting_set_aside(), 5 * kMiB) << succeed;
+  }
+}
+
+TEST(PersistingOnModel, AGpuWithoutASetAsideIsWaivedWithTheReason) {
+  auto c = residency_model();
+  c.persisting.max_set_aside_bytes = 0;
+  device::ModelDevice dev(c);
+  RunOptions options;
+  FindingBoard board;
+  Context ctx{dev, options, board};
+  ExperimentResult r;
+  const auto* e = Registry::builtin().find("cache.l2.persisting");
+  ASSERT_NE(e, nullptr);
+  e->run(ctx, r);
+  e->analyze(r);
+  EXPECT_EQ(r.status, Status::kWaived);
+  EXPECT_NE(r.reason.find("persistingL2CacheMaxSize"), std::string::npos) << r.reason;
+}
+
+TEST(PersistingOnModel, AWindowBeyondTheDriversLimitIsRefused) {
+  auto c = residency_model();
+  c.persisting.max_window_bytes = 32 * kMiB;
+  device::ModelDevice dev(c);
+  const auto* e = Registry::builtin().find("cache.l2.persisting");
+  ASSERT_NE(e, nullptr);
+  RunOptions defaults;
+  EXPECT_NO_THROW(e->validate(dev, defaults)) << "default sizes are clamped to the limit";
+  RunOptions asked;
+  asked.axis_overrides.push_back({"cache.l2.persisting", "window_percent", {"200"}});
+  try {
+    e->validate(dev, asked);
+    ADD_FAILURE() << "a 60 MiB window beyond a 32 MiB limit was accepted";
+  } catch (const UsageError& err) {
+    EXPECT_NE(std::string(err.what()).find("accessPolicyMaxWindowSize"), std::string::npos);
+  }
+  BulkLoads bad;
+  bad.offset = 0;
+  bad.bytes = 64 * kMiB;
+  bad.windowed = true;
+  bad.window.bytes = 64 * kMiB;
+  EXPECT_THROW(check_bulk_loads(128 * kMiB, bad, dev.persisting_limits()), UsageError);
+  bad.window.bytes = 16 * kMiB;
+  bad.window.hit_ratio = 1.5;
+  EXPECT_THROW(check_bulk_loads(128 * kMiB, bad, dev.persisting_limits()), UsageError);
 }
 
 }  // namespace

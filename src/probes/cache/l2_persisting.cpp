@@ -137,7 +137,11 @@ class L2Persisting : public Experiment {
     auto* l2 = as_l2_residency(const_cast<device::Device&>(d));
     if (!l2) return;
     const auto limits = l2->persisting_limits();
-    for (auto p : axis_values(o).ints("window_percent")) {
+    // The default sizes are clamped to the window limit by the plan; sizes a user asks for are
+    // measured as asked, so one beyond the limit is refused.
+    const auto axes = axis_values(o);
+    if (!axes.overridden("window_percent")) return;
+    for (auto p : axes.ints("window_percent")) {
       const double bytes = static_cast<double>(limits.max_set_aside_bytes) * p / 100.0;
       if (limits.max_window_bytes != 0 && bytes > static_cast<double>(limits.max_window_bytes))
         throw UsageError("cache.l2.persisting: window_percent " + std::to_string(p) + " is " +
