@@ -9,59 +9,13 @@
 #include "core/finding_names.hpp"
 #include "core/finding_value.hpp"
 #include "report/chart.hpp"
+#include "report/finding_index.hpp"
 
 namespace gpuprobe::report {
 namespace {
 
 using nlohmann::json;
 namespace fk = finding;
-
-/// Findings of passed experiments by name (per-load latencies left out: they have their own
-/// matrix), and the experiments that did not pass.
-class FindingIndex {
- public:
-  explicit FindingIndex(const json& result) {
-    // References into `result` (json::value() would return copies, and the pointers dangle).
-    const auto ex = result.find("experiments");
-    if (ex == result.end() || !ex->is_array()) return;
-    for (const auto& e : *ex) {
-      if (!e.is_object()) continue;
-      if (e.value("status", "") == "error")
-        errors_.push_back(
-            {e.value("id", "?"), e.value("id", "?"), "check failed: " + e.value("reason", "")});
-      if (e.value("status", "") != "passed") continue;
-      const auto findings = e.find("findings");
-      if (findings == e.end() || !findings->is_array()) continue;
-      for (const auto& f : *findings) {
-        if (!f.is_object() || !f.contains("name") || !f["name"].is_string()) continue;
-        if (!f.contains("value") || !f["value"].is_number()) continue;
-        // A finding of one load operator is looked up by name only (a level's latency where
-        // latency.sweep did not run); the card's lists hold the load-independent findings.
-        if (f.contains("load")) {
-          if (f["load"] == "default") by_name_.emplace(f["name"].get<std::string>(), &f);
-          continue;
-        }
-        by_name_.emplace(f["name"].get<std::string>(), &f);
-        order_.push_back(&f);
-        experiment_of_[&f] = e.value("id", "?");
-      }
-    }
-  }
-  const json* get(const std::string& name) const {
-    const auto it = by_name_.find(name);
-    return it == by_name_.end() ? nullptr : it->second;
-  }
-  double value(const std::string& name) const { return get(name)->at("value").get<double>(); }
-  const std::vector<const json*>& all() const { return order_; }
-  const std::vector<Doubt>& errors() const { return errors_; }
-  std::string experiment_of(const json* f) const { return experiment_of_.at(f); }
-
- private:
-  std::map<const json*, std::string> experiment_of_;
-  std::map<std::string, const json*> by_name_;
-  std::vector<const json*> order_;
-  std::vector<Doubt> errors_;
-};
 
 double number_at(const json& j, const char* key, double fallback = 0) {
   if (!j.is_object()) return fallback;
@@ -259,6 +213,23 @@ void prefetch_line(const FindingIndex& idx, SummaryCard& card) {
   card.structure_lines.push_back(s);
 }
 
+/// "L2 persisting: ..." from cache.l2.persisting and cache.l2.eviction_priority.
+void residency_line(const FindingIndex& idx, SummaryCard& card) {
+  const json* max = idx.get(fk::kL2PersistingMaxSetAside.name);
+  const json* last = idx.get(fk::kL2EvictLastProtects.name);
+  if (!max && !last) return;
+  std::string s = "L2 persisting:";
+  if (max)
+    s += " set-aside up to " + display_text(*max) + ", keeps " +
+         shown(idx, fk::kL2PersistingCapacity.name) + " (rule " +
+         shown(idx, fk::kL2PersistingRule.name) + ");";
+  if (last)
+    s += " evict_last outlasts plain loads: " + display_text(*last) + ", holds at most " +
+         shown(idx, fk::kL2EvictLastMaxShare.name) +
+         " of the L2; evict_first goes first: " + shown(idx, fk::kL2EvictFirstGoesFirst.name);
+  card.structure_lines.push_back(s);
+}
+
 void structure(const FindingIndex& idx, SummaryCard& card) {
   if (const json* groups = idx.get(fk::kL2PartitionSmGroupSizes)) {
     std::string s = "L2 partitions: groups of " + display_text(*groups) + ", each near one";
@@ -285,6 +256,7 @@ void structure(const FindingIndex& idx, SummaryCard& card) {
     card.not_measured.push_back("TLB");
   }
   prefetch_line(idx, card);
+  residency_line(idx, card);
 }
 
 void add_ceiling(SummaryCard& card, const FindingIndex& idx, const std::string& group,

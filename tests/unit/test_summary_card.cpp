@@ -212,7 +212,44 @@ TEST(SummaryCard, PrefetchIsOneLineInWords) {
                       "(L2 -> L1)"),
             std::string::npos)
       << text;
-  EXPECT_EQ(report::summary_text(report::summary_card(h200())).find("Prefetch"),
+  EXPECT_EQ(report::summary_text(report::summary_card(h200())).find("Prefetch"), std::string::npos);
+}
+
+TEST(SummaryCard, PersistingAndEvictionPriorityAreOneLineInWords) {
+  json r = h200();
+  const auto f = [](const char* name, double v, const char* unit, json extra = json::object()) {
+    json j = {{"name", name}, {"value", v}, {"unit", unit}, {"confidence", 0.9}};
+    j.update(extra);
+    return j;
+  };
+  r["experiments"].push_back(
+      {{"id", "cache.l2.persisting"},
+       {"status", "passed"},
+       {"findings",
+        json::array({f("l2.persisting.max_set_aside", 39321600, "bytes"),
+                     f("l2.persisting.capacity", 39321600, "bytes"),
+                     f("l2.persisting.rule", 2, "class", {{"label", "ways_floor"}})})}});
+  r["experiments"].push_back(
+      {{"id", "cache.l2.eviction_priority"},
+       {"status", "passed"},
+       {"findings", json::array({f("l2.evict_last.protects", 1, "bool"),
+                                 f("l2.evict_last.max_share", 0.62, "fraction"),
+                                 f("l2.evict_first.goes_first", 1, "bool")})}});
+  // The card wraps long lines: read it with each wrap undone.
+  std::string text;
+  for (char ch : report::summary_text(report::summary_card(r)))
+    if (ch == '\n' || (ch == ' ' && !text.empty() && text.back() == ' '))
+      text += text.empty() || text.back() == ' ' ? "" : " ";
+    else
+      text += ch;
+  const auto at = text.find(
+      "L2 persisting: set-aside up to 37.5 MiB, keeps 37.5 MiB (rule whole "
+      "ways of every set");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string line = text.substr(at, 400);
+  EXPECT_NE(line.find("evict_last outlasts plain loads: yes"), std::string::npos) << line;
+  EXPECT_NE(line.find("evict_first goes first: yes"), std::string::npos) << line;
+  EXPECT_EQ(report::summary_text(report::summary_card(h200())).find("L2 persisting"),
             std::string::npos);
 }
 
