@@ -86,6 +86,9 @@ class L2EvictionPriority : public Experiment {
            "sampled lines; at the set-aside found and the largest; how much evict_last holds";
   }
   std::vector<std::string> depends_on() const override { return {"cache.l2.ways"}; }
+  std::vector<std::string> produces() const override {
+    return {"l2.evict.*", "l2.evict_last.*", "l2.evict_first.*"};
+  }
   std::vector<Axis> typed_axes() const override {
     return {int_axis("repeats", {2}, "trials", "trials of every question", 1, 8)};
   }

@@ -122,6 +122,7 @@ class L2Persisting : public Experiment {
            "missProp against plain loads";
   }
   std::vector<std::string> depends_on() const override { return {"cache.l2.ways"}; }
+  std::vector<std::string> produces() const override { return {"l2.persisting.*"}; }
   std::vector<Axis> typed_axes() const override {
     return {int_axis("window_percent", {25, 50, 75, 100, 125, 150, 200}, "%",
                      "window sizes, in percent of the largest set-aside", 5, 400),
