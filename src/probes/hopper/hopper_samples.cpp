@@ -121,4 +121,76 @@ void DsmemSamples::check() const {
                         " was launched but lacks latency_peer, latency_self or bandwidth");
 }
 
+void to_json(json& j, const TmaLatencyPoint& p) {
+  j = {{"copy", p.copy},
+       {"regime", p.regime},
+       {"bytes", p.bytes},
+       {"cycles", p.cycles},
+       {"verified", p.verified}};
+  write_optional(j, "replicate", p.replicate);
+  write_optional(j, "cycles_samples", p.cycles_samples);
+  write_optional(j, "sample_offsets", p.sample_offsets);
+  write_optional(j, "sample_smids", p.sample_smids);
+  write_optional(j, "words_checked", p.words_checked);
+  write_optional(j, "words_wrong", p.words_wrong);
+  write_optional(j, "first_wrong", p.first_wrong);
+  write_optional(j, "smid", p.smid);
+}
+void from_json(const json& j, TmaLatencyPoint& p) {
+  read_optional(j, "replicate", p.replicate);
+  j.at("copy").get_to(p.copy);
+  j.at("regime").get_to(p.regime);
+  j.at("bytes").get_to(p.bytes);
+  j.at("cycles").get_to(p.cycles);
+  read_optional(j, "cycles_samples", p.cycles_samples);
+  read_optional(j, "sample_offsets", p.sample_offsets);
+  read_optional(j, "sample_smids", p.sample_smids);
+  read_optional(j, "words_checked", p.words_checked);
+  read_optional(j, "words_wrong", p.words_wrong);
+  read_optional(j, "first_wrong", p.first_wrong);
+  j.at("verified").get_to(p.verified);
+  read_optional(j, "smid", p.smid);
+}
+void to_json(json& j, const TmaLatencySamples& s) {
+  j = json::object();
+  write_optional(j, "points", s.points);
+}
+void from_json(const json& j, TmaLatencySamples& s) { read_optional(j, "points", s.points); }
+
+void to_json(json& j, const TmaBandwidthPoint& p) {
+  j = {{"direction", p.direction},
+       {"tile_bytes", p.tile_bytes},
+       {"stages", p.stages},
+       {"gb_s", p.gb_s},
+       {"verified", p.verified}};
+  write_optional(j, "source", p.source);
+  write_optional(j, "source_bytes", p.source_bytes);
+  write_optional(j, "passes_per_launch", p.passes_per_launch);
+  write_optional(j, "bytes_per_launch", p.bytes_per_launch);
+  write_optional(j, "percent_of_peak_median", p.percent_of_peak_median);
+  write_optional(j, "launches", p.launches);
+  write_optional(j, "launches_failing_verification", p.launches_failing_verification);
+  write_optional(j, "first_failure", p.first_failure);
+}
+void from_json(const json& j, TmaBandwidthPoint& p) {
+  j.at("direction").get_to(p.direction);
+  read_optional(j, "source", p.source);
+  read_optional(j, "source_bytes", p.source_bytes);
+  j.at("tile_bytes").get_to(p.tile_bytes);
+  j.at("stages").get_to(p.stages);
+  read_optional(j, "passes_per_launch", p.passes_per_launch);
+  read_optional(j, "bytes_per_launch", p.bytes_per_launch);
+  j.at("gb_s").get_to(p.gb_s);
+  read_optional(j, "percent_of_peak_median", p.percent_of_peak_median);
+  read_optional(j, "launches", p.launches);
+  read_optional(j, "launches_failing_verification", p.launches_failing_verification);
+  read_optional(j, "first_failure", p.first_failure);
+  j.at("verified").get_to(p.verified);
+}
+void to_json(json& j, const TmaBandwidthSamples& s) {
+  j = json::object();
+  write_optional(j, "points", s.points);
+}
+void from_json(const json& j, TmaBandwidthSamples& s) { read_optional(j, "points", s.points); }
+
 }  // namespace gpuprobe::probes::hopper

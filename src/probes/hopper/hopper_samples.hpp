@@ -1,5 +1,6 @@
 #pragma once
-// The Hopper family's samples as types (hopper.wgmma.throughput, hopper.dsmem), converted from
+// The Hopper family's samples as types (hopper.wgmma.throughput, hopper.dsmem, hopper.tma.*),
+// converted from
 // the recorded JSON once (core/samples.hpp's samples_as). Members the analyses read are
 // required; members only recorded (for the reader of result.json) are optional.
 #include <cstdint>
@@ -68,6 +69,53 @@ struct DsmemSamples {
   void check() const;
 };
 
+/// One replicate of one (copy, regime, size) of hopper.tma.latency.
+struct TmaLatencyPoint {
+  std::optional<int> replicate;
+  std::string copy, regime;  ///< bulk / tensor / warp_load; l2 / dram
+  int bytes = 0;
+  RecordedSummary cycles;
+  /// Each repetition's cycles (absent in results written before they were kept).
+  std::optional<std::vector<double>> cycles_samples;
+  std::optional<std::vector<std::uint64_t>> sample_offsets;
+  std::optional<std::vector<double>> sample_smids;
+  std::optional<std::uint64_t> words_checked, words_wrong;
+  std::optional<std::string> first_wrong;
+  bool verified = false;
+  std::optional<double> smid;
+};
+struct TmaLatencySamples {
+  static constexpr int kVersion = 1;  ///< Experiment::samples_version of hopper.tma.latency
+  std::optional<std::vector<TmaLatencyPoint>> points;  ///< absent: nothing concluded
+};
+
+/// One (direction, source, tile, stages) point of hopper.tma.bandwidth.
+struct TmaBandwidthPoint {
+  std::string direction;              ///< load or store
+  std::optional<std::string> source;  ///< dram or l2; absent: dram
+  std::optional<std::uint64_t> source_bytes;
+  int tile_bytes = 0, stages = 0;
+  std::optional<std::uint64_t> passes_per_launch;
+  std::optional<double> bytes_per_launch;
+  RecordedSummary gb_s;
+  std::optional<double> percent_of_peak_median;
+  std::optional<std::uint64_t> launches, launches_failing_verification;
+  std::optional<std::string> first_failure;
+  bool verified = false;
+};
+struct TmaBandwidthSamples {
+  static constexpr int kVersion = 1;  ///< Experiment::samples_version of hopper.tma.bandwidth
+  std::optional<std::vector<TmaBandwidthPoint>> points;  ///< absent: nothing concluded
+};
+
+void to_json(nlohmann::json& j, const TmaLatencyPoint& p);
+void from_json(const nlohmann::json& j, TmaLatencyPoint& p);
+void to_json(nlohmann::json& j, const TmaLatencySamples& s);
+void from_json(const nlohmann::json& j, TmaLatencySamples& s);
+void to_json(nlohmann::json& j, const TmaBandwidthPoint& p);
+void from_json(const nlohmann::json& j, TmaBandwidthPoint& p);
+void to_json(nlohmann::json& j, const TmaBandwidthSamples& s);
+void from_json(const nlohmann::json& j, TmaBandwidthSamples& s);
 void to_json(nlohmann::json& j, const WgmmaCheck& c);
 void from_json(const nlohmann::json& j, WgmmaCheck& c);
 void to_json(nlohmann::json& j, const WgmmaPoint& p);
