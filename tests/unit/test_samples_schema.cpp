@@ -15,6 +15,7 @@
 #include "core/experiment.hpp"
 #include "probes/compute/compute_samples.hpp"
 #include "probes/hopper/hopper_samples.hpp"
+#include "probes/hopper/pipeline_samples.hpp"
 #include "probes/latency/latency_samples.hpp"
 #include "probes/link/link_samples.hpp"
 #include "probes/ordering/ordering_samples.hpp"
@@ -138,6 +139,7 @@ const std::vector<Typed>& typed_experiments() {
       typed<p::hopper::DsmemSamples>("hopper.dsmem"),
       typed<p::hopper::TmaLatencySamples>("hopper.tma.latency"),
       typed<p::hopper::TmaBandwidthSamples>("hopper.tma.bandwidth"),
+      typed<p::hopper::PipelineSamples>("hopper.pipeline"),
   };
   return all;
 }
