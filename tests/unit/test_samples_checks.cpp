@@ -35,14 +35,17 @@ std::string analyze_error(const std::string& id, const json& samples) {
 json peer(int gpus, int src, int dst) {
   return {{"gpus", gpus},
           {"pairs",
-           {{{"src", src}, {"dst", dst}, {"metric", "copy_engine"}, {"bytes", 1 << 20},
+           {{{"src", src},
+             {"dst", dst},
+             {"metric", "copy_engine"},
+             {"bytes", 1 << 20},
              {"seconds", {1e-3, 1e-3, 1.1e-3}}}}}};
 }
 
 TEST(SamplesChecks, LinkPeerIndicesOutOfRangeAreRefusedBeforeTheMatrix) {
   EXPECT_EQ(analyze_error("link.peer", peer(2, 0, 1)), "");
-  for (const auto& bad : {peer(2, 0, 2), peer(2, -1, 1), peer(2, 1, 1), peer(1 << 30, 0, 1),
-                          peer(-1, 0, 1)}) {
+  for (const auto& bad :
+       {peer(2, 0, 2), peer(2, -1, 1), peer(2, 1, 1), peer(1 << 30, 0, 1), peer(-1, 0, 1)}) {
     const auto why = analyze_error("link.peer", bad);
     EXPECT_NE(why.find("link.peer: samples"), std::string::npos) << bad.dump() << ": " << why;
     EXPECT_EQ(why.find('\n'), std::string::npos) << why;
@@ -99,16 +102,24 @@ TEST(SamplesChecks, PartsAnAnalysisNeedsAreChecked) {
                           {"sm_clock_mhz_measured", 1980.0}}}}};
   EXPECT_NE(analyze_error("ordering.atomic", atomic).find("empty ops_per_s_replicates"),
             std::string::npos);
+  // A verified pipeline point without the measurements its findings read.
+  const json pipeline = {{"points",
+                          {{{"shape", "128x256x64"},
+                            {"mode", "pipeline"},
+                            {"stages", 4},
+                            {"verified", true},
+                            {"ns_per_kstep", 600.0}}}}};
+  EXPECT_NE(analyze_error("hopper.pipeline", pipeline).find("verified point 128x256x64 pipeline"),
+            std::string::npos);
   // A summary's count rebuilds a sample of that size: a huge or negative one is refused.
   for (const json n : {json(1e12), json(-3)}) {
-    const json fence = {
-        {"cases",
-         {{{"config", "warp"},
-           {"threads", 32},
-           {"fence", "none"},
-           {"cycles_per_step", {{"median", 4.0}, {"n", n}, {"mad", 0.1}}},
-           {"slowest_warp_cycles_per_step_median", 4.0},
-           {"sm_clock_mhz_measured", 1980.0}}}}};
+    const json fence = {{"cases",
+                         {{{"config", "warp"},
+                           {"threads", 32},
+                           {"fence", "none"},
+                           {"cycles_per_step", {{"median", 4.0}, {"n", n}, {"mad", 0.1}}},
+                           {"slowest_warp_cycles_per_step_median", 4.0},
+                           {"sm_clock_mhz_measured", 1980.0}}}}};
     EXPECT_NE(analyze_error("ordering.fence", fence).find("is not a count"), std::string::npos)
         << n;
   }
@@ -125,8 +136,8 @@ TEST(SamplesChecks, AnotherSamplesVersionIsRefused) {
 }
 
 TEST(SamplesChecks, RecordedSummaryKeepsWhatWasRecorded) {
-  const json full = {{"n", 3},      {"min", 1.0},      {"max", 3.0},    {"mean", 2.0},
-                     {"median", 2.0}, {"p5", 1.1},      {"p95", 2.9},    {"mad", 1.0},
+  const json full = {{"n", 3},        {"min", 1.0},        {"max", 3.0},   {"mean", 2.0},
+                     {"median", 2.0}, {"p5", 1.1},         {"p95", 2.9},   {"mad", 1.0},
                      {"stddev", 1.0}, {"converged", true}, {"wall_s", 0.5}};
   EXPECT_EQ(json(full.get<RecordedSummary>()), full);
   const auto bare = json{{"median", 5.0}}.get<RecordedSummary>();

@@ -57,8 +57,8 @@ std::string violation(const json& v, const json& s, bool closed, const std::stri
       if (t == "number") return v.is_number();
       if (t == "integer")
         return v.is_number_integer() ||
-               (v.is_number_float() && v.get<double>() == static_cast<double>(
-                                                              static_cast<long long>(v.get<double>())));
+               (v.is_number_float() &&
+                v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>())));
       return false;
     };
     bool ok = false;
@@ -235,8 +235,7 @@ TEST(SamplesSchema, ARenamedFieldFails) {
   json renamed = j;
   renamed["cases"][0]["fence_kind"] = renamed["cases"][0]["fence"];
   renamed["cases"][0].erase("fence");
-  EXPECT_NE(violation_of("ordering.fence", renamed, true).find("missing fence"),
-            std::string::npos);
+  EXPECT_NE(violation_of("ordering.fence", renamed, true).find("missing fence"), std::string::npos);
   // An optional member renamed: only the closed check sees it.
   probes::hopper::TmaBandwidthPoint p;
   p.direction = "load";

@@ -206,7 +206,8 @@ class ComputeLatency : public CudaRuntimeExperiment {
     Curve c{"table", {"op", "cycles_per_instruction_median", "p5", "p95", "sm_clock_mhz"}, {}};
     for (const auto& p : points.get<std::vector<compute::LatencyPoint>>()) {
       const auto& s = p.cycles_per_instruction;
-      c.rows.push_back({p.op, s.median, s.p5_or_throw(), s.p95_or_throw(), p.sm_clock_mhz_measured});
+      c.rows.push_back(
+          {p.op, s.median, s.p5_or_throw(), s.p95_or_throw(), p.sm_clock_mhz_measured});
     }
     c.hints = table_hints("dependent instruction latency per op");
     r.curves.push_back(c);

@@ -19,8 +19,8 @@
 #include "device/device_buffer.hpp"
 #include "measure/checks.hpp"
 #include "measure/gpu.hpp"
-#include "probes/hopper/tma_common.hpp"
 #include "probes/hopper/hopper_samples.hpp"
+#include "probes/hopper/tma_common.hpp"
 #include "probes/hopper/tma_kernels.hpp"
 
 namespace gpuprobe::probes::tma_common {
@@ -210,10 +210,9 @@ class Dsmem : public Experiment {
       const auto& bandwidth = *x.bandwidth;
       for (const auto* chase : {&peer, &self})
         if (!chase->verified)
-          failed.push_back({"cluster size " + key + " " +
-                                (chase == &peer ? "latency_peer" : "latency_self"),
-                            std::to_string(chase->wrong_end_nodes) +
-                                " chases ended on the wrong node"});
+          failed.push_back(
+              {"cluster size " + key + " " + (chase == &peer ? "latency_peer" : "latency_self"),
+               std::to_string(chase->wrong_end_nodes) + " chases ended on the wrong node"});
       if (!bandwidth.verified)
         failed.push_back({"cluster size " + key + " bandwidth",
                           std::to_string(bandwidth.launches_failing_verification) +

@@ -494,8 +494,7 @@ class HopperWgmmaThroughput : public Experiment {
                   ".per_group" + std::to_string(p.wgmma_per_group) + ".wait1_over_wait0",
               b / a,
               "ratio",
-              confidence::combine(
-                  {p.tflops.precision(), q.tflops.precision()}),
+              confidence::combine({p.tflops.precision(), q.tflops.precision()}),
               "TFLOP/s with wgmma.wait_group 1 (one group left in flight) / with wait_group 0",
               {{"wait0_tflops", a}, {"wait1_tflops", b}}};
           r.findings.push_back(f);

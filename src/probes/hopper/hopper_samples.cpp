@@ -15,8 +15,8 @@ void read_or(const json& j, const char* key, V& v, V fallback) {
 }  // namespace
 
 void to_json(json& j, const WgmmaCheck& c) {
-  j = {{"type", c.type},   {"encoding", c.encoding},       {"wrong", c.wrong},
-       {"of", c.of},       {"first_wrong", c.first_wrong}, {"passed", c.passed}};
+  j = {{"type", c.type}, {"encoding", c.encoding},       {"wrong", c.wrong},
+       {"of", c.of},     {"first_wrong", c.first_wrong}, {"passed", c.passed}};
 }
 void from_json(const json& j, WgmmaCheck& c) {
   j.at("type").get_to(c.type);
@@ -87,8 +87,7 @@ void from_json(const json& j, DsmemBandwidth& b) {
   read_optional(j, "reps", b.reps);
   j.at("gb_s").get_to(b.gb_s);
   read_optional(j, "gb_s_events_median", b.gb_s_events_median);
-  read_or(j, "launches_failing_verification", b.launches_failing_verification,
-          std::uint64_t{0});
+  read_or(j, "launches_failing_verification", b.launches_failing_verification, std::uint64_t{0});
   j.at("verified").get_to(b.verified);
 }
 void to_json(json& j, const DsmemRow& r) {
@@ -112,7 +111,9 @@ void to_json(json& j, const DsmemSamples& s) {
   j = json::object();
   write_optional(j, "cluster_sizes", s.cluster_sizes);
 }
-void from_json(const json& j, DsmemSamples& s) { read_optional(j, "cluster_sizes", s.cluster_sizes); }
+void from_json(const json& j, DsmemSamples& s) {
+  read_optional(j, "cluster_sizes", s.cluster_sizes);
+}
 void DsmemSamples::check() const {
   if (!cluster_sizes) return;
   for (const auto& r : *cluster_sizes)

@@ -301,8 +301,8 @@ class PipelineRig {
 
   /// One configuration, measured under the protocol; a point that failed carries its error. A
   /// sticky CUDA error records `sweep_points` in r.samples and is rethrown.
-  PipelinePoint measure(int bm, int stages, pipeline_kernels::Mode mode, int cluster,
-                        bool relaxed, bool a_regs, ExperimentResult& r,
+  PipelinePoint measure(int bm, int stages, pipeline_kernels::Mode mode, int cluster, bool relaxed,
+                        bool a_regs, ExperimentResult& r,
                         const std::vector<PipelinePoint>& sweep_points) {
     const int grid = grid_for(bm, cluster);
     auto l = make_launch(bm, stages, mode, cluster, grid);
@@ -518,16 +518,14 @@ Curve points_table(const std::vector<PipelinePoint>& points) {
   for (const auto& p : points) {
     const bool ok = p.verified;
     const auto& s = p.ns_per_kstep_summary;
-    cv.rows.push_back({p.shape, p.mode, p.stages, p.uses_multicast(), cell(p.arrive),
-                       cell(p.a_operand), cell(p.blocks), ok,
-                       ok ? cell(p.ns_per_kstep) : json(nullptr),
-                       ok && s ? json(s->p5_or_throw()) : json(nullptr),
-                       ok && s ? json(s->p95_or_throw()) : json(nullptr),
-                       ok ? cell(p.sm_clock_mhz) : json(nullptr),
-                       ok ? cell(p.smem_bytes_per_clk) : json(nullptr),
-                       ok ? cell(p.tflops) : json(nullptr), ok ? cell(p.tiles_per_s) : json(nullptr),
-                       ok ? cell(p.gb_s) : json(nullptr),
-                       ok ? json("") : json(p.error.value_or(""))});
+    cv.rows.push_back(
+        {p.shape, p.mode, p.stages, p.uses_multicast(), cell(p.arrive), cell(p.a_operand),
+         cell(p.blocks), ok, ok ? cell(p.ns_per_kstep) : json(nullptr),
+         ok && s ? json(s->p5_or_throw()) : json(nullptr),
+         ok && s ? json(s->p95_or_throw()) : json(nullptr),
+         ok ? cell(p.sm_clock_mhz) : json(nullptr), ok ? cell(p.smem_bytes_per_clk) : json(nullptr),
+         ok ? cell(p.tflops) : json(nullptr), ok ? cell(p.tiles_per_s) : json(nullptr),
+         ok ? cell(p.gb_s) : json(nullptr), ok ? json("") : json(p.error.value_or(""))});
   }
   cv.hints = chart_hints("TMA + wgmma pipeline: TFLOP/s against stages (best per shape)", "stages",
                          "", "tflops", "TFLOP/s")
@@ -699,14 +697,14 @@ class HopperPipeline : public Experiment {
       }
       const std::string tag = std::string("hopper.pipeline.") + shape;
       if (math)
-        r.findings.push_back(Finding{
-            tag + ".wgmma_only_tflops",
-            tflops(*math),
-            "TFLOP/s",
-            precision_of(*math),
-            "wgmma only, operands resident in shared memory, same loop and tile (the "
-            "faster of A from shared memory and A from registers); accumulators checked",
-            {{"tiles_per_s", *math->tiles_per_s}, {"a_operand", math->a_from()}}});
+        r.findings.push_back(
+            Finding{tag + ".wgmma_only_tflops",
+                    tflops(*math),
+                    "TFLOP/s",
+                    precision_of(*math),
+                    "wgmma only, operands resident in shared memory, same loop and tile (the "
+                    "faster of A from shared memory and A from registers); accumulators checked",
+                    {{"tiles_per_s", *math->tiles_per_s}, {"a_operand", math->a_from()}}});
       if (sync)
         r.findings.push_back(
             Finding{tag + ".sync_only_tflops",

@@ -46,7 +46,8 @@ void from_json(const json& j, PipelinePoint& p) {
   read_optional(j, "tiles_per_s", p.tiles_per_s);
   read_optional(j, "gb_s", p.gb_s);
   p.tflops.reset();
-  if (const auto it = j.find("tflops"); it != j.end() && !it->is_null()) p.tflops = it->get<double>();
+  if (const auto it = j.find("tflops"); it != j.end() && !it->is_null())
+    p.tflops = it->get<double>();
   read_optional(j, "error", p.error);
 }
 

@@ -19,7 +19,7 @@ struct PipelinePoint {
   std::optional<int> bm;
   std::string mode;  ///< pipeline, wgmma_only, copy_only or sync_only
   int stages = 0;
-  std::optional<bool> multicast;                ///< absent in older results: false
+  std::optional<bool> multicast;                 ///< absent in older results: false
   std::optional<std::string> arrive, a_operand;  ///< a_operand absent: "shared"
   std::optional<int> blocks;
   std::optional<std::uint64_t> dynamic_smem_bytes;

@@ -262,9 +262,8 @@ class TmaLatency : public Experiment {
         verified = verified && p.verified;
       }
       const auto& first = reps.front();
-      c.rows.push_back({first.copy, first.regime, first.bytes,
-                        tma_latency_replicates(reps).value, lo, p5, p95, n, reps.size(),
-                        verified ? 1 : 0});
+      c.rows.push_back({first.copy, first.regime, first.bytes, tma_latency_replicates(reps).value,
+                        lo, p5, p95, n, reps.size(), verified ? 1 : 0});
     }
     c.hints = chart_hints("TMA copy latency against bytes", "bytes", "bytes", "cycles_median",
                           "cycles", true)
@@ -627,8 +626,8 @@ class TmaBandwidth : public Experiment {
                               std::to_string(p.tile_bytes) + " B stages " +
                               std::to_string(p.stages),
                           std::to_string(p.launches_failing_verification.value_or(0)) + " of " +
-                              std::to_string(p.launches.value_or(0)) + " launches failed (first: " +
-                              p.first_failure.value_or("?") + ")"});
+                              std::to_string(p.launches.value_or(0)) +
+                              " launches failed (first: " + p.first_failure.value_or("?") + ")"});
     report_failed_rows(r, failed, points.size());
     // One finding per (direction, source): its name, what it measured, whether the DRAM peak
     // applies.

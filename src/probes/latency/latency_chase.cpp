@@ -215,10 +215,10 @@ class LatencyChase : public Experiment {
       const std::string& level = p.level;
       const std::string& load = p.load;
       const double med = p.cycles_per_load.median;
-      auto f = latency_finding(chase_finding_name(level, load), med, p.cycles_per_load.precision(),
-                               "median of repeated single-thread chases at " +
-                                   units::format_bytes(p.working_set_bytes),
-                               r.parameters);
+      auto f = latency_finding(
+          chase_finding_name(level, load), med, p.cycles_per_load.precision(),
+          "median of repeated single-thread chases at " + units::format_bytes(p.working_set_bytes),
+          r.parameters);
       f.extra["working_set_bytes"] = p.working_set_bytes;
       f.extra["load"] = load;
       f.extra["working_set_level"] = level;

@@ -419,8 +419,7 @@ void analyze_link_peer(ExperimentResult& r) {
     const std::string& metric = p.metric;
     const double bytes = static_cast<double>(p.bytes);
     std::vector<double> gb_s;
-    for (double s : p.seconds)
-      gb_s.push_back(s > 0 ? bytes / s / 1e9 : 0);
+    for (double s : p.seconds) gb_s.push_back(s > 0 ? bytes / s / 1e9 : 0);
     if (gb_s.empty()) continue;
     const auto sum = stats::summarize(gb_s);
     if (!matrix.contains(metric)) matrix[metric] = empty_matrix();
@@ -469,17 +468,17 @@ void analyze_link_peer(ExperimentResult& r) {
     const double med = stats::median(ns);
     if (!matrix.contains("latency_ns")) matrix["latency_ns"] = empty_matrix();
     matrix["latency_ns"][a][b] = med;
-    r.findings.push_back(
-        {"link.peer." + pair_key(a, b) + ".load_latency",
-         med,
-         "ns",
-         confidence::precision(ns, med),
-         "one thread on GPU " + std::to_string(a) + ": dependent ld.global.cv chain through GPU " +
-             std::to_string(b) + "'s memory, %globaltimer ns per load, median over repetitions",
-         {{"topology", topo(a, b)},
-          {"spread", 1.4826 * stats::summarize(ns).mad},
-          {"cycles", stats::median_or_zero(l.cycles_per_load)},
-          {"standard_error", confidence::median_standard_error(ns)}}});
+    r.findings.push_back({"link.peer." + pair_key(a, b) + ".load_latency",
+                          med,
+                          "ns",
+                          confidence::precision(ns, med),
+                          "one thread on GPU " + std::to_string(a) +
+                              ": dependent ld.global.cv chain through GPU " + std::to_string(b) +
+                              "'s memory, %globaltimer ns per load, median over repetitions",
+                          {{"topology", topo(a, b)},
+                           {"spread", 1.4826 * stats::summarize(ns).mad},
+                           {"cycles", stats::median_or_zero(l.cycles_per_load)},
+                           {"standard_error", confidence::median_standard_error(ns)}}});
   }
   r.curves.push_back(table);
   r.statistics = {

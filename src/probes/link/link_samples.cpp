@@ -104,9 +104,9 @@ void from_json(const json& j, PeerSamples& s) {
 }
 
 void PeerSamples::check() const {
-  require_samples(gpus >= 0 && gpus <= kMaxPeerGpus,
-                  "gpus " + std::to_string(gpus) + " is not within 0.." +
-                      std::to_string(kMaxPeerGpus));
+  require_samples(
+      gpus >= 0 && gpus <= kMaxPeerGpus,
+      "gpus " + std::to_string(gpus) + " is not within 0.." + std::to_string(kMaxPeerGpus));
   const auto check_pair = [&](const char* what, int src, int dst) {
     require_samples(src >= 0 && src < gpus && dst >= 0 && dst < gpus && src != dst,
                     std::string(what) + " " + std::to_string(src) + "->" + std::to_string(dst) +

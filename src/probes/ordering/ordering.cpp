@@ -157,13 +157,12 @@ class OrderingFence : public OrderingExperiment {
       const double with = cs.cycles_per_step.median;
       const double without = base->cycles_per_step.median;
       const double mhz = cs.sm_clock_mhz_measured;
-      Finding f{"ordering.fence." + cs.fence + "." + cs.config,
-                with - without, "cycles",
+      Finding f{"ordering.fence." + cs.fence + "." + cs.config, with - without, "cycles",
                 // The cost is a difference of two medians: as sure as it is clear of both
                 // loops' noise, and as precise as the slower loop's median.
-                confidence::combine({gpuprobe::summary_separation(cs.cycles_per_step,
-                                                                  base->cycles_per_step),
-                                     cs.cycles_per_step.precision()}),
+                confidence::combine(
+                    {gpuprobe::summary_separation(cs.cycles_per_step, base->cycles_per_step),
+                     cs.cycles_per_step.precision()}),
                 "median over warps of clock64 cycles per (store + fence) step minus the same "
                 "loop without the fence (" +
                     cs.config + ", " + std::to_string(cs.threads) + " threads)",
