@@ -558,7 +558,7 @@ void analyze_link_host(ExperimentResult& r) {
     const double bytes = static_cast<double>(p.bytes);
     const auto& seconds = p.seconds;
     if (seconds.empty()) continue;
-    const int rep = p.replicate;
+    const int rep = p.replicate.value_or(0);
     std::vector<double> gb_s, us;
     for (double s : seconds) {
       gb_s.push_back(s > 0 ? bytes / s / 1e9 : 0.0);

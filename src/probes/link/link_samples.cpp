@@ -15,16 +15,16 @@ void read_or(const json& j, const char* key, V& v, V fallback) {
 }  // namespace
 
 void to_json(json& j, const HostTransfer& t) {
-  j = {{"replicate", t.replicate}, {"direction", t.direction}, {"memory", t.memory},
-       {"method", t.method},       {"bytes", t.bytes},         {"seconds", t.seconds},
-       {"status", t.status}};
+  j = {{"direction", t.direction}, {"memory", t.memory},   {"method", t.method},
+       {"bytes", t.bytes},         {"seconds", t.seconds}, {"status", t.status}};
+  write_optional(j, "replicate", t.replicate);
   write_optional(j, "host_cpu", t.host_cpu);
   write_optional(j, "converged", t.converged);
   write_optional(j, "reason", t.reason);
 }
 void from_json(const json& j, HostTransfer& t) {
   read_or(j, "status", t.status, std::string("passed"));
-  read_or(j, "replicate", t.replicate, 0);
+  read_optional(j, "replicate", t.replicate);
   read_optional(j, "host_cpu", t.host_cpu);
   j.at("direction").get_to(t.direction);
   j.at("memory").get_to(t.memory);

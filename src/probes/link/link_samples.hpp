@@ -14,7 +14,7 @@ namespace gpuprobe::probes::link {
 
 /// One (replicate, setup, size) copy of link.host: the seconds of each repetition.
 struct HostTransfer {
-  int replicate = 0;  ///< absent in results written before replicates existed: 0
+  std::optional<int> replicate;  ///< absent in results written before replicates: 0
   std::optional<int> host_cpu;
   std::string direction, memory, method;
   std::uint64_t bytes = 0;
