@@ -8,12 +8,14 @@ never a signal, another code or a hang.
 Arrays that repeat in a list (rows[0].cycles, rows[1].cycles, ...) count once by their shape
 path; the first and one drawn instance are mutated.
 
-Usage: fuzz_samples.py <gpuprobe> <result.json> [--sample N] [--seed S] [--budget S]
+Usage: fuzz_samples.py <gpuprobe> <result.json> [--sample N] [--seed S] [--budget S] [--ids G]
   --sample N   run N mutations drawn at random (default: all)
+  --ids G      mutate only experiments whose id matches one of the comma-separated globs
   --budget S   stop after S seconds (the mutations run so far count)
 Exit 1 with one line per failure."""
 import argparse
 import copy
+import fnmatch
 import json
 import os
 import random
@@ -34,11 +36,17 @@ def arrays(node, path=()):
             yield from arrays(v, path + (i,))
 
 
-def mutations(result, rng):
-    """(experiment index, path, kind) for every shape path of every passed experiment."""
+def mutations(result, rng, ids=None):
+    """(experiment index, path, kind) for every shape path of every passed experiment (of those
+    whose id matches one of the globs `ids`, when given)."""
+    def chosen_id(i):
+        return not ids or any(fnmatch.fnmatchcase(i, g) for g in ids)
+
     out = []
     for ei, e in enumerate(result["experiments"]):
         if e.get("status") != "passed" or not isinstance(e.get("samples"), dict):
+            continue
+        if not chosen_id(e["id"]):
             continue
         by_shape = {}
         for path, shape in arrays(e["samples"]):
@@ -50,8 +58,9 @@ def mutations(result, rng):
                     out.append((ei, path, kind))
     passed = [e["id"] for e in result["experiments"] if e.get("status") == "passed"]
     for ei, e in enumerate(result["experiments"]):
-        if e.get("status") == "passed":
-            out.append((ei, ("id",), "rename:" + rng.choice([i for i in passed if i != e["id"]])))
+        others = [i for i in passed if i != e["id"]]
+        if e.get("status") == "passed" and chosen_id(e["id"]) and others:
+            out.append((ei, ("id",), "rename:" + rng.choice(others)))
     return out
 
 
@@ -80,10 +89,11 @@ def main():
     ap.add_argument("--sample", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--budget", type=float, default=0)
+    ap.add_argument("--ids", default="")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     result = json.load(open(a.result))
-    todo = mutations(result, rng)
+    todo = mutations(result, rng, [g for g in a.ids.split(",") if g])
     if a.sample and a.sample < len(todo):
         todo = rng.sample(todo, a.sample)
     start, failures, ran = time.monotonic(), 0, 0

@@ -204,17 +204,17 @@ class ComputeLatency : public CudaRuntimeExperiment {
                     {"gpu", to_json(gpu)}};
     r.samples = {{"points", points}};
     Curve c{"table", {"op", "cycles_per_instruction_median", "p5", "p95", "sm_clock_mhz"}, {}};
-    for (const auto& p : points) {
-      const auto& s = p.at("cycles_per_instruction");
+    for (const auto& p : points.get<std::vector<compute::LatencyPoint>>()) {
+      const auto& s = p.cycles_per_instruction;
       c.rows.push_back(
-          {p.at("op"), s.at("median"), s.at("p5"), s.at("p95"), p.at("sm_clock_mhz_measured")});
+          {p.op, s.median, s.p5_or_throw(), s.p95_or_throw(), p.sm_clock_mhz_measured});
     }
     c.hints = table_hints("dependent instruction latency per op");
     r.curves.push_back(c);
   }
   int samples_version() const override { return compute::LatencySamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
-    const auto samples = r.samples.get<compute::LatencySamples>();
+    const auto samples = samples_as<compute::LatencySamples>(r);
     for (const auto& p : samples.points) {
       const double cycles = p.cycles_per_instruction.median;
       const double mhz = p.sm_clock_mhz_measured;
@@ -365,11 +365,10 @@ class ComputeThroughput : public CudaRuntimeExperiment {
             {"op", "accumulators", "warps_per_sm", "ops_per_clk_per_sm_median", "p5", "p95",
              "ops_per_s", "sm_clock_mhz"},
             {}};
-    for (const auto& p : points) {
-      const auto& s = p.at("ops_per_clk_per_sm");
-      c.rows.push_back({p.at("op"), p.at("accumulators"), p.at("warps_per_sm"), s.at("median"),
-                        s.at("p5"), s.at("p95"), p.at("ops_per_s_median"),
-                        p.at("sm_clock_mhz_measured")});
+    for (const auto& p : points.get<std::vector<compute::ThroughputPoint>>()) {
+      const auto& s = p.ops_per_clk_per_sm;
+      c.rows.push_back({p.op, p.accumulators, p.warps_per_sm, s.median, s.p5_or_throw(),
+                        s.p95_or_throw(), p.ops_per_s_median, p.sm_clock_mhz_measured});
     }
     c.hints = chart_hints("throughput against warps per SM (best accumulator count)",
                           "warps_per_sm", "", "ops_per_clk_per_sm_median", "ops/clk/SM", true)
@@ -379,7 +378,7 @@ class ComputeThroughput : public CudaRuntimeExperiment {
   }
   int samples_version() const override { return compute::ThroughputSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
-    const auto samples = r.samples.get<compute::ThroughputSamples>();
+    const auto samples = samples_as<compute::ThroughputSamples>(r);
     const auto& parameters = r.parameters;
     const double sms = parameters.value("sm_count", 0.0);
     std::map<std::string, const compute::ThroughputPoint*> best;  // per op

@@ -1,30 +1,9 @@
 // The JSON conversions of compute.latency's and compute.throughput's samples.
 #include "probes/compute/compute_samples.hpp"
 
-#include "core/confidence.hpp"
-
 namespace gpuprobe::probes::compute {
 
 using nlohmann::json;
-
-double MeasuredSummary::precision() const {
-  if (!n || !mad) return 0.0;
-  return confidence::precision_from_mad(*n, *mad, median);
-}
-
-void to_json(json& j, const MeasuredSummary& s) {
-  j = {{"median", s.median}};
-  if (s.n) j["n"] = *s.n;
-  if (s.mad) j["mad"] = *s.mad;
-}
-void from_json(const json& j, MeasuredSummary& s) {
-  // Presence first, as precision_of_summary asks; then the median, which every reader needs.
-  const bool has_n = j.contains("n"), has_mad = j.contains("mad");
-  s.n = has_n && has_mad && j.contains("median") ? std::optional(j.at("n").get<std::size_t>())
-                                                 : std::nullopt;
-  s.mad = s.n ? std::optional(j.at("mad").get<double>()) : std::nullopt;
-  j.at("median").get_to(s.median);
-}
 
 void to_json(json& j, const LatencyPoint& p) {
   j = {{"op", p.op},

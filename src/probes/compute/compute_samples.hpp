@@ -8,17 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "core/samples.hpp"
+
 namespace gpuprobe::probes::compute {
 
-/// A repeated measurement's summary (stats::to_json): its median, and the size and MAD that
-/// its precision comes from (absent in a record: precision 0, as precision_of_summary).
-struct MeasuredSummary {
-  double median = 0;
-  std::optional<std::size_t> n;
-  std::optional<double> mad;
-  /// confidence::precision_of_summary of the recorded summary.
-  double precision() const;
-};
+/// A repeated measurement's summary as recorded (core/samples.hpp): its median, and the size
+/// and MAD that its precision comes from (absent in a record: precision 0).
+using MeasuredSummary = RecordedSummary;
 
 /// One op's dependent chain (compute.latency).
 struct LatencyPoint {
@@ -47,8 +43,6 @@ struct ThroughputSamples {
   std::vector<ThroughputPoint> points;
 };
 
-void to_json(nlohmann::json& j, const MeasuredSummary& s);
-void from_json(const nlohmann::json& j, MeasuredSummary& s);
 void to_json(nlohmann::json& j, const LatencyPoint& p);
 void from_json(const nlohmann::json& j, LatencyPoint& p);
 void to_json(nlohmann::json& j, const LatencySamples& s);

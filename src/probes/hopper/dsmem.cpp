@@ -19,6 +19,7 @@
 #include "device/device_buffer.hpp"
 #include "measure/checks.hpp"
 #include "measure/gpu.hpp"
+#include "probes/hopper/hopper_samples.hpp"
 #include "probes/hopper/tma_common.hpp"
 #include "probes/hopper/tma_kernels.hpp"
 
@@ -36,6 +37,7 @@ constexpr std::uint32_t kBwBytes = 32 * 1024, kBwReps = 512;
 class Dsmem : public Experiment {
  public:
   std::string id() const override { return "hopper.dsmem"; }
+  int samples_version() const override { return hopper::DsmemSamples::kVersion; }
   std::string description() const override {
     return "distributed shared memory: dependent ld.shared::cluster chase (mapa) in block rank 1's "
            "shared "
@@ -75,15 +77,16 @@ class Dsmem : public Experiment {
     std::uint32_t base_sum = 0;
     for (std::uint32_t j = 0; j < kBwBytes / 4; ++j) base_sum += tma::pattern(j);
 
-    json rows = json::array();
+    std::vector<hopper::DsmemRow> rows;
     for (int cs : {2, 4, 8, 16}) {
-      json row = {{"cluster_size", cs}};
+      hopper::DsmemRow row;
+      row.cluster_size = cs;
       int clusters = 0;
       const int err = tma::dsmem_max_active_clusters(cs, kBwThreads, kBwBytes, &clusters);
-      row["max_active_clusters"] = clusters;
+      row.max_active_clusters = clusters;
       if (err != 0 || clusters <= 0) {
-        row["launched"] = false;
-        row["reason"] =
+        row.launched = false;
+        row.reason =
             err != 0
                 ? std::string("cudaOccupancyMaxActiveClusters: ") +
                       cudaGetErrorName(static_cast<cudaError_t>(err))
@@ -91,7 +94,7 @@ class Dsmem : public Experiment {
         rows.push_back(row);
         continue;
       }
-      row["launched"] = true;
+      row.launched = true;
       for (int target : {1, 0}) {
         std::uint64_t wrong = 0;
         auto once = [&](int) {
@@ -103,8 +106,8 @@ class Dsmem : public Experiment {
           return static_cast<double>(o.cycles) / kChaseSteps;
         };
         const auto m = repeat_until_stable(once, ctx.options.protocol);
-        row[target == 1 ? "latency_peer" : "latency_self"] = {
-            {"cycles_per_load", to_json(m)}, {"wrong_end_nodes", wrong}, {"verified", wrong == 0}};
+        (target == 1 ? row.latency_peer : row.latency_self) =
+            hopper::DsmemChase{RecordedSummary::of(m), wrong, wrong == 0};
       }
       {
         const int blocks = cs * clusters;
@@ -137,15 +140,16 @@ class Dsmem : public Experiment {
           return bytes / static_cast<double>(t1 - t0);  // bytes per ns = GB/s
         };
         const auto m = repeat_until_stable(once, ctx.options.protocol);
-        row["bandwidth"] = {
-            {"blocks", blocks},
-            {"threads_per_block", kBwThreads},
-            {"bytes_per_block_buffer", kBwBytes},
-            {"reps", kBwReps},
-            {"gb_s", to_json(m)},
-            {"gb_s_events_median", event_gbs.empty() ? 0.0 : stats::median(event_gbs)},
-            {"launches_failing_verification", failures},
-            {"verified", failures == 0}};
+        hopper::DsmemBandwidth bw;
+        bw.blocks = blocks;
+        bw.threads_per_block = kBwThreads;
+        bw.bytes_per_block_buffer = kBwBytes;
+        bw.reps = kBwReps;
+        bw.gb_s = RecordedSummary::of(m);
+        bw.gb_s_events_median = event_gbs.empty() ? 0.0 : stats::median(event_gbs);
+        bw.launches_failing_verification = failures;
+        bw.verified = failures == 0;
+        row.bandwidth = bw;
       }
       rows.push_back(row);
     }
@@ -163,26 +167,25 @@ class Dsmem : public Experiment {
         {"launch",
          "cudaLaunchKernelEx + cudaLaunchAttributeClusterDimension; 16 with "
          "cudaFuncAttributeNonPortableClusterSizeAllowed"}};
-    r.samples = {{"cluster_sizes", rows}};
+    r.samples = hopper::DsmemSamples{rows};
     r.statistics = {{"cluster_sizes_launched",
                      std::count_if(rows.begin(), rows.end(),
-                                   [](const json& x) { return x.at("launched").get<bool>(); })}};
+                                   [](const hopper::DsmemRow& x) { return x.launched; })}};
     Curve c{
         "dsmem",
         {"cluster_size", "launched", "max_active_clusters", "latency_peer_cycles",
          "latency_self_cycles", "bandwidth_gb_s", "bandwidth_gb_s_events", "verified", "reason"},
         {}};
     for (const auto& x : rows) {
-      const bool l = x.at("launched").get<bool>();
-      const bool v = l && x.at("latency_peer").at("verified").get<bool>() &&
-                     x.at("latency_self").at("verified").get<bool>() &&
-                     x.at("bandwidth").at("verified").get<bool>();
-      c.rows.push_back({x.at("cluster_size"), l ? 1 : 0, x.at("max_active_clusters"),
-                        l ? x.at("latency_peer").at("cycles_per_load").at("median") : json(0),
-                        l ? x.at("latency_self").at("cycles_per_load").at("median") : json(0),
-                        l ? x.at("bandwidth").at("gb_s").at("median") : json(0),
-                        l ? x.at("bandwidth").at("gb_s_events_median") : json(0), v ? 1 : 0,
-                        x.value("reason", "")});
+      const bool l = x.launched;
+      const bool v =
+          l && x.latency_peer->verified && x.latency_self->verified && x.bandwidth->verified;
+      c.rows.push_back({x.cluster_size, l ? 1 : 0, x.max_active_clusters.value_or(0),
+                        l ? json(x.latency_peer->cycles_per_load.median) : json(0),
+                        l ? json(x.latency_self->cycles_per_load.median) : json(0),
+                        l ? json(x.bandwidth->gb_s.median) : json(0),
+                        l ? json(x.bandwidth->gb_s_events_median.value_or(0.0)) : json(0),
+                        v ? 1 : 0, x.reason.value_or("")});
     }
     c.hints = chart_hints("distributed shared memory bandwidth against cluster size",
                           "cluster_size", "", "bandwidth_gb_s", "GB/s")
@@ -190,45 +193,46 @@ class Dsmem : public Experiment {
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {
-    if (!r.samples.contains("cluster_sizes")) return;
+    const auto samples = samples_as<hopper::DsmemSamples>(r);
+    if (!samples.cluster_sizes) return;
     json lat_by = json::object(), self_by = json::object(), bw_by = json::object();
-    std::optional<std::pair<int, json>> lat_first, bw_best;
+    std::optional<std::pair<int, RecordedSummary>> lat_first, bw_best;
     std::vector<FailedRow> failed;
     std::size_t rows = 0;
-    for (const auto& x : r.samples.at("cluster_sizes")) {
-      if (!x.at("launched").get<bool>()) continue;
-      const int cs = x.at("cluster_size").get<int>();
+    for (const auto& x : *samples.cluster_sizes) {
+      if (!x.launched) continue;
+      const int cs = x.cluster_size;
       const auto key = std::to_string(cs);
       rows += 3;
-      for (const char* part : {"latency_peer", "latency_self", "bandwidth"}) {
-        const auto& q = x.at(part);
-        if (q.at("verified").get<bool>()) continue;
-        failed.push_back({"cluster size " + key + " " + part,
-                          std::string(part) == "bandwidth"
-                              ? std::to_string(q.value("launches_failing_verification", 0)) +
-                                    " launches with a wrong per-block sum"
-                              : std::to_string(q.value("wrong_end_nodes", 0)) +
-                                    " chases ended on the wrong node"});
+      // check() holds every part of a launched row.
+      const auto& peer = *x.latency_peer;
+      const auto& self = *x.latency_self;
+      const auto& bandwidth = *x.bandwidth;
+      for (const auto* chase : {&peer, &self})
+        if (!chase->verified)
+          failed.push_back(
+              {"cluster size " + key + " " + (chase == &peer ? "latency_peer" : "latency_self"),
+               std::to_string(chase->wrong_end_nodes) + " chases ended on the wrong node"});
+      if (!bandwidth.verified)
+        failed.push_back({"cluster size " + key + " bandwidth",
+                          std::to_string(bandwidth.launches_failing_verification) +
+                              " launches with a wrong per-block sum"});
+      if (peer.verified) {
+        lat_by[key] = peer.cycles_per_load.median;
+        if (!lat_first) lat_first = {cs, peer.cycles_per_load};
       }
-      if (x.at("latency_peer").at("verified").get<bool>()) {
-        const auto s = x.at("latency_peer").at("cycles_per_load");
-        lat_by[key] = s.at("median");
-        if (!lat_first) lat_first = {cs, s};
-      }
-      if (x.at("latency_self").at("verified").get<bool>())
-        self_by[key] = x.at("latency_self").at("cycles_per_load").at("median");
-      if (x.at("bandwidth").at("verified").get<bool>()) {
-        const auto s = x.at("bandwidth").at("gb_s");
-        bw_by[key] = s.at("median");
-        if (!bw_best || s.at("median").get<double>() > bw_best->second.at("median").get<double>())
-          bw_best = {cs, s};
+      if (self.verified) self_by[key] = self.cycles_per_load.median;
+      if (bandwidth.verified) {
+        const auto& s = bandwidth.gb_s;
+        bw_by[key] = s.median;
+        if (!bw_best || s.median > bw_best->second.median) bw_best = {cs, s};
       }
     }
     report_failed_rows(r, failed, rows);
-    auto conf = [](const json& s) { return summary_precision(s); };
+    auto conf = [](const RecordedSummary& s) { return s.precision(); };
     if (lat_first) {
       Finding f{"hopper.dsmem.latency",
-                lat_first->second.at("median").get<double>(),
+                lat_first->second.median,
                 "cycles",
                 conf(lat_first->second),
                 "median cycles per dependent ld.shared::cluster.u32 into block rank 1's shared "
@@ -242,7 +246,7 @@ class Dsmem : public Experiment {
     }
     if (bw_best) {
       Finding f{"hopper.dsmem.bandwidth",
-                bw_best->second.at("median").get<double>(),
+                bw_best->second.median,
                 "GB/s",
                 conf(bw_best->second),
                 "best median over cluster sizes of all blocks of a full wave reading their peer's "

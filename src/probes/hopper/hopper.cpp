@@ -21,6 +21,7 @@
 #include "measure/checks.hpp"
 #include "measure/gpu.hpp"
 #include "probes/hopper/hopper_kernels.hpp"
+#include "probes/hopper/hopper_samples.hpp"
 
 namespace gpuprobe::probes {
 
@@ -210,7 +211,8 @@ struct WgmmaRig {
 
 /// The first descriptor encoding whose single wgmma on one tile reproduces the host product for
 /// `type`, each attempt appended to `checks`; nothing when none does.
-std::optional<Candidate> find_encoding(WgmmaRig& rig, wgmma_kernels::MmaType type, json& checks) {
+std::optional<Candidate> find_encoding(WgmmaRig& rig, wgmma_kernels::MmaType type,
+                                       std::vector<hopper::WgmmaCheck>& checks) {
   const Problem& prob = rig.prob;
   auto& image = rig.image;
   auto& out = rig.out;
@@ -235,12 +237,14 @@ std::optional<Candidate> find_encoding(WgmmaRig& rig, wgmma_kernels::MmaType typ
     const auto res = check_accumulators(
         out.download(wgmma_kernels::kAccumulators * wgmma_kernels::kThreadsPerWarpgroup).data(),
         expected_accumulators(prob, 1, 1.0), prob, 1.0);
-    checks.push_back({{"type", type_name(type)},
-                      {"encoding", c.name},
-                      {"wrong", res.wrong},
-                      {"of", wgmma_kernels::kM * wgmma_kernels::kN},
-                      {"first_wrong", res.first},
-                      {"passed", res.wrong == 0}});
+    hopper::WgmmaCheck check;
+    check.type = type_name(type);
+    check.encoding = c.name;
+    check.wrong = res.wrong;
+    check.of = wgmma_kernels::kM * wgmma_kernels::kN;
+    check.first_wrong = res.first;
+    check.passed = res.wrong == 0;
+    checks.push_back(check);
     if (res.wrong == 0) {
       chosen = c;
       break;
@@ -251,8 +255,9 @@ std::optional<Candidate> find_encoding(WgmmaRig& rig, wgmma_kernels::MmaType typ
 
 /// One point of the sweep: `wgs` warpgroups per SM, `per_group` wgmmas per commit group,
 /// wgmma.wait_group `wait`; repeated until stable, every launch's accumulators checked.
-json measure_point(WgmmaRig& rig, const Candidate& c, wgmma_kernels::MmaType type, int wgs,
-                   int per_group, int wait, const ProtocolOptions& protocol) {
+hopper::WgmmaPoint measure_point(WgmmaRig& rig, const Candidate& c, wgmma_kernels::MmaType type,
+                                 int wgs, int per_group, int wait,
+                                 const ProtocolOptions& protocol) {
   const Problem& prob = rig.prob;
   auto& image = rig.image;
   auto& out = rig.out;
@@ -308,16 +313,18 @@ json measure_point(WgmmaRig& rig, const Candidate& c, wgmma_kernels::MmaType typ
     return flop_per_block * sm_count / static_cast<double>(g1 - g0) * 1e-3;  // TFLOP/s
   };
   const auto m = repeat_until_stable(once, protocol);
-  return json{{"type", type_name(type)},
-              {"warpgroups_per_sm", wgs},
-              {"wgmma_per_group", per_group},
-              {"wait_group", wait},
-              {"wgmma_per_warpgroup", mmas},
-              {"blocks", sm_count},
-              {"tflops", to_json(m)},
-              {"flop_per_clk_per_sm_median", stats::median(per_clk)},
-              {"sm_clock_mhz_measured", stats::median(clocks)},
-              {"distinct_sms_min", *std::min_element(sms_seen.begin(), sms_seen.end())}};
+  hopper::WgmmaPoint p;
+  p.type = type_name(type);
+  p.warpgroups_per_sm = wgs;
+  p.wgmma_per_group = per_group;
+  p.wait_group = wait;
+  p.wgmma_per_warpgroup = mmas;
+  p.blocks = sm_count;
+  p.tflops = RecordedSummary::of(m);
+  p.flop_per_clk_per_sm_median = stats::median(per_clk);
+  p.sm_clock_mhz_measured = stats::median(clocks);
+  p.distinct_sms_min = *std::min_element(sms_seen.begin(), sms_seen.end());
+  return p;
 }
 
 /// What the run did, for the record (with the datasheet peak on 132-SM parts).
@@ -350,16 +357,15 @@ json wgmma_parameters(int sm_count, std::uint32_t smem, std::uint64_t seed) {
 }
 
 /// The table of every point, charted against warpgroups per SM.
-Curve wgmma_table(const json& points) {
+Curve wgmma_table(const std::vector<hopper::WgmmaPoint>& points) {
   Curve cv{"table",
            {"type", "warpgroups_per_sm", "wgmma_per_group", "wait_group", "tflops_median", "p5",
             "p95", "flop_per_clk_per_sm", "sm_clock_mhz"},
            {}};
   for (const auto& p : points)
-    cv.rows.push_back({p.at("type"), p.at("warpgroups_per_sm"), p.at("wgmma_per_group"),
-                       p.at("wait_group"), p.at("tflops").at("median"), p.at("tflops").at("p5"),
-                       p.at("tflops").at("p95"), p.at("flop_per_clk_per_sm_median"),
-                       p.at("sm_clock_mhz_measured")});
+    cv.rows.push_back({p.type, p.warpgroups_per_sm, p.wgmma_per_group, p.wait_group,
+                       p.tflops.median, p.tflops.p5_or_throw(), p.tflops.p95_or_throw(),
+                       p.flop_per_clk_per_sm_median, p.sm_clock_mhz_measured});
   cv.hints = chart_hints("wgmma throughput against warpgroups per SM (best configuration)",
                          "warpgroups_per_sm", "", "tflops_median", "TFLOP/s")
                  .by({"type"})
@@ -370,6 +376,7 @@ Curve wgmma_table(const json& points) {
 class HopperWgmmaThroughput : public Experiment {
  public:
   std::string id() const override { return "hopper.wgmma.throughput"; }
+  int samples_version() const override { return hopper::WgmmaSamples::kVersion; }
   std::string description() const override {
     return "wgmma.mma_async m64n256k16 bf16/f16 -> f32, A and B from shared memory (descriptors), "
            "every SM, 1-2 warpgroups per SM, 1 or 4 wgmmas per commit group, wgmma.wait_group 0/1: "
@@ -407,7 +414,10 @@ class HopperWgmmaThroughput : public Experiment {
     device::DeviceArray<measure::BlockTiming> records(static_cast<std::size_t>(sm_count));
 
     WgmmaRig rig{prob, image, out, out_host, records, sm_count, smem};
-    json checks = json::array(), points = json::array();
+    hopper::WgmmaSamples samples;
+    samples.sm_count = sm_count;
+    auto& checks = samples.checks;
+    auto& points = samples.points;
     for (auto type : {wgmma_kernels::MmaType::kBf16, wgmma_kernels::MmaType::kF16}) {
       // 1. One tile, one wgmma: find the descriptor encoding that reproduces A x B^T.
       const std::optional<Candidate> chosen = find_encoding(rig, type, checks);
@@ -416,7 +426,7 @@ class HopperWgmmaThroughput : public Experiment {
         throw VerificationError(
             std::string("hopper.wgmma.throughput: no descriptor encoding reproduced the ") +
             type_name(type) + " host product on one tile (see samples.checks): " +
-            checks.back().at("first_wrong").get<std::string>());
+            (checks.empty() ? std::string() : checks.back().first_wrong));
       }
       const Candidate c = *chosen;
       image.upload(make_image(prob, c, type));
@@ -428,43 +438,42 @@ class HopperWgmmaThroughput : public Experiment {
                 measure_point(rig, c, type, wgs, per_group, wait, ctx.options.protocol));
     }
     r.parameters = wgmma_parameters(sm_count, smem, ctx.options.seed);
-    r.samples = {{"checks", checks}, {"points", points}, {"sm_count", sm_count}};
+    r.samples = samples;
     r.curves.push_back(wgmma_table(points));
   }
   void analyze(ExperimentResult& r) const override {
-    const auto& points = r.samples.at("points");
-    const int sms = r.samples.at("sm_count").get<int>();
+    const auto samples = samples_as<hopper::WgmmaSamples>(r);
+    const auto& points = samples.points;
+    const int sms = samples.sm_count;
     for (const char* type : {"bf16", "f16"}) {
-      const json* best = nullptr;
+      const hopper::WgmmaPoint* best = nullptr;
       for (const auto& p : points)
-        if (p.at("type") == type && (!best || p.at("tflops").at("median").get<double>() >
-                                                  best->at("tflops").at("median").get<double>()))
-          best = &p;
+        if (p.type == type && (!best || p.tflops.median > best->tflops.median)) best = &p;
       if (!best) continue;
       const auto& p = *best;
-      const double tf = p.at("tflops").at("median").get<double>();
-      const double mhz = p.at("sm_clock_mhz_measured").get<double>();
+      const double tf = p.tflops.median;
+      const double mhz = p.sm_clock_mhz_measured;
       const double clock_peak = kFlopPerClkPerSm * sms * mhz * 1e-6;  // TFLOP/s
       Finding f{std::string("hopper.wgmma.") + type + ".tflops",
                 tf,
                 "TFLOP/s",
-                summary_precision(p.at("tflops")),
+                p.tflops.precision(),
                 "best configuration of the sweep: wgmma m64n256k16 " + std::string(type) +
                     " -> f32 from shared-memory descriptors on every SM (" +
-                    std::to_string(p.at("warpgroups_per_sm").get<int>()) + " warpgroup(s)/SM, " +
-                    std::to_string(p.at("wgmma_per_group").get<int>()) +
-                    " wgmma/group, wait_group " + std::to_string(p.at("wait_group").get<int>()) +
+                    std::to_string(p.warpgroups_per_sm) + " warpgroup(s)/SM, " +
+                    std::to_string(p.wgmma_per_group) + " wgmma/group, wait_group " +
+                    std::to_string(p.wait_group) +
                     "); FLOP / %globaltimer span; every accumulator checked",
                 json::object()};
-      f.extra["warpgroups_per_sm"] = p.at("warpgroups_per_sm");
-      f.extra["wgmma_per_group"] = p.at("wgmma_per_group");
-      f.extra["wait_group"] = p.at("wait_group");
+      f.extra["warpgroups_per_sm"] = p.warpgroups_per_sm;
+      f.extra["wgmma_per_group"] = p.wgmma_per_group;
+      f.extra["wait_group"] = p.wait_group;
       f.extra["sm_clock_mhz"] = mhz;
       f.extra["clock_peak_tflops"] = clock_peak;
       f.extra["percent_of_clock_peak"] = clock_peak > 0 ? tf / clock_peak * 100 : 0;
-      f.extra["flop_per_clk_per_sm"] = p.at("flop_per_clk_per_sm_median");
+      f.extra["flop_per_clk_per_sm"] = p.flop_per_clk_per_sm_median;
       f.extra["percent_of_4096_flop_per_clk_per_sm"] =
-          p.at("flop_per_clk_per_sm_median").get<double>() / kFlopPerClkPerSm * 100;
+          p.flop_per_clk_per_sm_median / kFlopPerClkPerSm * 100;
       if (sms == 132) {
         f.extra["datasheet_peak_tflops"] = kDatasheetTflops132;
         f.extra["percent_of_datasheet"] = tf / kDatasheetTflops132 * 100;
@@ -473,23 +482,19 @@ class HopperWgmmaThroughput : public Experiment {
     }
     // wait_group 0 vs 1 at the same shape: what keeping a group in flight buys.
     for (const auto& p : points) {
-      if (p.at("wait_group").get<int>() != 0) continue;
+      if (p.wait_group != 0) continue;
       for (const auto& q : points)
-        if (q.at("wait_group").get<int>() == 1 && q.at("type") == p.at("type") &&
-            q.at("warpgroups_per_sm") == p.at("warpgroups_per_sm") &&
-            q.at("wgmma_per_group") == p.at("wgmma_per_group")) {
-          const double a = p.at("tflops").at("median").get<double>(),
-                       b = q.at("tflops").at("median").get<double>();
+        if (q.wait_group == 1 && q.type == p.type && q.warpgroups_per_sm == p.warpgroups_per_sm &&
+            q.wgmma_per_group == p.wgmma_per_group) {
+          const double a = p.tflops.median, b = q.tflops.median;
           if (!(a > 0)) continue;  // no evidence: no ratio
           // A ratio is as precise as both of its medians: the product of their precisions.
           Finding f{
-              "hopper.wgmma." + p.at("type").get<std::string>() + ".wg" +
-                  std::to_string(p.at("warpgroups_per_sm").get<int>()) + ".per_group" +
-                  std::to_string(p.at("wgmma_per_group").get<int>()) + ".wait1_over_wait0",
+              "hopper.wgmma." + p.type + ".wg" + std::to_string(p.warpgroups_per_sm) +
+                  ".per_group" + std::to_string(p.wgmma_per_group) + ".wait1_over_wait0",
               b / a,
               "ratio",
-              confidence::combine(
-                  {summary_precision(p.at("tflops")), summary_precision(q.at("tflops"))}),
+              confidence::combine({p.tflops.precision(), q.tflops.precision()}),
               "TFLOP/s with wgmma.wait_group 1 (one group left in flight) / with wait_group 0",
               {{"wait0_tflops", a}, {"wait1_tflops", b}}};
           r.findings.push_back(f);

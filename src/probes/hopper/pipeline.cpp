@@ -30,6 +30,7 @@
 #include "measure/replicates.hpp"
 #include "probes/hopper/hopper.hpp"
 #include "probes/hopper/pipeline_kernels.hpp"
+#include "probes/hopper/pipeline_samples.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -186,54 +187,61 @@ std::uint64_t check(const float* out, std::size_t n_out, const std::vector<float
   return mm.count + (want.size() - n);
 }
 
-double num(const json& p, const char* k) { return p.at(k).get<double>(); }
-/// Whether a point used cluster multicast (recorded results before it existed have no field).
-bool multicast_of(const json& p) { return p.value("multicast", false); }
-/// Where a point's wgmmas took A from: "shared" (descriptor) or "registers" (ldmatrix).
-std::string a_operand_of(const json& p) { return p.value("a_operand", "shared"); }
+using hopper::PipelinePoint;
 
-/// Overlap rows from the verified points: per shape and stage count.
-json overlap_rows(const json& points) {
-  json rows = json::array();
+/// The copy/math overlap of one pipelined configuration (per shape, multicast, stages).
+struct OverlapRow {
+  std::string shape;
+  bool multicast = false;
+  int stages = 0;
+  double t_copy_ns = 0, t_math_ns = 0, t_pipeline_ns = 0;
+  double overlap = 0, overlap_standard_error = 0, pipeline_over_wgmma_only = 0;
+  double confidence = 0;
+};
+
+/// Overlap rows from the verified points: per shape and stage count (check() holds the
+/// measurements of every verified point).
+std::vector<OverlapRow> overlap_rows(const std::vector<PipelinePoint>& points) {
+  std::vector<OverlapRow> rows;
   for (const auto& pp : points) {
-    if (pp.at("mode") != "pipeline" || !pp.at("verified").get<bool>()) continue;
-    const json* copy = nullptr;
-    const json* math = nullptr;
+    if (pp.mode != "pipeline" || !pp.verified) continue;
+    const PipelinePoint* copy = nullptr;
+    const PipelinePoint* math = nullptr;
     for (const auto& q : points) {
-      if (q.at("shape") != pp.at("shape") || !q.at("verified").get<bool>()) continue;
-      if (q.at("mode") == "copy_only" && q.at("stages") == pp.at("stages") &&
-          multicast_of(q) == multicast_of(pp))
+      if (q.shape != pp.shape || !q.verified) continue;
+      if (q.mode == "copy_only" && q.stages == pp.stages &&
+          q.uses_multicast() == pp.uses_multicast())
         copy = &q;
-      if (q.at("mode") == "wgmma_only" && a_operand_of(q) == a_operand_of(pp)) math = &q;
+      if (q.mode == "wgmma_only" && q.a_from() == pp.a_from()) math = &q;
     }
-    if (!copy || !math || a_operand_of(pp) != "shared") continue;
-    const double tc = num(*copy, "ns_per_kstep"), tm = num(*math, "ns_per_kstep"),
-                 tp = num(pp, "ns_per_kstep");
+    if (!copy || !math || pp.a_from() != "shared") continue;
+    const double tc = *copy->ns_per_kstep, tm = *math->ns_per_kstep, tp = *pp.ns_per_kstep;
     // The overlap is a difference of three times over the smaller one: their standard errors
     // add in quadrature (the denominator's own error is second order).
-    auto se_of = [](const json& q) {
-      const json& m = q.at("ns_per_kstep_summary");
-      const double n = m.value("n", 0.0);
-      return n >= 2 ? 1.2533 * 1.4826 * m.value("mad", 0.0) / std::sqrt(n) : 0.0;
+    auto se_of = [](const PipelinePoint& q) {
+      const auto& m = *q.ns_per_kstep_summary;
+      const double n = static_cast<double>(m.n.value_or(0));
+      return n >= 2 ? 1.2533 * 1.4826 * m.mad.value_or(0.0) / std::sqrt(n) : 0.0;
     };
     const double se_overlap = std::sqrt(se_of(*copy) * se_of(*copy) + se_of(*math) * se_of(*math) +
                                         se_of(pp) * se_of(pp)) /
                               std::min(tc, tm);
-    rows.push_back(
-        {{"shape", pp.at("shape")},
-         {"multicast", multicast_of(pp)},
-         {"stages", pp.at("stages")},
-         {"t_copy_ns", tc},
-         {"t_math_ns", tm},
-         {"t_pipeline_ns", tp},
-         {"overlap", (tc + tm - tp) / std::min(tc, tm)},
-         {"overlap_standard_error", se_overlap},
-         {"pipeline_over_wgmma_only", tm / tp},
-         // A derived figure is as precise as its least precise input allows: the
-         // product of the three times' precisions.
-         {"confidence", confidence::combine({summary_precision(copy->at("ns_per_kstep_summary")),
-                                             summary_precision(math->at("ns_per_kstep_summary")),
-                                             summary_precision(pp.at("ns_per_kstep_summary"))})}});
+    OverlapRow row;
+    row.shape = pp.shape;
+    row.multicast = pp.uses_multicast();
+    row.stages = pp.stages;
+    row.t_copy_ns = tc;
+    row.t_math_ns = tm;
+    row.t_pipeline_ns = tp;
+    row.overlap = (tc + tm - tp) / std::min(tc, tm);
+    row.overlap_standard_error = se_overlap;
+    row.pipeline_over_wgmma_only = tm / tp;
+    // A derived figure is as precise as its least precise input allows: the product of the
+    // three times' precisions.
+    row.confidence = confidence::combine({copy->ns_per_kstep_summary->precision(),
+                                          math->ns_per_kstep_summary->precision(),
+                                          pp.ns_per_kstep_summary->precision()});
+    rows.push_back(row);
   }
   return rows;
 }
@@ -241,19 +249,19 @@ json overlap_rows(const json& points) {
 /// Per (shape, multicast, stages): the sweep's overlap row and the summary of that overlap
 /// over the sweep and its replicates (samples.overlap_replicates; results written before
 /// replicates existed hold the sweep alone, one replicate).
-std::vector<std::pair<json, confidence::ReplicateSummary>> overlap_summaries(const json& samples) {
-  std::vector<json> lists{overlap_rows(samples.at("points"))};
-  if (samples.contains("overlap_replicates"))
-    for (const auto& pass : samples.at("overlap_replicates")) lists.push_back(overlap_rows(pass));
-  std::vector<std::pair<json, confidence::ReplicateSummary>> out;
+std::vector<std::pair<OverlapRow, confidence::ReplicateSummary>> overlap_summaries(
+    const hopper::PipelineSamples& samples) {
+  std::vector<std::vector<OverlapRow>> lists{overlap_rows(samples.points)};
+  if (samples.overlap_replicates)
+    for (const auto& pass : *samples.overlap_replicates) lists.push_back(overlap_rows(pass));
+  std::vector<std::pair<OverlapRow, confidence::ReplicateSummary>> out;
   for (const auto& row : lists.front()) {
     std::vector<double> values, ses;
     for (const auto& list : lists)
       for (const auto& o : list)
-        if (o.at("shape") == row.at("shape") && o.at("multicast") == row.at("multicast") &&
-            o.at("stages") == row.at("stages")) {
-          values.push_back(num(o, "overlap"));
-          ses.push_back(o.value("overlap_standard_error", 0.0));
+        if (o.shape == row.shape && o.multicast == row.multicast && o.stages == row.stages) {
+          values.push_back(o.overlap);
+          ses.push_back(o.overlap_standard_error);
         }
     out.emplace_back(row, confidence::summarize_replicates(values, ses));
   }
@@ -293,8 +301,9 @@ class PipelineRig {
 
   /// One configuration, measured under the protocol; a point that failed carries its error. A
   /// sticky CUDA error records `sweep_points` in r.samples and is rethrown.
-  json measure(int bm, int stages, pipeline_kernels::Mode mode, int cluster, bool relaxed,
-               bool a_regs, ExperimentResult& r, const json& sweep_points) {
+  PipelinePoint measure(int bm, int stages, pipeline_kernels::Mode mode, int cluster, bool relaxed,
+                        bool a_regs, ExperimentResult& r,
+                        const std::vector<PipelinePoint>& sweep_points) {
     const int grid = grid_for(bm, cluster);
     auto l = make_launch(bm, stages, mode, cluster, grid);
     l.relaxed = relaxed || a_regs;
@@ -314,15 +323,16 @@ class PipelineRig {
                             l))
                .first;
     const std::vector<float>& want = it->second;
-    json pt{{"shape", shape_name(bm)},
-            {"bm", bm},
-            {"mode", mode_name(mode)},
-            {"stages", stages},
-            {"multicast", cluster == 2},
-            {"arrive", l.relaxed ? "relaxed" : "release"},
-            {"a_operand", a_regs ? "registers" : "shared"},
-            {"blocks", grid},
-            {"dynamic_smem_bytes", l.dynamic_smem}};
+    PipelinePoint pt;
+    pt.shape = shape_name(bm);
+    pt.bm = bm;
+    pt.mode = mode_name(mode);
+    pt.stages = stages;
+    pt.multicast = cluster == 2;
+    pt.arrive = l.relaxed ? "relaxed" : "release";
+    pt.a_operand = a_regs ? "registers" : "shared";
+    pt.blocks = grid;
+    pt.dynamic_smem_bytes = l.dynamic_smem;
     try {
       if (grid < 2) throw VerificationError("no cluster of 2 fits on this GPU");
       std::vector<double> mhz;
@@ -336,10 +346,10 @@ class PipelineRig {
       const auto m = repeat_until_stable(once, *protocol_);
       const double ns = m.summary.median;
       const double flop = 2.0 * bm * pipeline_kernels::kN * pipeline_kernels::kKStep;
-      pt["verified"] = true;
-      pt["ns_per_kstep"] = ns;
-      pt["ns_per_kstep_summary"] = to_json(m);
-      pt["sm_clock_mhz"] = stats::median_or_zero(mhz);
+      pt.verified = true;
+      pt.ns_per_kstep = ns;
+      pt.ns_per_kstep_summary = RecordedSummary::of(m);
+      pt.sm_clock_mhz = stats::median_or_zero(mhz);
       // Shared-memory traffic per SM clock: TMA writes of a stage and the wgmma operand reads
       // (each warpgroup reads its 64 rows of A and all of B per k-step).
       const double writes =
@@ -351,22 +361,21 @@ class PipelineRig {
               ? 0.0
               : (bm / 64) * (64.0 + pipeline_kernels::kN) * pipeline_kernels::kKStep * 2.0;
       const double clk = ns * stats::median_or_zero(mhz) * 1e-3;
-      pt["smem_bytes_per_kstep"] = writes + reads;
-      pt["smem_bytes_per_clk"] = clk > 0 ? (writes + reads) / clk : 0.0;
-      pt["tiles_per_s"] = grid / ns * 1e9;
-      pt["gb_s"] = static_cast<double>(pipeline_kernels::stage_bytes(bm)) * grid / ns;
-      pt["tflops"] =
-          mode == pipeline_kernels::Mode::kCopyOnly ? json(nullptr) : json(flop * grid / ns * 1e-3);
+      pt.smem_bytes_per_kstep = writes + reads;
+      pt.smem_bytes_per_clk = clk > 0 ? (writes + reads) / clk : 0.0;
+      pt.tiles_per_s = grid / ns * 1e9;
+      pt.gb_s = static_cast<double>(pipeline_kernels::stage_bytes(bm)) * grid / ns;
+      if (mode != pipeline_kernels::Mode::kCopyOnly) pt.tflops = flop * grid / ns * 1e-3;
     } catch (const CudaError& ex) {
       if (ex.sticky()) {
         r.samples = {{"points", sweep_points}};
         throw;
       }
-      pt["verified"] = false;
-      pt["error"] = ex.what();
+      pt.verified = false;
+      pt.error = ex.what();
     } catch (const std::exception& ex) {
-      pt["verified"] = false;
-      pt["error"] = ex.what();
+      pt.verified = false;
+      pt.error = ex.what();
     }
     return pt;
   }
@@ -498,22 +507,25 @@ json pipeline_parameters(std::uint64_t seed, int blocks, int sm_count) {
 }
 
 /// The table of every sweep point, charted as TFLOP/s against stages.
-Curve points_table(const json& points) {
+Curve points_table(const std::vector<PipelinePoint>& points) {
   Curve cv{"table",
            {"shape", "mode", "stages", "multicast", "arrive", "a_operand", "blocks", "verified",
             "ns_per_kstep", "p5", "p95", "sm_clock_mhz", "smem_bytes_per_clk", "tflops",
             "tiles_per_s", "gb_s", "error"},
            {}};
+  // Null where a point has no such value (not verified; tflops of copy_only).
+  const auto cell = [](const auto& v) { return v ? json(*v) : json(nullptr); };
   for (const auto& p : points) {
-    const bool ok = p.at("verified").get<bool>();
+    const bool ok = p.verified;
+    const auto& s = p.ns_per_kstep_summary;
     cv.rows.push_back(
-        {p.at("shape"), p.at("mode"), p.at("stages"), p.at("multicast"), p.at("arrive"),
-         p.at("a_operand"), p.at("blocks"), ok, ok ? p.at("ns_per_kstep") : json(nullptr),
-         ok ? p.at("ns_per_kstep_summary").at("p5") : json(nullptr),
-         ok ? p.at("ns_per_kstep_summary").at("p95") : json(nullptr),
-         ok ? p.at("sm_clock_mhz") : json(nullptr), ok ? p.at("smem_bytes_per_clk") : json(nullptr),
-         ok ? p.at("tflops") : json(nullptr), ok ? p.at("tiles_per_s") : json(nullptr),
-         ok ? p.at("gb_s") : json(nullptr), ok ? json("") : p.at("error")});
+        {p.shape, p.mode, p.stages, p.uses_multicast(), cell(p.arrive), cell(p.a_operand),
+         cell(p.blocks), ok, ok ? cell(p.ns_per_kstep) : json(nullptr),
+         ok && s ? json(s->p5_or_throw()) : json(nullptr),
+         ok && s ? json(s->p95_or_throw()) : json(nullptr),
+         ok ? cell(p.sm_clock_mhz) : json(nullptr), ok ? cell(p.smem_bytes_per_clk) : json(nullptr),
+         ok ? cell(p.tflops) : json(nullptr), ok ? cell(p.tiles_per_s) : json(nullptr),
+         ok ? cell(p.gb_s) : json(nullptr), ok ? json("") : json(p.error.value_or(""))});
   }
   cv.hints = chart_hints("TMA + wgmma pipeline: TFLOP/s against stages (best per shape)", "stages",
                          "", "tflops", "TFLOP/s")
@@ -523,15 +535,14 @@ Curve points_table(const json& points) {
 }
 
 /// The overlap of copy and math per shape, multicast setting and stage count.
-Curve overlap_table(const json& points) {
+Curve overlap_table(const std::vector<PipelinePoint>& points) {
   Curve ov{"overlap",
            {"shape", "multicast", "stages", "t_copy_ns", "t_math_ns", "t_pipeline_ns", "overlap",
             "pipeline_over_wgmma_only"},
            {}};
   for (const auto& o : overlap_rows(points))
-    ov.rows.push_back({o.at("shape"), o.at("multicast"), o.at("stages"), o.at("t_copy_ns"),
-                       o.at("t_math_ns"), o.at("t_pipeline_ns"), o.at("overlap"),
-                       o.at("pipeline_over_wgmma_only")});
+    ov.rows.push_back({o.shape, o.multicast, o.stages, o.t_copy_ns, o.t_math_ns, o.t_pipeline_ns,
+                       o.overlap, o.pipeline_over_wgmma_only});
   ov.hints = chart_hints("pipeline overlap of copy and math against stages", "stages", "",
                          "overlap", "fraction")
                  .by({"shape", "multicast"});
@@ -541,6 +552,7 @@ Curve overlap_table(const json& points) {
 class HopperPipeline : public Experiment {
  public:
   std::string id() const override { return "hopper.pipeline"; }
+  int samples_version() const override { return hopper::PipelineSamples::kVersion; }
   std::string description() const override {
     return "persistent TMA (cp.async.bulk.tensor.2d, 128-B swizzle, B optionally multicast to a "
            "cluster of 2) "
@@ -571,26 +583,26 @@ class HopperPipeline : public Experiment {
     // moved between runs when it ran the replicates' share (issue 9 repeat). The overlap's
     // further replicates below run the share.
     const ProtocolOptions per_rep = gpuprobe::measure::per_replicate(ctx.options.protocol);
-    json points = json::array();
+    std::vector<PipelinePoint> points;
     auto measure = [&](int bm, int stages, pipeline_kernels::Mode mode, int cluster, bool relaxed,
                        bool a_regs = false) {
       return rig.measure(bm, stages, mode, cluster, relaxed, a_regs, r, points);
     };
-    auto ns_of = [](const json& pt) {
-      return pt.at("verified").get<bool>() ? pt.at("ns_per_kstep").get<double>()
-                                           : std::numeric_limits<double>::infinity();
+    auto ns_of = [](const PipelinePoint& pt) {
+      return pt.verified ? pt.ns_per_kstep.value_or(std::numeric_limits<double>::infinity())
+                         : std::numeric_limits<double>::infinity();
     };
 
     // 1. Stage release semantics, per shape and multicast setting, at the deepest ring: release
     //    arrivals (+ cluster-scope acquire with multicast) against relaxed arrivals; the faster
     //    verified one runs the sweep.
-    json arrive_points = json::array();
+    std::vector<PipelinePoint> arrive_points;
     bool relaxed_for[2][2] = {{true, true}, {true, true}};  // [bm == 128][multicast]
     for (int bm : {128, 64})
       for (int cluster : {1, 2}) {
-        const json rel = measure(bm, pipeline_kernels::kMaxStages,
+        const auto rel = measure(bm, pipeline_kernels::kMaxStages,
                                  pipeline_kernels::Mode::kPipeline, cluster, false);
-        const json rlx = measure(bm, pipeline_kernels::kMaxStages,
+        const auto rlx = measure(bm, pipeline_kernels::kMaxStages,
                                  pipeline_kernels::Mode::kPipeline, cluster, true);
         relaxed_for[bm == 128][cluster == 2] = !(ns_of(rel) < ns_of(rlx));
         arrive_points.push_back(rel);
@@ -622,10 +634,10 @@ class HopperPipeline : public Experiment {
     // measured again as further independent replicates (fresh launches, the sweep's share of
     // repetitions each: measure::per_replicate), and the overlap's confidence comes from the
     // spread of the replicates' overlaps (overlap_summaries).
-    json overlap_replicates = json::array();
+    std::vector<std::vector<PipelinePoint>> overlap_replicates;
     gpuprobe::measure::replicate(gpuprobe::measure::kReplicates - 1, [&](int) {
       rig.use_protocol(per_rep);
-      json pass = json::array();
+      std::vector<PipelinePoint> pass;
       for (int bm : {128, 64}) {
         pass.push_back(measure(bm, 1, pipeline_kernels::Mode::kMathOnly, 1, true));
         for (int cluster : {1, 2}) {
@@ -640,95 +652,91 @@ class HopperPipeline : public Experiment {
       return 0;
     });
     rig.use_protocol(ctx.options.protocol);
-    for (const auto& p : points) verified += p.at("verified").get<bool>() ? 1 : 0;
-    r.samples = {{"points", points},
-                 {"arrive_check", arrive_points},
-                 {"overlap_replicates", overlap_replicates},
-                 {"sm_count", sm_count}};
+    for (const auto& p : points) verified += p.verified ? 1 : 0;
+    r.samples = hopper::PipelineSamples{points, arrive_points, overlap_replicates, sm_count};
     r.curves.push_back(points_table(points));
     r.curves.push_back(overlap_table(points));
     if (verified == 0)
       throw VerificationError("hopper.pipeline: no configuration passed verification");
   }
   void analyze(ExperimentResult& r) const override {
-    const auto& points = r.samples.at("points");
+    const auto samples = samples_as<hopper::PipelineSamples>(r);
+    const auto& points = samples.points;
     std::vector<FailedRow> failed;
     std::size_t rows = 0;
-    const json none = json::array();
-    const json& arrive = r.samples.contains("arrive_check") ? r.samples.at("arrive_check") : none;
-    std::vector<const json*> lists{&points, &arrive};
-    if (r.samples.contains("overlap_replicates"))
-      for (const auto& pass : r.samples.at("overlap_replicates")) lists.push_back(&pass);
-    for (const json* list : lists) {
+    const std::vector<PipelinePoint> none;
+    std::vector<const std::vector<PipelinePoint>*> lists{
+        &points, samples.arrive_check ? &*samples.arrive_check : &none};
+    if (samples.overlap_replicates)
+      for (const auto& pass : *samples.overlap_replicates) lists.push_back(&pass);
+    for (const auto* list : lists) {
       for (const auto& p : *list) {
         ++rows;
-        if (p.at("verified").get<bool>()) continue;
-        failed.push_back({p.at("shape").get<std::string>() + " " + p.at("mode").get<std::string>() +
-                              " stages " + std::to_string(p.at("stages").get<int>()) +
-                              (multicast_of(p) ? " multicast" : "") + " A from " + a_operand_of(p) +
-                              " arrive " + p.value("arrive", std::string("?")),
-                          p.value("error", std::string("failed its check"))});
+        if (p.verified) continue;
+        failed.push_back({p.shape + " " + p.mode + " stages " + std::to_string(p.stages) +
+                              (p.uses_multicast() ? " multicast" : "") + " A from " + p.a_from() +
+                              " arrive " + p.arrive.value_or("?"),
+                          p.error.value_or("failed its check")});
       }
     }
     report_failed_rows(r, failed, rows);
-    // A rate's relative precision is that of the time per k-step it is computed from.
-    auto precision_of = [](const json& p) {
-      return summary_precision(p.at("ns_per_kstep_summary"));
-    };
+    // A rate's relative precision is that of the time per k-step it is computed from (check()
+    // holds every verified point's summary, and the TFLOP/s of all but copy_only).
+    auto precision_of = [](const PipelinePoint& p) { return p.ns_per_kstep_summary->precision(); };
+    const auto tflops = [](const PipelinePoint& p) { return *p.tflops; };
     for (const char* shape : {"128x256x64", "64x256x64"}) {
-      const json* best = nullptr;
-      const json* math = nullptr;
-      const json* sync = nullptr;
+      const PipelinePoint* best = nullptr;
+      const PipelinePoint* math = nullptr;
+      const PipelinePoint* sync = nullptr;
       for (const auto& p : points) {
-        if (p.at("shape") != shape || !p.at("verified").get<bool>()) continue;
-        if (p.at("mode") == "wgmma_only" && (!math || num(p, "tflops") > num(*math, "tflops")))
+        if (p.shape != shape || !p.verified) continue;
+        if (p.mode == "wgmma_only" && (!math || tflops(p) > tflops(*math)))
           math = &p;  // the faster A source is the yardstick
-        if (p.at("mode") == "sync_only" && (!sync || num(p, "tflops") > num(*sync, "tflops")))
-          sync = &p;
-        if (p.at("mode") == "pipeline" && (!best || num(p, "tflops") > num(*best, "tflops")))
-          best = &p;
+        if (p.mode == "sync_only" && (!sync || tflops(p) > tflops(*sync))) sync = &p;
+        if (p.mode == "pipeline" && (!best || tflops(p) > tflops(*best))) best = &p;
       }
       const std::string tag = std::string("hopper.pipeline.") + shape;
       if (math)
-        r.findings.push_back(Finding{
-            tag + ".wgmma_only_tflops",
-            num(*math, "tflops"),
-            "TFLOP/s",
-            precision_of(*math),
-            "wgmma only, operands resident in shared memory, same loop and tile (the "
-            "faster of A from shared memory and A from registers); accumulators checked",
-            {{"tiles_per_s", math->at("tiles_per_s")}, {"a_operand", a_operand_of(*math)}}});
+        r.findings.push_back(
+            Finding{tag + ".wgmma_only_tflops",
+                    tflops(*math),
+                    "TFLOP/s",
+                    precision_of(*math),
+                    "wgmma only, operands resident in shared memory, same loop and tile (the "
+                    "faster of A from shared memory and A from registers); accumulators checked",
+                    {{"tiles_per_s", *math->tiles_per_s}, {"a_operand", math->a_from()}}});
       if (sync)
         r.findings.push_back(
             Finding{tag + ".sync_only_tflops",
-                    num(*sync, "tflops"),
+                    tflops(*sync),
                     "TFLOP/s",
                     precision_of(*sync),
                     "best stage count of the ring without data after its first fill (the "
                     "synchronization cost alone); accumulators checked",
-                    {{"stages", sync->at("stages")}, {"multicast", multicast_of(*sync)}}});
+                    {{"stages", sync->stages}, {"multicast", sync->uses_multicast()}}});
       if (!best) continue;
       Finding f{tag + ".best_pipeline_tflops",
-                num(*best, "tflops"),
+                tflops(*best),
                 "TFLOP/s",
                 precision_of(*best),
                 "best stage count, with or without multicast, of the TMA -> shared ring -> wgmma "
                 "pipeline; "
                 "accumulators checked",
-                {{"stages", best->at("stages")},
-                 {"multicast", multicast_of(*best)},
-                 {"tiles_per_s", best->at("tiles_per_s")}}};
-      for (const char* k : {"arrive", "a_operand", "sm_clock_mhz", "smem_bytes_per_clk"})
-        if (best->contains(k)) f.extra[k] = best->at(k);
-      if (math && math->contains("sm_clock_mhz"))
-        f.extra["wgmma_only_sm_clock_mhz"] = math->at("sm_clock_mhz");
-      if (math && math->contains("smem_bytes_per_clk"))
-        f.extra["wgmma_only_smem_bytes_per_clk"] = math->at("smem_bytes_per_clk");
+                {{"stages", best->stages},
+                 {"multicast", best->uses_multicast()},
+                 {"tiles_per_s", *best->tiles_per_s}}};
+      if (best->arrive) f.extra["arrive"] = *best->arrive;
+      if (best->a_operand) f.extra["a_operand"] = *best->a_operand;
+      if (best->sm_clock_mhz) f.extra["sm_clock_mhz"] = *best->sm_clock_mhz;
+      if (best->smem_bytes_per_clk) f.extra["smem_bytes_per_clk"] = *best->smem_bytes_per_clk;
+      if (math && math->sm_clock_mhz) f.extra["wgmma_only_sm_clock_mhz"] = *math->sm_clock_mhz;
+      if (math && math->smem_bytes_per_clk)
+        f.extra["wgmma_only_smem_bytes_per_clk"] = *math->smem_bytes_per_clk;
       if (math) {
-        const double ratio = num(*best, "tflops") / num(*math, "tflops");
+        const double ratio = tflops(*best) / tflops(*math);
         f.extra["fraction_of_wgmma_only"] = ratio;
         // The same ratio per SM clock (the pipelined runs draw more power and may clock lower).
-        const double cb = best->value("sm_clock_mhz", 0.0), cm = math->value("sm_clock_mhz", 0.0);
+        const double cb = best->sm_clock_mhz.value_or(0.0), cm = math->sm_clock_mhz.value_or(0.0);
         if (cb > 0 && cm > 0) f.extra["fraction_of_wgmma_only_per_clock"] = ratio * cm / cb;
         f.extra["within_10_percent_of_wgmma_only"] = ratio >= 0.9;
       }
@@ -736,40 +744,39 @@ class HopperPipeline : public Experiment {
     }
     // The copy-only runs without multicast read every landed byte from the L2 (the operands,
     // 1 MiB each, stay L2-resident): the best is a TMA L2 -> shared-memory read bandwidth.
-    const json* copy = nullptr;
+    const PipelinePoint* copy = nullptr;
     for (const auto& p : points)
-      if (p.at("mode") == "copy_only" && !multicast_of(p) && p.at("verified").get<bool>() &&
-          (!copy || num(p, "gb_s") > num(*copy, "gb_s")))
+      if (p.mode == "copy_only" && !p.uses_multicast() && p.verified &&
+          (!copy || *p.gb_s > *copy->gb_s))
         copy = &p;
     if (copy)
       r.findings.push_back(
           Finding{"l2.tma_read_bandwidth",
-                  num(*copy, "gb_s"),
+                  *copy->gb_s,
                   "GB/s",
                   precision_of(*copy),
                   "best copy-only run without multicast: every CTA streams its A "
                   "and B tiles (2 MiB of L2-resident operands, each tile read by "
                   "many SMs at about the same time) with 2-D TMA boxes into shared "
                   "memory; bytes landed per second, all SMs",
-                  {{"shape", copy->at("shape")}, {"stages", copy->at("stages")}}});
-    for (const auto& o : overlap_summaries(r.samples)) {
+                  {{"shape", copy->shape}, {"stages", copy->stages}}});
+    for (const auto& o : overlap_summaries(samples)) {
       const auto& rs = o.second;
-      const json& row = o.first;
+      const OverlapRow& row = o.first;
       const bool replicated = rs.replicates >= 2;
-      Finding f{"hopper.pipeline." + row.at("shape").get<std::string>() +
-                    (row.at("multicast").get<bool>() ? ".multicast" : "") + ".stages" +
-                    std::to_string(row.at("stages").get<int>()) + ".overlap",
-                replicated ? rs.value : num(row, "overlap"),
+      Finding f{"hopper.pipeline." + row.shape + (row.multicast ? ".multicast" : "") + ".stages" +
+                    std::to_string(row.stages) + ".overlap",
+                replicated ? rs.value : row.overlap,
                 "fraction",
-                replicated ? rs.precision : row.at("confidence").get<double>(),
+                replicated ? rs.precision : row.confidence,
                 "(t_copy + t_math - t_pipeline) / min(t_copy, t_math), times per k-step of "
                 "the copy-only, wgmma-only and pipelined runs" +
                     std::string(replicated ? "; median over independent replicates of the "
                                              "three runs, confidence from their spread"
                                            : ""),
-                {{"t_copy_ns", row.at("t_copy_ns")},
-                 {"t_math_ns", row.at("t_math_ns")},
-                 {"t_pipeline_ns", row.at("t_pipeline_ns")}}};
+                {{"t_copy_ns", row.t_copy_ns},
+                 {"t_math_ns", row.t_math_ns},
+                 {"t_pipeline_ns", row.t_pipeline_ns}}};
       if (replicated) f.extra["replicates"] = confidence::to_json(rs);
       r.findings.push_back(f);
     }

@@ -30,6 +30,7 @@
 #include "measure/gpu.hpp"
 #include "measure/l2_flush.hpp"
 #include "measure/replicates.hpp"
+#include "probes/hopper/hopper_samples.hpp"
 #include "probes/hopper/tma_common.hpp"
 #include "probes/hopper/tma_kernels.hpp"
 
@@ -63,16 +64,17 @@ using device::dram_peak_gb_s;
 /// replicate's cycle samples when every point kept them (so that whole-cycle samples get the
 /// half-cycle floor), else from the summaries (results written before the samples were kept;
 /// one replicate: exactly the precision of its summary).
-confidence::ReplicateSummary tma_latency_replicates(const std::vector<json>& points) {
+confidence::ReplicateSummary tma_latency_replicates(
+    const std::vector<hopper::TmaLatencyPoint>& points) {
   bool samples = !points.empty();
-  for (const auto& p : points) samples = samples && p.contains("cycles_samples");
+  for (const auto& p : points) samples = samples && p.cycles_samples.has_value();
   if (samples) {
     std::vector<std::vector<double>> reps;
-    for (const auto& p : points) reps.push_back(p.at("cycles_samples").get<std::vector<double>>());
+    for (const auto& p : points) reps.push_back(*p.cycles_samples);
     return confidence::summarize_replicate_samples(reps);
   }
   std::vector<json> summaries;
-  for (const auto& p : points) summaries.push_back(p.at("cycles"));
+  for (const auto& p : points) summaries.push_back(p.cycles);
   return confidence::summarize_replicate_summaries(summaries);
 }
 
@@ -83,18 +85,20 @@ confidence::ReplicateSummary tma_latency_replicates(const std::vector<json>& poi
 constexpr int kTmaLatencyReplicates = 5;
 
 /// {"points", "points_failing_verification"} of a TMA experiment's recorded points.
-json points_statistics(const json& points) {
+template <typename Point>
+json points_statistics(const std::vector<Point>& points) {
   std::size_t bad = 0;
-  for (const auto& p : points) bad += p.at("verified").get<bool>() ? 0 : 1;
+  for (const auto& p : points) bad += p.verified ? 0 : 1;
   return {{"points", points.size()}, {"points_failing_verification", bad}};
 }
 
 /// Each replicate's cycle samples of one point (empty when the result kept only summaries).
-std::vector<std::vector<double>> tma_latency_samples(const std::vector<json>& points) {
+std::vector<std::vector<double>> tma_latency_samples(
+    const std::vector<hopper::TmaLatencyPoint>& points) {
   std::vector<std::vector<double>> reps;
   for (const auto& p : points) {
-    if (!p.contains("cycles_samples")) return {};
-    reps.push_back(p.at("cycles_samples").get<std::vector<double>>());
+    if (!p.cycles_samples) return {};
+    reps.push_back(*p.cycles_samples);
   }
   return reps;
 }
@@ -158,6 +162,7 @@ LatencyClasses latency_classes(const std::vector<std::vector<double>>& replicate
 class TmaLatency : public Experiment {
  public:
   std::string id() const override { return "hopper.tma.latency"; }
+  int samples_version() const override { return hopper::TmaLatencySamples::kVersion; }
   std::string description() const override {
     return "one TMA copy global -> shared (cp.async.bulk, and cp.async.bulk.tensor.2d through a "
            "CUtensorMap) completing on an mbarrier transaction count, clock64 from issue to "
@@ -198,7 +203,7 @@ class TmaLatency : public Experiment {
     };
     const ProtocolOptions protocol =
         measure::per_replicate(ctx.options.protocol, kTmaLatencyReplicates);
-    json points = json::array();
+    std::vector<hopper::TmaLatencyPoint> points;
     measure::replicate_fresh(
         kTmaLatencyReplicates, [&](int) { return std::make_unique<Replica>(src_bytes, sizes); },
         [&](int replicate, Replica& rb) {
@@ -229,7 +234,7 @@ class TmaLatency : public Experiment {
          "not try_wait, which may suspend the thread before it tests again"},
         {"l2_regime", "an identical untimed launch first (the L1 is invalidated per launch)"},
         {"dram_regime", "L2 flushed by streaming 2 x L2 before the timed launch"}};
-    r.samples = {{"points", points}};
+    r.samples = hopper::TmaLatencySamples{points};
     r.statistics = points_statistics(points);
     // One row per (copy, regime, size): the replicates' median of medians, their extremes, the
     // samples in all, and whether every replicate's copies checked out.
@@ -238,11 +243,9 @@ class TmaLatency : public Experiment {
              "n", "replicates", "verified"},
             {}};
     std::vector<std::string> order;
-    std::map<std::string, std::vector<json>> rows;
+    std::map<std::string, std::vector<hopper::TmaLatencyPoint>> rows;
     for (const auto& p : points) {
-      const std::string key = p.at("copy").get<std::string>() + "/" +
-                              p.at("regime").get<std::string>() + "/" +
-                              std::to_string(p.at("bytes").get<int>());
+      const std::string key = p.copy + "/" + p.regime + "/" + std::to_string(p.bytes);
       if (!rows.count(key)) order.push_back(key);
       rows[key].push_back(p);
     }
@@ -251,17 +254,16 @@ class TmaLatency : public Experiment {
       double lo = std::numeric_limits<double>::infinity(), p5 = lo, p95 = 0, n = 0;
       bool verified = true;
       for (const auto& p : reps) {
-        const auto& s = p.at("cycles");
-        lo = std::min(lo, s.at("min").get<double>());
-        p5 = std::min(p5, s.at("p5").get<double>());
-        p95 = std::max(p95, s.at("p95").get<double>());
-        n += s.at("n").get<double>();
-        verified = verified && p.at("verified").get<bool>();
+        const auto& s = p.cycles;
+        lo = std::min(lo, s.required(s.min, "min"));
+        p5 = std::min(p5, s.p5_or_throw());
+        p95 = std::max(p95, s.p95_or_throw());
+        n += static_cast<double>(s.required_n());
+        verified = verified && p.verified;
       }
       const auto& first = reps.front();
-      c.rows.push_back({first.at("copy"), first.at("regime"), first.at("bytes"),
-                        tma_latency_replicates(reps).value, lo, p5, p95, n, reps.size(),
-                        verified ? 1 : 0});
+      c.rows.push_back({first.copy, first.regime, first.bytes, tma_latency_replicates(reps).value,
+                        lo, p5, p95, n, reps.size(), verified ? 1 : 0});
     }
     c.hints = chart_hints("TMA copy latency against bytes", "bytes", "bytes", "cycles_median",
                           "cycles", true)
@@ -269,20 +271,18 @@ class TmaLatency : public Experiment {
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {
-    if (!r.samples.contains("points")) return;
-    const auto& points = r.samples.at("points");
+    const auto samples = samples_as<hopper::TmaLatencySamples>(r);
+    if (!samples.points) return;
+    const auto& points = *samples.points;
     std::vector<FailedRow> failed;
     for (const auto& p : points)
-      if (!p.at("verified").get<bool>())
+      if (!p.verified)
         failed.push_back(
-            {p.at("copy").get<std::string>() + " " + p.at("regime").get<std::string>() + " " +
-                 std::to_string(p.at("bytes").get<int>()) + " B" +
-                 (p.contains("replicate")
-                      ? " replicate " + std::to_string(p.at("replicate").get<int>())
-                      : std::string()),
-             std::to_string(p.value("words_wrong", 0)) + " of " +
-                 std::to_string(p.value("words_checked", 0)) +
-                 " copied words wrong (first: " + p.value("first_wrong", std::string("?")) + ")"});
+            {p.copy + " " + p.regime + " " + std::to_string(p.bytes) + " B" +
+                 (p.replicate ? " replicate " + std::to_string(*p.replicate) : std::string()),
+             std::to_string(p.words_wrong.value_or(0)) + " of " +
+                 std::to_string(p.words_checked.value_or(0)) +
+                 " copied words wrong (first: " + p.first_wrong.value_or("?") + ")"});
     report_failed_rows(r, failed, points.size());
     const std::pair<const char*, const char*> names[] = {
         {"bulk", "hopper.tma.bulk_latency"},
@@ -291,12 +291,12 @@ class TmaLatency : public Experiment {
     for (const auto& [copy, name] : names)
       for (const char* regime : {"l2", "dram"}) {
         // Per size, every replicate's point; a size with a failed replicate gives no finding.
-        std::map<int, std::vector<json>> by_size;
+        std::map<int, std::vector<hopper::TmaLatencyPoint>> by_size;
         std::set<int> failed_sizes;
         for (const auto& p : points) {
-          if (p.at("copy") != copy || p.at("regime") != regime) continue;
-          const int bytes = p.at("bytes").get<int>();
-          if (!p.at("verified").get<bool>()) failed_sizes.insert(bytes);
+          if (p.copy != copy || p.regime != regime) continue;
+          const int bytes = p.bytes;
+          if (!p.verified) failed_sizes.insert(bytes);
           by_size[bytes].push_back(p);
         }
         for (int b : failed_sizes) by_size.erase(b);
@@ -373,7 +373,7 @@ class TmaLatency : public Experiment {
                          const DeviceBuffer& out, const std::vector<tma::TensorMap>& maps,
                          const std::vector<std::uint32_t>& sizes, std::uint64_t src_bytes,
                          measure::L2Flush& flush, const ProtocolOptions& protocol,
-                         json& points) const {
+                         std::vector<hopper::TmaLatencyPoint>& points) const {
     std::uint64_t cursor = 0;
     for (const char* regime : {"l2", "dram"}) {
       const bool cold = std::string(regime) == "dram";
@@ -419,23 +419,24 @@ class TmaLatency : public Experiment {
             return static_cast<double>(o.cycles);
           };
           const auto m = repeat_until_stable(once, protocol);
-          points.push_back({{"replicate", replicate},
-                            {"copy", tma::copy_name(kind)},
-                            {"regime", regime},
-                            {"bytes", bytes},
-                            {"cycles", to_json(m)},
-                            {"cycles_samples", m.values},
-                            // Where each sample's bytes lay and which SM timed them: the
-                            // latencies fall in two modes (l2.partition's far - near
-                            // latency apart), which these let an analysis tie to the
-                            // line's home partition.
-                            {"sample_offsets", offsets},
-                            {"sample_smids", smids},
-                            {"words_checked", checked},
-                            {"words_wrong", wrong},
-                            {"first_wrong", first_wrong},
-                            {"verified", wrong == 0},
-                            {"smid", smids.empty() ? -1.0 : smids.back()}});
+          hopper::TmaLatencyPoint point;
+          point.replicate = replicate;
+          point.copy = tma::copy_name(kind);
+          point.regime = regime;
+          point.bytes = static_cast<int>(bytes);
+          point.cycles = RecordedSummary::of(m);
+          point.cycles_samples = m.values;
+          // Where each sample's bytes lay and which SM timed them: the latencies fall in two
+          // modes (l2.partition's far - near latency apart), which these let an analysis tie
+          // to the line's home partition.
+          point.sample_offsets = offsets;
+          point.sample_smids = smids;
+          point.words_checked = checked;
+          point.words_wrong = wrong;
+          point.first_wrong = first_wrong;
+          point.verified = wrong == 0;
+          point.smid = smids.empty() ? -1.0 : smids.back();
+          points.push_back(point);
         }
       }
     }
@@ -450,6 +451,7 @@ constexpr std::uint32_t kL2Passes = 128;
 class TmaBandwidth : public Experiment {
  public:
   std::string id() const override { return "hopper.tma.bandwidth"; }
+  int samples_version() const override { return hopper::TmaBandwidthSamples::kVersion; }
   std::string description() const override {
     return "steady-state TMA global -> shared (cp.async.bulk into a ring of 1-4 stages, one full "
            "and one "
@@ -502,7 +504,7 @@ class TmaBandwidth : public Experiment {
     const std::uint32_t passes = 2;
     const double peak = dram_peak_gb_s(info);
 
-    json points = json::array();
+    std::vector<hopper::TmaBandwidthPoint> points;
     // One point: `bytes` of the array (its start), `passes` passes per launch.
     auto measure = [&](const char* dir, const char* source, std::uint64_t bytes, std::uint32_t tile,
                        int stages, std::uint32_t passes, std::uint64_t sum_of_bytes) {
@@ -547,19 +549,21 @@ class TmaBandwidth : public Experiment {
         return moved / (ms * 1e-3) / 1e9;
       };
       const auto m = repeat_until_stable(once, ctx.options.protocol);
-      points.push_back({{"direction", dir},
-                        {"source", source},
-                        {"source_bytes", bytes},
-                        {"tile_bytes", tile},
-                        {"stages", stages},
-                        {"passes_per_launch", passes},
-                        {"bytes_per_launch", moved},
-                        {"gb_s", to_json(m)},
-                        {"percent_of_peak_median", peak > 0 ? m.summary.median / peak * 100 : 0.0},
-                        {"launches", runs},
-                        {"launches_failing_verification", failures},
-                        {"first_failure", first_failure},
-                        {"verified", failures == 0}});
+      hopper::TmaBandwidthPoint point;
+      point.direction = dir;
+      point.source = source;
+      point.source_bytes = bytes;
+      point.tile_bytes = static_cast<int>(tile);
+      point.stages = stages;
+      point.passes_per_launch = passes;
+      point.bytes_per_launch = moved;
+      point.gb_s = RecordedSummary::of(m);
+      point.percent_of_peak_median = peak > 0 ? m.summary.median / peak * 100 : 0.0;
+      point.launches = runs;
+      point.launches_failing_verification = failures;
+      point.first_failure = first_failure;
+      point.verified = failures == 0;
+      points.push_back(point);
     };
     // Loads first (they read the pattern); the stores overwrite it with the same pattern.
     for (auto tile : tiles)
@@ -592,17 +596,17 @@ class TmaBandwidth : public Experiment {
         {"peak_formula", "memory clock " + std::to_string(info.mem_clock_max_mhz) + " MHz x 2 x " +
                              std::to_string(info.mem_bus_width_bits) + " bit / 8"},
         {"expected_checksum", expected}};
-    r.samples = {{"points", points}};
+    r.samples = hopper::TmaBandwidthSamples{points};
     r.statistics = points_statistics(points);
     Curve c{"bandwidth",
             {"direction", "source", "tile_bytes", "stages", "gb_s_median", "gb_s_min", "gb_s_max",
              "n", "percent_of_peak", "verified"},
             {}};
     for (const auto& p : points) {
-      const auto s = p.at("gb_s");
-      c.rows.push_back({p.at("direction"), p.at("source"), p.at("tile_bytes"), p.at("stages"),
-                        s.at("median"), s.at("min"), s.at("max"), s.at("n"),
-                        p.at("percent_of_peak_median"), p.at("verified").get<bool>() ? 1 : 0});
+      const auto& s = p.gb_s;
+      c.rows.push_back({p.direction, p.source.value_or("dram"), p.tile_bytes, p.stages, s.median,
+                        s.required(s.min, "min"), s.required(s.max, "max"), s.required_n(),
+                        p.percent_of_peak_median.value_or(0.0), p.verified ? 1 : 0});
     }
     c.hints = chart_hints("TMA bandwidth against tile size (best stage count)", "tile_bytes",
                           "bytes", "gb_s_median", "GB/s", true)
@@ -611,19 +615,20 @@ class TmaBandwidth : public Experiment {
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {
-    if (!r.samples.contains("points")) return;
+    const auto samples = samples_as<hopper::TmaBandwidthSamples>(r);
+    if (!samples.points) return;
+    const auto& points = *samples.points;
     const double peak = r.parameters.value("peak_gb_s", 0.0);
     std::vector<FailedRow> failed;
-    for (const auto& p : r.samples.at("points"))
-      if (!p.at("verified").get<bool>())
-        failed.push_back(
-            {p.at("direction").get<std::string>() + " " + p.value("source", std::string("dram")) +
-                 " tile " + std::to_string(p.at("tile_bytes").get<int>()) + " B stages " +
-                 std::to_string(p.at("stages").get<int>()),
-             std::to_string(p.value("launches_failing_verification", 0)) + " of " +
-                 std::to_string(p.value("launches", 0)) +
-                 " launches failed (first: " + p.value("first_failure", std::string("?")) + ")"});
-    report_failed_rows(r, failed, r.samples.at("points").size());
+    for (const auto& p : points)
+      if (!p.verified)
+        failed.push_back({p.direction + " " + p.source.value_or("dram") + " tile " +
+                              std::to_string(p.tile_bytes) + " B stages " +
+                              std::to_string(p.stages),
+                          std::to_string(p.launches_failing_verification.value_or(0)) + " of " +
+                              std::to_string(p.launches.value_or(0)) +
+                              " launches failed (first: " + p.first_failure.value_or("?") + ")"});
+    report_failed_rows(r, failed, points.size());
     // One finding per (direction, source): its name, what it measured, whether the DRAM peak
     // applies.
     struct Kind {
@@ -642,27 +647,24 @@ class TmaBandwidth : public Experiment {
                "TMA bulk L2 -> shared (an L2-resident region, each tile read by one SM "
                "per pass, many passes)",
                false}}) {
-      std::optional<json> best;
-      for (const auto& p : r.samples.at("points")) {
-        if (p.at("direction") != k.direction || p.value("source", "dram") != k.source ||
-            !p.at("verified").get<bool>())
+      const hopper::TmaBandwidthPoint* best = nullptr;
+      for (const auto& p : points) {
+        if (p.direction != k.direction || p.source.value_or("dram") != k.source || !p.verified)
           continue;
-        if (!best ||
-            p.at("gb_s").at("median").get<double>() > best->at("gb_s").at("median").get<double>())
-          best = p;
+        if (!best || p.gb_s.median > best->gb_s.median) best = &p;
       }
       if (!best) continue;
-      const auto s = best->at("gb_s");
-      const double med = s.at("median").get<double>();
+      const auto& s = best->gb_s;
+      const double med = s.median;
       Finding f{k.name,
                 med,
                 "GB/s",
-                summary_precision(s),
+                s.precision(),
                 std::string("best median over tile sizes and stages of ") + k.what +
                     ", every SM, data verified",
                 json::object()};
-      f.extra["tile_bytes"] = best->at("tile_bytes");
-      f.extra["stages"] = best->at("stages");
+      f.extra["tile_bytes"] = best->tile_bytes;
+      f.extra["stages"] = best->stages;
       if (k.dram) {
         f.extra["peak_gb_s"] = peak;
         f.extra["percent_of_peak"] = peak > 0 ? med / peak * 100 : 0.0;

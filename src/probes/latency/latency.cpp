@@ -172,7 +172,7 @@ class LatencySweep : public Experiment {
                                   std::to_string(o.seed)},
                     {"node_type", "64-bit address of the next node"},
                     {"buffer_alignment_bytes", 256}};
-    const auto levels = analysis::find_levels(curve_from_points(points));
+    const auto levels = analysis::find_levels(curve_of(points.get<std::vector<ChaseSample>>()));
     const double l2 = static_cast<double>(ctx.device.info().l2_bytes);
     const json l1_refinement = refine_l1_knee(ctx, op, levels, o.node_stride, l2);
     json knees = json::array();
@@ -182,7 +182,7 @@ class LatencySweep : public Experiment {
     r.samples = {{"points", points}, {"near_knee_replicates", knees}};
     if (!l1_refinement.is_null()) r.samples["l1_knee_refinement"] = l1_refinement;
     r.statistics = {{"points_measured", points.size()}};
-    r.curves.push_back(curve_table("curve", points, r.parameters));
+    r.curves.push_back(curve_table("curve", points.get<std::vector<ChaseRow>>(), r.parameters));
   }
   void analyze(ExperimentResult& r) const override { analyze_sweep(r); }
 };
@@ -219,7 +219,7 @@ class LatencyShared : public Experiment {
   int samples_version() const override { return SharedSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
     std::vector<double> medians;
-    for (const auto& p : r.samples.get<SharedSamples>().points) medians.push_back(p.cycles_median);
+    for (const auto& p : samples_as<SharedSamples>(r).points) medians.push_back(p.cycles_median);
     if (medians.empty()) return;
     const double med = stats::median(medians);
     // The working sets are repetitions of one measurement (shared memory has no levels): the
@@ -256,24 +256,25 @@ class LatencyCarveout : public Experiment {
                                                          : ctx.options.carveouts;
     const std::uint64_t hi = std::min<std::uint64_t>(kMiB, ctx.device.info().l2_bytes / 4);
     json sets = json::array();
+    std::vector<std::pair<int, std::vector<ChaseRow>>> tables;
     std::vector<double> clocks;
     for (int c : carveouts) {
       const json points = sweep_points(
           ctx, LoadOp::kCa, c, sweep_options(4 * kKiB, hi, ctx.options.node_stride), clocks);
       sets.push_back({{"carveout_percent", c}, {"points", points}});
+      tables.emplace_back(c, points.get<std::vector<ChaseRow>>());
     }
     r.parameters = {{"load", "ca"},
                     {"node_stride_bytes", ctx.options.node_stride},
                     {"carveouts_percent", carveouts}};
     r.parameters.update(clock_for_ns(clocks, ctx.device));
     r.samples = {{"carveouts", sets}};
-    for (const auto& s : sets)
-      r.curves.push_back(
-          curve_table(carveout_label(s.at("carveout_percent")), s.at("points"), r.parameters));
+    for (const auto& [c, rows] : tables)
+      r.curves.push_back(curve_table(carveout_label(c), rows, r.parameters));
   }
   int samples_version() const override { return CarveoutSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
-    for (const auto& s : r.samples.get<CarveoutSamples>().carveouts) {
+    for (const auto& s : samples_as<CarveoutSamples>(r).carveouts) {
       const int c = s.carveout_percent;
       const auto levels = analysis::find_levels(curve_of(s.points));
       if (levels.transitions.empty()) continue;

@@ -112,6 +112,7 @@ json chase_counters(Context& ctx,
 class LatencyChase : public Experiment {
  public:
   std::string id() const override { return "latency.chase"; }
+  int samples_version() const override { return ChaseSamples::kVersion; }
   std::string description() const override {
     return "dependent chase with each load operator (default, ca, cg, cv, nc) at one working set "
            "per level: L1, L2 near, the mixed near/far/DRAM region, DRAM";
@@ -196,11 +197,10 @@ class LatencyChase : public Experiment {
             {"load", "level", "working_set_bytes", "cycles_median", "cycles_p5", "cycles_p95", "n",
              "ns_median"},
             {}};
-    for (const auto& p : rows) {
-      const auto& s = p.at("cycles_per_load");
-      c.rows.push_back({p.at("load"), p.at("level"), p.at("working_set_bytes"), s.at("median"),
-                        s.at("p5"), s.at("p95"), s.at("n"),
-                        ns_of(s.at("median").get<double>(), r.parameters)});
+    for (const auto& p : rows.get<std::vector<LevelChase>>()) {
+      const auto& s = p.cycles_per_load;
+      c.rows.push_back({p.load, p.level, p.working_set_bytes, s.median, s.p5_or_throw(),
+                        s.p95_or_throw(), s.required_n(), ns_of(s.median, r.parameters)});
     }
     c.hints = chart_hints("latency.chase: each load operator at each level's working set",
                           "working_set_bytes", "bytes", "cycles_median", "cycles per load", true)
@@ -211,17 +211,15 @@ class LatencyChase : public Experiment {
   }
   void analyze(ExperimentResult& r) const override {
     counters::cross_check(r);
-    for (const auto& p : r.samples.at("points")) {
-      const std::string level = p.at("level");
-      const std::string load = p.at("load");
-      const auto& s = p.at("cycles_per_load");
-      const double med = s.at("median").get<double>();
-      auto f =
-          latency_finding(chase_finding_name(level, load), med, summary_precision(s),
-                          "median of repeated single-thread chases at " +
-                              units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()),
-                          r.parameters);
-      f.extra["working_set_bytes"] = p.at("working_set_bytes");
+    for (const auto& p : samples_as<ChaseSamples>(r).points) {
+      const std::string& level = p.level;
+      const std::string& load = p.load;
+      const double med = p.cycles_per_load.median;
+      auto f = latency_finding(
+          chase_finding_name(level, load), med, p.cycles_per_load.precision(),
+          "median of repeated single-thread chases at " + units::format_bytes(p.working_set_bytes),
+          r.parameters);
+      f.extra["working_set_bytes"] = p.working_set_bytes;
       f.extra["load"] = load;
       f.extra["working_set_level"] = level;
       r.findings.push_back(f);

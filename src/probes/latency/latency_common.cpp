@@ -48,15 +48,6 @@ Finding latency_finding(const std::string& name, double cycles, double confidenc
 
 double plateau_confidence(const analysis::Plateau& p) { return p.confidence; }
 
-std::vector<analysis::CurvePoint> curve_from_points(const json& points) {
-  std::vector<analysis::CurvePoint> curve;
-  for (const auto& p : points)
-    curve.push_back({p.at("working_set_bytes").get<double>(),
-                     p.at("cycles_per_load").at("median").get<double>(),
-                     p.at("cycles_per_load").at("mad").get<double>()});
-  return curve;
-}
-
 std::vector<analysis::CurvePoint> curve_of(const std::vector<ChaseSample>& points) {
   std::vector<analysis::CurvePoint> curve;
   for (const auto& p : points)
@@ -88,18 +79,18 @@ bool on_plateau(double cycles, const analysis::Plateau& p) {
          std::max(seg.rel_tolerance * p.level, seg.noise_k * p.noise);
 }
 
-Curve curve_table(const std::string& name, const json& points, const json& parameters) {
+Curve curve_table(const std::string& name, const std::vector<ChaseRow>& points,
+                  const json& parameters) {
   Curve c{name,
           {"working_set_bytes", "cycles_median", "cycles_min", "cycles_p5", "cycles_p95",
            "cycles_mad", "n", "ns_median", "sm_clock_mhz_measured"},
           {}};
   for (const auto& p : points) {
-    const auto& s = p.at("cycles_per_load");
-    c.rows.push_back({p.at("working_set_bytes").get<double>(), s.at("median").get<double>(),
-                      s.at("min").get<double>(), s.at("p5").get<double>(),
-                      s.at("p95").get<double>(), s.at("mad").get<double>(), s.at("n").get<double>(),
-                      ns_of(s.at("median").get<double>(), parameters),
-                      p.at("sm_clock_mhz_measured").get<double>()});
+    const auto& s = p.cycles_per_load;
+    c.rows.push_back({p.working_set_bytes, s.median, s.required(s.min, "min"), s.p5_or_throw(),
+                      s.p95_or_throw(), s.required(s.mad, "mad"),
+                      static_cast<double>(s.required_n()), ns_of(s.median, parameters),
+                      p.sm_clock_mhz_measured});
   }
   std::sort(c.rows.begin(), c.rows.end(), [](const auto& a, const auto& b) {
     return a[0].template get<double>() < b[0].template get<double>();
@@ -122,18 +113,21 @@ analysis::SweepOptions sweep_options(std::uint64_t lo, std::uint64_t hi, std::ui
 
 json sweep_points(Context& ctx, LoadOp op, int carveout, const analysis::SweepOptions& sweep,
                   std::vector<double>& clocks) {
-  json points = json::array();
+  std::vector<measure::ChasePoint> measured;
   auto measure = [&](double x) {
     const auto p = measure_chase(ctx, op, static_cast<std::uint64_t>(x), carveout);
-    points.push_back(to_json(p));
+    measured.push_back(p);
     clocks.push_back(p.clock_mhz);
     return analysis::CurvePoint{static_cast<double>(p.working_set), p.cycles.summary.median,
                                 p.cycles.summary.mad};
   };
   analysis::adaptive_sweep(measure, sweep);
-  std::sort(points.begin(), points.end(), [](const json& a, const json& b) {
-    return a.at("working_set_bytes").get<double>() < b.at("working_set_bytes").get<double>();
-  });
+  std::sort(measured.begin(), measured.end(),
+            [](const measure::ChasePoint& a, const measure::ChasePoint& b) {
+              return static_cast<double>(a.working_set) < static_cast<double>(b.working_set);
+            });
+  json points = json::array();
+  for (const auto& p : measured) points.push_back(to_json(p));
   return points;
 }
 

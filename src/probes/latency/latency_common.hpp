@@ -32,10 +32,7 @@ Finding latency_finding(const std::string& name, double cycles, double confidenc
 /// times its separation from the neighbouring levels).
 double plateau_confidence(const analysis::Plateau& p);
 
-/// The level finder's curve from recorded chase points (working set, median, MAD).
-std::vector<analysis::CurvePoint> curve_from_points(const nlohmann::json& points);
-
-/// The same from typed samples.
+/// The level finder's curve from typed chase points (working set, median, MAD).
 std::vector<analysis::CurvePoint> curve_of(const std::vector<ChaseSample>& points);
 
 /// How analyze_sweep names knees: the first an L1 knee when it lies far below the reported L2
@@ -49,13 +46,13 @@ std::optional<std::size_t> near_partition_knee(const analysis::LevelAnalysis& le
 bool on_plateau(double cycles, const analysis::Plateau& p);
 
 /// The table of a sweep's points, sorted by working set, charted as latency against it.
-Curve curve_table(const std::string& name, const nlohmann::json& points,
+Curve curve_table(const std::string& name, const std::vector<ChaseRow>& points,
                   const nlohmann::json& parameters);
 
 analysis::SweepOptions sweep_options(std::uint64_t lo, std::uint64_t hi, std::uint32_t align);
 
 /// The adaptive sweep of chases with `op` at `carveout`: every point measured (sorted by working
-/// set), each one's in-kernel SM clock appended to `clocks`.
+/// set, each as measure::to_json writes it), each one's in-kernel SM clock appended to `clocks`.
 nlohmann::json sweep_points(Context& ctx, device::LoadOp op, int carveout,
                             const analysis::SweepOptions& sweep, std::vector<double>& clocks);
 

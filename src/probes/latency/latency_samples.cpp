@@ -64,6 +64,34 @@ void from_json(const json& j, CarveoutSweep& s) {
   j.at("carveout_percent").get_to(s.carveout_percent);
   j.at("points").get_to(s.points);
 }
+void to_json(json& j, const ChaseRow& s) {
+  j = {{"working_set_bytes", s.working_set_bytes},
+       {"cycles_per_load", s.cycles_per_load},
+       {"sm_clock_mhz_measured", s.sm_clock_mhz_measured}};
+}
+void from_json(const json& j, ChaseRow& s) {
+  j.at("working_set_bytes").get_to(s.working_set_bytes);
+  j.at("cycles_per_load").get_to(s.cycles_per_load);
+  j.at("sm_clock_mhz_measured").get_to(s.sm_clock_mhz_measured);
+}
+
+void to_json(json& j, const LevelChase& s) {
+  j = {{"load", s.load},
+       {"level", s.level},
+       {"working_set_bytes", s.working_set_bytes},
+       {"cycles_per_load", s.cycles_per_load}};
+  write_optional(j, "working_set_chosen_by", s.working_set_chosen_by);
+}
+void from_json(const json& j, LevelChase& s) {
+  j.at("level").get_to(s.level);
+  j.at("load").get_to(s.load);
+  j.at("cycles_per_load").get_to(s.cycles_per_load);
+  j.at("working_set_bytes").get_to(s.working_set_bytes);
+  read_optional(j, "working_set_chosen_by", s.working_set_chosen_by);
+}
+void to_json(json& j, const ChaseSamples& s) { j = {{"points", s.points}}; }
+void from_json(const json& j, ChaseSamples& s) { j.at("points").get_to(s.points); }
+
 void to_json(json& j, const CarveoutSamples& s) { j = {{"carveouts", s.carveouts}}; }
 void from_json(const json& j, CarveoutSamples& s) { j.at("carveouts").get_to(s.carveouts); }
 

@@ -2,9 +2,13 @@
 // The latency family's samples as types (latency.sweep, latency.shared, latency.carveout): what
 // their analyses read, converted from the recorded JSON once (a missing or wrong-typed field
 // throws nlohmann's one-line error there). The conversions are in latency_samples.cpp.
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <vector>
+
+#include "core/samples.hpp"
 
 namespace gpuprobe::probes::latency {
 
@@ -56,6 +60,35 @@ struct CarveoutSamples {
   std::vector<CarveoutSweep> carveouts;
 };
 
+/// A chase point as a table row reads it (measure::to_json's point: its working set, the whole
+/// summary of its cycles per load and the SM clock during it).
+struct ChaseRow {
+  double working_set_bytes = 0;
+  RecordedSummary cycles_per_load;
+  double sm_clock_mhz_measured = 0;
+};
+
+/// latency.chase: one load operator at one level's working set (a measure::to_json point with
+/// the level and why its working set was chosen).
+struct LevelChase {
+  std::string load;   ///< device::to_string of the load operator
+  std::string level;  ///< l1, l2_near, l2_mixed or dram
+  std::uint64_t working_set_bytes = 0;
+  RecordedSummary cycles_per_load;
+  std::optional<std::string> working_set_chosen_by;
+};
+struct ChaseSamples {
+  static constexpr int kVersion = 1;  ///< Experiment::samples_version of latency.chase
+  std::vector<LevelChase> points;
+  // "counters" (--counters) is read by counters::cross_check from the record itself.
+};
+
+void to_json(nlohmann::json& j, const ChaseRow& s);
+void from_json(const nlohmann::json& j, ChaseRow& s);
+void to_json(nlohmann::json& j, const LevelChase& s);
+void from_json(const nlohmann::json& j, LevelChase& s);
+void to_json(nlohmann::json& j, const ChaseSamples& s);
+void from_json(const nlohmann::json& j, ChaseSamples& s);
 void to_json(nlohmann::json& j, const ChaseSample& s);
 void from_json(const nlohmann::json& j, ChaseSample& s);
 void to_json(nlohmann::json& j, const KneeReplicate& k);

@@ -189,7 +189,7 @@ void record_levels(json& statistics, const analysis::LevelAnalysis& levels) {
 
 void analyze_sweep(ExperimentResult& r) {
   using namespace latency;
-  const auto samples = r.samples.get<SweepSamples>();
+  const auto samples = samples_as<SweepSamples>(r);
   const auto levels = analysis::find_levels(curve_of(samples.points));
   const SweepAnalysis a{levels, r.parameters, r};
   const bool l1_possible = r.parameters.value("caches_in_l1", true);

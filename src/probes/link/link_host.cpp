@@ -24,6 +24,7 @@
 #include "probes/link/link.hpp"
 #include "probes/link/link_common.hpp"
 #include "probes/link/link_kernels.hpp"
+#include "probes/link/link_samples.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -93,6 +94,7 @@ std::vector<Setup> host_setups(const AxisValues& axes) {
 class LinkHost : public Experiment {
  public:
   std::string id() const override { return "link.host"; }
+  int samples_version() const override { return HostSamples::kVersion; }
   std::string description() const override {
     return "host <-> device bandwidth and latency, pinned and pageable: copy engine, SM kernels "
            "over mapped pinned memory and cudaMemcpy, 16 B .. 64 MiB, every copy verified; SM "
@@ -143,7 +145,7 @@ class LinkHost : public Experiment {
     // pinned chase takes a replicate per round too.
     const int k = kLinkReplicates;
     const ProtocolOptions protocol = measure::per_replicate(ctx.options.protocol, k);
-    json points = json::array();
+    HostSamples samples;
     struct Chase {
       explicit Chase(std::uint64_t seed)
           : mem(static_cast<std::size_t>(kChaseNodes) * kChaseStride),
@@ -163,7 +165,7 @@ class LinkHost : public Experiment {
       Chase chase;
     };
     Stream stream;
-    json chase_replicates = json::array();
+    std::vector<HostChaseReplicate> chase_replicates;
     std::vector<double> chase_ns, chase_cycles;
     auto chase_round = [&](Chase& c) {
       std::vector<double> cycles;
@@ -184,7 +186,7 @@ class LinkHost : public Experiment {
         return static_cast<double>(o.ns) / kChaseSteps;
       };
       const auto m = repeat_until_stable(chase_once, protocol);
-      chase_replicates.push_back({{"ns_per_load", m.values}, {"cycles_per_load", cycles}});
+      chase_replicates.push_back({m.values, cycles});
       chase_ns.insert(chase_ns.end(), m.values.begin(), m.values.end());
       chase_cycles.insert(chase_cycles.end(), cycles.begin(), cycles.end());
     };
@@ -195,7 +197,8 @@ class LinkHost : public Experiment {
                                          ctx.options.seed + static_cast<std::uint64_t>(j));
         },
         [&](int replicate, Round& round) {
-          measure_replicate(replicate, k, sizes, setups, shape, protocol, round.buffers, points);
+          measure_replicate(replicate, k, sizes, setups, shape, protocol, round.buffers,
+                            samples.points);
           chase_round(round.chase);
           return 0;
         });
@@ -227,11 +230,8 @@ class LinkHost : public Experiment {
     r.protocol["verification"] =
         "destination poisoned (0xff) before every copy, then checked word by word against the "
         "source pattern (device: check kernel; host: memcmp); the chase's final node checked";
-    r.samples = {{"points", points},
-                 {"host_chase",
-                  {{"ns_per_load", chase_ns},
-                   {"cycles_per_load", chase_cycles},
-                   {"replicates", chase_replicates}}}};
+    samples.host_chase = HostChase{chase_ns, chase_cycles, chase_replicates};
+    r.samples = samples;
   }
 
   void analyze(ExperimentResult& r) const override { analyze_link_host(r); }
@@ -253,7 +253,8 @@ class LinkHost : public Experiment {
   static void measure_replicate(int replicate, int replicates,
                                 const std::vector<std::uint64_t>& sizes,
                                 const std::vector<Setup>& setups, const CopyLaunch& shape,
-                                const ProtocolOptions& protocol, Buffers& b, json& points) {
+                                const ProtocolOptions& protocol, Buffers& b,
+                                std::vector<HostTransfer>& points) {
     const std::size_t max_words = sizes.back() / 4;
     auto& dev = b.dev;
     auto& pinned = b.pinned;
@@ -346,23 +347,28 @@ class LinkHost : public Experiment {
                                     " wrong words");
           return seconds;
         };
-        json row = {{"replicate", replicate}, {"host_cpu", cpu},    {"direction", s.direction},
-                    {"memory", s.memory},     {"method", s.method}, {"bytes", bytes}};
+        HostTransfer row;
+        row.replicate = replicate;
+        row.host_cpu = cpu;
+        row.direction = s.direction;
+        row.memory = s.memory;
+        row.method = s.method;
+        row.bytes = bytes;
         // A failed check is an error of this row only: its neighbours keep their samples.
         try {
           const auto m = repeat_until_stable(once, protocol);
-          row["seconds"] = m.values;
-          row["converged"] = m.converged;
-          row["status"] = "passed";
+          row.seconds = m.values;
+          row.converged = m.converged;
+          row.status = "passed";
         } catch (const VerificationError& e) {
-          row["seconds"] = json::array();
-          row["status"] = "error";
-          row["reason"] = e.what();
+          row.seconds.clear();
+          row.status = "error";
+          row.reason = e.what();
         } catch (const CudaError& e) {
           if (e.sticky()) throw;
-          row["seconds"] = json::array();
-          row["status"] = "error";
-          row["reason"] = e.what();
+          row.seconds.clear();
+          row.status = "error";
+          row.reason = e.what();
         }
         points.push_back(row);
       }
@@ -502,16 +508,14 @@ void add_best_over_memcpy_findings(
 }
 
 /// link.host.pinned.sm_load_latency from the dependent chase through pinned host memory.
-void add_host_chase_finding(ExperimentResult& r) {
-  if (!r.samples.contains("host_chase")) return;
-  const auto& hc = r.samples["host_chase"];
-  const auto ns = hc.value("ns_per_load", std::vector<double>{});
-  const auto cyc = hc.value("cycles_per_load", std::vector<double>{});
+void add_host_chase_finding(ExperimentResult& r, const std::optional<HostChase>& chase) {
+  if (!chase) return;
+  const auto& ns = chase->ns_per_load;
+  const auto& cyc = chase->cycles_per_load;
   // Results written before replicates existed hold one chase.
   std::vector<std::vector<double>> reps;
-  if (hc.contains("replicates"))
-    for (const auto& x : hc.at("replicates"))
-      reps.push_back(x.at("ns_per_load").get<std::vector<double>>());
+  if (chase->replicates)
+    for (const auto& x : *chase->replicates) reps.push_back(x.ns_per_load);
   if (reps.empty()) reps.push_back(ns);
   if (!ns.empty()) {
     const auto rs = confidence::summarize_replicate_samples(reps);
@@ -531,7 +535,7 @@ void add_host_chase_finding(ExperimentResult& r) {
 }  // namespace
 
 void analyze_link_host(ExperimentResult& r) {
-  const json& points = r.samples.at("points");
+  const auto samples = samples_as<HostSamples>(r);
   r.findings.clear();
   r.curves.clear();
   Curve table{"table",
@@ -546,27 +550,25 @@ void analyze_link_host(ExperimentResult& r) {
                   .split_by({"direction"})};
   std::map<std::string, SizedSamples> largest, smallest;
   json failing = json::array();
-  for (const auto& p : points) {
-    if (p.value("status", "passed") != "passed") {
+  for (const auto& p : samples.points) {
+    if (p.status != "passed") {
       failing.push_back(p);
       continue;
     }
-    const double bytes = p.at("bytes").get<double>();
-    const auto seconds = p.at("seconds").get<std::vector<double>>();
+    const double bytes = static_cast<double>(p.bytes);
+    const auto& seconds = p.seconds;
     if (seconds.empty()) continue;
-    const int rep = p.value("replicate", 0);
+    const int rep = p.replicate.value_or(0);
     std::vector<double> gb_s, us;
     for (double s : seconds) {
       gb_s.push_back(s > 0 ? bytes / s / 1e9 : 0.0);
       us.push_back(s * 1e6);
     }
     const auto sum = stats::summarize(gb_s);
-    const std::string key = p.at("direction").get<std::string>() + "." +
-                            p.at("memory").get<std::string>() + "." +
-                            p.at("method").get<std::string>();
-    table.rows.push_back({rep, p.at("direction"), p.at("memory"), p.at("method"), p.at("bytes"),
+    const std::string key = p.direction + "." + p.memory + "." + p.method;
+    table.rows.push_back({rep, p.direction, p.memory, p.method, p.bytes,
                           stats::median(seconds) * 1e6, sum.median, sum.p5, sum.p95, sum.n});
-    const auto b = p.at("bytes").get<std::uint64_t>();
+    const auto b = p.bytes;
     for (auto* m : {&largest, &smallest}) {
       SizedSamples& at = (*m)[key];
       const bool better = at.replicates.empty() || (m == &largest ? b > at.bytes : b < at.bytes);
@@ -578,7 +580,7 @@ void analyze_link_host(ExperimentResult& r) {
   const auto bandwidth = add_bandwidth_findings(r, largest);
   add_latency_findings(r, smallest, largest);
   add_best_over_memcpy_findings(r, bandwidth, largest);
-  add_host_chase_finding(r);
+  add_host_chase_finding(r, samples.host_chase);
   json bandwidth_gb_s = json::object();
   for (const auto& [key, v] : bandwidth) bandwidth_gb_s[key] = v.value;
   r.statistics = {{"bandwidth_gb_s", bandwidth_gb_s}, {"points_failing_verification", failing}};

@@ -20,6 +20,7 @@
 #include "probes/link/link.hpp"
 #include "probes/link/link_common.hpp"
 #include "probes/link/link_kernels.hpp"
+#include "probes/link/link_samples.hpp"
 #include "probes/link/topology.hpp"
 
 namespace gpuprobe::probes {
@@ -230,26 +231,31 @@ struct PeerRig {
 
   /// Every bandwidth metric from a to b (both-ways ones once per pair), a failed check an error
   /// of that metric only.
-  void measure_bandwidths(int a, int b, const ProtocolOptions& protocol, json& pairs) {
+  void measure_bandwidths(int a, int b, const ProtocolOptions& protocol,
+                          std::vector<PeerTransfer>& pairs) {
     for (const auto& metric : kBandwidthMetrics) {
       const bool bidir = metric.find("bidir") != std::string::npos;
       if (bidir && (b < a || !access[b][a])) continue;  // both ways: once per pair
-      json row = {{"src", a}, {"dst", b}, {"metric", metric}, {"bytes", bidir ? 2 * bytes : bytes}};
+      PeerTransfer row;
+      row.src = a;
+      row.dst = b;
+      row.metric = metric;
+      row.bytes = bidir ? 2 * bytes : bytes;
       try {
         const auto m = repeat_until_stable([&](int) { return timed(a, b, metric); }, protocol);
-        row["seconds"] = m.values;
-        row["status"] = "passed";
+        row.seconds = m.values;
+        row.status = "passed";
       } catch (const VerificationError& e) {
-        row["seconds"] = json::array();
-        row["status"] = "error";
-        row["reason"] = e.what();
+        row.seconds.clear();
+        row.status = "error";
+        row.reason = e.what();
       }
       pairs.push_back(row);
     }
   }
 
   /// a's SM chases through b's memory: ns and cycles per dependent load.
-  json chase_latency(int a, int b, std::uint64_t seed, const ProtocolOptions& protocol) {
+  PeerChase chase_latency(int a, int b, std::uint64_t seed, const ProtocolOptions& protocol) {
     PeerBuffer mem(b, static_cast<std::size_t>(kChaseNodes) * kChaseStride);
     const auto base = reinterpret_cast<std::uint64_t>(mem.get());
     const auto order = cycle_order(kChaseNodes, seed + a * 131 + b);
@@ -281,7 +287,7 @@ struct PeerRig {
       return static_cast<double>(o.ns) / kChaseSteps;
     };
     const auto m = repeat_until_stable(once, protocol);
-    return {{"src", a}, {"dst", b}, {"ns_per_load", m.values}, {"cycles_per_load", cycles}};
+    return PeerChase{a, b, m.values, cycles};
   }
 };
 
@@ -303,6 +309,7 @@ json peer_parameters(std::uint64_t bytes) {
 class LinkPeer : public Experiment {
  public:
   std::string id() const override { return "link.peer"; }
+  int samples_version() const override { return PeerSamples::kVersion; }
   std::string description() const override {
     return "every ordered GPU pair: copy-engine and SM read/write bandwidth one way and both "
            "ways, cudaMemcpyPeer beside them, peer-memory chase latency, NVML topology "
@@ -328,16 +335,19 @@ class LinkPeer : public Experiment {
     const int n = rig.n;
     const auto& access = rig.access;
     const auto topology = nvml_topology(rig.bus_ids);
-    json pairs = json::array(), latency = json::array();
+    PeerSamples samples;
+    samples.gpus = n;
+    samples.names = rig.names;
+    samples.pci_bus_ids = rig.bus_ids;
+    samples.access = access;
+    samples.topology = topology;
     for (int a = 0; a < n; ++a) {
       for (int b = 0; b < n; ++b) {
         if (a == b || !access[a][b]) continue;
-        rig.measure_bandwidths(a, b, ctx.options.protocol, pairs);
-        latency.push_back(rig.chase_latency(a, b, ctx.options.seed, ctx.options.protocol));
+        rig.measure_bandwidths(a, b, ctx.options.protocol, samples.pairs);
+        samples.latency.push_back(rig.chase_latency(a, b, ctx.options.seed, ctx.options.protocol));
       }
     }
-    json access_json = json::array();
-    for (const auto& row : access) access_json.push_back(row);
     r.parameters = peer_parameters(bytes);
     r.protocol["timer"] =
         "cudaEvent pair on the source GPU's stream (both ways: the peer's stream waits on the "
@@ -346,13 +356,7 @@ class LinkPeer : public Experiment {
     r.protocol["l2_flush"] = "none (256 MiB copies; the chase loads with .cv)";
     r.protocol["verification"] =
         "destination poisoned before every copy and checked word by word on its GPU";
-    r.samples = {{"gpus", n},
-                 {"names", rig.names},
-                 {"pci_bus_ids", rig.bus_ids},
-                 {"access", access_json},
-                 {"topology", topology},
-                 {"pairs", pairs},
-                 {"latency", latency}};
+    r.samples = samples;
   }
 
   void analyze(ExperimentResult& r) const override { analyze_link_peer(r); }
@@ -386,12 +390,13 @@ const std::vector<std::pair<std::string, std::string>>& multicast_off_environmen
 void analyze_link_peer(ExperimentResult& r) {
   r.findings.clear();
   r.curves.clear();
-  const int n = r.samples.value("gpus", 0);
-  const json topology = r.samples.value("topology", json::array());
+  const auto samples = samples_as<PeerSamples>(r);
+  const int n = samples.gpus;
+  const auto& topology = samples.topology;
   auto topo = [&](int a, int b) {
     return topology.size() > static_cast<std::size_t>(a) &&
                    topology[a].size() > static_cast<std::size_t>(b)
-               ? topology[a][b].get<std::string>()
+               ? topology[a][b]
                : std::string("unknown");
   };
   auto empty_matrix = [&] {
@@ -405,17 +410,16 @@ void analyze_link_peer(ExperimentResult& r) {
               {}};
   std::map<std::string, std::pair<double, std::vector<double>>> by;  // "a_b.metric"
   json failing = json::array();
-  for (const auto& p : r.samples.value("pairs", json::array())) {
-    if (p.value("status", "passed") != "passed") {
+  for (const auto& p : samples.pairs) {
+    if (p.status != "passed") {
       failing.push_back(p);
       continue;
     }
-    const int a = p.at("src"), b = p.at("dst");
-    const std::string metric = p.at("metric");
-    const double bytes = p.at("bytes").get<double>();
+    const int a = p.src, b = p.dst;
+    const std::string& metric = p.metric;
+    const double bytes = static_cast<double>(p.bytes);
     std::vector<double> gb_s;
-    for (double s : p.at("seconds").get<std::vector<double>>())
-      gb_s.push_back(s > 0 ? bytes / s / 1e9 : 0);
+    for (double s : p.seconds) gb_s.push_back(s > 0 ? bytes / s / 1e9 : 0);
     if (gb_s.empty()) continue;
     const auto sum = stats::summarize(gb_s);
     if (!matrix.contains(metric)) matrix[metric] = empty_matrix();
@@ -457,24 +461,24 @@ void analyze_link_peer(ExperimentResult& r) {
                             "/ cudaMemcpyPeer in the same run",
                             {{"best_metric", best}, {"topology", topo(a, b)}}});
     }
-  for (const auto& l : r.samples.value("latency", json::array())) {
-    const int a = l.at("src"), b = l.at("dst");
-    const auto ns = l.at("ns_per_load").get<std::vector<double>>();
+  for (const auto& l : samples.latency) {
+    const int a = l.src, b = l.dst;
+    const auto& ns = l.ns_per_load;
     if (ns.empty()) continue;
     const double med = stats::median(ns);
     if (!matrix.contains("latency_ns")) matrix["latency_ns"] = empty_matrix();
     matrix["latency_ns"][a][b] = med;
-    r.findings.push_back(
-        {"link.peer." + pair_key(a, b) + ".load_latency",
-         med,
-         "ns",
-         confidence::precision(ns, med),
-         "one thread on GPU " + std::to_string(a) + ": dependent ld.global.cv chain through GPU " +
-             std::to_string(b) + "'s memory, %globaltimer ns per load, median over repetitions",
-         {{"topology", topo(a, b)},
-          {"spread", 1.4826 * stats::summarize(ns).mad},
-          {"cycles", stats::median_or_zero(l.value("cycles_per_load", std::vector<double>{}))},
-          {"standard_error", confidence::median_standard_error(ns)}}});
+    r.findings.push_back({"link.peer." + pair_key(a, b) + ".load_latency",
+                          med,
+                          "ns",
+                          confidence::precision(ns, med),
+                          "one thread on GPU " + std::to_string(a) +
+                              ": dependent ld.global.cv chain through GPU " + std::to_string(b) +
+                              "'s memory, %globaltimer ns per load, median over repetitions",
+                          {{"topology", topo(a, b)},
+                           {"spread", 1.4826 * stats::summarize(ns).mad},
+                           {"cycles", stats::median_or_zero(l.cycles_per_load)},
+                           {"standard_error", confidence::median_standard_error(ns)}}});
   }
   r.curves.push_back(table);
   r.statistics = {

@@ -19,6 +19,7 @@
 #include "measure/gpu.hpp"
 #include "measure/replicates.hpp"
 #include "probes/ordering/ordering_kernels.hpp"
+#include "probes/ordering/ordering_samples.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -64,6 +65,7 @@ constexpr std::uint32_t kFenceIterations = 256;  // x kFenceUnroll = 2048 steps 
 class OrderingFence : public OrderingExperiment {
  public:
   std::string id() const override { return "ordering.fence"; }
+  int samples_version() const override { return ok::FenceSamples::kVersion; }
   std::string description() const override {
     return "cost of fence.acq_rel / fence.sc at cta, gpu and sys scope in cycles: a dependent "
            "loop of store + fence minus the same loop without the fence; one warp and a full "
@@ -81,7 +83,7 @@ class OrderingFence : public OrderingExperiment {
     ok::DeviceBuffer<std::uint32_t> scratch(1024), out(1024);
     ok::DeviceBuffer<ok::TimeRecord> records(32);
     const std::uint64_t steps = static_cast<std::uint64_t>(kFenceIterations) * ok::kFenceUnroll;
-    json cases = json::array();
+    ok::FenceSamples samples;
     for (const auto& cfg : kFenceConfigs) {
       std::vector<std::uint32_t> expected(cfg.threads);
       for (int t = 0; t < cfg.threads; ++t) expected[t] = ok::fence_expected(t, steps);
@@ -110,13 +112,15 @@ class OrderingFence : public OrderingExperiment {
           return stats::median(per_warp);
         };
         const auto m = repeat_until_stable(once, ctx.options.protocol);
-        cases.push_back({{"config", cfg.name},
-                         {"threads", cfg.threads},
-                         {"fence", ok::fence_name(f)},
-                         {"steps_per_thread", steps},
-                         {"cycles_per_step", to_json(m)},
-                         {"slowest_warp_cycles_per_step_median", median_or_zero(worst)},
-                         {"sm_clock_mhz_measured", median_or_zero(clocks)}});
+        ok::FenceCase c;
+        c.config = cfg.name;
+        c.threads = cfg.threads;
+        c.fence = ok::fence_name(f);
+        c.steps_per_thread = steps;
+        c.cycles_per_step = RecordedSummary::of(m);
+        c.slowest_warp_cycles_per_step_median = median_or_zero(worst);
+        c.sm_clock_mhz_measured = median_or_zero(clocks);
+        samples.cases.push_back(c);
       }
     }
     r.parameters = {{"loop",
@@ -129,47 +133,43 @@ class OrderingFence : public OrderingExperiment {
                      "median over warps"},
                     {"cost", "cycles_per_step(fence) - cycles_per_step(none), same config"},
                     {"sm_count", gpu.sm_count}};
-    r.samples = {{"cases", cases}};
+    r.samples = samples;
     Curve c{"table", {"config", "fence", "cycles_per_step_median", "p5", "p95", "cost_cycles"}, {}};
-    for (const auto& cs : cases) {
+    for (const auto& cs : samples.cases) {
       double base = 0;
-      for (const auto& b : cases)
-        if (b.at("config") == cs.at("config") && b.at("fence") == "none")
-          base = b.at("cycles_per_step").at("median").get<double>();
-      const auto& m = cs.at("cycles_per_step");
-      c.rows.push_back({cs.at("config"), cs.at("fence"), m.at("median"), m.at("p5"), m.at("p95"),
-                        m.at("median").get<double>() - base});
+      for (const auto& b : samples.cases)
+        if (b.config == cs.config && b.fence == "none") base = b.cycles_per_step.median;
+      const auto& m = cs.cycles_per_step;
+      c.rows.push_back(
+          {cs.config, cs.fence, m.median, m.p5_or_throw(), m.p95_or_throw(), m.median - base});
     }
     c.hints = table_hints("fence cost per configuration");
     r.curves.push_back(c);
   }
   void analyze(ExperimentResult& r) const override {
-    const auto& cases = r.samples.at("cases");
+    const auto cases = samples_as<ok::FenceSamples>(r).cases;
     for (const auto& cs : cases) {
-      if (cs.at("fence") == "none") continue;
-      const json* base = nullptr;
+      if (cs.fence == "none") continue;
+      const ok::FenceCase* base = nullptr;
       for (const auto& b : cases)
-        if (b.at("config") == cs.at("config") && b.at("fence") == "none") base = &b;
+        if (b.config == cs.config && b.fence == "none") base = &b;
       if (!base) continue;
-      const double with = cs.at("cycles_per_step").at("median").get<double>();
-      const double without = base->at("cycles_per_step").at("median").get<double>();
-      const double mhz = cs.at("sm_clock_mhz_measured").get<double>();
-      Finding f{"ordering.fence." + cs.at("fence").get<std::string>() + "." +
-                    cs.at("config").get<std::string>(),
-                with - without, "cycles",
+      const double with = cs.cycles_per_step.median;
+      const double without = base->cycles_per_step.median;
+      const double mhz = cs.sm_clock_mhz_measured;
+      Finding f{"ordering.fence." + cs.fence + "." + cs.config, with - without, "cycles",
                 // The cost is a difference of two medians: as sure as it is clear of both
                 // loops' noise, and as precise as the slower loop's median.
                 confidence::combine(
-                    {summary_separation(cs.at("cycles_per_step"), base->at("cycles_per_step")),
-                     summary_precision(cs.at("cycles_per_step"))}),
+                    {gpuprobe::summary_separation(cs.cycles_per_step, base->cycles_per_step),
+                     cs.cycles_per_step.precision()}),
                 "median over warps of clock64 cycles per (store + fence) step minus the same "
                 "loop without the fence (" +
-                    cs.at("config").get<std::string>() + ", " +
-                    std::to_string(cs.at("threads").get<int>()) + " threads)",
+                    cs.config + ", " + std::to_string(cs.threads) + " threads)",
                 json::object()};
       f.extra["cycles_per_step_with_fence"] = with;
       f.extra["cycles_per_step_without_fence"] = without;
-      f.extra["slowest_warp_cycles_per_step"] = cs.at("slowest_warp_cycles_per_step_median");
+      f.extra["slowest_warp_cycles_per_step"] = cs.slowest_warp_cycles_per_step_median;
       if (mhz > 0) f.extra["value_ns"] = (with - without) / mhz * 1e3;
       f.extra["sm_clock_mhz"] = mhz;
       r.findings.push_back(f);
@@ -196,6 +196,7 @@ std::uint32_t throughput_steps(ok::AtomicMode m) {
 class OrderingAtomic : public OrderingExperiment {
  public:
   std::string id() const override { return "ordering.atomic"; }
+  int samples_version() const override { return ok::AtomicSamples::kVersion; }
   std::string description() const override {
     return "cuda::atomic_ref<unsigned, scope>::fetch_add by scope (block, device, system) and "
            "order (relaxed, acq_rel, seq_cst): dependent-chain latency in cycles, and throughput "
@@ -215,7 +216,7 @@ class OrderingAtomic : public OrderingExperiment {
     ok::DeviceBuffer<std::uint32_t> lat_counters(32);
     ok::DeviceBuffer<unsigned long long> lat_sum(1);
     ok::DeviceBuffer<ok::TimeRecord> lat_rec(1);
-    json latency = json::array();
+    ok::AtomicSamples samples;
     const unsigned long long want_sum =
         static_cast<unsigned long long>(kLatencySteps) * (kLatencySteps - 1) / 2;
     for (auto s : ok::kAllScopes) {
@@ -240,11 +241,13 @@ class OrderingAtomic : public OrderingExperiment {
           return static_cast<double>(timing[0].c1 - timing[0].c0) / kLatencySteps;
         };
         const auto m = repeat_until_stable(once, ctx.options.protocol);
-        latency.push_back({{"scope", ok::scope_name(s)},
-                           {"order", ok::order_name(o)},
-                           {"steps", kLatencySteps},
-                           {"cycles_per_op", to_json(m)},
-                           {"ns_per_op_median", median_or_zero(ns)}});
+        ok::AtomicLatency l;
+        l.scope = ok::scope_name(s);
+        l.order = ok::order_name(o);
+        l.steps = kLatencySteps;
+        l.cycles_per_op = RecordedSummary::of(m);
+        l.ns_per_op_median = median_or_zero(ns);
+        samples.latency.push_back(l);
       }
     }
     // Throughput: full occupancy, 1024-thread blocks.
@@ -252,7 +255,6 @@ class OrderingAtomic : public OrderingExperiment {
     const int per_sm = std::max(1, gpu.max_threads_per_sm / threads);
     const int blocks = per_sm * gpu.sm_count;
     const std::uint64_t total_threads = static_cast<std::uint64_t>(blocks) * threads;
-    json throughput = json::array();
     // Each (mode, scope, order) is measured as kReplicates independent replicates, each with
     // fresh counters and launches; the repetitions are shared among them. One replicate's
     // repetitions agree far more closely than runs do (issue 9, "Run to run").
@@ -279,7 +281,7 @@ class OrderingAtomic : public OrderingExperiment {
         if (s == ok::AtomicScope::kBlock && mode == ok::AtomicMode::kContendedGrid) continue;
         for (auto o : ok::kAllOrders) {
           std::vector<double> clocks, per_clk, pooled;
-          json replicates = json::array();
+          std::vector<RecordedSummary> replicates;
           measure::replicate(measure::kReplicates, [&](int j) {
             auto& counters = held[static_cast<std::size_t>(j)]->counters;
             auto& sums = held[static_cast<std::size_t>(j)]->sums;
@@ -301,18 +303,20 @@ class OrderingAtomic : public OrderingExperiment {
             };
             const auto m = repeat_until_stable(once, per_rep);
             pooled.insert(pooled.end(), m.values.begin(), m.values.end());
-            replicates.push_back(to_json(m));
+            replicates.push_back(RecordedSummary::of(m));
             return 0;
           });
-          throughput.push_back({{"mode", ok::mode_name(mode)},
-                                {"scope", ok::scope_name(s)},
-                                {"order", ok::order_name(o)},
-                                {"steps_per_thread", steps},
-                                {"ops_per_launch", ops},
-                                {"ops_per_s", stats::to_json(stats::summarize(pooled))},
-                                {"ops_per_s_replicates", replicates},
-                                {"ops_per_clk_gpu_median", median_or_zero(per_clk)},
-                                {"sm_clock_mhz_measured", median_or_zero(clocks)}});
+          ok::AtomicThroughput t;
+          t.mode = ok::mode_name(mode);
+          t.scope = ok::scope_name(s);
+          t.order = ok::order_name(o);
+          t.steps_per_thread = steps;
+          t.ops_per_launch = ops;
+          t.ops_per_s = RecordedSummary::of(stats::summarize(pooled));
+          t.ops_per_s_replicates = replicates;
+          t.ops_per_clk_gpu_median = median_or_zero(per_clk);
+          t.sm_clock_mhz_measured = median_or_zero(clocks);
+          samples.throughput.push_back(t);
         }
       }
     }
@@ -336,62 +340,59 @@ class OrderingAtomic : public OrderingExperiment {
                      "every counter equals the increments it got, and the results "
                      "returned on each counter are exactly 0..n-1 (their sum is n(n-1)/2)"},
                     {"sm_count", gpu.sm_count}};
-    r.samples = {{"latency", latency}, {"throughput", throughput}};
+    r.samples = samples;
     Curve lc{"latency", {"scope", "order", "cycles_per_op_median", "p5", "p95", "ns_per_op"}, {}};
-    for (const auto& l : latency)
-      lc.rows.push_back({l.at("scope"), l.at("order"), l.at("cycles_per_op").at("median"),
-                         l.at("cycles_per_op").at("p5"), l.at("cycles_per_op").at("p95"),
-                         l.at("ns_per_op_median")});
+    for (const auto& l : samples.latency)
+      lc.rows.push_back({l.scope, l.order, l.cycles_per_op.median, l.cycles_per_op.p5_or_throw(),
+                         l.cycles_per_op.p95_or_throw(), l.ns_per_op_median});
     lc.hints = table_hints("atomic latency per scope and order");
     r.curves.push_back(lc);
     Curve tc{"throughput",
              {"mode", "scope", "order", "ops_per_s_median", "p5", "p95", "ops_per_clk_gpu"},
              {}};
-    for (const auto& t : throughput)
-      tc.rows.push_back({t.at("mode"), t.at("scope"), t.at("order"), t.at("ops_per_s").at("median"),
-                         t.at("ops_per_s").at("p5"), t.at("ops_per_s").at("p95"),
-                         t.at("ops_per_clk_gpu_median")});
+    for (const auto& t : samples.throughput)
+      tc.rows.push_back({t.mode, t.scope, t.order, t.ops_per_s.median, t.ops_per_s.p5_or_throw(),
+                         t.ops_per_s.p95_or_throw(), t.ops_per_clk_gpu_median});
     tc.hints = table_hints("atomic throughput per mode, scope and order");
     r.curves.push_back(tc);
   }
   void analyze(ExperimentResult& r) const override {
-    for (const auto& l : r.samples.at("latency")) {
-      Finding f{"ordering.atomic.latency." + l.at("scope").get<std::string>() + "." +
-                    l.at("order").get<std::string>(),
-                l.at("cycles_per_op").at("median").get<double>(),
+    const auto samples = samples_as<ok::AtomicSamples>(r);
+    for (const auto& l : samples.latency) {
+      Finding f{"ordering.atomic.latency." + l.scope + "." + l.order,
+                l.cycles_per_op.median,
                 "cycles",
-                summary_precision(l.at("cycles_per_op")),
+                l.cycles_per_op.precision(),
                 "one thread, dependent chain of fetch_add(1) on global memory (each result "
                 "selects the next address); clock64 / steps, loop overhead included",
                 json::object()};
-      f.extra["value_ns"] = l.at("ns_per_op_median");
+      f.extra["value_ns"] = l.ns_per_op_median;
       r.findings.push_back(f);
     }
-    for (const auto& t : r.samples.at("throughput")) {
+    for (const auto& t : samples.throughput) {
       // Results written before replicates existed hold one summary.
-      const auto reps = t.contains("ops_per_s_replicates")
-                            ? t.at("ops_per_s_replicates").get<std::vector<json>>()
-                            : std::vector<json>{t.at("ops_per_s")};
+      std::vector<json> reps;
+      for (const auto& rep : t.ops_per_s_replicates.value_or(std::vector{t.ops_per_s}))
+        reps.push_back(rep);
       const auto rs = confidence::summarize_replicate_summaries(reps);
       Finding f{
-          "ordering.atomic.throughput." + t.at("mode").get<std::string>() + "." +
-              t.at("scope").get<std::string>() + "." + t.at("order").get<std::string>(),
-          rs.replicates == 1 ? t.at("ops_per_s").at("median").get<double>() : rs.value,
+          "ordering.atomic.throughput." + t.mode + "." + t.scope + "." + t.order,
+          rs.replicates == 1 ? t.ops_per_s.median : rs.value,
           "ops/s",
           rs.precision,
           std::string("fetch_add(1) by every thread of a full-occupancy grid; ops / "
                       "%globaltimer span; median over independent replicates (fresh "
                       "counters) of the median over repetitions") +
-              (t.at("mode") == "independent"
+              (t.mode == "independent"
                    ? ""
                    : "; ops are lane operations: nvcc combines a warp's fetch_adds to one address "
                      "(sm_90a SASS: VOTE.ANY + SHFL.UP scan + one ATOM per warp), so the memory "
                      "system sees about 1/32 as many atomics"),
           json::object()};
-      const double per_clk = t.at("ops_per_clk_gpu_median").get<double>();
+      const double per_clk = t.ops_per_clk_gpu_median;
       f.extra["ops_per_clk_gpu"] = per_clk;
       if (per_clk > 0) f.extra["cycles_per_op_gpu"] = 1.0 / per_clk;
-      f.extra["sm_clock_mhz"] = t.at("sm_clock_mhz_measured");
+      f.extra["sm_clock_mhz"] = t.sm_clock_mhz_measured;
       f.extra["replicates"] = confidence::to_json(rs);
       r.findings.push_back(f);
     }
@@ -466,6 +467,7 @@ const char* litmus_protocol(ok::LitmusVariant v) {
 class OrderingLitmus : public OrderingExperiment {
  public:
   std::string id() const override { return "ordering.litmus"; }
+  int samples_version() const override { return ok::LitmusSamples::kVersion; }
   std::string description() const override {
     return "message passing between two blocks on different SMs (data, then flag; the consumer "
            "spins on the flag, then reads the data), 100k alternating iterations: release/acquire "
@@ -483,7 +485,7 @@ class OrderingLitmus : public OrderingExperiment {
     const std::uint32_t smem = ok::litmus_prepare(gpu.ordinal);
     ok::DeviceBuffer<std::uint32_t> words(ok::kLitmusWords);
     ok::DeviceBuffer<ok::LitmusResult> result(1);
-    json variants = json::array();
+    ok::LitmusSamples samples;
     std::string violation;
     for (auto v : ok::kAllLitmus) {
       words.zero();
@@ -494,21 +496,23 @@ class OrderingLitmus : public OrderingExperiment {
       const auto w = words.download();
       const bool sync = ok::litmus_is_synchronizing(v);
       const double ns = res.g1 > res.g0 ? static_cast<double>(res.g1 - res.g0) : 0;
-      variants.push_back({{"variant", ok::litmus_name(v)},
-                          {"protocol", litmus_protocol(v)},
-                          {"synchronizing", sync},
-                          {"iterations", kLitmusIterations},
-                          {"completed", res.completed},
-                          {"stale_reads", res.stale},
-                          {"timed_out", res.timed_out != 0},
-                          {"first_stale_iteration", res.first_stale_iteration},
-                          {"first_stale_value", res.first_stale_value},
-                          {"producer_smid", res.smid[0]},
-                          {"consumer_smid", res.smid[1]},
-                          {"final_data", w[ok::kLitmusData]},
-                          {"final_flag", w[ok::kLitmusFlag]},
-                          {"final_ack", w[ok::kLitmusAck]},
-                          {"ns_per_iteration", res.completed ? ns / res.completed : 0.0}});
+      ok::LitmusRun run;
+      run.variant = ok::litmus_name(v);
+      run.protocol = litmus_protocol(v);
+      run.synchronizing = sync;
+      run.iterations = kLitmusIterations;
+      run.completed = res.completed;
+      run.stale_reads = res.stale;
+      run.timed_out = res.timed_out != 0;
+      run.first_stale_iteration = res.first_stale_iteration;
+      run.first_stale_value = res.first_stale_value;
+      run.producer_smid = res.smid[0];
+      run.consumer_smid = res.smid[1];
+      run.final_data = w[ok::kLitmusData];
+      run.final_flag = w[ok::kLitmusFlag];
+      run.final_ack = w[ok::kLitmusAck];
+      run.ns_per_iteration = res.completed ? ns / res.completed : 0.0;
+      samples.variants.push_back(run);
       // Host checks: a complete run leaves data = flag = ack = iterations.
       if (!res.timed_out &&
           (res.completed != kLitmusIterations || w[ok::kLitmusData] != kLitmusIterations ||
@@ -541,15 +545,14 @@ class OrderingLitmus : public OrderingExperiment {
                           " B of dynamic shared memory, so that no SM can hold both"},
         {"stale", "the consumer saw flag == k but read data != k"},
         {"sm_count", gpu.sm_count}};
-    r.samples = {{"variants", variants}};
+    r.samples = samples;
     Curve c{
         "table",
         {"variant", "synchronizing", "completed", "stale_reads", "timed_out", "ns_per_iteration"},
         {}};
-    for (const auto& x : variants)
-      c.rows.push_back({x.at("variant"), x.at("synchronizing").get<bool>() ? 1 : 0,
-                        x.at("completed"), x.at("stale_reads"),
-                        x.at("timed_out").get<bool>() ? 1 : 0, x.at("ns_per_iteration")});
+    for (const auto& x : samples.variants)
+      c.rows.push_back({x.variant, x.synchronizing ? 1 : 0, x.completed, x.stale_reads,
+                        x.timed_out ? 1 : 0, x.ns_per_iteration});
     c.hints = table_hints("litmus outcomes per variant");
     r.curves.push_back(c);
     if (!violation.empty())
@@ -558,13 +561,13 @@ class OrderingLitmus : public OrderingExperiment {
           violation);
   }
   void analyze(ExperimentResult& r) const override {
-    for (const auto& x : r.samples.at("variants")) {
-      const bool sync = x.at("synchronizing").get<bool>();
-      const auto stale = x.at("stale_reads").get<double>();
-      const bool timed_out = x.at("timed_out").get<bool>();
+    for (const auto& x : samples_as<ok::LitmusSamples>(r).variants) {
+      const bool sync = x.synchronizing;
+      const auto stale = static_cast<double>(x.stale_reads);
+      const bool timed_out = x.timed_out;
       std::string method = "count of consumer reads that saw flag == k but data != k over " +
-                           std::to_string(x.at("completed").get<std::uint32_t>()) +
-                           " completed iterations; " + x.at("protocol").get<std::string>();
+                           std::to_string(static_cast<std::uint32_t>(x.completed)) +
+                           " completed iterations; " + x.protocol;
       if (sync)
         method += ". Guaranteed zero by the PTX memory model";
       else
@@ -574,25 +577,24 @@ class OrderingLitmus : public OrderingExperiment {
       if (timed_out) method += ". A spin timed out: the consumer never saw the flag (run aborted)";
       // The evidence is the iterations that completed and were checked, out of those planned
       // (a run cut short by a spin timeout has less of it; one with none has no finding).
-      const auto completed = x.at("completed").get<std::size_t>();
+      const auto completed = static_cast<std::size_t>(x.completed);
       const auto planned = r.parameters.value("iterations", completed);
       if (completed == 0) {
-        r.statistics["not_reported"]
-                    ["ordering.litmus." + x.at("variant").get<std::string>() + ".stale_reads"] =
+        r.statistics["not_reported"]["ordering.litmus." + x.variant + ".stale_reads"] =
             "no iteration completed (a spin timed out first): no evidence either way";
         continue;
       }
-      Finding f{"ordering.litmus." + x.at("variant").get<std::string>() + ".stale_reads",
+      Finding f{"ordering.litmus." + x.variant + ".stale_reads",
                 stale,
                 "reads",
                 confidence::agreement(completed, std::max(planned, completed)),
                 method,
                 json::object()};
-      f.extra["completed"] = x.at("completed");
+      f.extra["completed"] = x.completed;
       f.extra["timed_out"] = timed_out;
       f.extra["synchronizing"] = sync;
-      f.extra["ns_per_iteration"] = x.at("ns_per_iteration");
-      f.extra["smids"] = {x.at("producer_smid"), x.at("consumer_smid")};
+      f.extra["ns_per_iteration"] = x.ns_per_iteration;
+      f.extra["smids"] = {x.producer_smid, x.consumer_smid};
       r.findings.push_back(f);
     }
   }
