@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/cold_capacity.hpp"
+#include "measure/capacity_bisection.hpp"
 #include "core/confidence.hpp"
 #include "core/units.hpp"
 
@@ -71,7 +71,7 @@ class ColdCapacity : public Experiment {
         p.timed_steps = std::min<std::uint64_t>(chain->nodes(), kTimedSteps);
         return ctx.device.chase(*chain, p).cycles_per_step;
       };
-      const auto s = analysis::search_capacity(second_pass, lv.lo, lv.hi, kBisections, kLine);
+      const auto s = measure::search_capacity(second_pass, lv.lo, lv.hi, kBisections, kLine);
       json probes = json::array();
       for (const auto& p : s.probes) probes.push_back({p.bytes, p.cycles});
       json level = {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/cold_capacity.hpp"
+#include "measure/capacity_bisection.hpp"
 #include "analysis/l2_far_hit.hpp"
 #include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
@@ -266,7 +266,7 @@ class L2FarHit : public Experiment {
     for (int side : {1, 0}) {
       const std::uint64_t hi = side_lines[side].size() * kLine;
       const auto s =
-          analysis::search_capacity([&](std::uint64_t bytes) { return chase(side, bytes); },
+          measure::search_capacity([&](std::uint64_t bytes) { return chase(side, bytes); },
                                     1 * kMiB, hi, kCapacityBisections, kLine);
       json probes = json::array();
       for (const auto& p : s.probes) probes.push_back({p.bytes, p.cycles});
