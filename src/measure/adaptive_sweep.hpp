@@ -15,7 +15,8 @@ using MeasureFn = std::function<analysis::CurvePoint(double x)>;
 /// Adaptive sweep: coarse log-spaced points over [x_min, x_max], then bisection (in log x) of
 /// every transition until it is bracketed to `resolution`, then points inside plateaus whose
 /// level rests on fewer than `min_level_points`. Returns all points, sorted by x.
-std::vector<analysis::CurvePoint> adaptive_sweep(const MeasureFn& measure, const analysis::SweepOptions& sweep,
-                                       const analysis::SegmentOptions& segment = {});
+std::vector<analysis::CurvePoint> adaptive_sweep(const MeasureFn& measure,
+                                                 const analysis::SweepOptions& sweep,
+                                                 const analysis::SegmentOptions& segment = {});
 
 }  // namespace gpuprobe::measure

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "analysis/levels.hpp"
-#include "measure/adaptive_sweep.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
 #include "finding_lookup.hpp"
+#include "measure/adaptive_sweep.hpp"
 #include "probes/bandwidth/bandwidth_kernels.hpp"
 #include "probes/bandwidth/bandwidth_sweep.hpp"
 

@@ -8,10 +8,10 @@
 #include <random>
 #include <vector>
 
-#include "measure/capacity_bisection.hpp"
 #include "analysis/granularity.hpp"
 #include "analysis/l2_far_hit.hpp"
 #include "analysis/l2_sharing.hpp"
+#include "measure/capacity_bisection.hpp"
 
 namespace gpuprobe::analysis {
 namespace {

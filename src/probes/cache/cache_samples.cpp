@@ -1,0 +1,164 @@
+// The JSON conversions and whole-sample checks of the cache family's samples types.
+#include "probes/cache/cache_samples.hpp"
+
+namespace gpuprobe::probes::cache_samples {
+
+using nlohmann::json;
+
+namespace {
+
+/// The optional key `key` of `j` into `out` (left empty when absent).
+template <class T>
+void optional_at(const json& j, const char* key, std::optional<T>& out) {
+  if (j.contains(key)) out = j.at(key).get<T>();
+}
+
+std::string index_of(const char* what, std::size_t i) {
+  return std::string("samples.") + what + "[" + std::to_string(i) + "]";
+}
+
+}  // namespace
+
+// ---- cache.cold_capacity -------------------------------------------------------------------
+
+void to_json(json& j, const ColdCapacityLevel& l) {
+  j = {{"level", l.level},
+       {"op", l.op},
+       {"carveout_percent", l.carveout_percent},
+       {"probes", l.probes},
+       {"hit_cycles", l.hit_cycles},
+       {"miss_cycles", l.miss_cycles}};
+  if (l.confirm) j["confirm"] = *l.confirm;
+}
+void from_json(const json& j, ColdCapacityLevel& l) {
+  j.at("level").get_to(l.level);
+  j.at("op").get_to(l.op);
+  l.carveout_percent = j.value("carveout_percent", -1);
+  j.at("probes").get_to(l.probes);
+  j.at("hit_cycles").get_to(l.hit_cycles);
+  j.at("miss_cycles").get_to(l.miss_cycles);
+  optional_at(j, "confirm", l.confirm);
+}
+void to_json(json& j, const ColdCapacitySamples& s) { j = {{"levels", s.levels}}; }
+void from_json(const json& j, ColdCapacitySamples& s) { j.at("levels").get_to(s.levels); }
+std::string ColdCapacitySamples::problem() const {
+  for (std::size_t i = 0; i < levels.size(); ++i)
+    if (levels[i].confirm && levels[i].confirm->empty())
+      return index_of("levels", i) + ".confirm is empty (a bracket is confirmed by 4 chains)";
+  return "";
+}
+
+// ---- cache.fetch_granularity ---------------------------------------------------------------
+
+void to_json(json& j, const FetchRow& r) {
+  j = {{"operator", r.op}, {"offset_bytes", r.offset_bytes}, {"cycles", r.cycles}};
+}
+void from_json(const json& j, FetchRow& r) {
+  j.at("operator").get_to(r.op);
+  j.at("offset_bytes").get_to(r.offset_bytes);
+  j.at("cycles").get_to(r.cycles);
+}
+void to_json(json& j, const FetchGranularitySamples& s) { j = {{"rows", s.rows}}; }
+void from_json(const json& j, FetchGranularitySamples& s) { j.at("rows").get_to(s.rows); }
+std::string FetchGranularitySamples::problem() const {
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].cycles.empty()) return index_of("rows", i) + ".cycles is empty";
+  return "";
+}
+
+// ---- cache.l2.partition --------------------------------------------------------------------
+
+std::string L2PartitionSamples::problem() const {
+  if (offsets.empty() || rows.empty()) return "samples hold no probed lines or no SM's round";
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].cycles.size() != offsets.size())
+      return index_of("rows", i) + ".cycles has " + std::to_string(rows[i].cycles.size()) +
+             " values for " + std::to_string(offsets.size()) + " lines";
+  return "";
+}
+
+// ---- cache.l2.far_hit ----------------------------------------------------------------------
+
+void to_json(json& j, const CopyChases& c) {
+  j = {{"page_lines", c.page_lines}, {"split", c.split}};
+  if (c.mask) j["mask"] = *c.mask;
+  if (c.fit_accuracy) j["fit_accuracy"] = *c.fit_accuracy;
+  if (c.cold_chases) j["cold_chases"] = *c.cold_chases;
+  if (c.searches) j["searches"] = *c.searches;
+}
+void from_json(const json& j, CopyChases& c) {
+  j.at("page_lines").get_to(c.page_lines);
+  j.at("split").get_to(c.split);
+  optional_at(j, "mask", c.mask);
+  optional_at(j, "fit_accuracy", c.fit_accuracy);
+  optional_at(j, "cold_chases", c.cold_chases);
+  optional_at(j, "searches", c.searches);
+}
+void to_json(json& j, const FarHitSamples& s) {
+  j = {{"offsets", s.offsets}, {"rounds", s.rounds}, {"chase", s.chase}};
+  if (s.cold_rounds) j["cold_rounds"] = *s.cold_rounds;
+  if (s.capacity_steps) j["capacity_steps"] = *s.capacity_steps;
+  if (s.copy_chases) j["copy_chases"] = *s.copy_chases;
+}
+void from_json(const json& j, FarHitSamples& s) {
+  j.at("offsets").get_to(s.offsets);
+  j.at("rounds").get_to(s.rounds);
+  j.at("chase").get_to(s.chase);
+  optional_at(j, "cold_rounds", s.cold_rounds);
+  optional_at(j, "capacity_steps", s.capacity_steps);
+  optional_at(j, "copy_chases", s.copy_chases);
+}
+std::string FarHitSamples::problem() const {
+  if (offsets.empty() || rounds.empty()) return "samples hold no probed lines or no round";
+  for (std::size_t i = 0; i < rounds.size(); ++i)
+    if (rounds[i].first.size() != offsets.size() || rounds[i].second.size() != offsets.size())
+      return index_of("rounds", i) + " has " + std::to_string(rounds[i].first.size()) +
+             " first and " + std::to_string(rounds[i].second.size()) + " second reads for " +
+             std::to_string(offsets.size()) + " lines";
+  return "";
+}
+
+// ---- latency.tlb ---------------------------------------------------------------------------
+
+void to_json(json& j, const TlbLevel& l) {
+  j = {{"entries", l.entries},
+       {"miss_penalty_cycles", l.miss_penalty_cycles},
+       {"miss_penalty_replicates", l.miss_penalty_replicates},
+       {"miss_penalty_standard_errors", l.miss_penalty_standard_errors},
+       {"below", l.below},
+       {"above", l.above}};
+}
+void from_json(const json& j, TlbLevel& l) {
+  j.at("entries").get_to(l.entries);
+  j.at("miss_penalty_cycles").get_to(l.miss_penalty_cycles);
+  l.miss_penalty_replicates = j.value("miss_penalty_replicates", std::vector<double>{});
+  l.miss_penalty_standard_errors = j.value("miss_penalty_standard_errors", std::vector<double>{});
+  j.at("below").get_to(l.below);
+  j.at("above").get_to(l.above);
+}
+void to_json(json& j, const TlbSamples& s) {
+  j = {{"levels", s.levels},
+       {"page_bytes", s.page_bytes},
+       {"coverage_at_least_bytes", s.coverage_at_least_bytes},
+       {"curve", s.curve},
+       {"page_curve", s.page_curve},
+       {"note", s.note},
+       {"accesses", s.accesses}};
+}
+void from_json(const json& j, TlbSamples& s) {
+  j.at("levels").get_to(s.levels);
+  s.page_bytes = j.value("page_bytes", std::uint64_t{0});
+  s.coverage_at_least_bytes = j.value("coverage_at_least_bytes", std::uint64_t{0});
+  s.curve = j.value("curve", json::array());
+  s.page_curve = j.value("page_curve", json());
+  s.note = j.value("note", std::string());
+  s.accesses = j.value("accesses", std::uint64_t{0});
+}
+std::string TlbSamples::problem() const {
+  for (std::size_t i = 0; i < levels.size(); ++i)
+    if (levels[i].above.empty())
+      return index_of("levels", i) + ".above is empty (no latency past the step)";
+  return "";
+}
+
+}  // namespace gpuprobe::probes::cache_samples
