@@ -161,4 +161,98 @@ std::string TlbSamples::problem() const {
   return "";
 }
 
+// ---- cache.l2.mixture ----------------------------------------------------------------------
+
+namespace {
+
+/// A positive size (a number: older results and tests wrote sizes as 1e6).
+std::uint64_t positive_size(const json& j, const char* what) {
+  const double v = j.get<double>();
+  if (!(v > 0) || v > 1e18)
+    throw UsageError(std::string("cache.l2.mixture: ") + what + " is not a positive size");
+  return static_cast<std::uint64_t>(v);
+}
+
+bool non_negative_integer(const json& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
+}
+
+std::vector<std::uint64_t> nodes_of(const json& j) {
+  std::vector<std::uint64_t> out;
+  if (!j.is_array())
+    throw UsageError(
+        "cache.l2.mixture: a point's cycles and nodes (pages) are not two arrays of one length");
+  out.reserve(j.size());
+  for (const auto& v : j) {
+    if (!v.is_number_unsigned())
+      throw UsageError("cache.l2.mixture: a sample's node (page) is not a non-negative integer");
+    out.push_back(v.get<std::uint64_t>());
+  }
+  return out;
+}
+
+}  // namespace
+
+void to_json(json& j, const MixtureChase& c) {
+  j = {{"cycles", c.cycles}};
+  if (c.working_set_bytes) j["working_set_bytes"] = c.working_set_bytes;
+  if (c.node) j["node"] = *c.node;
+  if (c.page) j["page"] = *c.page;
+  if (c.smid) j["smid"] = *c.smid;
+  if (c.verified) j["verified"] = *c.verified;
+}
+void from_json(const json& j, MixtureChase& c) {
+  j.at("cycles").get_to(c.cycles);
+  if (j.contains("working_set_bytes"))
+    c.working_set_bytes = positive_size(j.at("working_set_bytes"), "a point's working_set_bytes");
+  if (j.contains("node")) c.node = nodes_of(j.at("node"));
+  if (j.contains("page")) c.page = nodes_of(j.at("page"));
+  optional_at(j, "smid", c.smid);
+  optional_at(j, "verified", c.verified);
+}
+void to_json(json& j, const MixtureDraw& d) {
+  j = {{"working_set_bytes", d.working_set_bytes},
+       {"offset_bytes", d.offset_bytes},
+       {"cycles_histogram", d.cycles_histogram}};
+  if (d.smid) j["smid"] = *d.smid;
+  if (d.verified) j["verified"] = *d.verified;
+}
+void from_json(const json& j, MixtureDraw& d) {
+  const auto& h = j.at("cycles_histogram");
+  if (!h.is_array())
+    throw UsageError("cache.l2.mixture: a draw's cycles_histogram is not an array");
+  for (const auto& bin : h) {
+    if (!bin.is_array() || bin.size() != 2 || !non_negative_integer(bin[0]) ||
+        !non_negative_integer(bin[1]))
+      throw UsageError(
+          "cache.l2.mixture: a histogram bin is not a pair [cycles, non-negative count]");
+    d.cycles_histogram.emplace_back(bin[0].get<std::uint32_t>(), bin[1].get<std::uint64_t>());
+  }
+  d.working_set_bytes = positive_size(j.at("working_set_bytes"), "a draw's working_set_bytes");
+  d.offset_bytes = j.at("offset_bytes").get<std::uint64_t>();
+  optional_at(j, "smid", d.smid);
+  optional_at(j, "verified", d.verified);
+}
+void to_json(json& j, const MixtureSamples& s) {
+  j = {{"reference", s.reference}, {"points", s.points}};
+  if (s.draws) j["draws"] = *s.draws;
+}
+void from_json(const json& j, MixtureSamples& s) {
+  j.at("reference").get_to(s.reference);
+  j.at("points").get_to(s.points);
+  if (j.contains("draws")) {
+    if (!j.at("draws").is_array()) throw UsageError("cache.l2.mixture: draws is not an array");
+    s.draws = j.at("draws").get<std::vector<MixtureDraw>>();
+  }
+}
+std::string MixtureSamples::problem() const {
+  for (const auto& p : points) {
+    if (p.working_set_bytes == 0) return "a point has no working_set_bytes";
+    if (!p.node && !p.page) return "a point records neither the nodes nor the pages of its samples";
+    if ((p.node ? p.node : p.page)->size() != p.cycles.size())
+      return "a point's cycles and nodes (pages) are not two arrays of one length";
+  }
+  return "";
+}
+
 }  // namespace gpuprobe::probes::cache_samples

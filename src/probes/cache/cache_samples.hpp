@@ -3,9 +3,8 @@
 // reads, one JSON conversion each (the keys as result.json holds them), the samples version on
 // the type, and typed_samples(), which converts a result's samples once and checks them whole,
 // so that a ragged, empty or wrong-typed sample is one line (exit 2), never a read past an end.
-// cache.cold_capacity, cache.fetch_granularity, cache.l2.partition, cache.l2.far_hit and
-// latency.tlb here; cache.l2.mixture and cache.l2.sharing in l2_mixture_samples.hpp and
-// l2_sharing_samples.hpp.
+// cache.cold_capacity, cache.fetch_granularity, cache.l2.partition, cache.l2.far_hit,
+// cache.l2.mixture and latency.tlb.
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -180,5 +179,41 @@ void to_json(nlohmann::json& j, const TlbLevel& l);
 void from_json(const nlohmann::json& j, TlbLevel& l);
 void to_json(nlohmann::json& j, const TlbSamples& s);
 void from_json(const nlohmann::json& j, TlbSamples& s);
+
+// ---- cache.l2.mixture ----------------------------------------------------------------------
+
+/// One sampled chase (the reference, or a point): every 32nd load of one warm pass timed.
+struct MixtureChase {
+  std::uint64_t working_set_bytes = 0;  ///< 0 in a reference written without it
+  std::vector<std::uint32_t> cycles;
+  /// The line each sample read; results before it recorded the sample's 2 MiB page instead.
+  std::optional<std::vector<std::uint64_t>> node, page;
+  std::optional<int> smid;
+  std::optional<bool> verified;
+};
+/// One more allocation of a point's working set, its samples as a histogram.
+struct MixtureDraw {
+  std::uint64_t working_set_bytes = 0, offset_bytes = 0;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> cycles_histogram;  ///< [cycles, count]
+  std::optional<int> smid;
+  std::optional<bool> verified;
+};
+struct MixtureSamples {
+  static constexpr int kVersion = 1;  ///< Experiment::samples_version of cache.l2.mixture
+  MixtureChase reference;
+  std::vector<MixtureChase> points;
+  std::optional<std::vector<MixtureDraw>> draws;
+  /// A point that records neither nodes nor pages, or not one per sample.
+  std::string problem() const;
+};
+/// The conversions check what the analysis relies on beyond the JSON types, with a
+/// UsageError: a node (page) or a count that is no non-negative integer, a histogram bin that
+/// is not a pair, a draw's working set that is not a positive size.
+void to_json(nlohmann::json& j, const MixtureChase& c);
+void from_json(const nlohmann::json& j, MixtureChase& c);
+void to_json(nlohmann::json& j, const MixtureDraw& d);
+void from_json(const nlohmann::json& j, MixtureDraw& d);
+void to_json(nlohmann::json& j, const MixtureSamples& s);
+void from_json(const nlohmann::json& j, MixtureSamples& s);
 
 }  // namespace gpuprobe::probes::cache_samples
