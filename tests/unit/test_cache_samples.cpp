@@ -1,8 +1,9 @@
 // The cache family's typed samples (probes/cache/cache_samples.hpp, issue 28 item 1): on the
 // recorded H200 result each experiment's samples convert once and write back exactly what was
-// recorded; and samples made ragged at every array and object on the way to their numbers
-// (emptied, cut short, a number where an array belongs, a key left out) are refused in one line
-// or still judged, never read past an end.
+// recorded (cache.cold_capacity, cache.fetch_granularity, cache.l2.partition, cache.l2.far_hit,
+// cache.l2.mixture, cache.l2.sharing, latency.tlb); and samples made ragged at every array and
+// object on the way to their numbers (emptied, cut short, a number where an array belongs, a key
+// left out) are refused in one line or still judged, never read past an end.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -57,6 +58,8 @@ TEST(CacheSamples, RecordedSamplesConvertAndWriteBackUnchanged) {
   expect_round_trip<cs::L2PartitionSamples>("cache.l2.partition");
   expect_round_trip<cs::FarHitSamples>("cache.l2.far_hit");
   expect_round_trip<cs::TlbSamples>("latency.tlb");
+  expect_round_trip<cs::MixtureSamples>("cache.l2.mixture");
+  expect_round_trip<cs::SharingSamples>("cache.l2.sharing");
 }
 
 /// Every variant of `samples` with one array or object made ragged, walking into the first and
@@ -123,6 +126,8 @@ TEST(CacheSamples, RaggedSamplesAreRefusedInOneLineNeverReadPastAnEnd) {
   expect_ragged_refused_in_one_line("cache.l2.partition", 8);
   expect_ragged_refused_in_one_line("cache.l2.far_hit", 20);
   expect_ragged_refused_in_one_line("latency.tlb", 8);
+  expect_ragged_refused_in_one_line("cache.l2.mixture", 20);
+  expect_ragged_refused_in_one_line("cache.l2.sharing", 20);
 }
 
 json with_samples(const std::string& id, const std::function<void(json&)>& change) {

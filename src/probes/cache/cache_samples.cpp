@@ -1,6 +1,8 @@
 // The JSON conversions and whole-sample checks of the cache family's samples types.
 #include "probes/cache/cache_samples.hpp"
 
+#include "core/text_input.hpp"
+
 namespace gpuprobe::probes::cache_samples {
 
 using nlohmann::json;
@@ -252,6 +254,72 @@ std::string MixtureSamples::problem() const {
     if ((p.node ? p.node : p.page)->size() != p.cycles.size())
       return "a point's cycles and nodes (pages) are not two arrays of one length";
   }
+  return "";
+}
+
+// ---- cache.l2.sharing ----------------------------------------------------------------------
+
+void to_json(json& j, const L2CacheRow& r) {
+  j = {{"chunks", r.chunks},
+       {"footprint_bytes", r.footprint_bytes},
+       {"blocks", r.blocks},
+       {"gb_s", r.gb_s},
+       {"gb_s_median", r.gb_s_median}};
+  if (r.load_bytes) j["load_bytes"] = *r.load_bytes;
+}
+void from_json(const json& j, L2CacheRow& r) {
+  j.at("chunks").get_to(r.chunks);
+  j.at("footprint_bytes").get_to(r.footprint_bytes);
+  optional_at(j, "load_bytes", r.load_bytes);
+  j.at("blocks").get_to(r.blocks);
+  j.at("gb_s").get_to(r.gb_s);
+  j.at("gb_s_median").get_to(r.gb_s_median);
+}
+void to_json(json& j, const SharingConfirm& c) {
+  j = c.row ? json(*c.row) : json(*c.l2c);
+  j["of"] = c.of;
+  j["index"] = c.index;
+  if (c.replicate) j["replicate"] = *c.replicate;
+  if (c.fresh_buffer) j["fresh_buffer"] = *c.fresh_buffer;
+}
+void from_json(const json& j, SharingConfirm& c) {
+  j.at("of").get_to(c.of);
+  j.at("index").get_to(c.index);
+  optional_at(j, "replicate", c.replicate);
+  optional_at(j, "fresh_buffer", c.fresh_buffer);
+  if (c.of == "rows")
+    c.row = j.get<SharingRow>();
+  else if (c.of == "gpu_l2_cache")
+    c.l2c = j.get<L2CacheRow>();
+  else
+    throw UsageError("cache.l2.sharing: a confirmation is of " + text_input::quoted(c.of) +
+                     ", not of rows or gpu_l2_cache");
+}
+void to_json(json& j, const SharingSamples& s) {
+  j = {{"rows", s.rows}, {"gpu_l2_cache", s.gpu_l2_cache}, {"confirm", s.confirm}};
+  if (s.first_touch) j["first_touch"] = *s.first_touch;
+}
+void from_json(const json& j, SharingSamples& s) {
+  j.at("rows").get_to(s.rows);
+  j.at("gpu_l2_cache").get_to(s.gpu_l2_cache);
+  j.at("confirm").get_to(s.confirm);
+  optional_at(j, "first_touch", s.first_touch);
+}
+std::string SharingSamples::problem() const {
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].gb_s.empty()) return index_of("rows", i) + ".gb_s is empty";
+  for (std::size_t i = 0; i < gpu_l2_cache.size(); ++i)
+    if (gpu_l2_cache[i].gb_s.empty()) return index_of("gpu_l2_cache", i) + ".gb_s is empty";
+  for (std::size_t i = 0; i < confirm.size(); ++i) {
+    const auto& c = confirm[i];
+    if (c.index >= (c.row ? rows.size() : gpu_l2_cache.size()))
+      return index_of("confirm", i) + " confirms a point that is not there";
+    if (c.gb_s().empty()) return index_of("confirm", i) + ".gb_s is empty";
+  }
+  if (first_touch)
+    for (std::size_t i = 0; i < first_touch->size(); ++i)
+      if ((*first_touch)[i].gb_s_first.empty() || (*first_touch)[i].gb_s_second.empty())
+        return index_of("first_touch", i) + " has no trials";
   return "";
 }
 

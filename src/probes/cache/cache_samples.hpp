@@ -4,7 +4,7 @@
 // the type, and typed_samples(), which converts a result's samples once and checks them whole,
 // so that a ragged, empty or wrong-typed sample is one line (exit 2), never a read past an end.
 // cache.cold_capacity, cache.fetch_granularity, cache.l2.partition, cache.l2.far_hit,
-// cache.l2.mixture and latency.tlb.
+// cache.l2.mixture, cache.l2.sharing and latency.tlb.
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -215,5 +215,65 @@ void to_json(nlohmann::json& j, const MixtureDraw& d);
 void from_json(const nlohmann::json& j, MixtureDraw& d);
 void to_json(nlohmann::json& j, const MixtureSamples& s);
 void from_json(const nlohmann::json& j, MixtureSamples& s);
+
+// ---- cache.l2.sharing ----------------------------------------------------------------------
+
+/// One sharing point: every line of `working_set_bytes` read by about k SMs at once.
+struct SharingRow {
+  std::uint64_t working_set_bytes = 0;
+  int k = 0, groups = 0;
+  double sms_per_line = 0;
+  std::string mode;  ///< "all", "near" or "far"
+  std::uint64_t bytes_per_launch = 0;
+  std::vector<double> gb_s;  ///< the timed launches
+  double gb_s_median = 0;
+};
+/// One point of gpu-l2-cache's pattern.
+struct L2CacheRow {
+  std::uint32_t chunks = 0;
+  std::uint64_t footprint_bytes = 0;
+  std::optional<int> load_bytes;  ///< 8 in results written before 16-byte loads
+  std::uint64_t blocks = 0;
+  std::vector<double> gb_s;
+  double gb_s_median = 0;
+};
+/// A fresh confirmation of a reported point: `of` ("rows" or "gpu_l2_cache") and `index` name
+/// it; the measurement is a SharingRow or an L2CacheRow like the one it confirms.
+struct SharingConfirm {
+  std::string of;
+  std::size_t index = 0;
+  std::optional<int> replicate;  ///< absent in results written before replicates
+  std::optional<bool> fresh_buffer;
+  std::optional<SharingRow> row;
+  std::optional<L2CacheRow> l2c;
+  const std::vector<double>& gb_s() const { return row ? row->gb_s : l2c->gb_s; }
+};
+/// First touch of one home's units by the other side's SMs, then a second read.
+struct FirstTouch {
+  std::string homed;  ///< "near" or "far"
+  std::uint64_t bytes = 0;
+  int readers = 0, placers = 0;
+  std::vector<double> gb_s_first, gb_s_second;
+};
+struct SharingSamples {
+  static constexpr int kVersion = 1;  ///< Experiment::samples_version of cache.l2.sharing
+  std::vector<SharingRow> rows;
+  std::vector<L2CacheRow> gpu_l2_cache;
+  std::vector<SharingConfirm> confirm;
+  std::optional<std::vector<FirstTouch>> first_touch;
+  /// A point without launches, a confirmation of a point that is not there, a first touch
+  /// without trials.
+  std::string problem() const;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SharingRow, working_set_bytes, k, groups, sms_per_line, mode,
+                                   bytes_per_launch, gb_s, gb_s_median)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FirstTouch, homed, bytes, readers, placers, gb_s_first,
+                                   gb_s_second)
+void to_json(nlohmann::json& j, const L2CacheRow& r);
+void from_json(const nlohmann::json& j, L2CacheRow& r);
+void to_json(nlohmann::json& j, const SharingConfirm& c);
+void from_json(const nlohmann::json& j, SharingConfirm& c);
+void to_json(nlohmann::json& j, const SharingSamples& s);
+void from_json(const nlohmann::json& j, SharingSamples& s);
 
 }  // namespace gpuprobe::probes::cache_samples
