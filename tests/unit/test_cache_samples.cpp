@@ -102,7 +102,8 @@ void ragged_variants(const json& samples,
 }
 
 /// Analyses `id`'s recorded samples made ragged every way: each is judged or refused with a
-/// one-line error (the CLI makes it exit 2); at least `min_refused` are refused.
+/// one-line error (the CLI makes it exit 2); at least `min_refused` are refused (as many as the
+/// checks refuse today: a check loosened fails here).
 void expect_ragged_refused_in_one_line(const std::string& id, std::size_t min_refused) {
   const json base = recorded(id);
   std::size_t variants = 0, refused = 0;
@@ -121,13 +122,13 @@ void expect_ragged_refused_in_one_line(const std::string& id, std::size_t min_re
 }
 
 TEST(CacheSamples, RaggedSamplesAreRefusedInOneLineNeverReadPastAnEnd) {
-  expect_ragged_refused_in_one_line("cache.cold_capacity", 10);
-  expect_ragged_refused_in_one_line("cache.fetch_granularity", 8);
-  expect_ragged_refused_in_one_line("cache.l2.partition", 8);
-  expect_ragged_refused_in_one_line("cache.l2.far_hit", 20);
-  expect_ragged_refused_in_one_line("latency.tlb", 8);
-  expect_ragged_refused_in_one_line("cache.l2.mixture", 20);
-  expect_ragged_refused_in_one_line("cache.l2.sharing", 20);
+  expect_ragged_refused_in_one_line("cache.cold_capacity", 42);
+  expect_ragged_refused_in_one_line("cache.fetch_granularity", 12);
+  expect_ragged_refused_in_one_line("cache.l2.partition", 17);
+  expect_ragged_refused_in_one_line("cache.l2.far_hit", 72);
+  expect_ragged_refused_in_one_line("latency.tlb", 11);
+  expect_ragged_refused_in_one_line("cache.l2.mixture", 45);
+  expect_ragged_refused_in_one_line("cache.l2.sharing", 86);
 }
 
 json with_samples(const std::string& id, const std::function<void(json&)>& change) {
