@@ -4,7 +4,9 @@
 family (probes/builtin.cpp, the registration list, excepted), there are no include cycles, and
 analysis/ (pure judging: numbers in, conclusions out) reaches no device: nothing it includes,
 directly or through other headers, is the device seam (core/device.hpp, core/sequence.hpp), a
-CUDA, NVML or CUPTI header, or a file of a layer above it. Exit 1 with one line per violation. Usage: check_includes.py <source root>"""
+CUDA, NVML or CUPTI header, or a file of a layer above it; nor does it take a callback
+(std::function or <functional>): a search that calls back into a measurement drives the device
+through it, and lives in measure/. Exit 1 with one line per violation. Usage: check_includes.py <source root>"""
 import os
 import re
 import sys
@@ -16,11 +18,13 @@ SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s+<([^>]+)>', re.M)
 # runtimes. analysis/ may include none of them, however indirectly.
 DEVICE_HEADERS = {"core/device.hpp", "core/sequence.hpp", "core/cuda_check.hpp", "core/nvml.hpp"}
 DEVICE_SYSTEM = re.compile(r"^(cuda|cupti|nvml|nvPerf|nvperf|cu[a-z]*\.h)")
+# A callback: what a search that drives a measurement takes (analysis/ has none).
+CALLBACK = re.compile(r"\bstd::function\b|^\s*#\s*include\s+<functional>", re.M)
 
 
-def graph(src, system=None):
+def graph(src, system=None, callbacks=None):
     """Quoted includes that exist under src, per file; `system`, when given, collects each
-    file's <...> includes."""
+    file's <...> includes; `callbacks`, when given, the files that name a callback."""
     edges = {}
     for root, _, files in os.walk(src):
         for f in files:
@@ -31,6 +35,8 @@ def graph(src, system=None):
             edges[path] = [i for i in INCLUDE.findall(text) if os.path.exists(os.path.join(src, i))]
             if system is not None:
                 system[path] = SYSTEM_INCLUDE.findall(text)
+            if callbacks is not None and CALLBACK.search(text):
+                callbacks.add(path)
     return edges
 
 
@@ -70,6 +76,12 @@ def device_reach(edges, system):
     return out
 
 
+def callback_use(callbacks):
+    """analysis/ files that take a callback, one line each."""
+    return [f"{path} takes a callback (std::function): a search that drives a measurement "
+            "belongs in measure/" for path in sorted(callbacks) if path.split("/")[0] == "analysis"]
+
+
 def violations(edges):
     out = []
     for path, includes in sorted(edges.items()):
@@ -107,9 +119,9 @@ def violations(edges):
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    system_includes = {}
-    edges = graph(sys.argv[1], system_includes)
-    found = violations(edges) + device_reach(edges, system_includes)
+    system_includes, callbacks = {}, set()
+    edges = graph(sys.argv[1], system_includes, callbacks)
+    found = violations(edges) + device_reach(edges, system_includes) + callback_use(callbacks)
     for v in found:
         print(v)
     sys.exit(1 if found else 0)

@@ -6,19 +6,10 @@
 #include <map>
 #include <stdexcept>
 
+#include "core/stats.hpp"
+
 namespace gpuprobe::analysis {
 int parity(std::uint64_t x) { return static_cast<int>(std::bitset<64>(x).count() & 1u); }
-
-namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
 
 bool solve_gf2(const std::vector<std::uint64_t>& xs, const std::vector<int>& ys,
                std::uint64_t& mask, std::size_t& rank) {
@@ -94,8 +85,8 @@ PartitionResult analyze_l2_partition(const PartitionInput& in) {
   r.threshold = (c0 + c1) / 2;
   std::vector<double> lo, hi;
   for (double v : all) (v < r.threshold ? lo : hi).push_back(v);
-  r.near_cycles = median_of(lo);
-  r.far_cycles = median_of(hi);
+  r.near_cycles = stats::median_or_zero(lo);
+  r.far_cycles = stats::median_or_zero(hi);
   r.split = !lo.empty() && !hi.empty() && r.far_cycles >= 1.2 * r.near_cycles;
   if (!r.split) return r;
 

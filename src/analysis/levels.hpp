@@ -2,7 +2,6 @@
 // Finding structure in a measured curve: plateaus (cache levels) and the transitions between
 // them (capacities), by change-point segmentation. Pure host code.
 #include <cstddef>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -89,14 +88,5 @@ struct SweepOptions {
   /// three points).
   std::size_t min_level_points = 3;
 };
-
-/// Measures x, returns the point. May throw; the exception propagates.
-using MeasureFn = std::function<CurvePoint(double x)>;
-
-/// Adaptive sweep: coarse log-spaced points over [x_min, x_max], then bisection (in log x) of
-/// every transition until it is bracketed to `resolution`, then points inside plateaus whose
-/// level rests on fewer than `min_level_points`. Returns all points, sorted by x.
-std::vector<CurvePoint> adaptive_sweep(const MeasureFn& measure, const SweepOptions& sweep,
-                                       const SegmentOptions& segment = {});
 
 }  // namespace gpuprobe::analysis

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/experiment.hpp"
 #include "finding_lookup.hpp"
+#include "measure/adaptive_sweep.hpp"
 #include "probes/bandwidth/bandwidth_kernels.hpp"
 #include "probes/bandwidth/bandwidth_sweep.hpp"
 
@@ -85,7 +86,7 @@ ExperimentResult synthetic_sweep() {
   s1.resolution = 0.03;
   s1.max_points = 40;
   s1.align = 4096;
-  analysis::adaptive_sweep(
+  measure::adaptive_sweep(
       [&](double x) {
         const double y = l1_regime(x);
         a.push_back(point(x, y, y, y * kSms * kClockGhz));
@@ -96,7 +97,7 @@ ExperimentResult synthetic_sweep() {
   s2.x_min = std::floor(16 * kKiB * kSms / 65536) * 65536;
   s2.x_max = 4 * kL2;
   s2.align = 65536;
-  analysis::adaptive_sweep(
+  measure::adaptive_sweep(
       [&](double x) {
         const double y = l2_regime(x);
         b.push_back(point(x, y, y / kSms / kClockGhz, y));

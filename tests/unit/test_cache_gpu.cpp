@@ -8,10 +8,10 @@
 #include <random>
 #include <vector>
 
-#include "analysis/cold_capacity.hpp"
 #include "analysis/granularity.hpp"
 #include "analysis/l2_far_hit.hpp"
 #include "analysis/l2_sharing.hpp"
+#include "measure/capacity_bisection.hpp"
 
 namespace gpuprobe::analysis {
 namespace {
@@ -287,7 +287,7 @@ TEST(CacheGpuColdCapacity, BisectionBracketsTheCapacity) {
     ++calls;
     return b <= cap ? 270.0 : 600.0;
   };
-  const auto s = search_capacity(measure, 1 << 20, 96 << 20, 12, 128);
+  const auto s = measure::search_capacity(measure, 1 << 20, 96 << 20, 12, 128);
   ASSERT_TRUE(s.valid);
   EXPECT_LE(s.lo, cap);
   EXPECT_GT(s.hi, cap);
@@ -295,7 +295,7 @@ TEST(CacheGpuColdCapacity, BisectionBracketsTheCapacity) {
   EXPECT_EQ(calls, static_cast<int>(s.probes.size()));
   // Levels too close: no capacity.
   const auto flat =
-      search_capacity([](std::uint64_t) { return 300.0; }, 1 << 20, 96 << 20, 12, 128);
+      measure::search_capacity([](std::uint64_t) { return 300.0; }, 1 << 20, 96 << 20, 12, 128);
   EXPECT_FALSE(flat.valid);
 }
 

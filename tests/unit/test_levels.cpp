@@ -13,9 +13,13 @@
 #include <vector>
 
 #include "analysis/levels.hpp"
+#include "measure/adaptive_sweep.hpp"
 
 namespace gpuprobe::analysis {
 namespace {
+
+using measure::adaptive_sweep;
+using measure::MeasureFn;
 
 constexpr double kKiB = 1024.0;
 constexpr double kMiB = 1024.0 * 1024.0;

@@ -328,7 +328,7 @@ analysis::cache::TlbResult noisy_tlb(int access, int call, std::uint32_t seed) {
 /// latency.tlb's analysis of `t` (the samples as the experiment writes them).
 ExperimentResult tlb_result(const analysis::cache::TlbResult& t) {
   ExperimentResult r;
-  const json levels = probes::tlb_levels_json(t);
+  const json levels = probes::tlb_levels(t);
   r.status = Status::kPassed;
   r.parameters = {{"max_pages", t.max_pages_tried}};
   r.samples = {{"levels", levels},

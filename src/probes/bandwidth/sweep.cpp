@@ -2,6 +2,7 @@
 // capacities from the latency sweep's change-point analysis.
 #include "core/confidence.hpp"
 #include "core/finding_names.hpp"
+#include "measure/adaptive_sweep.hpp"
 #include "probes/bandwidth/sweep_rig.hpp"
 
 namespace gpuprobe::probes::bandwidth_rig {
@@ -47,7 +48,7 @@ class BandwidthSweep : public RigExperiment {
     s1.align = static_cast<double>(kSliceAlign);
     // One regime: the adaptive sweep over `so`, every point measured by `point` kept in `out`.
     auto sweep = [&](const analysis::SweepOptions& so, auto point, json& out) {
-      analysis::adaptive_sweep(
+      measure::adaptive_sweep(
           [&](double x) {
             json p = point(static_cast<std::uint64_t>(x));
             out.push_back(p);

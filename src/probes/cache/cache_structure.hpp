@@ -1,9 +1,11 @@
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "core/experiment.hpp"
 #include "measure/cache_search.hpp"
+#include "probes/cache/cache_samples.hpp"
 
 namespace gpuprobe::probes {
 
@@ -16,6 +18,6 @@ void register_cache_structure_experiments(Registry& registry);
 std::unique_ptr<Experiment> make_tlb_experiment();
 
 /// latency.tlb's samples.levels as the experiment writes them (its analysis reads them back).
-nlohmann::json tlb_levels_json(const analysis::cache::TlbResult& t);
+std::vector<cache_samples::TlbLevel> tlb_levels(const analysis::cache::TlbResult& t);
 
 }  // namespace gpuprobe::probes

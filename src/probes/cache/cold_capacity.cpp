@@ -12,14 +12,17 @@
 #include <string>
 #include <vector>
 
-#include "analysis/cold_capacity.hpp"
 #include "core/confidence.hpp"
 #include "core/units.hpp"
+#include "measure/capacity_bisection.hpp"
+#include "probes/cache/cache_samples.hpp"
 
 namespace gpuprobe::probes {
 namespace {
 
-using nlohmann::json;
+using cache_samples::ColdCapacityLevel;
+using cache_samples::ColdCapacitySamples;
+using cache_samples::typed_samples;
 using units::kKiB;
 using units::kMiB;
 
@@ -52,6 +55,7 @@ class ColdCapacity : public Experiment {
                            "timed loads per probe"))};
   }
 
+  int samples_version() const override { return ColdCapacitySamples::kVersion; }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();
     const std::uint64_t l2 = std::max<std::uint64_t>(info.l2_bytes, 4 * kMiB);
@@ -60,7 +64,7 @@ class ColdCapacity : public Experiment {
     const std::vector<Level> levels = {{"l1", device::LoadOp::kCa, 0, 4 * kKiB, 2 * l1_max},
                                        {"l2", device::LoadOp::kCg, -1, l2 / 16, l2 + l2 / 2}};
     std::uint64_t seed = ctx.options.seed * 1000;
-    json out = json::array();
+    ColdCapacitySamples samples;
     for (const auto& lv : levels) {
       auto second_pass = [&](std::uint64_t bytes) {
         auto chain = ctx.device.make_chain({bytes, kLine, ++seed});
@@ -71,25 +75,23 @@ class ColdCapacity : public Experiment {
         p.timed_steps = std::min<std::uint64_t>(chain->nodes(), kTimedSteps);
         return ctx.device.chase(*chain, p).cycles_per_step;
       };
-      const auto s = analysis::search_capacity(second_pass, lv.lo, lv.hi, kBisections, kLine);
-      json probes = json::array();
-      for (const auto& p : s.probes) probes.push_back({p.bytes, p.cycles});
-      json level = {
-          {"level", lv.name}, {"op", device::to_string(lv.op)}, {"carveout_percent", lv.carveout},
-          {"probes", probes}, {"hit_cycles", s.hit_cycles},     {"miss_cycles", s.miss_cycles}};
+      const auto s = measure::search_capacity(second_pass, lv.lo, lv.hi, kBisections, kLine);
+      ColdCapacityLevel level{
+          lv.name,     device::to_string(lv.op), lv.carveout, {}, s.hit_cycles, s.miss_cycles,
+          std::nullopt};
+      for (const auto& p : s.probes) level.probes.emplace_back(p.bytes, p.cycles);
       if (s.valid) {
-        json confirm = json::array();
+        level.confirm.emplace();
         for (int m = 1; m <= 2; ++m) {
           const auto in =
               static_cast<std::uint64_t>(s.lo * (1 - m * kConfirmMargin)) / kLine * kLine;
           const auto out =
               static_cast<std::uint64_t>(s.hi * (1 + m * kConfirmMargin)) / kLine * kLine;
-          confirm.push_back({in, second_pass(in), true});
-          confirm.push_back({out, second_pass(out), false});
+          level.confirm->emplace_back(in, second_pass(in), true);
+          level.confirm->emplace_back(out, second_pass(out), false);
         }
-        level["confirm"] = confirm;
       }
-      out.push_back(level);
+      samples.levels.push_back(std::move(level));
     }
     r.parameters = {{"line_bytes", kLine},
                     {"timed_steps", kTimedSteps},
@@ -97,35 +99,31 @@ class ColdCapacity : public Experiment {
                      "per probe: a fresh random cyclic chain (128 B nodes) is built and the L2 "
                      "flushed; one launch chases it for one full pass (untimed: the cold cache "
                      "fills) and times the next min(nodes, 32768) steps"}};
-    r.samples = {{"levels", out}};
+    r.samples = samples;
   }
 
   void analyze(ExperimentResult& r) const override {
-    for (const auto& lv : r.samples.at("levels")) {
-      const std::string name = lv.at("level");
-      const double hit = lv.at("hit_cycles"), miss = lv.at("miss_cycles");
+    const auto samples = typed_samples<ColdCapacitySamples>(r, id());
+    for (const auto& lv : samples.levels) {
+      const std::string& name = lv.level;
+      const double hit = lv.hit_cycles, miss = lv.miss_cycles;
       const double threshold = 0.5 * (hit + miss);
       std::uint64_t lo = 0, hi = 0;
       Curve cv{name + "_second_pass", {"working_set_bytes", "cycles_per_load"}, {}};
-      for (const auto& p : lv.at("probes")) {
-        const auto bytes = p.at(0).get<std::uint64_t>();
-        const double c = p.at(1).get<double>();
+      for (const auto& [bytes, c] : lv.probes) {
         cv.rows.push_back({bytes, c});
         if (c < threshold) lo = std::max(lo, bytes);
       }
-      for (const auto& p : lv.at("probes")) {
-        const auto bytes = p.at(0).get<std::uint64_t>();
-        if (p.at(1).get<double>() >= threshold && bytes > lo && (hi == 0 || bytes < hi)) hi = bytes;
-      }
+      for (const auto& [bytes, c] : lv.probes)
+        if (c >= threshold && bytes > lo && (hi == 0 || bytes < hi)) hi = bytes;
       r.curves.push_back(cv);
-      if (!lv.contains("confirm") || lo == 0 || hi == 0) {
+      if (!lv.confirm || lo == 0 || hi == 0) {
         r.statistics[name] = "hit and miss levels too close (or no bracket): no capacity";
         continue;
       }
-      const auto& cf = lv.at("confirm");
+      const auto& cf = *lv.confirm;
       std::size_t agreeing = 0;
-      for (const auto& c : cf)
-        agreeing += (c.at(1).get<double>() < threshold) == c.at(2).get<bool>();
+      for (const auto& [bytes, c, inside] : cf) agreeing += (c < threshold) == inside;
       const double cap = 0.5 * (static_cast<double>(lo) + static_cast<double>(hi));
       // With the capacity anywhere in the final bracket, the chance that the midpoint is within
       // the tolerance of it.
@@ -142,7 +140,7 @@ class ColdCapacity : public Experiment {
                   {{"bracket_bytes", {lo, hi}},
                    {"hit_cycles", hit},
                    {"miss_cycles", miss},
-                   {"op", lv.at("op")},
+                   {"op", lv.op},
                    {"confirm", cf}}});
     }
   }

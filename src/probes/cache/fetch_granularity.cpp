@@ -23,11 +23,14 @@
 #include "device/device_buffer.hpp"
 #include "measure/gpu.hpp"
 #include "measure/l2_flush.hpp"
+#include "probes/cache/cache_samples.hpp"
 #include "probes/cache/fetch_kernels.hpp"
 
 namespace gpuprobe::probes {
 namespace {
 
+using cache_samples::FetchGranularitySamples;
+using cache_samples::typed_samples;
 using nlohmann::json;
 
 using units::kKiB;
@@ -68,6 +71,7 @@ class FetchGranularity : public Experiment {
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
     return waive_on_model(info, kNeedsCudaGpu);
   }
+  int samples_version() const override { return FetchGranularitySamples::kVersion; }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();
     const int sms = open_gpu(ctx.device).sm_count;
@@ -86,7 +90,7 @@ class FetchGranularity : public Experiment {
     fetch::prepare(region.get(), region.size());
     std::mt19937_64 rng(ctx.options.seed);
     std::uniform_int_distribution<std::uint64_t> sub(0, kLineSpacing / 1024 - 2);  // 1 KiB steps
-    json rows = json::array();
+    FetchGranularitySamples samples;
     for (std::size_t o = 0; o < 2; ++o) {
       // Probe k of offset d: line (o, d, k), its own 64 KiB slot, at a random 1 KiB step.
       std::vector<std::uint64_t> lines;
@@ -121,7 +125,7 @@ class FetchGranularity : public Experiment {
         std::vector<std::uint32_t> v(
             c.begin() + static_cast<std::ptrdiff_t>(di * kProbesPerOffset),
             c.begin() + static_cast<std::ptrdiff_t>((di + 1) * kProbesPerOffset));
-        rows.push_back({{"operator", kOps[o].name}, {"offset_bytes", kOffsets[di]}, {"cycles", v}});
+        samples.rows.push_back({kOps[o].name, kOffsets[di], std::move(v)});
       }
     }
     r.parameters = {{"probes_per_offset", kProbesPerOffset},
@@ -131,25 +135,25 @@ class FetchGranularity : public Experiment {
                      "%clock64 around the second load, held until its value arrives; the "
                      "first load (the miss) and both addresses are resolved before it"},
                     {"verification", "every word holds its own address; every load is compared"}};
-    r.samples = {{"rows", rows}};
+    r.samples = samples;
   }
   void analyze(ExperimentResult& r) const override {
+    const auto samples = typed_samples<FetchGranularitySamples>(r, id());
     Curve cv{"latency", {"operator", "offset_bytes", "median_cycles", "p5", "p95"}, {}};
     json not_found = json::object();
     for (const auto& op : kOps) {
       std::vector<std::pair<std::uint32_t, double>> med;
       std::map<std::uint32_t, std::vector<double>> by_offset;
       json table = json::object();
-      for (const auto& row : r.samples.at("rows")) {
-        if (row.at("operator") != op.name) continue;
-        std::vector<double> v;
-        for (const auto& x : row.at("cycles")) v.push_back(x.get<double>());
+      for (const auto& row : samples.rows) {
+        if (row.op != op.name) continue;
+        const std::vector<double> v(row.cycles.begin(), row.cycles.end());
         const double m = stats::median(v);
-        med.emplace_back(row.at("offset_bytes").get<std::uint32_t>(), m);
-        by_offset[row.at("offset_bytes").get<std::uint32_t>()] = v;
-        table[std::to_string(row.at("offset_bytes").get<std::uint32_t>())] = m;
-        cv.rows.push_back({op.name, row.at("offset_bytes"), m, stats::quantile(v, 0.05),
-                           stats::quantile(v, 0.95)});
+        med.emplace_back(row.offset_bytes, m);
+        by_offset[row.offset_bytes] = v;
+        table[std::to_string(row.offset_bytes)] = m;
+        cv.rows.push_back(
+            {op.name, row.offset_bytes, m, stats::quantile(v, 0.05), stats::quantile(v, 0.95)});
       }
       const auto g = analysis::fetch_granularity(med);
       if (!g) {

@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "analysis/cold_capacity.hpp"
 #include "analysis/l2_far_hit.hpp"
 #include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
@@ -29,8 +28,10 @@
 #include "device/cuda_device.hpp"
 #include "device/device_buffer.hpp"
 #include "device/sequence.hpp"
+#include "measure/capacity_bisection.hpp"
 #include "measure/l2_flush.hpp"
 #include "measure/replicates.hpp"
+#include "probes/cache/cache_samples.hpp"
 #include "probes/cache/l2_far_hit_kernels.hpp"
 #include "probes/cache/partition_sides.hpp"
 #include "probes/cache/sequence_session.hpp"
@@ -38,6 +39,12 @@
 namespace gpuprobe::probes {
 namespace {
 
+using cache_samples::ChaseSearch;
+using cache_samples::ChaseSides;
+using cache_samples::ColdChases;
+using cache_samples::CopyChases;
+using cache_samples::FarHitSamples;
+using cache_samples::typed_samples;
 using nlohmann::json;
 using units::kKiB;
 using units::kMiB;
@@ -62,13 +69,11 @@ std::string hex(std::uint64_t v) {
   return s.str();
 }
 
-analysis::FarHitInput input_from(const json& samples) {
+analysis::FarHitInput input_from(const FarHitSamples& samples) {
   analysis::FarHitInput in;
-  in.offsets = samples.at("offsets").get<std::vector<std::uint64_t>>();
-  for (const auto& r : samples.at("rounds"))
-    in.rounds.push_back(
-        {r.at("first").get<std::vector<double>>(), r.at("second").get<std::vector<double>>()});
-  in.chase_cycles = samples.at("chase").at("cycles_per_step").get<double>();
+  in.offsets = samples.offsets;
+  for (const auto& r : samples.rounds) in.rounds.push_back({r.first, r.second});
+  in.chase_cycles = samples.chase.cycles_per_step;
   return in;
 }
 
@@ -97,6 +102,7 @@ class L2FarHit : public Experiment {
   }
   std::vector<std::string> depends_on() const override { return {"cache.l2.partition"}; }
 
+  int samples_version() const override { return FarHitSamples::kVersion; }
   void run(Context& ctx, ExperimentResult& r) const override {
     auto* seq = as_sequencer(ctx.device);
     if (!seq) return cache_structure::waive(r, cache_structure::kNoSequencer);
@@ -134,18 +140,17 @@ class L2FarHit : public Experiment {
       return;
     }
     r.parameters["reference_sm"] = reference;
-    json rounds = json::array();
-    analysis::FarHitInput in;
-    in.offsets = lines;
+    FarHitSamples samples;
+    samples.offsets = lines;
     for (int k = 0; k < kRounds; ++k) {
       const auto rd = sides::run_round(*seq, *buf, warm, lines, reference, measured);
-      rounds.push_back({{"first", rd.first}, {"second", rd.second}});
-      in.rounds.push_back({rd.first, rd.second});
+      samples.rounds.push_back({rd.first, rd.second});
     }
     // DRAM by home: after a flush, the measured SM's first read of every probed line misses.
-    json cold = json::array();
+    samples.cold_rounds.emplace();
     for (int k = 0; k < kColdRounds; ++k)
-      cold.push_back(sides::run_round(*seq, *buf, warm, lines, -1, measured, false).first);
+      samples.cold_rounds->push_back(
+          sides::run_round(*seq, *buf, warm, lines, -1, measured, false).first);
     // The chase's scale: a hot chase over a set far below one partition.
     auto chain = ctx.device.make_chain({kChaseBytes, static_cast<std::uint32_t>(kLine), 11});
     device::ChaseParams cp;
@@ -156,16 +161,9 @@ class L2FarHit : public Experiment {
     const double mhz = ct.elapsed_ns > 0 ? ct.total_cycles / ct.elapsed_ns * 1000.0
                                          : ctx.device.info().sm_clock_max_mhz;
     r.parameters["sm_clock_mhz"] = mhz;
-    r.samples = {{"offsets", lines},
-                 {"rounds", rounds},
-                 {"chase",
-                  {{"working_set_bytes", kChaseBytes},
-                   {"cycles_per_step", ct.cycles_per_step},
-                   {"smid", ct.smid},
-                   {"steps", cp.timed_steps}}},
-                 {"cold_rounds", cold}};
-    in.chase_cycles = ct.cycles_per_step;
-    const auto a = analysis::analyze_far_hit(in);
+    samples.chase = {kChaseBytes, ct.cycles_per_step, ct.smid, cp.timed_steps};
+    r.samples = samples;
+    const auto a = analysis::analyze_far_hit(input_from(samples));
     if (!a.split) return;  // analyze says why
     // Copy capacity: far-homed lines (by the partition's address function) read once, then
     // again; steps double until the sequence limit.
@@ -186,26 +184,26 @@ class L2FarHit : public Experiment {
     const std::size_t room =
         (std::min(seq->max_sequence_length(), kCalibratedSequence) - warm.size()) / 3;
     const std::size_t max_lines = std::min(room, far_lines.size());
-    json steps = json::array();
+    samples.capacity_steps.emplace();
     for (std::size_t k = kFirstCapacityStep;; k = std::min(2 * k, max_lines)) {
       if (k > max_lines) break;
       std::vector<std::uint64_t> set(far_lines.begin(), far_lines.begin() + k);
       const auto rd = sides::run_round(*seq, *buf, warm, set, reference, measured);
-      steps.push_back({{"lines", k}, {"first", rd.first}, {"second", rd.second}});
+      samples.capacity_steps->push_back({k, rd.first, rd.second});
       if (k == max_lines) break;
     }
-    r.samples["capacity_steps"] = steps;
     r.parameters["capacity_max_lines"] = max_lines;
     if (const std::uint64_t* base = device::cuda_probe_base(*buf))
-      r.samples["copy_chases"] = copy_chases(ctx, *seq, *buf, base, fit.mask, reference, measured);
+      samples.copy_chases = copy_chases(ctx, *seq, *buf, base, fit.mask, reference, measured);
+    r.samples = samples;
   }
 
   /// Steady-state chases of one SM over far-homed lines only and over near-homed lines only,
   /// with the working set bisected: while the near partition keeps copies of the far lines,
   /// their chase runs at the near-hit latency. The lines of all 32 pages are classified first
   /// (each page has its own constant in the partition function).
-  json copy_chases(Context& ctx, Sequencer& seq, ProbeBuffer& buf, const std::uint64_t* base,
-                   std::uint64_t mask, int reference, int measured) const {
+  CopyChases copy_chases(Context& ctx, Sequencer& seq, ProbeBuffer& buf, const std::uint64_t* base,
+                         std::uint64_t mask, int reference, int measured) const {
     const auto plines = sides::random_lines(kBufferPages, kPageProbeLines, ctx.options.seed + 7);
     const auto pwarm = sides::warm_lines(kBufferPages);
     analysis::FarHitInput pin;
@@ -215,11 +213,13 @@ class L2FarHit : public Experiment {
       pin.rounds.push_back({rd.first, rd.second});
     }
     const auto pa = analysis::analyze_far_hit(pin);
-    json out = {{"page_lines", plines.size()}, {"split", pa.split}};
+    CopyChases out;
+    out.page_lines = plines.size();
+    out.split = pa.split;
     if (!pa.split) return out;
     const auto fit = analysis::fit_side(plines, pa.line_far, mask);
-    out["mask"] = hex(fit.mask);
-    out["fit_accuracy"] = fit.accuracy;
+    out.mask = hex(fit.mask);
+    out.fit_accuracy = fit.accuracy;
     if (!fit.found || fit.accuracy < 0.95) return out;
     std::vector<std::uint64_t> side_lines[2];
     for (std::uint64_t o = 0; o < kBufferPages * kPage; o += kLine)
@@ -262,37 +262,36 @@ class L2FarHit : public Experiment {
         throw VerificationError(id() + ": copy chase ended on the wrong line");
       return static_cast<double>(o.cycles) / steps;
     };
-    json searches = json::object();
+    ChaseSides searches;
     for (int side : {1, 0}) {
       const std::uint64_t hi = side_lines[side].size() * kLine;
       const auto s =
-          analysis::search_capacity([&](std::uint64_t bytes) { return chase(side, bytes); },
-                                    1 * kMiB, hi, kCapacityBisections, kLine);
-      json probes = json::array();
-      for (const auto& p : s.probes) probes.push_back({p.bytes, p.cycles});
-      searches[side ? "far_homed" : "near_homed"] = {
-          {"probes", probes}, {"valid", s.valid}, {"lo", s.lo}, {"hi", s.hi}};
+          measure::search_capacity([&](std::uint64_t bytes) { return chase(side, bytes); },
+                                   1 * kMiB, hi, kCapacityBisections, kLine);
+      ChaseSearch& search = side ? searches.far_homed : searches.near_homed;
+      for (const auto& p : s.probes) search.probes.emplace_back(p.bytes, p.cycles);
+      search.valid = s.valid;
+      search.lo = s.lo;
+      search.hi = s.hi;
     }
-    json cold = json::object();
-    for (int side : {0, 1}) {
-      json v = json::array();
+    ColdChases cold;
+    for (int side : {0, 1})
       for (int k = 0; k < measure::kReplicates; ++k)
-        v.push_back(chase(side, side_lines[side].size() * kLine, true));
-      cold[side ? "far_homed" : "near_homed"] = v;
-    }
-    out["cold_chases"] = cold;
+        (side ? cold.far_homed : cold.near_homed)
+            .push_back(chase(side, side_lines[side].size() * kLine, true));
+    out.cold_chases = cold;
     // Back to every word holding its offset (the sequencer's invariant).
     GP_CUDA_CHECK(cudaMemcpy(const_cast<std::uint64_t*>(base), image.data(), words * 8,
                              cudaMemcpyHostToDevice));
-    out["searches"] = searches;
+    out.searches = searches;
     return out;
   }
 
   /// dram.latency_near_home / _far_home from the cold rounds (see analyze_dram_by_home).
   template <typename Ns>
-  static void add_dram_by_home(ExperimentResult& r, const analysis::FarHitResult& a, Ns ns) {
-    const auto rounds = r.samples.at("cold_rounds").get<std::vector<std::vector<double>>>();
-    const auto d = analysis::analyze_dram_by_home(a, rounds);
+  static void add_dram_by_home(ExperimentResult& r, const FarHitSamples& samples,
+                               const analysis::FarHitResult& a, Ns ns) {
+    const auto d = analysis::analyze_dram_by_home(a, *samples.cold_rounds);
     json st = {{"near_lines", d.near_lines.size()},
                {"far_lines", d.far_lines.size()},
                {"near_sequence_cycles", d.near_sequence_cycles},
@@ -304,10 +303,9 @@ class L2FarHit : public Experiment {
     // Where the device ran cold chases over each home's lines (the CUDA device), they give the
     // values on the chase's own scale; the sequences' cold reads stay beside them as a
     // cross-check. Otherwise (the modelled GPU) the sequences' values are the findings.
-    const json* cc =
-        r.samples.contains("copy_chases") && r.samples["copy_chases"].contains("cold_chases")
-            ? &r.samples["copy_chases"]["cold_chases"]
-            : nullptr;
+    const ColdChases* cc = samples.copy_chases && samples.copy_chases->cold_chases
+                               ? &*samples.copy_chases->cold_chases
+                               : nullptr;
     struct Side {
       const char* name;
       double value;
@@ -322,7 +320,7 @@ class L2FarHit : public Experiment {
           "partition's address function), started right after an L2 flush with no warm-up: "
           "every step a first touch, a DRAM miss; 3 replicates (fresh random orders), median";
       for (const char* which : {"near_homed", "far_homed"}) {
-        const auto v = cc->at(which).get<std::vector<double>>();
+        const auto& v = std::string(which) == "far_homed" ? cc->far_homed : cc->near_homed;
         // Each replicate is one chase's mean over 8192 loads: the spread between them (Student's
         // t on k - 1 degrees of freedom) is the standard error.
         const auto rs = confidence::summarize_replicates(v, std::vector<double>(v.size(), 0.0));
@@ -366,8 +364,9 @@ class L2FarHit : public Experiment {
   }
 
   void analyze(ExperimentResult& r) const override {
-    if (r.status == Status::kWaived || !r.samples.contains("rounds")) return;
-    const auto in = input_from(r.samples);
+    if (r.status == Status::kWaived) return;
+    const auto samples = typed_samples<FarHitSamples>(r, id());
+    const auto in = input_from(samples);
     const auto a = analysis::analyze_far_hit(in);
     const double mhz = r.parameters.value("sm_clock_mhz", 0.0);
     auto ns = [&](double c) { return mhz > 0 ? c / mhz * 1000.0 : 0.0; };
@@ -428,16 +427,16 @@ class L2FarHit : public Experiment {
         {{"far_lines", a.far_lines},
          {"second_read_near", a.replicated},
          {"far_second_cycles", a.far_second_cycles}}});
-    if (r.samples.contains("cold_rounds")) add_dram_by_home(r, a, ns);
-    if (!r.samples.contains("capacity_steps")) return;
+    if (samples.cold_rounds) add_dram_by_home(r, samples, a, ns);
+    if (!samples.capacity_steps) return;
     std::vector<analysis::ReplicaStep> steps;
     json cap_rows = json::array();
     std::size_t first_far = 0, first_n = 0;
-    for (const auto& s : r.samples.at("capacity_steps")) {
+    for (const auto& s : *samples.capacity_steps) {
       analysis::ReplicaStep st;
-      st.lines = s.at("lines").get<std::size_t>();
-      st.second = s.at("second").get<std::vector<double>>();
-      for (double v : s.at("first").get<std::vector<double>>()) {
+      st.lines = s.lines;
+      st.second = s.second;
+      for (double v : s.first) {
         first_far += v >= a.threshold;
         ++first_n;
       }
@@ -456,25 +455,26 @@ class L2FarHit : public Experiment {
     const std::size_t near_last = static_cast<std::size_t>(std::count_if(
         last.second.begin(), last.second.end(), [&](double v) { return v < a.threshold; }));
     // The chases over far-homed lines only reach far larger sets than the sequences.
-    const json* far_search = nullptr;
-    const json* near_search = nullptr;
-    if (r.samples.contains("copy_chases") && r.samples["copy_chases"].contains("searches")) {
-      far_search = &r.samples["copy_chases"]["searches"]["far_homed"];
-      near_search = &r.samples["copy_chases"]["searches"]["near_homed"];
+    const ChaseSearch* far_search = nullptr;
+    const ChaseSearch* near_search = nullptr;
+    if (samples.copy_chases && samples.copy_chases->searches) {
+      far_search = &samples.copy_chases->searches->far_homed;
+      near_search = &samples.copy_chases->searches->near_homed;
       Curve cc{"copy_chases", {"lines", "working_set_bytes", "cycles_per_load"}, {}};
-      for (const char* which : {"far_homed", "near_homed"})
-        for (const auto& p : r.samples["copy_chases"]["searches"][which].at("probes"))
-          cc.rows.push_back({which, p.at(0), p.at(1)});
+      for (const ChaseSearch* which : {far_search, near_search})
+        for (const auto& [bytes, cycles] : which->probes)
+          cc.rows.push_back({which == far_search ? "far_homed" : "near_homed", bytes, cycles});
       r.curves.push_back(cc);
     }
-    if (far_search && far_search->at("valid").get<bool>()) {
-      const double lo = far_search->at("lo").get<double>(), hi = far_search->at("hi").get<double>();
+    if (far_search && far_search->valid) {
+      const auto lo = static_cast<double>(far_search->lo);
+      const auto hi = static_cast<double>(far_search->hi);
       const double cap = 0.5 * (lo + hi), half = 0.5 * (hi - lo);
       const double within =
           half > 0 ? std::min(1.0, confidence::kDefaultTolerance * cap / half) : 1.0;
-      json extra = {{"bracket_bytes", {lo, hi}}, {"far_homed_probes", far_search->at("probes")}};
-      if (near_search && near_search->at("valid").get<bool>())
-        extra["near_homed_bracket_bytes"] = {near_search->at("lo"), near_search->at("hi")};
+      json extra = {{"bracket_bytes", {lo, hi}}, {"far_homed_probes", far_search->probes}};
+      if (near_search && near_search->valid)
+        extra["near_homed_bracket_bytes"] = {near_search->lo, near_search->hi};
       r.findings.push_back(Finding{
           "l2.replica_capacity", cap, "bytes", confidence::combine({within, class_ok}),
           "one SM's steady-state chase (ld.global.cg) over far-homed lines only: the largest "
@@ -483,10 +483,10 @@ class L2FarHit : public Experiment {
           "when the brackets coincide)",
           extra});
     } else if (far_search) {
-      const auto& probes = far_search->at("probes");
+      const auto& probes = far_search->probes;
       r.findings.push_back(Finding{
           "l2.replica_capacity_lower_bound",
-          far_search->at("hi").get<double>(),
+          static_cast<double>(far_search->hi),
           "bytes",
           class_ok,
           "one SM's steady-state chase over far-homed lines only stayed at one latency up to "

@@ -26,10 +26,15 @@
 #include "core/finding_names.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
+#include "probes/cache/cache_samples.hpp"
 
 namespace gpuprobe::probes {
 namespace {
 
+using cache_samples::MixtureChase;
+using cache_samples::MixtureDraw;
+using cache_samples::MixtureSamples;
+using cache_samples::typed_samples;
 using nlohmann::json;
 using units::kMiB;
 
@@ -61,29 +66,21 @@ std::pair<std::uint64_t, device::SampledChase> sampled_pass(device::Device& dev,
 /// The sampled loads of one working set: cycles and the line (node) of the buffer each one
 /// read (its 2 MiB page is node x 128 / 2 MiB; results before the placement unit recorded the
 /// page instead, and are still read).
-json sample(device::Device& dev, std::uint64_t bytes, std::uint64_t seed) {
+MixtureChase sample(device::Device& dev, std::uint64_t bytes, std::uint64_t seed) {
   const auto [ws, s] = sampled_pass(dev, bytes, seed);
-  return {{"working_set_bytes", ws},
-          {"cycles", s.cycles},
-          {"node", s.nodes},
-          {"smid", s.smid},
-          {"verified", s.verified}};
+  return {ws,           s.cycles, std::vector<std::uint64_t>(s.nodes.begin(), s.nodes.end()),
+          std::nullopt, s.smid,   s.verified};
 }
 
 /// One more allocation of a working set: the point's chain (same size, seed and protocol)
 /// `offset` bytes into a fresh allocation; the samples kept as a histogram of their cycles
 /// (the analysis needs only their distribution).
-json draw(device::Device& dev, std::uint64_t bytes, std::uint64_t offset, std::uint64_t seed) {
+MixtureDraw draw(device::Device& dev, std::uint64_t bytes, std::uint64_t offset,
+                 std::uint64_t seed) {
   const auto [ws, s] = sampled_pass(dev, bytes, seed, offset);
   std::map<std::uint32_t, std::uint64_t> histogram;
   for (auto c : s.cycles) ++histogram[c];
-  json h = json::array();
-  for (const auto& [cycles, count] : histogram) h.push_back({cycles, count});
-  return {{"working_set_bytes", ws},
-          {"offset_bytes", offset},
-          {"cycles_histogram", h},
-          {"smid", s.smid},
-          {"verified", s.verified}};
+  return {ws, offset, {histogram.begin(), histogram.end()}, s.smid, s.verified};
 }
 
 class L2Mixture : public Experiment {
@@ -149,9 +146,10 @@ class L2Mixture : public Experiment {
     const auto reference_bytes = std::min<std::uint64_t>(
         kReferenceBytes, static_cast<std::uint64_t>(near->value / 4) / kLine * kLine);
     // At least 64 samples on the reference (analyze needs 16).
-    json reference = sample(dev, std::max<std::uint64_t>(reference_bytes, 64 * kEvery * kLine),
-                            ctx.options.seed + 100);
-    json points = json::array();
+    MixtureSamples samples;
+    samples.reference = sample(dev, std::max<std::uint64_t>(reference_bytes, 64 * kEvery * kLine),
+                               ctx.options.seed + 100);
+    auto& points = samples.points;
     for (std::size_t k = 0; k < kFactors.size(); ++k) {
       const auto bytes = static_cast<std::uint64_t>(kFactors[k] * near->value) / kLine * kLine;
       if (bytes + 2 * dev.info().l2_bytes + 512 * kMiB > dev.free_memory()) break;
@@ -159,9 +157,9 @@ class L2Mixture : public Experiment {
     }
     // More allocations of the slope's working sets: the point's chain at the end of a fresh
     // allocation 1, 2, 3 x its size (rounded up to 2 MiB) larger, so on other physical pages.
-    json draws = json::array();
+    auto& draws = samples.draws.emplace();
     for (std::size_t k = 0; k < std::min(kDrawnFactors, points.size()); ++k) {
-      const auto bytes = points[k].at("working_set_bytes").get<std::uint64_t>();
+      const auto bytes = points[k].working_set_bytes;
       const std::uint64_t step = units::round_up(bytes, kPageBytes);
       if (bytes + kExtraDraws * step + 2 * dev.info().l2_bytes + 512 * kMiB > dev.free_memory())
         break;
@@ -191,8 +189,9 @@ class L2Mixture : public Experiment {
                      "allocations: the point's chain (same seed and protocol) at offset 1, 2, "
                      "3 x its size rounded up to 2 MiB into a fresh allocation (other physical "
                      "pages), its samples kept as a histogram of cycles"}};
-    r.samples = {{"reference", reference}, {"points", points}, {"draws", draws}};
+    r.samples = samples;
   }
+  int samples_version() const override { return MixtureSamples::kVersion; }
   void analyze(ExperimentResult& r) const override;
 };
 
@@ -382,29 +381,17 @@ void analyze_placement(ExperimentResult& r, const std::vector<PlacementPoint>& p
 /// The drawn allocations beside the points of the same working set: per working set the range
 /// of the chase's mean latency and near share over its allocations; the finding is the widest
 /// latency range relative to its median.
-void analyze_allocations(ExperimentResult& r, const std::vector<Allocation>& from_points,
-                         double offset, double threshold) {
-  const auto& S = r.samples;
-  if (!S.contains("draws")) return;
-  const auto& draws = S.at("draws");
-  if (!draws.is_array()) throw UsageError("cache.l2.mixture: draws is not an array");
+void analyze_allocations(ExperimentResult& r, const MixtureSamples& samples,
+                         const std::vector<Allocation>& from_points, double offset,
+                         double threshold) {
+  if (!samples.draws) return;
   std::map<double, std::vector<Allocation>> by_size;
-  for (const auto& d : draws) {
-    const auto& h = d.at("cycles_histogram");
-    if (!h.is_array())
-      throw UsageError("cache.l2.mixture: a draw's cycles_histogram is not an array");
+  for (const auto& d : *samples.draws) {
     AllocationSum sum;
-    for (const auto& bin : h) {
-      if (!bin.is_array() || bin.size() != 2 || !bin[0].is_number() ||
-          !bin[1].is_number_integer() || bin[1].get<std::int64_t>() < 0)
-        throw UsageError(
-            "cache.l2.mixture: a histogram bin is not a pair [cycles, non-negative count]");
-      sum.add(bin[0].get<double>(), bin[1].get<double>(), offset, threshold);
-    }
-    const double bytes = d.at("working_set_bytes").get<double>();
-    if (!(bytes > 0))
-      throw UsageError("cache.l2.mixture: a draw's working_set_bytes is not a positive size");
-    const auto a = sum.done(bytes, d.at("offset_bytes").get<double>());
+    for (const auto& [cycles, count] : d.cycles_histogram)
+      sum.add(cycles, static_cast<double>(count), offset, threshold);
+    const auto bytes = static_cast<double>(d.working_set_bytes);
+    const auto a = sum.done(bytes, static_cast<double>(d.offset_bytes));
     if (a.n >= kMinPageSamples) by_size[bytes].push_back(a);
   }
   if (by_size.empty()) return;
@@ -482,8 +469,8 @@ void analyze_allocations(ExperimentResult& r, const std::vector<Allocation>& fro
 /// working sets where both lie within 0.05 .. 0.95 (1: copies and home lines share the
 /// partition on equal terms; 0: copies are not kept); precision from the binomial standard
 /// error (delta method).
-void analyze_homes(ExperimentResult& r, const json& points, std::uint64_t mask, double offset,
-                   double threshold) {
+void analyze_homes(ExperimentResult& r, const std::vector<MixtureChase>& points, std::uint64_t mask,
+                   double offset, double threshold) {
   constexpr double kMinMisses = 8;
   constexpr double kMinZ = 3;
   Curve c{"homes",
@@ -501,14 +488,14 @@ void analyze_homes(ExperimentResult& r, const json& points, std::uint64_t mask, 
   std::size_t pooled[2][2] = {{0, 0}, {0, 0}};  // [far-homed?][near, all]
   std::size_t used = 0;
   for (const auto& p : points) {
-    if (!p.contains("node")) continue;  // results before nodes were kept
-    const auto& cy = p.at("cycles");
-    const auto& nd = p.at("node");
+    if (!p.node) continue;  // results before nodes were kept
+    const auto& cy = p.cycles;
+    const auto& nd = *p.node;
     std::map<std::uint64_t, std::array<Class, 2>> pages;  // by page, by parity
     for (std::size_t i = 0; i < cy.size(); ++i) {         // analyze() checked: one node per sample
-      const std::uint64_t at = nd[i].get<std::uint64_t>() * kLine;
+      const std::uint64_t at = nd[i] * kLine;
       auto& k = pages[at / kPageBytes][analysis::in_page_parity(mask, at)];
-      const double v = cy[i].get<double>();
+      const double v = cy[i];
       ++k.n;
       if (v < threshold)
         ++k.near;
@@ -530,7 +517,7 @@ void analyze_homes(ExperimentResult& r, const json& points, std::uint64_t mask, 
         h.near += k[j].near;
       }
     }
-    const double ws = p.at("working_set_bytes").get<double>();
+    const auto ws = static_cast<double>(p.working_set_bytes);
     const auto share = [](const Class& h) {
       return h.n ? json(static_cast<double>(h.near) / static_cast<double>(h.n)) : json(nullptr);
     };
@@ -585,31 +572,22 @@ void analyze_homes(ExperimentResult& r, const json& points, std::uint64_t mask, 
 /// One point's shares: each sample near or not (below `threshold`), the share per page and
 /// the pages' spread; nullopt for a point without samples. `pp` gets the samples' lines (when
 /// the point records them), `all` its cycles.
-std::optional<PointStats> point_stats(const json& p, double offset, double threshold,
+std::optional<PointStats> point_stats(const MixtureChase& p, double offset, double threshold,
                                       PlacementPoint& pp, AllocationSum& all) {
-  const auto& cy = p.at("cycles");
-  // The line each sample read ("node"), or, in results before it, its 2 MiB page.
-  const bool by_node = p.contains("node");
-  if (!by_node && !p.contains("page"))
-    throw UsageError(
-        "cache.l2.mixture: a point records neither the nodes nor the pages of its "
-        "samples");
-  const auto& pg = by_node ? p.at("node") : p.at("page");
-  if (!cy.is_array() || !pg.is_array() || cy.size() != pg.size())
-    throw UsageError(
-        "cache.l2.mixture: a point's cycles and nodes (pages) are not two arrays of one "
-        "length");
+  const auto& cy = p.cycles;
+  // The line each sample read ("node"), or, in results before it, its 2 MiB page (the
+  // samples' check: one of them, one per sample).
+  const bool by_node = p.node.has_value();
+  const auto& pg = by_node ? *p.node : *p.page;
   PointStats s;
-  s.bytes = p.at("working_set_bytes").get<double>();
+  s.bytes = static_cast<double>(p.working_set_bytes);
   std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> by_page;  // near, all
   double miss_sum = 0;
   for (std::size_t i = 0; i < cy.size(); ++i) {
-    const double v = cy[i].get<double>();
+    const double v = cy[i];
     all.add(v, 1, offset, threshold);
     const bool is_near = v < threshold;
-    if (!pg[i].is_number_unsigned())
-      throw UsageError("cache.l2.mixture: a sample's node (page) is not a non-negative integer");
-    const std::uint64_t at = pg[i].get<std::uint64_t>();
+    const std::uint64_t at = pg[i];
     if (by_node && at > (std::uint64_t{1} << 40))
       throw UsageError("cache.l2.mixture: a sample's node is beyond 2^40 lines");
     if (by_node) pp.samples.push_back({at * kLine, is_near});
@@ -702,10 +680,9 @@ void mixture_findings(ExperimentResult& r, const std::vector<PointStats>& pts) {
 }
 
 void L2Mixture::analyze(ExperimentResult& r) const {
-  const auto& S = r.samples;
-  if (!S.contains("reference") || !S.contains("points")) return;
-  std::vector<double> ref;
-  for (const auto& c : S.at("reference").at("cycles")) ref.push_back(c.get<double>());
+  if (r.status == Status::kWaived) return;
+  const auto samples = typed_samples<MixtureSamples>(r, id());
+  const std::vector<double> ref(samples.reference.cycles.begin(), samples.reference.cycles.end());
   if (ref.size() < 16) {
     r.statistics["note"] = "too few reference samples";
     return;
@@ -727,7 +704,7 @@ void L2Mixture::analyze(ExperimentResult& r) const {
                       "bytes", "near_share", "fraction")
               .with_model({"page_share_min", "page_share_max"})};
   std::vector<PlacementPoint> placement;
-  for (const auto& p : S.at("points")) {
+  for (const auto& p : samples.points) {
     PlacementPoint pp;
     AllocationSum all;
     const auto s = point_stats(p, offset, threshold, pp, all);
@@ -740,10 +717,10 @@ void L2Mixture::analyze(ExperimentResult& r) const {
   }
   r.curves.push_back(c);
   analyze_placement(r, placement);
-  analyze_allocations(r, allocations, offset, threshold);
+  analyze_allocations(r, samples, allocations, offset, threshold);
   const double mask = r.parameters.value("partition_hash_mask", 0.0);
   if (mask >= 1 && mask < static_cast<double>(kPageBytes) && std::floor(mask) == mask)
-    analyze_homes(r, S.at("points"), static_cast<std::uint64_t>(mask), offset, threshold);
+    analyze_homes(r, samples.points, static_cast<std::uint64_t>(mask), offset, threshold);
   else
     r.statistics["homes_note"] =
         "no split by home partition: the run recorded no l2.partition.hash_mask inside a 2 MiB "

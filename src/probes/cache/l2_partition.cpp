@@ -28,11 +28,14 @@
 #include "device/device_buffer.hpp"
 #include "measure/gpu.hpp"
 #include "measure/l2_flush.hpp"
+#include "probes/cache/cache_samples.hpp"
 #include "probes/cache/l2_partition_kernels.hpp"
 
 namespace gpuprobe::probes {
 namespace {
 
+using cache_samples::L2PartitionSamples;
+using cache_samples::typed_samples;
 using nlohmann::json;
 
 using units::kKiB;
@@ -89,6 +92,7 @@ class L2Partition : public Experiment {
   std::optional<std::string> waiver(const device::DeviceInfo& info) const override {
     return waive_on_model(info, kNeedsCudaGpu);
   }
+  int samples_version() const override { return L2PartitionSamples::kVersion; }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();
     const int sms = open_gpu(ctx.device).sm_count;
@@ -137,7 +141,8 @@ class L2Partition : public Experiment {
     const std::uint32_t reference = smids.front();
     // One round per SM, the reference SM first: flush, the reference loads every line, the SM
     // times its first load of each.
-    json jrows = json::array();
+    L2PartitionSamples samples;
+    samples.offsets = offsets;
     std::size_t retries = 0;
     for (std::uint32_t m : smids) {
       bool done = false;
@@ -168,7 +173,7 @@ class L2Partition : public Experiment {
       if (std::any_of(c.begin(), c.end(),
                       [](std::uint32_t x) { return x == 0 || x == 0xffffffffu; }))
         throw VerificationError(id() + ": SM " + std::to_string(m) + " left a line unmeasured");
-      jrows.push_back({{"smid", m}, {"cycles", c}});
+      samples.rows.push_back({m, c});
     }
     // Verification: every line still holds its own address (each load read what was meant).
     for (std::uint32_t i = 0; i < n; ++i) {
@@ -194,17 +199,16 @@ class L2Partition : public Experiment {
                     {"sms", sms},
                     {"sms_measured", smids.size()},
                     {"rounds_retried", retries}};
-    r.samples = {{"offsets", offsets}, {"rows", jrows}};
+    r.samples = samples;
   }
   void analyze(ExperimentResult& r) const override {
+    const auto samples = typed_samples<L2PartitionSamples>(r, id());
     analysis::PartitionInput in;
-    in.offsets = r.samples.at("offsets").get<std::vector<std::uint64_t>>();
+    in.offsets = samples.offsets;
     std::vector<std::uint32_t> smids;
-    for (const auto& row : r.samples.at("rows")) {
-      std::vector<double> v;
-      for (const auto& x : row.at("cycles")) v.push_back(x.get<double>());
-      in.latency.push_back(std::move(v));
-      smids.push_back(row.at("smid").get<std::uint32_t>());
+    for (const auto& row : samples.rows) {
+      in.latency.emplace_back(row.cycles.begin(), row.cycles.end());
+      smids.push_back(row.smid);
     }
     const auto a = analysis::analyze_l2_partition(in);
     r.statistics = {{"split", a.split}, {"threshold_cycles", a.threshold}};

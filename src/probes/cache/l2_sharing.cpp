@@ -28,6 +28,7 @@
 #include "device/device_buffer.hpp"
 #include "measure/gpu.hpp"
 #include "measure/replicates.hpp"
+#include "probes/cache/cache_samples.hpp"
 #include "probes/cache/l2_sharing_kernels.hpp"
 #include "probes/cache/partition_sides.hpp"
 
@@ -49,6 +50,12 @@ void upload_plan(const analysis::SharingPlan& plan, device::DeviceArray<std::uin
 }
 
 using analysis::SharingMode;
+using cache_samples::FirstTouch;
+using cache_samples::L2CacheRow;
+using cache_samples::SharingConfirm;
+using cache_samples::SharingRow;
+using cache_samples::SharingSamples;
+using cache_samples::typed_samples;
 using nlohmann::json;
 using units::kMiB;
 
@@ -167,7 +174,7 @@ class SharingRig {
   int sms() const { return sms_; }
 
   /// One point: plan, upload, one untimed launch (brings the set into the L2), timed launches.
-  json point(std::uint64_t ws, int k, SharingMode mode) {
+  SharingRow point(std::uint64_t ws, int k, SharingMode mode) {
     const std::size_t units = ws / sharing::kUnitBytes;
     std::vector<int> side(sides_.unit_side.begin(), sides_.unit_side.begin() + units);
     const auto plan = analysis::plan_sharing(side, sharing::kUnitBytes, sms_, k);
@@ -207,18 +214,19 @@ class SharingRig {
                                 mode_name(mode) + ")");
       if (t > 0) gbs.push_back(analysis::gb_per_s(want.bytes, ms));
     }
-    return json{{"working_set_bytes", ws},
-                {"k", k},
-                {"groups", plan.groups},
-                {"sms_per_line", static_cast<double>(sms_) / plan.groups},
-                {"mode", mode_name(mode)},
-                {"bytes_per_launch", one.bytes * reps},
-                {"gb_s", gbs},
-                {"gb_s_median", stats::median(gbs)}};
+    const double median = stats::median(gbs);
+    return {ws,
+            k,
+            plan.groups,
+            static_cast<double>(sms_) / plan.groups,
+            mode_name(mode),
+            one.bytes * reps,
+            std::move(gbs),
+            median};
   }
 
   /// One point of gpu-l2-cache's pattern: `run` chunks, 8- or 16-byte loads.
-  json gpu_l2_cache(std::uint32_t run, bool v16) {
+  L2CacheRow gpu_l2_cache(std::uint32_t run, bool v16) {
     const auto want = analysis::expect_gpu_l2_cache(kGpuL2CacheBlocks, sharing::kGpuL2CacheThreads,
                                                     run, sharing::kGpuL2CacheN);
     std::vector<double> gbs;
@@ -234,20 +242,16 @@ class SharingRig {
     }
     const std::uint64_t footprint =
         std::uint64_t{run} * sharing::kGpuL2CacheThreads * sharing::kGpuL2CacheN * 8;
-    return json{{"chunks", run},
-                {"footprint_bytes", footprint},
-                {"load_bytes", v16 ? 16 : 8},
-                {"blocks", kGpuL2CacheBlocks},
-                {"gb_s", gbs},
-                {"gb_s_median", stats::median(gbs)}};
+    const double median = stats::median(gbs);
+    return {run, footprint, v16 ? 16 : 8, kGpuL2CacheBlocks, std::move(gbs), median};
   }
 
   /// First touch: after a flush the SMs of side 1 read the units (each then sits in its home
   /// partition, and as a copy near side 1); then the SMs of side 0 read each unit once (timed
   /// by %globaltimer from the first block's start to the last block's end), and once more.
   /// Units homed in side 1's partition are pure far hits for side 0 on the first touch.
-  json first_touch(std::uint64_t l2_bytes) {
-    json first_touch = json::array();
+  std::vector<FirstTouch> first_touch(std::uint64_t l2_bytes) {
+    std::vector<FirstTouch> first_touch;
     const std::uint64_t flush_bytes = 2 * std::max<std::uint64_t>(l2_bytes, 4 * kMiB);
     device::DeviceArray<std::uint64_t> flush(flush_bytes / 8);
     flush.zero();
@@ -305,12 +309,8 @@ class SharingRig {
         first.push_back(run_once(read_plan, readers));
         second.push_back(run_once(read_plan, readers));
       }
-      first_touch.push_back({{"homed", homed ? "far" : "near"},
-                             {"bytes", units.size() * sharing::kUnitBytes},
-                             {"readers", n_readers},
-                             {"placers", n_placers},
-                             {"gb_s_first", first},
-                             {"gb_s_second", second}});
+      first_touch.push_back({homed ? "far" : "near", units.size() * sharing::kUnitBytes, n_readers,
+                             n_placers, first, second});
     }
     return first_touch;
   }
@@ -333,19 +333,21 @@ class SharingRig {
 /// kReplicates independent replicates (each pass over all of them fresh launches, the
 /// passes apart in time), so that the reported figure is not the search's best-of-many and
 /// its confidence sees what moves between launches of the same point (issue 9).
-json confirm_points(Context& ctx, Sequencer& seq, SharingRig& rig, const std::string& id,
-                    const json& rows, const json& l2c, const std::vector<SharingMode>& modes) {
+std::vector<SharingConfirm> confirm_points(Context& ctx, Sequencer& seq, SharingRig& rig,
+                                           const std::string& id,
+                                           const std::vector<SharingRow>& rows,
+                                           const std::vector<L2CacheRow>& l2c,
+                                           const std::vector<SharingMode>& modes) {
   const int sms = rig.sms();
-  json confirm = json::array();
+  std::vector<SharingConfirm> confirm;
   std::vector<std::pair<int, SharingMode>> chosen;
   std::vector<int> chosen_rows;
   for (int k : {1, sms})
     for (SharingMode m : modes) {
       int best = -1;
       for (std::size_t i = 0; i < rows.size(); ++i)
-        if (rows[i].at("k") == k && rows[i].at("mode") == mode_name(m) &&
-            (best < 0 ||
-             rows[i].at("gb_s_median").get<double>() > rows[best].at("gb_s_median").get<double>()))
+        if (rows[i].k == k && rows[i].mode == mode_name(m) &&
+            (best < 0 || rows[i].gb_s_median > rows[best].gb_s_median))
           best = static_cast<int>(i);
       if (best < 0) continue;
       chosen.emplace_back(k, m);
@@ -377,23 +379,23 @@ json confirm_points(Context& ctx, Sequencer& seq, SharingRig& rig, const std::st
         if (!rig.base) throw VerificationError(id + ": a replicate buffer is not CUDA memory");
         for (std::size_t c = 0; c < chosen.size(); ++c) {
           const int best = chosen_rows[c];
-          json row = rig.point(rows[best].at("working_set_bytes").get<std::uint64_t>(),
-                               chosen[c].first, chosen[c].second);
-          row["of"] = "rows";
-          row["index"] = best;
-          row["fresh_buffer"] = rig.base != own_base;
-          row["replicate"] = replicate;
-          confirm.push_back(row);
+          SharingConfirm row;
+          row.of = "rows";
+          row.index = static_cast<std::size_t>(best);
+          row.fresh_buffer = rig.base != own_base;
+          row.replicate = replicate;
+          row.row = rig.point(rows[best].working_set_bytes, chosen[c].first, chosen[c].second);
+          confirm.push_back(std::move(row));
         }
         for (std::size_t i = 0; i < l2c.size(); ++i) {
-          if (l2c[i].at("footprint_bytes").get<std::uint64_t>() > 4 * kMiB) continue;
-          json row = rig.gpu_l2_cache(l2c[i].at("chunks").get<std::uint32_t>(),
-                                      l2c[i].at("load_bytes") == 16);
-          row["of"] = "gpu_l2_cache";
-          row["index"] = i;
-          row["replicate"] = replicate;
-          row["fresh_buffer"] = rig.base != own_base;
-          confirm.push_back(row);
+          if (l2c[i].footprint_bytes > 4 * kMiB) continue;
+          SharingConfirm row;
+          row.of = "gpu_l2_cache";
+          row.index = i;
+          row.replicate = replicate;
+          row.fresh_buffer = rig.base != own_base;
+          row.l2c = rig.gpu_l2_cache(l2c[i].chunks, l2c[i].load_bytes == 16);
+          confirm.push_back(std::move(row));
         }
         rig.base = own_base;
         return 0;
@@ -426,6 +428,7 @@ class L2Sharing : public Experiment {
     return waive_on_model(info, kNeedsCudaGpu);
   }
 
+  int samples_version() const override { return SharingSamples::kVersion; }
   void run(Context& ctx, ExperimentResult& r) const override {
     const int sms = open_gpu(ctx.device).sm_count;
     auto* seq = as_sequencer(ctx.device);
@@ -451,15 +454,17 @@ class L2Sharing : public Experiment {
       modes.push_back(SharingMode::kNear);
       modes.push_back(SharingMode::kFar);
     }
-    json rows = json::array();
+    SharingSamples samples;
     for (std::uint64_t ws : kWorkingSets)
       for (SharingMode mode : modes)
-        for (int k : ks) rows.push_back(rig.point(ws, k, mode));
-    json l2c = json::array();
+        for (int k : ks) samples.rows.push_back(rig.point(ws, k, mode));
     for (bool v16 : {false, true})
-      for (std::uint32_t run : kGpuL2CacheRuns) l2c.push_back(rig.gpu_l2_cache(run, v16));
-    const json first_touch = sd.known ? rig.first_touch(ctx.device.info().l2_bytes) : json::array();
-    const json confirm = confirm_points(ctx, *seq, rig, id(), rows, l2c, modes);
+      for (std::uint32_t run : kGpuL2CacheRuns)
+        samples.gpu_l2_cache.push_back(rig.gpu_l2_cache(run, v16));
+    samples.first_touch =
+        sd.known ? rig.first_touch(ctx.device.info().l2_bytes) : std::vector<FirstTouch>{};
+    samples.confirm =
+        confirm_points(ctx, *seq, rig, id(), samples.rows, samples.gpu_l2_cache, modes);
 
     const auto clocks = ctx.device.read_clocks();
     r.parameters = {
@@ -477,44 +482,43 @@ class L2Sharing : public Experiment {
          "per point: one untimed launch (the set enters the L2), then timed "
          "launches (CUDA events); every launch's sum of the words read and every "
          "SM's block count checked"}};
-    r.samples = {
-        {"rows", rows}, {"gpu_l2_cache", l2c}, {"confirm", confirm}, {"first_touch", first_touch}};
+    r.samples = samples;
   }
 
   void analyze(ExperimentResult& r) const override {
-    const auto& rows = r.samples.at("rows");
+    const auto samples = typed_samples<SharingSamples>(r, id());
+    const auto& rows = samples.rows;
     const int sms = r.parameters.at("sms").get<int>();
     Curve cv{"sharing", {"working_set_bytes", "k", "sms_per_line", "mode", "gb_s_median"}, {}};
     for (const auto& row : rows)
-      cv.rows.push_back({row.at("working_set_bytes"), row.at("k"), row.at("sms_per_line"),
-                         row.at("mode"), row.at("gb_s_median")});
+      cv.rows.push_back(
+          {row.working_set_bytes, row.k, row.sms_per_line, row.mode, row.gb_s_median});
     r.curves.push_back(cv);
     Curve cl{"gpu_l2_cache_pattern", {"footprint_bytes", "chunks", "gb_s_median"}, {}};
-    for (const auto& row : r.samples.at("gpu_l2_cache"))
-      cl.rows.push_back({row.at("footprint_bytes"), row.at("chunks"), row.at("gb_s_median")});
+    for (const auto& row : samples.gpu_l2_cache)
+      cl.rows.push_back({row.footprint_bytes, row.chunks, row.gb_s_median});
     r.curves.push_back(cl);
     // A point's figure and confidence: with replicated confirmations (confirm rows carrying
     // "replicate"), the median of the confirmation replicates' medians and the replicates'
     // precision (confidence::summarize_replicate_samples), times whether the search's median
     // agrees within 5 %; results written before replicates existed report the search's median,
     // its precision and the agreement of the one confirmation.
-    auto emit = [&](const std::string& name, const char* of, const json& row,
+    auto emit = [&](const std::string& name, const char* of, std::size_t index,
                     const std::string& method) {
-      const auto samples = row.at("gb_s").get<std::vector<double>>();
-      const double searched = row.at("gb_s_median").get<double>();
-      const auto& list = r.samples.at(of);
-      std::size_t index = 0;
-      while (index < list.size() && &list[index] != &row) ++index;
-      json extra = row;
+      const bool of_rows = std::string(of) == "rows";
+      json extra = of_rows ? json(rows[index]) : json(samples.gpu_l2_cache[index]);
+      const auto& launches = of_rows ? rows[index].gb_s : samples.gpu_l2_cache[index].gb_s;
+      const double searched =
+          of_rows ? rows[index].gb_s_median : samples.gpu_l2_cache[index].gb_s_median;
       extra.erase("gb_s");
       std::vector<std::vector<double>> replicates;
       bool replicated = false;
-      for (const auto& c : r.samples.at("confirm"))
-        if (c.at("of") == of && c.at("index").get<std::size_t>() == index) {
-          replicates.push_back(c.at("gb_s").get<std::vector<double>>());
-          replicated = replicated || c.contains("replicate");
+      for (const auto& c : samples.confirm)
+        if (c.of == of && c.index == index) {
+          replicates.push_back(c.gb_s());
+          replicated = replicated || c.replicate.has_value();
         }
-      double v = searched, precision = confidence::precision(samples, searched);
+      double v = searched, precision = confidence::precision(launches, searched);
       std::string how = method;
       if (replicated) {
         const auto rs = confidence::summarize_replicate_samples(replicates);
@@ -534,39 +538,39 @@ class L2Sharing : public Experiment {
       r.findings.push_back(
           Finding{name, v, "GB/s", confidence::combine({precision, agree}), how, extra});
     };
-    auto best = [&](int k, const std::string& mode) -> const json* {
-      const json* b = nullptr;
+    // The row with the highest median of k and mode (nullptr: none).
+    auto best = [&](int k, const std::string& mode) -> const SharingRow* {
+      const SharingRow* b = nullptr;
       for (const auto& row : rows)
-        if (row.at("k") == k && row.at("mode") == mode &&
-            (!b || row.at("gb_s_median").get<double>() > b->at("gb_s_median").get<double>()))
-          b = &row;
+        if (row.k == k && row.mode == mode && (!b || row.gb_s_median > b->gb_s_median)) b = &row;
       return b;
     };
-    if (const json* b = best(1, "all"))
-      emit("l2.sharing.read_once_bandwidth", "rows", *b,
+    auto index_of = [&](const auto* row, const auto& list) {
+      return static_cast<std::size_t>(row - list.data());
+    };
+    if (const SharingRow* b = best(1, "all"))
+      emit("l2.sharing.read_once_bandwidth", "rows", index_of(b, rows),
            "every line read by one SM (SM s reads slice s of the working set, ld.global.cg "
            "16 B per lane); best working set");
-    if (const json* b = best(sms, "all"))
-      emit("l2.sharing.read_by_all_bandwidth", "rows", *b,
+    if (const SharingRow* b = best(sms, "all"))
+      emit("l2.sharing.read_by_all_bandwidth", "rows", index_of(b, rows),
            "every line read by every SM at once; best working set");
-    const json* n1 = best(1, "near");
-    const json* f1 = best(1, "far");
+    const SharingRow* n1 = best(1, "near");
+    const SharingRow* f1 = best(1, "far");
     if (n1)
-      emit("l2.sharing.near_read_once_bandwidth", "rows", *n1,
+      emit("l2.sharing.near_read_once_bandwidth", "rows", index_of(n1, rows),
            "every SM reads only lines homed in its own L2 partition, each line by one SM");
     if (f1)
-      emit("l2.sharing.far_read_once_bandwidth", "rows", *f1,
+      emit("l2.sharing.far_read_once_bandwidth", "rows", index_of(f1, rows),
            "every SM reads only lines homed in the other L2 partition, each line by one SM");
     for (int lb : {8, 16}) {
-      const json* small = nullptr;
-      const json* large = nullptr;
-      for (const auto& row : r.samples.at("gpu_l2_cache")) {
-        if (row.value("load_bytes", 8) != lb) continue;
-        const auto fp = row.at("footprint_bytes").get<std::uint64_t>();
-        if (fp < 2 * kMiB)
+      const L2CacheRow* small = nullptr;
+      const L2CacheRow* large = nullptr;
+      for (const auto& row : samples.gpu_l2_cache) {
+        if (row.load_bytes.value_or(8) != lb) continue;
+        if (row.footprint_bytes < 2 * kMiB)
           small = &row;
-        else if (!large ||
-                 row.at("gb_s_median").get<double>() > large->at("gb_s_median").get<double>())
+        else if (!large || row.gb_s_median > large->gb_s_median)
           large = &row;
       }
       const std::string suffix = lb == 8 ? "" : "_16b";
@@ -577,17 +581,17 @@ class L2Sharing : public Experiment {
                   : "gpu-l2-cache's access pattern read 16 B per thread (the same elements, the "
                     "same chunks, the same blocks)";
       if (small)
-        emit("l2.sharing.gpu_l2_cache_pattern_small" + suffix, "gpu_l2_cache", *small,
-             shape + " at the smallest footprint (1.5 MB)");
+        emit("l2.sharing.gpu_l2_cache_pattern_small" + suffix, "gpu_l2_cache",
+             index_of(small, samples.gpu_l2_cache), shape + " at the smallest footprint (1.5 MB)");
       if (large)
-        emit("l2.sharing.gpu_l2_cache_pattern" + suffix, "gpu_l2_cache", *large,
-             shape + " at 4-39 MB footprints: the best");
+        emit("l2.sharing.gpu_l2_cache_pattern" + suffix, "gpu_l2_cache",
+             index_of(large, samples.gpu_l2_cache), shape + " at 4-39 MB footprints: the best");
     }
-    if (r.samples.contains("first_touch"))
-      for (const auto& ft : r.samples.at("first_touch")) {
-        const std::string homed = ft.at("homed");
-        const auto first = ft.at("gb_s_first").get<std::vector<double>>();
-        const auto second = ft.at("gb_s_second").get<std::vector<double>>();
+    if (samples.first_touch)
+      for (const auto& ft : *samples.first_touch) {
+        const std::string& homed = ft.homed;
+        const auto& first = ft.gb_s_first;
+        const auto& second = ft.gb_s_second;
         const double v = stats::median(first);
         r.findings.push_back(Finding{
             "l2.sharing." + homed + "_first_touch_bandwidth",
@@ -600,23 +604,20 @@ class L2Sharing : public Experiment {
                 " partition once each (%globaltimer, first block start to last block end); "
                 "extra: the second read of the same units",
             {{"second_touch_gb_s", stats::median(second)},
-             {"bytes", ft.at("bytes")},
-             {"readers", ft.at("readers")}}});
+             {"bytes", ft.bytes},
+             {"readers", ft.readers}}});
       }
     // The explanation, from the numbers: the ratios the findings stand on.
     json why = json::object();
-    if (n1 && f1)
-      why["near_over_far_read_once"] =
-          n1->at("gb_s_median").get<double>() / f1->at("gb_s_median").get<double>();
-    if (const json* a1 = best(1, "all"); a1 && best(sms, "all"))
-      why["all_over_once"] =
-          best(sms, "all")->at("gb_s_median").get<double>() / a1->at("gb_s_median").get<double>();
+    if (n1 && f1) why["near_over_far_read_once"] = n1->gb_s_median / f1->gb_s_median;
+    if (const SharingRow* a1 = best(1, "all"); a1 && best(sms, "all"))
+      why["all_over_once"] = best(sms, "all")->gb_s_median / a1->gb_s_median;
     // Bytes each SM receives per SM cycle: a read-once limit far below what shared lines reach
     // says that the L2's delivery of distinct lines, not the SMs' ports, bounds unshared data.
     const double mhz = r.parameters.value("sm_clock_mhz", 0.0);
     if (mhz > 0) {
-      auto per_sm_cycle = [&](const json* row) {
-        return row ? row->at("gb_s_median").get<double>() * 1e9 / (sms * mhz * 1e6) : 0.0;
+      auto per_sm_cycle = [&](const SharingRow* row) {
+        return row ? row->gb_s_median * 1e9 / (sms * mhz * 1e6) : 0.0;
       };
       why["read_once_bytes_per_sm_cycle"] = per_sm_cycle(best(1, "all"));
       why["read_by_all_bytes_per_sm_cycle"] = per_sm_cycle(best(sms, "all"));

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
+#include "probes/cache/cache_samples.hpp"
 #include "probes/cache/cache_structure.hpp"
 #include "probes/cache/sequence_session.hpp"
 
@@ -15,6 +16,8 @@ namespace gpuprobe::probes {
 namespace {
 
 using namespace cache_structure;
+using cache_samples::TlbSamples;
+using cache_samples::typed_samples;
 using nlohmann::json;
 using units::kMiB;
 
@@ -40,6 +43,7 @@ class TlbExperiment : public Experiment {
             fixed(int_axis("max_pages", {static_cast<std::int64_t>(kTlbMaxPages)}, "pages",
                            "most pages one walk touches"))};
   }
+  int samples_version() const override { return TlbSamples::kVersion; }
   void run(Context& ctx, ExperimentResult& r) const override {
     const auto& info = ctx.device.info();
     const std::uint64_t largest = 2 * kMiB;
@@ -54,7 +58,6 @@ class TlbExperiment : public Experiment {
     auto s = open_session(ctx, max_pages * largest, max_pages * largest);
     if (!s) return waive(r, kNoSequencer);
     const auto t = measure::cache::infer_tlb(s->probe, largest, max_pages);
-    const json levels = tlb_levels_json(t);
     r.parameters = {{"largest_page_bytes", largest}, {"max_pages", t.max_pages_tried}};
     std::string note;
     if (t.levels.empty()) {
@@ -72,29 +75,26 @@ class TlbExperiment : public Experiment {
           std::to_string(t.coverage_at_least) +
           " B; no coverage, reach or entries-at-coverage finding";
     }
-    r.samples = {{"levels", levels},
-                 {"page_bytes", t.page_bytes},
-                 {"coverage_at_least_bytes", t.coverage_at_least},
-                 {"curve", t.curve},
-                 {"page_curve", t.page_curve},
-                 {"note", note},
-                 {"accesses", s->probe.accesses}};
+    r.samples = TlbSamples{tlb_levels(t), t.page_bytes, t.coverage_at_least, t.curve,
+                           t.page_curve,  note,         s->probe.accesses};
     Curve cv{"walk", {"pages", "stride_bytes", "excess_cycles"}, {}};
     for (const auto& c : t.curve)
       cv.rows.push_back({c["pages"], c["stride_bytes"], c["excess_cycles"]});
     r.curves.push_back(cv);
   }
   void analyze(ExperimentResult& r) const override {
-    if (r.status != Status::kPassed || !r.samples.contains("levels")) return;
-    const auto& levels = r.samples["levels"];
-    const std::uint64_t page = r.samples.value("page_bytes", std::uint64_t{0});
+    if (r.status != Status::kPassed) return;
+    const auto samples = typed_samples<TlbSamples>(r, id());
+    const auto& levels = samples.levels;
+    const std::uint64_t page = samples.page_bytes;
     double all_conf = 1;
     for (std::size_t i = 0; i < levels.size(); ++i) {
-      const auto below = to_doubles(levels[i]["below"]), above = to_doubles(levels[i]["above"]);
+      const auto& below = levels[i].below;
+      const auto& above = levels[i].above;
       const double sep = confidence::separation(confidence::separation_z(below, above));
       all_conf = std::min(all_conf, sep);
       const std::string n = "tlb.l" + std::to_string(i + 1);
-      const double entries = levels[i]["entries"].get<double>();
+      const auto entries = static_cast<double>(levels[i].entries);
       // The first level is counted at its coverage stride; without a coverage its count at
       // 2 MiB cells is a reach, not entries (cells share entries), and is not emitted.
       if (i > 0 || page)
@@ -108,8 +108,8 @@ class TlbExperiment : public Experiment {
                               {}});
       // The penalty from its independent replicates (results written before them: the one
       // pair of walks, the precision of the samples past the level).
-      const auto reps = levels[i].value("miss_penalty_replicates", std::vector<double>{});
-      const auto ses = levels[i].value("miss_penalty_standard_errors", std::vector<double>{});
+      const auto& reps = levels[i].miss_penalty_replicates;
+      const auto& ses = levels[i].miss_penalty_standard_errors;
       if (!reps.empty() && reps.size() == ses.size()) {
         const auto rs = confidence::summarize_replicates(reps, ses);
         r.findings.push_back(
@@ -123,7 +123,7 @@ class TlbExperiment : public Experiment {
                  " independent pairs of walks (the detection's, then other cells at fresh offsets)",
              {{"standard_error", rs.standard_error}, {"replicates", confidence::to_json(rs)}}});
       } else {
-        const double pen = levels[i]["miss_penalty_cycles"].get<double>();
+        const double pen = levels[i].miss_penalty_cycles;
         r.findings.push_back(
             {n + ".miss_penalty",
              pen,
@@ -143,7 +143,7 @@ class TlbExperiment : public Experiment {
     }
     // What is not emitted, and why (a finding without evidence is not written).
     json st = json::object();
-    const std::string note = r.samples.value("note", std::string());
+    const std::string& note = samples.note;
     if (levels.empty())
       st["not_reported"] = {{"findings",
                              "tlb.levels, tlb.l1.* (entries, miss_penalty, reach), "
@@ -170,7 +170,7 @@ class TlbExperiment : public Experiment {
                             "step's crossing (in cells) stays as the stride doubles (larger "
                             "strides) or from which 1.5 x the entries stop sharing entries "
                             "(smaller strides); an entry may cover several driver pages",
-                            {{"page_curve", r.samples["page_curve"]}}});
+                            {{"page_curve", samples.page_curve}}});
   }
 };
 
@@ -178,15 +178,11 @@ class TlbExperiment : public Experiment {
 
 std::unique_ptr<Experiment> make_tlb_experiment() { return std::make_unique<TlbExperiment>(); }
 
-json tlb_levels_json(const analysis::cache::TlbResult& t) {
-  json levels = json::array();
+std::vector<cache_samples::TlbLevel> tlb_levels(const analysis::cache::TlbResult& t) {
+  std::vector<cache_samples::TlbLevel> levels;
   for (const auto& l : t.levels)
-    levels.push_back({{"entries", l.entries},
-                      {"miss_penalty_cycles", l.miss_penalty_cycles},
-                      {"miss_penalty_replicates", l.penalty_replicates},
-                      {"miss_penalty_standard_errors", l.penalty_standard_errors},
-                      {"below", l.below},
-                      {"above", l.above}});
+    levels.push_back({l.entries, l.miss_penalty_cycles, l.penalty_replicates,
+                      l.penalty_standard_errors, l.below, l.above});
   return levels;
 }
 

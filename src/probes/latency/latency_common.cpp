@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
+#include "measure/adaptive_sweep.hpp"
 #include "measure/chase_point.hpp"
 
 namespace gpuprobe::probes::latency {
@@ -121,7 +122,7 @@ json sweep_points(Context& ctx, LoadOp op, int carveout, const analysis::SweepOp
     return analysis::CurvePoint{static_cast<double>(p.working_set), p.cycles.summary.median,
                                 p.cycles.summary.mad};
   };
-  analysis::adaptive_sweep(measure, sweep);
+  measure::adaptive_sweep(measure, sweep);
   std::sort(measured.begin(), measured.end(),
             [](const measure::ChasePoint& a, const measure::ChasePoint& b) {
               return static_cast<double>(a.working_set) < static_cast<double>(b.working_set);

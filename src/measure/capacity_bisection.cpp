@@ -1,9 +1,9 @@
-#include "analysis/cold_capacity.hpp"
+#include "measure/capacity_bisection.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::measure {
 
 // Hit and miss levels closer than this cannot be told apart by a midpoint.
 constexpr double kMinLevelRatio = 1.10;
@@ -37,4 +37,4 @@ CapacitySearch search_capacity(const std::function<double(std::uint64_t)>& measu
   return s;
 }
 
-}  // namespace gpuprobe::analysis
+}  // namespace gpuprobe::measure

@@ -1,12 +1,13 @@
 #pragma once
-// cache.cold_capacity's search (pure host code): the largest working set whose second pass,
-// right after a first pass from a flushed cache, still hits, found by bisection in log space
-// between a set that surely hits and one that surely misses.
+// The capacity bisection that cache.cold_capacity and cache.l2.far_hit drive: the largest
+// working set whose second pass, right after a first pass from a flushed cache, still hits,
+// found by bisection in log space between a set that surely hits and one that surely misses.
+// It calls back into the measurement, so it lives with the measuring, not in analysis/.
 #include <cstdint>
 #include <functional>
 #include <vector>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::measure {
 
 struct CapacityProbe {
   std::uint64_t bytes = 0;
@@ -29,4 +30,4 @@ CapacitySearch search_capacity(const std::function<double(std::uint64_t)>& measu
                                std::uint64_t lo, std::uint64_t hi, int steps,
                                std::uint64_t granule);
 
-}  // namespace gpuprobe::analysis
+}  // namespace gpuprobe::measure
