@@ -22,16 +22,16 @@ Classifier classify(const std::vector<Trial>& trials) {
   // Lines in the L2 come near and far (a partitioned L2), so the midpoint of the slowest there
   // and the fastest gone, when they do not overlap; else of the medians.
   const double there_p95 = stats::quantile(there, 0.95), gone_p5 = stats::quantile(gone, 0.05);
-  c.threshold = there_p95 < gone_p5 ? (there_p95 + gone_p5) / 2
-                                    : (c.there_median + c.gone_median) / 2;
+  c.threshold =
+      there_p95 < gone_p5 ? (there_p95 + gone_p5) / 2 : (c.there_median + c.gone_median) / 2;
   c.separation = confidence::separation(confidence::separation_z(there, gone));
   return c;
 }
 
 double stayed(const Trial& t, const Classifier& c) {
   if (t.cycles.empty()) return 0.0;
-  const auto n = std::count_if(t.cycles.begin(), t.cycles.end(),
-                               [&](double x) { return x < c.threshold; });
+  const auto n =
+      std::count_if(t.cycles.begin(), t.cycles.end(), [&](double x) { return x < c.threshold; });
   return static_cast<double>(n) / static_cast<double>(t.cycles.size());
 }
 
@@ -98,17 +98,24 @@ RuleFit fit_rule(const std::vector<RulePoint>& points, std::uint64_t l2_bytes, i
   if (ways > 0)
     for (const std::string r : {"ways_floor", "ways_round"})
       c.push_back({r, 0.0, rms_of(r, 0.0, points, l2_bytes, ways, plain)});
-  std::sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) { return a.rms < b.rms; });
+  std::sort(c.begin(), c.end(),
+            [](const Candidate& a, const Candidate& b) { return a.rms < b.rms; });
   fit.rule = c.front().rule;
   fit.share = c.front().share;
   fit.rms = c.front().rms;
   fit.runner_up_rms = c.size() > 1 ? c[1].rms : c.front().rms;
+  if (c.size() > 1) {
+    fit.runner_up = c[1].rule;
+    fit.runner_up_share = c[1].share;
+  }
   // The bytes rule with its share at 1 / ways steps is a ways rule too: prefer the ways rule
   // only when it fits clearly better, the bytes rule (fewer assumptions) otherwise.
   if (c.size() > 1 && c.front().rule != "bytes" && best_rms - c.front().rms < 0.01) {
     fit.rule = "bytes";
     fit.share = best_share;
     fit.runner_up_rms = c.front().rms;
+    fit.runner_up = c.front().rule;
+    fit.runner_up_share = 0;
     fit.rms = best_rms;
   }
   return fit;

@@ -14,8 +14,8 @@ namespace gpuprobe::analysis::residency {
 
 /// One trial (samples version 1 of both experiments).
 struct Trial {
-  std::string group;  ///< what the trial asks (see the experiments' descriptions)
-  int repeat = 0;     ///< which repetition of the same question
+  std::string group;                  ///< what the trial asks (see the experiments' descriptions)
+  int repeat = 0;                     ///< which repetition of the same question
   std::uint64_t set_aside_bytes = 0;  ///< cudaLimitPersistingL2CacheSize during the trial
   std::uint64_t region_offset = 0, region_bytes = 0;  ///< 0 bytes: nothing placed
   bool windowed = false;                              ///< placed under an access-policy window
@@ -102,6 +102,8 @@ struct RuleFit {
   double share = 0;                ///< the bytes rule's k
   double rms = 0;                  ///< of the best rule over the points
   double runner_up_rms = 0;
+  std::string runner_up;       ///< the next rule ("" when there is none)
+  double runner_up_share = 0;  ///< its share, for the bytes rule
   std::size_t points = 0;
 };
 double rule_capacity(const std::string& rule, double share, std::uint64_t set_aside,

@@ -8,6 +8,7 @@
 // reset when the experiment ends, whatever happens (SetAsideGuard).
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -99,8 +100,7 @@ Plan plan_for(std::uint64_t l2, std::uint64_t max_set_aside, std::uint64_t max_w
     const auto set_aside = whole_mib(s * share);
     add(windowed("set_aside", set_aside, 0, window(2.0 * set_aside), 1.0, P, S, heavy));
   }
-  for (auto h : hit_percent)
-    add(windowed("hit_ratio", full, 0, window(s), h / 100.0, P, S, heavy));
+  for (auto h : hit_percent) add(windowed("hit_ratio", full, 0, window(s), h / 100.0, P, S, heavy));
   add(plain("plain_light", found, window(l2 / 4.0), light));
   add(windowed("hit_streaming", found, 0, window(l2 / 4.0), 1.0, S, S, light));
   add(windowed("miss_normal", full, 0, window(2 * s), 0.5, P, N, light));
@@ -182,8 +182,8 @@ void L2Persisting::run(Context& ctx, ExperimentResult& r) const {
   samples.max_window_bytes = limits.max_window_bytes;
   samples.set_aside_found_bytes = guard.found();
   const std::uint64_t odd = limits.max_set_aside_bytes / 3 + 4096 + 1;
-  for (std::uint64_t ask : {std::uint64_t{0}, odd, limits.max_set_aside_bytes,
-                            limits.max_set_aside_bytes + 8 * kMiB})
+  for (std::uint64_t ask :
+       {std::uint64_t{0}, odd, limits.max_set_aside_bytes, limits.max_set_aside_bytes + 8 * kMiB})
     samples.requests.push_back(runner.request(ask));
   for (const auto& p : plan.trials) samples.trials.push_back(runner.run(p));
   r.parameters = {{"axes", axes.to_json()},
@@ -197,11 +197,38 @@ void L2Persisting::run(Context& ctx, ExperimentResult& r) const {
   r.samples = samples;
 }
 
-
 Finding limit_finding(const FindingKey& key, const std::string& name, double value,
                       const std::string& method) {
-  return Finding{key.name ? std::string(key.name) : name, value, "bytes", 1.0, method,
-                 json::object()};
+  return Finding{
+      key.name ? std::string(key.name) : name, value, "bytes", 1.0, method, json::object()};
+}
+
+/// The step the driver keeps set-asides in: the greatest common divisor of every size it read
+/// back (the one found, those asked, those the trials ran at), beside a way of the L2.
+Finding set_aside_unit_finding(const rs::Samples& s) {
+  std::vector<std::uint64_t> sizes{s.set_aside_found_bytes};
+  for (const auto& q : s.requests)
+    if (q.accepted) sizes.push_back(q.read_back_bytes);
+  for (const auto& t : s.trials) sizes.push_back(t.set_aside_bytes);
+  std::uint64_t unit = 0;
+  std::size_t nonzero = 0;
+  for (auto b : sizes)
+    if (b > 0) {
+      unit = std::gcd(unit, b);
+      ++nonzero;
+    }
+  Finding f{"l2.persisting.set_aside_unit",
+            static_cast<double>(unit),
+            "bytes",
+            nonzero >= 3 ? 1.0 : 0.3,
+            "the greatest common divisor of every set-aside cudaDeviceGetLimit read back (the "
+            "one found, those asked and those the trials ran at): the step the driver keeps a "
+            "set-aside in",
+            json::object()};
+  f.extra["sizes"] = nonzero;
+  if (s.l2_ways > 0 && unit > 0)
+    f.extra["ways_of_l2"] = static_cast<double>(unit) * s.l2_ways / static_cast<double>(s.l2_bytes);
+  return f;
 }
 
 /// What the driver did with a set-aside beyond its maximum.
@@ -222,10 +249,13 @@ Finding rule_finding(const rs::RuleFit& fit, double separation) {
   // Confident when the best rule fits within a few percent and clearly better than the next.
   const double fit_quality = std::clamp(1.0 - fit.rms / 0.1, 0.0, 1.0);
   const double margin = std::clamp((fit.runner_up_rms - fit.rms) / 0.05, 0.0, 1.0);
-  const double conf = fit.rule == "none" ? separation
-                                          : confidence::combine({separation, fit_quality,
-                                                                 std::max(margin, 0.5)});
-  Finding f{finding::kL2PersistingRule.name, static_cast<double>(code), "class", conf,
+  const double conf = fit.rule == "none"
+                          ? separation
+                          : confidence::combine({separation, fit_quality, std::max(margin, 0.5)});
+  Finding f{finding::kL2PersistingRule.name,
+            static_cast<double>(code),
+            "class",
+            conf,
             "the rule that predicts what windows larger than the set-aside keep after plain "
             "traffic of 2 x L2: persisting capacity a share of the set-aside's bytes, or whole "
             "ways of every set; fitted over the window-size and set-aside trials",
@@ -245,8 +275,9 @@ void L2Persisting::analyze(ExperimentResult& r) const {
   const auto of = [&](const std::string& group) {
     return rs::retention_of(s.trials, c, [&](const rs::Trial& t) { return t.group == group; });
   };
-  r.findings.push_back(limit_finding(finding::kL2PersistingMaxSetAside, "", static_cast<double>(
-      s.max_set_aside_bytes), "cudaDeviceProp::persistingL2CacheMaxSize"));
+  r.findings.push_back(limit_finding(finding::kL2PersistingMaxSetAside, "",
+                                     static_cast<double>(s.max_set_aside_bytes),
+                                     "cudaDeviceProp::persistingL2CacheMaxSize"));
   r.findings.push_back(limit_finding({}, "l2.persisting.max_window",
                                      static_cast<double>(s.max_window_bytes),
                                      "cudaDeviceProp::accessPolicyMaxWindowSize"));
@@ -263,8 +294,11 @@ void L2Persisting::analyze(ExperimentResult& r) const {
                                "the largest difference between a set-aside asked (up to the "
                                "maximum) and what cudaDeviceGetLimit read back",
                                json::object()});
-  Finding beyond{finding::kL2PersistingBeyondMax.name, static_cast<double>(beyond_max_code(s)),
-                 "class", 1.0,
+  r.findings.push_back(set_aside_unit_finding(s));
+  Finding beyond{finding::kL2PersistingBeyondMax.name,
+                 static_cast<double>(beyond_max_code(s)),
+                 "class",
+                 1.0,
                  "what cudaDeviceSetLimit did with a set-aside 8 MiB beyond the maximum",
                  json::object()};
   beyond.extra["label"] = finding::labels::kSetAsideBeyondMax[beyond_max_code(s)].label;
@@ -272,8 +306,9 @@ void L2Persisting::analyze(ExperimentResult& r) const {
 
   const auto plain = of("plain");
   std::vector<rs::RulePoint> points, confirm;
-  Curve curve{"retention", {"group", "set_aside_bytes", "window_bytes", "hit_ratio", "kept",
-                            "predicted"}, {}};
+  Curve curve{"retention",
+              {"group", "set_aside_bytes", "window_bytes", "hit_ratio", "kept", "predicted"},
+              {}};
   std::size_t agree = 0, specs = 0;
   for (const auto& t : s.trials) {
     if (!t.windowed || t.repeat != 0) continue;
@@ -290,13 +325,26 @@ void L2Persisting::analyze(ExperimentResult& r) const {
     if (t.group == "confirm") confirm.push_back(p);
   }
   const auto fit = rs::fit_rule(points, s.l2_bytes, s.l2_ways, plain.fraction);
-  const double base_conf =
-      confidence::combine({c.separation, confidence::agreement(agree, std::max<std::size_t>(1, specs))});
+  const double base_conf = confidence::combine(
+      {c.separation, confidence::agreement(agree, std::max<std::size_t>(1, specs))});
   r.findings.push_back(rule_finding(fit, base_conf));
   const double capacity =
       rs::rule_capacity(fit.rule, fit.share, s.max_set_aside_bytes, s.l2_bytes, s.l2_ways);
-  Finding cap{finding::kL2PersistingCapacity.name, fit.rule == "none" ? 0.0 : capacity, "bytes",
-              r.findings.back().confidence,
+  // Rules that fit alike but give the same capacity (a set-aside the driver keeps in whole
+  // ways makes the bytes and ways rules one) leave the capacity certain though the rule is not.
+  double cap_conf = r.findings.back().confidence;
+  if (!fit.runner_up.empty() && capacity > 0) {
+    const double other = rs::rule_capacity(fit.runner_up, fit.runner_up_share,
+                                           s.max_set_aside_bytes, s.l2_bytes, s.l2_ways);
+    if (std::fabs(other - capacity) <= 0.03 * capacity) {
+      cap_conf = confidence::combine({base_conf, std::clamp(1.0 - fit.rms / 0.1, 0.0, 1.0)});
+      r.findings.back().extra["same_capacity_as"] = fit.runner_up;
+    }
+  }
+  Finding cap{finding::kL2PersistingCapacity.name,
+              fit.rule == "none" ? 0.0 : capacity,
+              "bytes",
+              cap_conf,
               "persisting bytes the largest set-aside keeps after plain traffic of 2 x L2, by "
               "the fitted rule",
               json::object()};
@@ -306,17 +354,20 @@ void L2Persisting::analyze(ExperimentResult& r) const {
   r.findings.push_back(cap);
   double worst = 0;
   for (auto p : points)
-    curve.rows.push_back({"fit", p.set_aside_bytes, p.window_bytes, p.hit_ratio, p.measured,
-                          std::max(plain.fraction, rs::rule_predict(fit, p, s.l2_bytes, s.l2_ways))});
+    curve.rows.push_back(
+        {"fit", p.set_aside_bytes, p.window_bytes, p.hit_ratio, p.measured,
+         std::max(plain.fraction, rs::rule_predict(fit, p, s.l2_bytes, s.l2_ways))});
   for (auto p : confirm) {
-    const double predicted = std::max(plain.fraction, rs::rule_predict(fit, p, s.l2_bytes, s.l2_ways));
+    const double predicted =
+        std::max(plain.fraction, rs::rule_predict(fit, p, s.l2_bytes, s.l2_ways));
     worst = std::max(worst, std::fabs(predicted - p.measured));
-    curve.rows.push_back({"confirm", p.set_aside_bytes, p.window_bytes, p.hit_ratio, p.measured,
-                          predicted});
+    curve.rows.push_back(
+        {"confirm", p.set_aside_bytes, p.window_bytes, p.hit_ratio, p.measured, predicted});
   }
   Finding confirmed{"l2.persisting.prediction_confirmed",
                     !confirm.empty() && fit.rule != "undecided" && worst <= 0.1 ? 1.0 : 0.0,
-                    "bool", base_conf,
+                    "bool",
+                    base_conf,
                     "whether the rule, fitted on windows at offset 0, predicts within 0.1 what "
                     "windows of other sizes and hit ratios keep at another offset",
                     json::object()};
@@ -329,7 +380,8 @@ void L2Persisting::analyze(ExperimentResult& r) const {
                                json::object()});
   const auto plain_light = of("plain_light"), streaming = of("hit_streaming");
   Finding goes_first{"l2.persisting.streaming_goes_first",
-                     plain_light.fraction - streaming.fraction > 0.2 ? 1.0 : 0.0, "bool",
+                     plain_light.fraction - streaming.fraction > 0.2 ? 1.0 : 0.0,
+                     "bool",
                      base_conf,
                      "whether a region placed under a window with hitProp streaming keeps "
                      "clearly less (by 0.2) than one placed plainly, after traffic of L2 / 2",
@@ -338,8 +390,10 @@ void L2Persisting::analyze(ExperimentResult& r) const {
   goes_first.extra["streaming_kept"] = streaming.fraction;
   r.findings.push_back(goes_first);
   const auto miss_normal = of("miss_normal"), miss_streaming = of("miss_streaming");
-  Finding miss{"l2.persisting.miss_streaming_cost", miss_normal.fraction - miss_streaming.fraction,
-               "fraction", base_conf,
+  Finding miss{"l2.persisting.miss_streaming_cost",
+               miss_normal.fraction - miss_streaming.fraction,
+               "fraction",
+               base_conf,
                "how much less a window of 2 x the set-aside at hitRatio 0.5 keeps with missProp "
                "streaming than with missProp normal, after traffic of L2 / 2",
                json::object()};
