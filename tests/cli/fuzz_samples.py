@@ -9,8 +9,12 @@ Arrays that repeat in a list (rows[0].cycles, rows[1].cycles, ...) count once by
 path; the first and one drawn instance are mutated.
 
 Usage: fuzz_samples.py <gpuprobe> <result.json> [--sample N] [--seed S] [--budget S]
+                       [--only PREFIXES] [--kinds KINDS]
   --sample N   run N mutations drawn at random (default: all)
   --budget S   stop after S seconds (the mutations run so far count)
+  --only P     mutate only the experiments whose id starts with one of P (comma-separated)
+  --kinds K    the array mutations, comma-separated, of: empty, truncate, retype (the array
+               replaced by a string); default empty,truncate
 Exit 1 with one line per failure."""
 import argparse
 import copy
@@ -34,11 +38,13 @@ def arrays(node, path=()):
             yield from arrays(v, path + (i,))
 
 
-def mutations(result, rng):
+def mutations(result, rng, only=(), kinds=("empty", "truncate")):
     """(experiment index, path, kind) for every shape path of every passed experiment."""
     out = []
     for ei, e in enumerate(result["experiments"]):
         if e.get("status") != "passed" or not isinstance(e.get("samples"), dict):
+            continue
+        if only and not e["id"].startswith(tuple(only)):
             continue
         by_shape = {}
         for path, shape in arrays(e["samples"]):
@@ -46,11 +52,11 @@ def mutations(result, rng):
         for shape, paths in by_shape.items():
             chosen = {paths[0], rng.choice(paths)}
             for path in sorted(chosen, key=str):
-                for kind in ("empty", "truncate"):
+                for kind in kinds:
                     out.append((ei, path, kind))
     passed = [e["id"] for e in result["experiments"] if e.get("status") == "passed"]
     for ei, e in enumerate(result["experiments"]):
-        if e.get("status") == "passed":
+        if e.get("status") == "passed" and (not only or e["id"].startswith(tuple(only))):
             out.append((ei, ("id",), "rename:" + rng.choice([i for i in passed if i != e["id"]])))
     return out
 
@@ -68,6 +74,8 @@ def apply(result, ei, path, kind):
     arr = node[path[-1]]
     if kind == "empty":
         node[path[-1]] = []
+    elif kind == "retype":
+        node[path[-1]] = "x"
     else:  # cut short: half of it (one element less when that is all)
         node[path[-1]] = arr[: max(0, min(len(arr) - 1, len(arr) // 2))]
     return r
@@ -80,10 +88,13 @@ def main():
     ap.add_argument("--sample", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--budget", type=float, default=0)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--kinds", default="empty,truncate")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     result = json.load(open(a.result))
-    todo = mutations(result, rng)
+    only = [p for p in a.only.split(",") if p]
+    todo = mutations(result, rng, only, tuple(k for k in a.kinds.split(",") if k))
     if a.sample and a.sample < len(todo):
         todo = rng.sample(todo, a.sample)
     start, failures, ran = time.monotonic(), 0, 0
