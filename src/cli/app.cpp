@@ -345,14 +345,20 @@ void add_global_options(CLI::App& app, Cli& cli) {
                  "bytes between chase nodes: 128 = one per line, 8 = one per element")
       ->check(CLI::PositiveNumber);
   app.add_option("--carveouts", cli.carveouts_text,
-                 "shared-memory carveouts in percent for latency.carveout (-1 = driver default)");
+                 "shared-memory carveouts in percent (-1 = driver default): the carveout_percent "
+                 "axis");
   app.add_option("--seed", cli.seed_text, "seed of the random chains (0..2^64-1)");
   app.add_option("--array-size", cli.array_text,
-                 "bytes per array for the streaming bandwidth kernels (default 16 x L2)");
-  app.add_option("--strides", cli.strides_text, "element strides, comma-separated");
-  app.add_option("--offsets", cli.offsets_text, "start offsets in elements, comma-separated");
+                 "bytes per array for the streaming bandwidth kernels (default 16 x L2): the "
+                 "array_bytes axis, and link.peer's and hopper.tma's arrays");
+  app.add_option("--strides", cli.strides_text,
+                 "element strides, comma-separated: the stride_elements and stride_words axes");
+  app.add_option("--offsets", cli.offsets_text,
+                 "start offsets in elements, comma-separated: the offset_elements and "
+                 "diagnostic_offset_elements axes");
   app.add_option("--word-sizes", cli.word_sizes_text,
-                 "bytes per access: 4, 8 or 16, comma-separated");
+                 "bytes per access: 4, 8 or 16, comma-separated: the width_bytes and word_bytes "
+                 "axes");
   app.add_option("--axis", cli.axis_texts,
                  "override an axis of an experiment: <experiment>.<axis>=v1,v2 (repeatable; "
                  "'gpuprobe list' shows the axes)");
