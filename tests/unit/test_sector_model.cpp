@@ -282,22 +282,22 @@ RunOptions with_flags(const cli::FamilyOptions& f) {
 TEST(SectorBandwidthExperiments, ValidateRejectsBadOptions) {
   cli::FamilyOptions f;
   f.strides = {1, 0};
-  expect_usage_error("bandwidth.stride", with_flags(f),
-                     "--strides (bandwidth.stride.stride_elements): \"0\" is out of range [1, 64]");
+  expect_usage_error(
+      "bandwidth.stride", with_flags(f),
+      "--strides (bandwidth.stride.stride_elements): '0' is out of range [1.0, 64.0]");
   f.strides = {65};
-  expect_usage_error("bandwidth.stride", with_flags(f), "[1, 64]");
+  expect_usage_error("bandwidth.stride", with_flags(f), "[1.0, 64.0]");
   f = {};
   f.offsets = {65};
   expect_usage_error(
       "bandwidth.offset", with_flags(f),
-      "--offsets (bandwidth.offset.offset_elements): \"65\" is out of range [0, 64]");
+      "--offsets (bandwidth.offset.offset_elements): '65' is out of range [0.0, 64.0]");
   f.offsets = {-1};
-  expect_usage_error("bandwidth.offset", with_flags(f), "[0, 64]");
+  expect_usage_error("bandwidth.offset", with_flags(f), "[0.0, 64.0]");
   f = {};
   f.word_sizes = {4, 12};
-  expect_usage_error(
-      "bandwidth.read", with_flags(f),
-      "--word-sizes (bandwidth.read.width_bytes): \"12\" is not allowed; use 4,8,16");
+  expect_usage_error("bandwidth.read", with_flags(f),
+                     "--word-sizes (bandwidth.read.width_bytes): '12' is not allowed; use 4,8,16");
   f = {};
   f.array_bytes = 1ull << 50;  // 1 PiB
   expect_usage_error("bandwidth.copy", with_flags(f), "choose --array-size at most");

@@ -19,7 +19,6 @@ void from_json(const json& j, GbpsStats& s) {
 
 void from_json(const json& j, SectorModel& m) {
   j.at("sectors_per_request").get_to(m.sectors_per_request);
-  j.at("lines_per_request").get_to(m.lines_per_request);
   j.at("request_efficiency").get_to(m.request_efficiency);
   j.at("dram_efficiency_32b").get_to(m.dram_efficiency_32b);
   j.at("dram_efficiency_64b").get_to(m.dram_efficiency_64b);
@@ -42,7 +41,7 @@ void from_json(const json& j, OffsetRow& r) {
   j.at("offset_elements").get_to(r.offset_elements);
   j.at("useful_gb_s").get_to(r.useful_gb_s);
   j.at("request_efficiency").get_to(r.request_efficiency);
-  j.at("read_model").get_to(r.read_model);
+  j.at("read_model").at("lines_per_request").get_to(r.read_lines_per_request);
 }
 void from_json(const json& j, OffsetSamples& s) { j.at("rows").get_to(s.rows); }
 

@@ -19,7 +19,7 @@ struct GbpsStats {
 
 /// The sector model's prediction for one warp access (model_json).
 struct SectorModel {
-  std::uint64_t sectors_per_request = 0, lines_per_request = 0;
+  std::uint64_t sectors_per_request = 0;
   double request_efficiency = 0, dram_efficiency_32b = 0, dram_efficiency_64b = 0;
   std::optional<double> copy_dram_efficiency_rmw_32b, copy_dram_efficiency_rmw_64b;
 };
@@ -41,8 +41,8 @@ struct OffsetRow {
   std::string variant;  ///< copy, copy_src_misaligned, copy_dst_misaligned, read
   int offset_elements = 0;
   GbpsStats useful_gb_s;
-  double request_efficiency = 0;  ///< useful / (sectors per warp x 32 B), both sides
-  SectorModel read_model;
+  double request_efficiency = 0;             ///< useful / (sectors per warp x 32 B), both sides
+  std::uint64_t read_lines_per_request = 0;  ///< the read side's model (read_model)
 };
 struct OffsetSamples {
   static constexpr int kVersion = 1;  ///< Experiment::samples_version of bandwidth.offset

@@ -446,7 +446,7 @@ class OffsetExperiment : public BandwidthExperiment {
                                         "model predicts the request efficiency, and 100% at DRAM "
                                         "(neighbouring warps use the extra sector)");
         f.extra["offsets_averaged"] = eff.size();
-        f.extra["read_lines_per_request"] = example->read_model.lines_per_request;
+        f.extra["read_lines_per_request"] = example->read_lines_per_request;
         r.findings.push_back(f);
       }
       if (worst) {
