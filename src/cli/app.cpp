@@ -17,6 +17,7 @@
 #include "cli/fleet.hpp"
 #include "cli/health_commands.hpp"
 #include "cli/help.hpp"
+#include "cli/option_axes.hpp"
 #include "cli/options_check.hpp"
 #include "cli/profiles.hpp"
 #include "cli/result_commands.hpp"
@@ -81,6 +82,7 @@ json clocks_json(const device::ClockReading& before, const device::ClockReading&
 
 struct Cli {
   RunOptions options;
+  FamilyOptions family;  ///< aliases of axes: become axis_overrides (cli/option_axes.hpp)
   std::string loads_text;
   std::string min_size_text, max_size_text;
   std::string carveouts_text, strides_text, offsets_text, word_sizes_text, seed_text;
@@ -129,6 +131,7 @@ Triage triage(const std::vector<const Experiment*>& chosen, device::Device& dev,
       t.waived.emplace_back(e, *why);
       continue;
     }
+    e->axis_values(cli.options);  // an option's value outside this experiment's axis: refused
     e->validate(dev, cli.options);
     t.runnable.push_back(e);
   }
@@ -342,14 +345,20 @@ void add_global_options(CLI::App& app, Cli& cli) {
                  "bytes between chase nodes: 128 = one per line, 8 = one per element")
       ->check(CLI::PositiveNumber);
   app.add_option("--carveouts", cli.carveouts_text,
-                 "shared-memory carveouts in percent for latency.carveout (-1 = driver default)");
+                 "shared-memory carveouts in percent (-1 = driver default): the carveout_percent "
+                 "axis");
   app.add_option("--seed", cli.seed_text, "seed of the random chains (0..2^64-1)");
   app.add_option("--array-size", cli.array_text,
-                 "bytes per array for the streaming bandwidth kernels (default 16 x L2)");
-  app.add_option("--strides", cli.strides_text, "element strides, comma-separated");
-  app.add_option("--offsets", cli.offsets_text, "start offsets in elements, comma-separated");
+                 "bytes per array for the streaming bandwidth kernels (default 16 x L2): the "
+                 "array_bytes axis, and link.peer's and hopper.tma's arrays");
+  app.add_option("--strides", cli.strides_text,
+                 "element strides, comma-separated: the stride_elements and stride_words axes");
+  app.add_option("--offsets", cli.offsets_text,
+                 "start offsets in elements, comma-separated: the offset_elements and "
+                 "diagnostic_offset_elements axes");
   app.add_option("--word-sizes", cli.word_sizes_text,
-                 "bytes per access: 4, 8 or 16, comma-separated");
+                 "bytes per access: 4, 8 or 16, comma-separated: the width_bytes and word_bytes "
+                 "axes");
   app.add_option("--axis", cli.axis_texts,
                  "override an axis of an experiment: <experiment>.<axis>=v1,v2 (repeatable; "
                  "'gpuprobe list' shows the axes)");
@@ -492,14 +501,16 @@ void read_option_texts(const CLI::App& app, Cli& cli) {
   if (!cli.min_size_text.empty()) o.min_size = units::parse_size(cli.min_size_text, "--min-size");
   if (!cli.max_size_text.empty()) o.max_size = units::parse_size(cli.max_size_text, "--max-size");
   // Integer lists and the seed: one parser each, the same refusals everywhere.
+  auto& f = cli.family;
   for (const auto& [name, text, list] :
-       {std::tuple{"--carveouts", &cli.carveouts_text, &o.carveouts},
-        std::tuple{"--strides", &cli.strides_text, &o.strides},
-        std::tuple{"--offsets", &cli.offsets_text, &o.offsets},
-        std::tuple{"--word-sizes", &cli.word_sizes_text, &o.word_sizes}})
+       {std::tuple{"--carveouts", &cli.carveouts_text, &f.carveouts},
+        std::tuple{"--strides", &cli.strides_text, &f.strides},
+        std::tuple{"--offsets", &cli.offsets_text, &f.offsets},
+        std::tuple{"--word-sizes", &cli.word_sizes_text, &f.word_sizes}})
     if (app.count(name) > 0) *list = text_input::parse_int_list(*text, name);
   if (app.count("--seed") > 0) o.seed = text_input::parse_seed(cli.seed_text, "--seed");
-  if (!cli.array_text.empty()) o.array_bytes = units::parse_size(cli.array_text, "--array-size");
+  if (!cli.array_text.empty()) f.array_bytes = units::parse_size(cli.array_text, "--array-size");
+  o.array_bytes = f.array_bytes;
   if (o.protocol.max_repetitions < o.protocol.min_repetitions)
     throw UsageError("--max-reps is smaller than --min-reps");
   OptionsGiven given{app.count("--loads") > 0, app.count("--out") > 0, {}};
@@ -508,6 +519,9 @@ void read_option_texts(const CLI::App& app, Cli& cli) {
         std::pair{"--array-size", &cli.array_text}})
     if (app.count(name) > 0 && text->empty()) given.empty.push_back(name);
   check_common_options(o, given);
+  check_family_options(f);
+  // The family options first, so that an --axis for the same axis wins.
+  o.axis_overrides = family_overrides(Registry::builtin(), f);
   for (const auto& text : cli.axis_texts) o.axis_overrides.push_back(parse_axis_override(text));
   check_axis_overrides(Registry::builtin(), o.axis_overrides);
 }

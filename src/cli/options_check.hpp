@@ -1,7 +1,7 @@
 #pragma once
 // Checks of the shared options that hold whatever experiments are selected: a value no
 // experiment could accept is an error even when the experiment that would use it is not run
-// (each experiment may narrow these ranges further in its own validate()).
+// (the family options' ranges are checked in cli/option_axes.hpp).
 #include <string>
 #include <vector>
 

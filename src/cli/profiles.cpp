@@ -53,6 +53,7 @@ std::vector<const Experiment*> apply_profile(const Profile& p, RunOptions& o, bo
     o.loads.clear();
     for (const auto& l : p.loads) o.loads.push_back(device::parse_load_op(l));
   }
+  // What the user set, by --axis or a family option (--word-sizes), wins, as --loads does.
   for (const auto& text : p.axes) {
     AxisOverride a = parse_axis_override(text);
     const bool user_set = std::any_of(

@@ -94,10 +94,10 @@ const std::vector<json>& allowed_of(const Axis& a) {
   return a.allowed.empty() ? a.values : a.allowed;
 }
 
-/// `text` as a value of axis `a`; throws UsageError naming `where` otherwise.
+/// `text` as a value of axis `a`; throws UsageError starting with `where` otherwise.
 json parse_value(const Axis& a, const std::string& text, const std::string& where) {
   auto fail = [&](const std::string& why) {
-    throw UsageError("--axis " + where + ": " + text_input::quoted(text) + " " + why);
+    throw UsageError(where + ": " + text_input::quoted(text) + " " + why);
   };
   switch (a.type) {
     case AxisType::kInt:
@@ -154,7 +154,7 @@ AxisOverride parse_axis_override(const std::string& text) {
       eq + 1 >= text.size())
     throw UsageError("--axis " + text_input::quoted(text) +
                      " is not <experiment>.<axis>=v1,v2,...");
-  AxisOverride o{text.substr(0, dot), text.substr(dot + 1, eq - dot - 1), {}};
+  AxisOverride o{text.substr(0, dot), text.substr(dot + 1, eq - dot - 1), {}, {}};
   o.values = text_input::split_list(text.substr(eq + 1), "--axis " + text_input::quoted(text));
   return o;
 }
@@ -219,6 +219,9 @@ AxisValues resolve_axes(const std::string& id, const std::vector<Axis>& axes,
   for (const auto& a : axes) values.push_back(a.values);
   for (const auto& o : overrides) {
     if (o.experiment != id) continue;
+    // An override from a family option names the option and the axis it reached.
+    const std::string where = o.option.empty() ? "--axis " + id + "." + o.axis
+                                               : o.option + " (" + id + "." + o.axis + ")";
     const auto it =
         std::find_if(axes.begin(), axes.end(), [&](const Axis& a) { return a.name == o.axis; });
     if (it == axes.end()) {
@@ -233,7 +236,7 @@ AxisValues resolve_axes(const std::string& id, const std::vector<Axis>& axes,
     const auto i = static_cast<std::size_t>(it - axes.begin());
     values[i].clear();
     for (const auto& text : o.values) {
-      json v = parse_value(*it, text, id + "." + o.axis);
+      json v = parse_value(*it, text, where);
       if (std::find(values[i].begin(), values[i].end(), v) == values[i].end())
         values[i].push_back(std::move(v));
     }

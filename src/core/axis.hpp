@@ -51,6 +51,9 @@ std::string describe(const Axis& a);
 struct AxisOverride {
   std::string experiment, axis;
   std::vector<std::string> values;
+  /// The family option this override stands for ("--strides"; cli/option_axes.hpp), empty for
+  /// an --axis. Errors name it; check_axis_overrides leaves it to the experiments that run.
+  std::string option;
 };
 /// Parses the text of one --axis; throws UsageError naming the text when it is malformed.
 AxisOverride parse_axis_override(const std::string& text);

@@ -36,22 +36,25 @@ struct ExperimentResult {
 };
 nlohmann::json to_json(const ExperimentResult& r);
 
-/// What the user asked for, shared by every experiment.
+/// What the user asked for, shared by every experiment. What one family varies is an axis of
+/// its experiments (`--axis`; the family options --strides, --offsets, --word-sizes,
+/// --carveouts and --array-size are aliases of those axes, cli/option_axes.hpp); what stays
+/// here is shared by several families.
 struct RunOptions {
   std::string device = "0";
   std::string out_dir;
+  // The chase's options, read by the latency family, cache.l2.mixture, link.host and
+  // measure/chase_point.hpp: bounds and a load set many experiments share, not one's axis.
   std::vector<device::LoadOp> loads;  ///< empty = the experiment's default
   std::uint64_t min_size = 0;         ///< 0 = the experiment's default
   std::uint64_t max_size = 0;
   std::uint32_t node_stride = 128;
-  std::vector<int> carveouts;  ///< empty = default set
   std::uint64_t seed = 1;
   ProtocolOptions protocol;
-  // Bandwidth, shared-memory and compute families (empty / 0 = the experiment's default).
-  std::uint64_t array_bytes = 0;  ///< bytes per array of a streaming kernel
-  std::vector<int> strides;       ///< element strides (bandwidth.stride, smem.bank_conflicts)
-  std::vector<int> offsets;       ///< start offsets in elements (bandwidth.offset)
-  std::vector<int> word_sizes;    ///< bytes per access (4, 8, 16)
+  /// --array-size for link.peer and hopper.tma (0 = their default), families whose byte counts
+  /// are not yet axes; the bandwidth family reads its array_bytes axis, which the option
+  /// also sets.
+  std::uint64_t array_bytes = 0;
   std::vector<AxisOverride> axis_overrides;  ///< --axis <experiment>.<axis>=v1,v2 (checked)
   bool counters = false;  ///< --counters: read hardware counters over separate, untimed launches
 };

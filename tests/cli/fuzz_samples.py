@@ -9,9 +9,12 @@ Arrays that repeat in a list (rows[0].cycles, rows[1].cycles, ...) count once by
 path; the first and one drawn instance are mutated.
 
 Usage: fuzz_samples.py <gpuprobe> <result.json> [--sample N] [--seed S] [--budget S] [--ids G]
+                       [--kinds KINDS]
   --sample N   run N mutations drawn at random (default: all)
   --ids G      mutate only experiments whose id matches one of the comma-separated globs
   --budget S   stop after S seconds (the mutations run so far count)
+  --kinds K    the array mutations, comma-separated, of: empty, truncate, retype (the array
+               replaced by a string); default empty,truncate
 Exit 1 with one line per failure."""
 import argparse
 import copy
@@ -36,7 +39,7 @@ def arrays(node, path=()):
             yield from arrays(v, path + (i,))
 
 
-def mutations(result, rng, ids=None):
+def mutations(result, rng, ids=None, kinds=("empty", "truncate")):
     """(experiment index, path, kind) for every shape path of every passed experiment (of those
     whose id matches one of the globs `ids`, when given)."""
     def chosen_id(i):
@@ -54,7 +57,7 @@ def mutations(result, rng, ids=None):
         for shape, paths in by_shape.items():
             chosen = {paths[0], rng.choice(paths)}
             for path in sorted(chosen, key=str):
-                for kind in ("empty", "truncate"):
+                for kind in kinds:
                     out.append((ei, path, kind))
     passed = [e["id"] for e in result["experiments"] if e.get("status") == "passed"]
     for ei, e in enumerate(result["experiments"]):
@@ -77,6 +80,8 @@ def apply(result, ei, path, kind):
     arr = node[path[-1]]
     if kind == "empty":
         node[path[-1]] = []
+    elif kind == "retype":
+        node[path[-1]] = "x"
     else:  # cut short: half of it (one element less when that is all)
         node[path[-1]] = arr[: max(0, min(len(arr) - 1, len(arr) // 2))]
     return r
@@ -90,10 +95,12 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--budget", type=float, default=0)
     ap.add_argument("--ids", default="")
+    ap.add_argument("--kinds", default="empty,truncate")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     result = json.load(open(a.result))
-    todo = mutations(result, rng, [g for g in a.ids.split(",") if g])
+    todo = mutations(result, rng, [g for g in a.ids.split(",") if g],
+                     tuple(k for k in a.kinds.split(",") if k))
     if a.sample and a.sample < len(todo):
         todo = rng.sample(todo, a.sample)
     start, failures, ran = time.monotonic(), 0, 0

@@ -3,16 +3,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "cli/option_axes.hpp"
 #include "cli_runner.hpp"
 #include "core/axis.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
-#include "probes/bandwidth/bandwidth_common.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -121,26 +122,73 @@ TEST(Axes, CheckAgainstTheRegistry) {
       UsageError);
 }
 
-// The bandwidth family: --axis takes precedence over the older option (--strides, --offsets,
-// --word-sizes), which takes precedence over the declared defaults; bad values are refused.
-TEST(Axes, BandwidthAxesOverrideTheOlderOptions) {
+// The family options are aliases of axes: --strides, --offsets, --word-sizes, --carveouts and
+// --array-size become overrides of every experiment's axis they feed; an --axis given after them
+// wins; bad values are refused.
+std::vector<std::string> targets(const std::vector<AxisOverride>& v, const std::string& option) {
+  std::vector<std::string> out;
+  for (const auto& o : v)
+    if (o.option == option) out.push_back(o.experiment + "." + o.axis);
+  return out;
+}
+
+TEST(Axes, FamilyOptionsAreAliasesOfAxes) {
+  cli::FamilyOptions f;
+  f.strides = {5, 7};
+  f.offsets = {3};
+  f.word_sizes = {8};
+  f.carveouts = {0, 50};
+  f.array_bytes = 1 << 26;
+  const auto v = cli::family_overrides(Registry::builtin(), f);
+  EXPECT_EQ(targets(v, "--strides"),
+            (std::vector<std::string>{"smem.bank_conflicts.stride_words",
+                                      "bandwidth.stride.stride_elements"}));
+  EXPECT_EQ(targets(v, "--offsets"),
+            (std::vector<std::string>{"bandwidth.offset.offset_elements",
+                                      "bandwidth.offset.diagnostic_offset_elements"}));
+  EXPECT_EQ(targets(v, "--carveouts"),
+            (std::vector<std::string>{"latency.carveout.carveout_percent"}));
+  const auto words = targets(v, "--word-sizes");
+  for (const char* t :
+       {"bandwidth.read.width_bytes", "bandwidth.write.width_bytes", "bandwidth.copy.width_bytes",
+        "smem.bank_conflicts.word_bytes", "smem.bandwidth.word_bytes"})
+    EXPECT_NE(std::find(words.begin(), words.end(), t), words.end()) << t;
+  const auto arrays = targets(v, "--array-size");
+  for (const char* t : {"bandwidth.read.array_bytes", "bandwidth.stride.array_bytes",
+                        "bandwidth.offset.array_bytes", "bandwidth.transpose.array_bytes"})
+    EXPECT_NE(std::find(arrays.begin(), arrays.end(), t), arrays.end()) << t;
+  // Not given: no override.
+  EXPECT_TRUE(cli::family_overrides(Registry::builtin(), cli::FamilyOptions{}).empty());
+  // The values reach the experiments; a later --axis for the same axis wins.
   const Experiment* stride = Registry::builtin().find("bandwidth.stride");
   ASSERT_NE(stride, nullptr);
   RunOptions o;
-  using probes::bwhost::axis_or_option;
-  EXPECT_EQ(axis_or_option(stride->axis_values(o), "stride_elements", o.strides),
+  EXPECT_EQ(stride->axis_values(o).int32s("stride_elements"),
             (std::vector<int>{1, 2, 3, 4, 8, 16, 32}));
-  o.strides = {5, 7};
-  EXPECT_EQ(axis_or_option(stride->axis_values(o), "stride_elements", o.strides),
-            (std::vector<int>{5, 7}));
-  o.axis_overrides = overrides({"bandwidth.stride.stride_elements=2,64"});
+  o.axis_overrides = v;
+  EXPECT_EQ(stride->axis_values(o).int32s("stride_elements"), (std::vector<int>{5, 7}));
+  o.axis_overrides.push_back(parse_axis_override("bandwidth.stride.stride_elements=2,64"));
   EXPECT_NO_THROW(check_axis_overrides(Registry::builtin(), o.axis_overrides));
-  EXPECT_EQ(axis_or_option(stride->axis_values(o), "stride_elements", o.strides),
-            (std::vector<int>{2, 64}));
-  EXPECT_FALSE(stride->axis_values(o).contains("variant", "write"));
+  EXPECT_EQ(stride->axis_values(o).int32s("stride_elements"), (std::vector<int>{2, 64}));
+  const Experiment* offset = Registry::builtin().find("bandwidth.offset");
+  ASSERT_NE(offset, nullptr);
+  EXPECT_EQ(offset->axis_values(o).int32s("diagnostic_offset_elements"), (std::vector<int>{3}));
+  // --strides 40 is a bandwidth.stride value: the registry check leaves it to smem when it runs.
+  f = {};
+  f.strides = {40};
+  const auto wide = cli::family_overrides(Registry::builtin(), f);
+  EXPECT_NO_THROW(check_axis_overrides(Registry::builtin(), wide));
+  RunOptions w;
+  w.axis_overrides = wide;
+  EXPECT_THROW(Registry::builtin().find("smem.bank_conflicts")->axis_values(w), UsageError);
+  EXPECT_THROW(cli::check_family_options(f = cli::FamilyOptions{{65}, {}, {}, {}, 0}), UsageError);
+}
+
+TEST(Axes, BandwidthAxesRefuseBadValues) {
   for (const char* bad : {"bandwidth.stride.stride_elements=65", "bandwidth.stride.variant=write",
                           "bandwidth.offset.offset_elements=-1", "bandwidth.read.width_bytes=12",
-                          "bandwidth.transpose.kernel=tiled2", "bandwidth.read.unroll=2"})
+                          "bandwidth.transpose.kernel=tiled2", "bandwidth.read.unroll=2",
+                          "bandwidth.read.array_bytes=0"})
     EXPECT_THROW(check_axis_overrides(Registry::builtin(), overrides({bad})), UsageError) << bad;
   const Experiment* offset = Registry::builtin().find("bandwidth.offset");
   ASSERT_NE(offset, nullptr);
@@ -149,7 +197,7 @@ TEST(Axes, BandwidthAxesOverrideTheOlderOptions) {
   const auto v = offset->axis_values(p);
   EXPECT_TRUE(v.contains("variant", "read"));
   EXPECT_FALSE(v.contains("variant", "copy"));
-  EXPECT_EQ(axis_or_option(v, "diagnostic_offset_elements", p.offsets),
+  EXPECT_EQ(v.int32s("diagnostic_offset_elements"),
             (std::vector<int>{0, 1, 4, 8, 12, 16, 24, 31, 32}));
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/bank_model.hpp"
+#include "cli/option_axes.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
 #include "device/model_device.hpp"
@@ -191,18 +192,27 @@ TEST(BankConflictsExperiment, WaivedOnTheModelledGpu) {
 
 TEST(BankConflictsExperiment, RejectsStridesAndWordSizesOutsideTheModel) {
   auto dev = device::make_model_device("tiny");
-  RunOptions o;
-  EXPECT_NO_THROW(bank_experiment().validate(*dev, o));
-  o.strides = {1, 32};
-  o.word_sizes = {4, 8, 16};
-  EXPECT_NO_THROW(bank_experiment().validate(*dev, o));
-  o.strides = {0};
-  EXPECT_THROW(bank_experiment().validate(*dev, o), UsageError);
-  o.strides = {33};
-  EXPECT_THROW(bank_experiment().validate(*dev, o), UsageError);
-  o.strides = {2};
-  o.word_sizes = {12};
-  EXPECT_THROW(bank_experiment().validate(*dev, o), UsageError);
+  const auto with_flags = [](std::vector<int> strides, std::vector<int> words) {
+    cli::FamilyOptions f;
+    f.strides = std::move(strides);
+    f.word_sizes = std::move(words);
+    RunOptions o;
+    o.axis_overrides = cli::family_overrides(Registry::builtin(), f);
+    return o;
+  };
+  EXPECT_NO_THROW(bank_experiment().validate(*dev, RunOptions{}));
+  EXPECT_NO_THROW(bank_experiment().validate(*dev, with_flags({1, 32}, {4, 8, 16})));
+  EXPECT_THROW(bank_experiment().validate(*dev, with_flags({0}, {})), UsageError);
+  // --strides allows 64 (bandwidth.stride), the bank model only 32.
+  try {
+    bank_experiment().validate(*dev, with_flags({33}, {}));
+    ADD_FAILURE() << "stride 33 accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--strides (smem.bank_conflicts.stride_words)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(bank_experiment().validate(*dev, with_flags({2}, {12})), UsageError);
 }
 
 /// Samples as smem.bank_conflicts records them, with block cycles = wavefronts x `per_wavefront`

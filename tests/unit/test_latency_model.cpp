@@ -172,7 +172,7 @@ TEST(LatencySweepOnModel, CgLoadsSeeNoL1) {
 TEST(LatencyCarveoutOnModel, CapacityFollowsCarveout) {
   auto dev = device::make_model_device("h200");
   RunOptions o;
-  o.carveouts = {0, 50, 100};
+  o.axis_overrides = {parse_axis_override("latency.carveout.carveout_percent=0,50,100")};
   const auto f = run_experiment(*dev, "latency.carveout", o);
   const auto& cfg = device::builtin_model_config("h200");
   expect_capacity(f, "l1.capacity.max_l1", static_cast<double>(device::l1_capacity_bytes(cfg, 0)));

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "analysis/sector_model.hpp"
+#include "cli/option_axes.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
 #include "device/device.hpp"
@@ -269,36 +270,69 @@ void expect_usage_error(const std::string& id, const RunOptions& o, const std::s
   }
 }
 
-TEST(SectorBandwidthExperiments, ValidateRejectsBadOptions) {
+/// Options as the family flags (--strides, --offsets, --word-sizes, --array-size) set them: as
+/// overrides of the axes they are aliases of.
+RunOptions with_flags(const cli::FamilyOptions& f) {
   RunOptions o;
-  o.strides = {1, 0};
-  expect_usage_error("bandwidth.stride", o, "stride 0 is not allowed; use element strides 1..64");
-  o.strides = {65};
-  expect_usage_error("bandwidth.stride", o, "1..64");
-  o = {};
-  o.offsets = {65};
-  expect_usage_error("bandwidth.offset", o, "offset 65 is not allowed; use start offsets 0..64");
-  o.offsets = {-1};
-  expect_usage_error("bandwidth.offset", o, "0..64");
-  o = {};
-  o.word_sizes = {4, 12};
-  expect_usage_error("bandwidth.read", o, "word size 12 B is not allowed; use 4, 8 or 16");
-  o = {};
-  o.array_bytes = 1ull << 50;  // 1 PiB
-  expect_usage_error("bandwidth.copy", o, "choose --array-size at most");
-  o.array_bytes = 1000;
-  expect_usage_error("bandwidth.read", o, "at least 1 MiB");
+  o.array_bytes = f.array_bytes;
+  o.axis_overrides = cli::family_overrides(Registry::builtin(), f);
+  return o;
+}
+
+TEST(SectorBandwidthExperiments, ValidateRejectsBadOptions) {
+  cli::FamilyOptions f;
+  f.strides = {1, 0};
+  expect_usage_error(
+      "bandwidth.stride", with_flags(f),
+      "--strides (bandwidth.stride.stride_elements): '0' is out of range [1.0, 64.0]");
+  f.strides = {65};
+  expect_usage_error("bandwidth.stride", with_flags(f), "[1.0, 64.0]");
+  f = {};
+  f.offsets = {65};
+  expect_usage_error(
+      "bandwidth.offset", with_flags(f),
+      "--offsets (bandwidth.offset.offset_elements): '65' is out of range [0.0, 64.0]");
+  f.offsets = {-1};
+  expect_usage_error("bandwidth.offset", with_flags(f), "[0.0, 64.0]");
+  f = {};
+  f.word_sizes = {4, 12};
+  expect_usage_error("bandwidth.read", with_flags(f),
+                     "--word-sizes (bandwidth.read.width_bytes): '12' is not allowed; use 4,8,16");
+  f = {};
+  f.array_bytes = 1ull << 50;  // 1 PiB
+  expect_usage_error("bandwidth.copy", with_flags(f), "choose --array-size at most");
+  f.array_bytes = 1000;
+  expect_usage_error("bandwidth.read", with_flags(f), "at least 1 MiB");
+  RunOptions o;
+  o.axis_overrides = {parse_axis_override("bandwidth.read.array_bytes=67108864,134217728")};
+  expect_usage_error("bandwidth.read", o, "takes one value");
 }
 
 TEST(SectorBandwidthExperiments, ValidateAcceptsDefaultsAndLimits) {
   auto dev = device::open_device("model:h200");
-  RunOptions o;
-  o.strides = {1, 64};
-  o.offsets = {0, 64};
-  o.word_sizes = {4, 8, 16};
+  cli::FamilyOptions f;
+  f.strides = {1, 64};
+  f.offsets = {0, 64};
+  f.word_sizes = {4, 8, 16};
+  const RunOptions o = with_flags(f);
   for (const char* id : {"bandwidth.read", "bandwidth.write", "bandwidth.copy", "bandwidth.stride",
-                         "bandwidth.offset", "bandwidth.layout", "bandwidth.transpose"})
+                         "bandwidth.offset", "bandwidth.layout", "bandwidth.transpose"}) {
     EXPECT_NO_THROW(experiment(id).validate(*dev, o)) << id;
+    EXPECT_NO_THROW(experiment(id).validate(*dev, RunOptions{})) << id;
+  }
+}
+
+// --array-size sets the array of every bandwidth experiment, and the recorded parameters say so.
+TEST(SectorBandwidthExperiments, ArraySizeIsTheArrayBytesAxis) {
+  cli::FamilyOptions f;
+  f.array_bytes = 64ull << 20;
+  const RunOptions o = with_flags(f);
+  for (const char* id :
+       {"bandwidth.read", "bandwidth.copy", "bandwidth.stride", "bandwidth.transpose"}) {
+    const auto axes = experiment(id).axis_values(o);
+    EXPECT_EQ(axes.ints("array_bytes"), (std::vector<std::int64_t>{64ll << 20})) << id;
+    EXPECT_TRUE(experiment(id).axis_values(RunOptions{}).ints("array_bytes").empty()) << id;
+  }
 }
 
 nlohmann::json stream_row(int width, double median, bool reference = false, int passes = 1) {

@@ -17,8 +17,14 @@ std::uint64_t default_array_bytes(const device::DeviceInfo& d) {
   return d.l2_bytes > 0 ? 16 * d.l2_bytes : kGiB;
 }
 
-std::uint64_t array_bytes(const device::DeviceInfo& d, const RunOptions& o) {
-  const std::uint64_t want = o.array_bytes ? o.array_bytes : default_array_bytes(d);
+std::uint64_t requested_array_bytes(const AxisValues& axes) {
+  const auto v = axes.ints("array_bytes");
+  return v.empty() ? 0 : static_cast<std::uint64_t>(v.front());
+}
+
+std::uint64_t array_bytes(const device::DeviceInfo& d, const AxisValues& axes) {
+  const std::uint64_t requested = requested_array_bytes(axes);
+  const std::uint64_t want = requested ? requested : default_array_bytes(d);
   return want / (4 * kKiB) * (4 * kKiB);
 }
 
@@ -29,14 +35,12 @@ std::vector<int> with_baseline(std::vector<int> v, int baseline) {
   return v;
 }
 
-std::vector<int> axis_or_option(const AxisValues& axes, const std::string& axis,
-                                const std::vector<int>& option) {
-  return axes.overridden(axis) || option.empty() ? axes.int32s(axis) : option;
-}
-
 Axis array_bytes_axis(const std::string& what) {
-  return fixed(int_axis("array_bytes", {}, "B",
-                        what + ": 16 x L2 unless --array-size sets it, rounded down to 4 KiB"));
+  return int_axis("array_bytes", {}, "B",
+                  what +
+                      ": 16 x L2 unless set (--array-size sets it too; one value), rounded "
+                      "down to 4 KiB",
+                  1);
 }
 
 std::uint32_t derive_seed(std::uint64_t seed, std::uint32_t salt) {
@@ -50,11 +54,11 @@ std::uint64_t transpose_n(std::uint64_t array) {
   return n / 32 * 32;
 }
 
-json common_parameters(const device::DeviceInfo& d, const RunOptions& o) {
-  const std::uint64_t array = array_bytes(d, o);
+json common_parameters(const device::DeviceInfo& d, const AxisValues& axes) {
+  const std::uint64_t array = array_bytes(d, axes), requested = requested_array_bytes(axes);
   return {{"array_bytes", array},
-          {"array_bytes_requested", o.array_bytes ? o.array_bytes : default_array_bytes(d)},
-          {"array_source", o.array_bytes ? "--array-size" : "default: 16 x L2"},
+          {"array_bytes_requested", requested ? requested : default_array_bytes(d)},
+          {"array_source", requested ? "--array-size" : "default: 16 x L2"},
           {"l2_bytes_reported", d.l2_bytes},
           {"array_over_l2",
            d.l2_bytes ? static_cast<double>(array) / static_cast<double>(d.l2_bytes) : 0.0},
@@ -75,13 +79,6 @@ json to_json(const Timed& t, double peak) {
   j["calibration_launch_ms"] = t.calibration_launch_ms;
   j["percent_of_peak_median"] = percent_of(t.gb_s.summary.median, peak);
   return j;
-}
-
-void require_in_range(const std::vector<int>& values, int lo, int hi, const std::string& noun,
-                      const std::string& allowed) {
-  for (int v : values)
-    if (v < lo || v > hi)
-      throw UsageError(noun + " " + std::to_string(v) + " is not allowed; use " + allowed);
 }
 
 /// XOR of the bit patterns of value(lo + j * stride, seed) for j < m, on the host (threaded).
@@ -116,7 +113,8 @@ std::uint32_t host_xor_shifted(std::uint32_t x, std::uint64_t lo, std::uint64_t 
   // ones only the old range holds and adds the ones only the new one holds.
   const std::uint64_t a = std::min(lo, new_lo), d = std::max(lo, new_lo) - a;
   if (d >= m) return host_xor(new_lo, 1, m, seed);
-  if (d > (std::uint64_t{1} << 16)) return x ^ host_xor(a, 1, d, seed) ^ host_xor(a + m, 1, d, seed);
+  if (d > (std::uint64_t{1} << 16))
+    return x ^ host_xor(a, 1, d, seed) ^ host_xor(a + m, 1, d, seed);
   for (std::uint64_t j = 0; j < d; ++j)
     x ^= bw::value_bits(a + j, seed) ^ bw::value_bits(a + m + j, seed);
   return x;
@@ -128,17 +126,25 @@ double stats_precision(const json& stats) {
                                stats.at("median").get<double>());
 }
 
-Finding bandwidth_finding(const std::string& name, const json& stats, double peak,
+double stats_precision(const GbpsStats& stats) {
+  return stats.values ? confidence::precision(*stats.values, stats.median) : 0.0;
+}
+
+Finding bandwidth_finding(const std::string& name, const GbpsStats& stats, double peak,
                           const std::string& method) {
-  Finding f{name,          stats.at("median").get<double>(), "GB/s", stats_precision(stats), method,
-            json::object()};
+  Finding f{name, stats.median, "GB/s", stats_precision(stats), method, json::object()};
   f.extra["peak_gb_s"] = peak;
   f.extra["percent_of_peak"] = percent_of(f.value, peak);
-  f.extra["min_gb_s"] = stats.at("min");
-  f.extra["p5_gb_s"] = stats.at("p5");
-  f.extra["p95_gb_s"] = stats.at("p95");
-  f.extra["repetitions"] = stats.at("n");
+  f.extra["min_gb_s"] = stats.min;
+  f.extra["p5_gb_s"] = stats.p5;
+  f.extra["p95_gb_s"] = stats.p95;
+  f.extra["repetitions"] = stats.n;
   return f;
+}
+
+Finding bandwidth_finding(const std::string& name, const json& stats, double peak,
+                          const std::string& method) {
+  return bandwidth_finding(name, stats.get<GbpsStats>(), peak, method);
 }
 
 void note_protocol(ExperimentResult& r) {
@@ -201,13 +207,30 @@ Curve pattern_table(const json& rows, const std::vector<std::string>& keys,
   return c;
 }
 
-Finding efficiency_finding(const std::string& name, double measured, double predicted_request,
-                           double predicted_dram, const json& stats, const std::string& method) {
-  Finding f{name, measured * 100.0, "%", stats_precision(stats), method, json::object()};
+namespace {
+
+Finding efficiency_with(const std::string& name, double measured, double predicted_request,
+                        double predicted_dram, double precision, const std::string& method) {
+  Finding f{name, measured * 100.0, "%", precision, method, json::object()};
   f.extra["measured_efficiency_percent"] = measured * 100.0;
   f.extra["predicted_request_efficiency_percent"] = predicted_request * 100.0;
   f.extra["predicted_dram_efficiency_percent"] = predicted_dram * 100.0;
   return f;
+}
+
+}  // namespace
+
+Finding efficiency_finding(const std::string& name, double measured, double predicted_request,
+                           double predicted_dram, const json& stats, const std::string& method) {
+  return efficiency_with(name, measured, predicted_request, predicted_dram, stats_precision(stats),
+                         method);
+}
+
+Finding efficiency_finding(const std::string& name, double measured, double predicted_request,
+                           double predicted_dram, const GbpsStats& stats,
+                           const std::string& method) {
+  return efficiency_with(name, measured, predicted_request, predicted_dram, stats_precision(stats),
+                         method);
 }
 
 }  // namespace gpuprobe::probes::bwhost

@@ -23,11 +23,13 @@
 #include <vector>
 
 #include "analysis/sector_model.hpp"
+#include "core/error.hpp"
 #include "core/experiment.hpp"
 #include "core/units.hpp"
-#include "probes/bandwidth/bandwidth.hpp"
 #include "measure/cuda_event.hpp"
+#include "probes/bandwidth/bandwidth.hpp"
 #include "probes/bandwidth/bandwidth_kernels.hpp"
+#include "probes/bandwidth/bandwidth_samples.hpp"
 
 namespace gpuprobe::probes::bwhost {
 
@@ -67,9 +69,12 @@ constexpr int kDefaultMaxOffset = 32;
 // Sizes, peak, options
 
 std::uint64_t default_array_bytes(const device::DeviceInfo& d);
+/// The bytes per array this run asks for (the array_bytes axis: --axis or --array-size), 0 when
+/// the default (16 x L2) applies.
+std::uint64_t requested_array_bytes(const AxisValues& axes);
 /// Bytes per array actually used: the request (or 16 x L2) rounded down to 4 KiB, so that every
 /// vector width divides it.
-std::uint64_t array_bytes(const device::DeviceInfo& d, const RunOptions& o);
+std::uint64_t array_bytes(const device::DeviceInfo& d, const AxisValues& axes);
 using device::dram_peak_gb_s;
 /// `v` with `baseline` added, sorted, without repeats: every sweep also measures its baseline.
 std::vector<int> with_baseline(std::vector<int> v, int baseline);
@@ -79,13 +84,10 @@ inline double percent_of(double value, double peak) {
 std::uint32_t derive_seed(std::uint64_t seed, std::uint32_t salt);
 /// Transpose matrix dimension: the largest multiple of 32 whose n x n floats fit in one array.
 std::uint64_t transpose_n(std::uint64_t array);
-json common_parameters(const device::DeviceInfo& d, const RunOptions& o);
-/// The values of int axis `axis` for this run: --axis <id>.<axis> when given, else the older
-/// option (`option`, e.g. --strides) when set, else the axis defaults.
-std::vector<int> axis_or_option(const AxisValues& axes, const std::string& axis,
-                                const std::vector<int>& option);
-/// The bytes per array, declared by every experiment of this file's family: fixed, since the
-/// experiment chooses it at run time (16 x L2, or --array-size). `what` says which array.
+json common_parameters(const device::DeviceInfo& d, const AxisValues& axes);
+/// The bytes per array, declared by every experiment of this file's family: no value by default
+/// (16 x L2, chosen at run time), one value when --axis or --array-size sets it. `what` says
+/// which array.
 Axis array_bytes_axis(const std::string& what);
 
 // ---------------------------------------------------------------------------------------------
@@ -107,11 +109,6 @@ std::uint32_t host_xor(std::uint64_t lo, std::uint64_t stride, std::uint64_t m, 
 /// the same quarter-billion words shifted by at most 32).
 std::uint32_t host_xor_shifted(std::uint32_t x, std::uint64_t lo, std::uint64_t new_lo,
                                std::uint64_t m, std::uint32_t seed);
-
-/// Throws UsageError unless every value lies in [lo, hi]: "<noun> <value> is not allowed; use
-/// <allowed>".
-void require_in_range(const std::vector<int>& values, int lo, int hi, const std::string& noun,
-                      const std::string& allowed);
 
 /// Everything one experiment needs on the GPU: its stream, its timing events and the
 /// verification counters. Selects the device first.
@@ -296,12 +293,28 @@ class Bench {
   XorMemo xor_memo_;
 };
 
+/// The samples of `r` as `Samples` (bandwidth_samples.hpp), converted once: a wrong shape is
+/// one line naming the experiment, exit 2.
+template <typename Samples>
+Samples typed_samples(const ExperimentResult& r) {
+  try {
+    return r.samples.get<Samples>();
+  } catch (const json::exception& e) {
+    throw UsageError(r.id + ": samples are not what this gpuprobe writes (" +
+                     std::string(e.what()) + ")");
+  }
+}
+
 /// A GB/s finding from a measurement's JSON (to_json(Timed)): the median, with the confidence
 /// of confidence::precision over its samples.
 Finding bandwidth_finding(const std::string& name, const json& stats, double peak,
                           const std::string& method);
 /// confidence::precision of a to_json(Timed) record's samples around its median.
 double stats_precision(const json& stats);
+/// The same, from the typed record (bandwidth_samples.hpp).
+double stats_precision(const GbpsStats& stats);
+Finding bandwidth_finding(const std::string& name, const GbpsStats& stats, double peak,
+                          const std::string& method);
 void note_protocol(ExperimentResult& r);
 
 // ---------------------------------------------------------------------------------------------
@@ -314,12 +327,15 @@ class BandwidthExperiment : public Experiment {
   }
   void validate(const device::Device& dev, const RunOptions& o) const override {
     const auto& d = dev.info();
-    if (o.array_bytes && o.array_bytes < kMinArrayBytes)
-      throw UsageError("--array-size " + units::format_bytes(o.array_bytes) +
+    const auto axes = axis_values(o);
+    if (axes.ints("array_bytes").size() > 1)
+      throw UsageError(id() + ".array_bytes takes one value (the bytes per array)");
+    const std::uint64_t requested = requested_array_bytes(axes);
+    if (requested && requested < kMinArrayBytes)
+      throw UsageError("--array-size " + units::format_bytes(requested) +
                        " is too small; use at least 1 MiB (default 16 x L2 = " +
                        units::format_bytes(default_array_bytes(d)) + ")");
-    check_options(o);
-    const std::uint64_t array = array_bytes(d, o);
+    const std::uint64_t array = array_bytes(d, axes);
     const double arrays = arrays_allocated();
     const auto need =
         static_cast<std::uint64_t>(arrays * static_cast<double>(array)) + kHeadroomBytes;
@@ -338,7 +354,6 @@ class BandwidthExperiment : public Experiment {
  protected:
   /// How many arrays of array_bytes the experiment allocates at once.
   virtual double arrays_allocated() const = 0;
-  virtual void check_options(const RunOptions&) const {}
 
  private:
   static std::string describe_arrays(double a) {
@@ -363,6 +378,9 @@ Curve pattern_table(const json& rows, const std::vector<std::string>& keys,
                     const std::function<std::vector<json>(const json& row)>& cells);
 Finding efficiency_finding(const std::string& name, double measured, double predicted_request,
                            double predicted_dram, const json& stats, const std::string& method);
+Finding efficiency_finding(const std::string& name, double measured, double predicted_request,
+                           double predicted_dram, const GbpsStats& stats,
+                           const std::string& method);
 
 /// The table curves of the pattern experiments from their sample rows (pure; stride.cpp,
 /// layout.cpp).

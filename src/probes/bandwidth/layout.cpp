@@ -64,7 +64,7 @@ class LayoutExperiment : public BandwidthExperiment {
     Bench bench(ctx);
     const auto& info = bench.info();
     const auto& o = ctx.options;
-    const std::uint64_t array = array_bytes(info, o);
+    const std::uint64_t array = array_bytes(info, axis_values(o));
     const std::uint64_t n = array / 12;
     const double peak = dram_peak_gb_s(info);
     const std::uint32_t seed = derive_seed(o.seed, 41), seed_poison = derive_seed(o.seed, 42);
@@ -121,7 +121,7 @@ class LayoutExperiment : public BandwidthExperiment {
       rows.push_back(row);
     }
     note_protocol(r);
-    r.parameters = common_parameters(info, o);
+    r.parameters = common_parameters(info, axis_values(o));
     r.parameters["elements"] = n;
     r.parameters["kernel"] = "out[i] = (x + y) + z; AoS: one array of {x, y, z}; SoA: three arrays";
     r.parameters["useful_bytes_per_element"] = 16;
@@ -131,38 +131,38 @@ class LayoutExperiment : public BandwidthExperiment {
     c.hints = table_hints("array-of-structs against struct-of-arrays");
     r.curves.push_back(c);
   }
+  int samples_version() const override { return LayoutSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
     const double peak = r.parameters.value("peak_gb_s", 0.0);
-    std::map<std::string, const json*> by;
-    for (const auto& row : r.samples.at("rows")) by[row.at("layout")] = &row;
+    const auto rows = typed_samples<LayoutSamples>(r).rows;
+    std::map<std::string, const LayoutRow*> by;
+    for (const auto& row : rows) by[row.layout] = &row;
     for (const auto& [layout, row] : by) {
-      const auto& md = row->at("model");
-      auto f = bandwidth_finding(
-          "dram.layout_" + layout + "_bandwidth", row->at("useful_gb_s"), peak,
-          "median useful GB/s (12 B read + 4 B written per element); the "
-          "sector model predicts " +
-              std::to_string(md.at("load_sectors_per_warp").get<int>()) + " load sectors per warp");
-      f.extra["predicted_request_efficiency_percent"] =
-          md.at("request_efficiency").get<double>() * 100;
-      f.extra["predicted_dram_efficiency_percent"] =
-          md.at("dram_efficiency_32b").get<double>() * 100;
+      const auto& md = row->model;
+      auto f = bandwidth_finding("dram.layout_" + layout + "_bandwidth", row->useful_gb_s, peak,
+                                 "median useful GB/s (12 B read + 4 B written per element); the "
+                                 "sector model predicts " +
+                                     std::to_string(md.load_sectors_per_warp) +
+                                     " load sectors per warp");
+      f.extra["predicted_request_efficiency_percent"] = md.request_efficiency * 100;
+      f.extra["predicted_dram_efficiency_percent"] = md.dram_efficiency_32b * 100;
       r.findings.push_back(f);
     }
     if (by.count("aos") && by.count("soa")) {
-      const double a = by["aos"]->at("useful_gb_s").at("median").get<double>();
-      const double s = by["soa"]->at("useful_gb_s").at("median").get<double>();
-      const auto& ma = by["aos"]->at("model");
-      const auto& ms = by["soa"]->at("model");
+      const double a = by["aos"]->useful_gb_s.median;
+      const double s = by["soa"]->useful_gb_s.median;
+      const auto& ma = by["aos"]->model;
+      const auto& ms = by["soa"]->model;
       Finding f{"dram.layout_aos_over_soa",
                 s > 0 ? a / s * 100 : 0,
                 "%",
-                stats_precision(by["aos"]->at("useful_gb_s")),
+                stats_precision(by["aos"]->useful_gb_s),
                 "AoS useful GB/s / SoA useful GB/s",
                 json::object()};
-      f.extra["predicted_request_ratio_percent"] = ma.at("request_efficiency").get<double>() /
-                                                   ms.at("request_efficiency").get<double>() * 100;
-      f.extra["predicted_dram_ratio_percent"] = ma.at("dram_efficiency_32b").get<double>() /
-                                                ms.at("dram_efficiency_32b").get<double>() * 100;
+      f.extra["predicted_request_ratio_percent"] =
+          ma.request_efficiency / ms.request_efficiency * 100;
+      f.extra["predicted_dram_ratio_percent"] =
+          ma.dram_efficiency_32b / ms.dram_efficiency_32b * 100;
       r.findings.push_back(f);
     }
   }
@@ -195,7 +195,7 @@ class TransposeExperiment : public BandwidthExperiment {
     Bench bench(ctx);
     const auto& info = bench.info();
     const auto& o = ctx.options;
-    const std::uint64_t array = array_bytes(info, o);
+    const std::uint64_t array = array_bytes(info, axis_values(o));
     const std::uint64_t dim = transpose_n(array);
     if (dim < 32) throw UsageError("--array-size is too small for a 32 x 32 transpose");
     const std::uint64_t n = dim * dim;
@@ -257,7 +257,7 @@ class TransposeExperiment : public BandwidthExperiment {
       rows.push_back(row);
     }
     note_protocol(r);
-    r.parameters = common_parameters(info, o);
+    r.parameters = common_parameters(info, axis_values(o));
     r.parameters["matrix_n"] = dim;
     r.parameters["matrix_bytes"] = n * 4;
     r.parameters["block"] = "32 x 8 threads per 32 x 32 tile (4 elements per thread)";
@@ -268,29 +268,28 @@ class TransposeExperiment : public BandwidthExperiment {
     c.hints = table_hints("transpose kernels");
     r.curves.push_back(c);
   }
+  int samples_version() const override { return TransposeSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
     const double peak = r.parameters.value("peak_gb_s", 0.0);
+    const auto rows = typed_samples<TransposeSamples>(r).rows;
     double copy = 0;
-    for (const auto& row : r.samples.at("rows"))
-      if (row.at("kernel") == "copy") copy = row.at("useful_gb_s").at("median").get<double>();
-    for (const auto& row : r.samples.at("rows")) {
-      const std::string k = row.at("kernel");
-      const auto& md = row.at("model");
+    for (const auto& row : rows)
+      if (row.kernel == "copy") copy = row.useful_gb_s.median;
+    for (const auto& row : rows) {
+      const std::string& k = row.kernel;
+      const auto& md = row.model;
       auto f = bandwidth_finding(
-          "transpose." + k + "_bandwidth", row.at("useful_gb_s"), peak,
+          "transpose." + k + "_bandwidth", row.useful_gb_s, peak,
           k == "copy" ? std::string("median useful GB/s of a plain copy of the same matrix")
-                      : "median useful GB/s; model: " +
-                            std::to_string(md.at("read_sectors_per_warp").get<int>()) + " + " +
-                            std::to_string(md.at("write_sectors_per_warp").get<int>()) +
+                      : "median useful GB/s; model: " + std::to_string(md.read_sectors_per_warp) +
+                            " + " + std::to_string(md.write_sectors_per_warp) +
                             " sectors per warp, shared-memory load " +
-                            std::to_string(md.at("shared_load_ways").get<int>()) + "-way");
-      const double med = row.at("useful_gb_s").at("median").get<double>();
+                            std::to_string(md.shared_load_ways) + "-way");
+      const double med = row.useful_gb_s.median;
       f.extra["percent_of_copy"] = copy > 0 ? med / copy * 100 : 0.0;
-      f.extra["predicted_request_efficiency_percent"] =
-          md.at("request_efficiency").get<double>() * 100;
-      f.extra["predicted_dram_efficiency_percent"] =
-          md.at("dram_efficiency_32b").get<double>() * 100;
-      f.extra["shared_load_ways"] = md.at("shared_load_ways");
+      f.extra["predicted_request_efficiency_percent"] = md.request_efficiency * 100;
+      f.extra["predicted_dram_efficiency_percent"] = md.dram_efficiency_32b * 100;
+      f.extra["shared_load_ways"] = md.shared_load_ways;
       r.findings.push_back(f);
     }
   }

@@ -53,8 +53,8 @@ json variant_json(const StreamVariant& v, StreamKind kind) {
   return j;
 }
 
-std::vector<int> widths_of(const AxisValues& axes, const RunOptions& o) {
-  std::vector<int> w = axis_or_option(axes, "width_bytes", o.word_sizes);
+std::vector<int> widths_of(const AxisValues& axes) {
+  std::vector<int> w = axes.int32s("width_bytes");
   std::sort(w.begin(), w.end());
   w.erase(std::unique(w.begin(), w.end()), w.end());
   return w;
@@ -65,12 +65,13 @@ std::vector<int> widths_of(const AxisValues& axes, const RunOptions& o) {
 /// fresh data).
 class StreamRig {
  public:
-  StreamRig(Context& ctx, StreamKind kind, const std::string& id, std::uint32_t salt)
+  StreamRig(Context& ctx, StreamKind kind, const std::string& id, const AxisValues& axes,
+            std::uint32_t salt)
       : bench_(ctx),
         kind_(kind),
         kind_name_(analysis::to_string(kind)),
         id_(id),
-        array_(array_bytes(bench_.info(), ctx.options)),
+        array_(array_bytes(bench_.info(), axes)),
         n_(array_ / 4),
         peak_(dram_peak_gb_s(bench_.info())),
         bytes_(analysis::stream_bytes(kind, array_)),
@@ -465,11 +466,6 @@ class StreamExperiment : public BandwidthExperiment {
 
  protected:
   double arrays_allocated() const override { return kind_ == StreamKind::kCopy ? 2 : 1; }
-  void check_options(const RunOptions& o) const override {
-    for (int w : o.word_sizes)
-      if (w != 4 && w != 8 && w != 16)
-        throw UsageError("word size " + std::to_string(w) + " B is not allowed; use 4, 8 or 16");
-  }
 
  private:
   StreamKind kind_;
@@ -477,7 +473,7 @@ class StreamExperiment : public BandwidthExperiment {
 
 void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
   const auto& o = ctx.options;
-  const auto widths = widths_of(axis_values(o), o);
+  const auto widths = widths_of(axis_values(o));
   const int search_width = widths.back();
   const Flavors flavors = flavors_of(kind_);
   json rows, references = json::array(), confirmations = json::array(), search_summary;
@@ -487,7 +483,7 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
   std::vector<Config> configs;
   json counter_record;
   {
-    StreamRig rig(ctx, kind_, id(), 0);
+    StreamRig rig(ctx, kind_, id(), axis_values(ctx.options), 0);
     elements = rig.elements();
     seed_data = rig.seed_src();
     StreamSearch s([&](const Config& c) { return rig.measure(c); }, key_of);
@@ -524,7 +520,7 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
   // repetition the protocol allows (the stopping rule's early exit on a tight spread is what
   // let one short, lucky run stand for the figure).
   if (!winners.empty()) {
-    StreamRig fresh(ctx, kind_, id(), 100);
+    StreamRig fresh(ctx, kind_, id(), axis_values(ctx.options), 100);
     ProtocolOptions p = o.protocol;
     p.min_repetitions = std::max(p.min_repetitions, p.max_repetitions);
     fresh.bench().set_protocol(p);
@@ -571,7 +567,7 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
       "each winner re-measured on fresh buffers with other data, " +
       std::to_string(std::max(o.protocol.min_repetitions, o.protocol.max_repetitions)) +
       " repetitions, verified with the pass count it was timed with; only this is reported";
-  r.parameters = common_parameters(info, o);
+  r.parameters = common_parameters(info, axis_values(o));
   r.parameters["kind"] = analysis::to_string(kind_);
   r.parameters["elements"] = elements;
   r.parameters["widths_bytes"] = widths;

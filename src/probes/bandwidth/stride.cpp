@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <utility>
 
 #include "core/error.hpp"
 #include "counters/counters.hpp"
@@ -102,12 +104,11 @@ class StrideExperiment : public BandwidthExperiment {
     Bench bench(ctx);
     const auto& info = bench.info();
     const auto& o = ctx.options;
-    const std::uint64_t array = array_bytes(info, o);
+    const auto axes = axis_values(o);
+    const std::uint64_t array = array_bytes(info, axes);
     const std::uint64_t n = array / 4;
     const double peak = dram_peak_gb_s(info);
-    const auto axes = axis_values(o);
-    const std::vector<int> strides =
-        with_baseline(axis_or_option(axes, "stride_elements", o.strides), 1);
+    const std::vector<int> strides = with_baseline(axes.int32s("stride_elements"), 1);
     const std::uint32_t seed_src = derive_seed(o.seed, 21), seed_poison = derive_seed(o.seed, 22);
     DeviceArray src(array), dst(array);
     bench.fill(src.as<float>(), n, seed_src);
@@ -162,7 +163,7 @@ class StrideExperiment : public BandwidthExperiment {
       }
     }
     note_protocol(r);
-    r.parameters = common_parameters(info, o);
+    r.parameters = common_parameters(info, axes);
     r.parameters["strides"] = strides;
     r.parameters["elements_in_span"] = n;
     r.parameters["blocks_per_sm"] = l.blocks / std::max(1, info.sm_count);
@@ -198,19 +199,20 @@ class StrideExperiment : public BandwidthExperiment {
     r.curves.push_back(c);
     r.statistics = {{"rows_measured", rows.size()}};
   }
+  int samples_version() const override { return StrideSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
     counters::cross_check(r);
     const double peak = r.parameters.value("peak_gb_s", 0.0);
+    const auto rows = typed_samples<StrideSamples>(r).rows;
     std::map<std::string, double> base;
-    for (const auto& row : r.samples.at("rows"))
-      if (row.at("stride_elements") == 1)
-        base[row.at("variant")] = row.at("useful_gb_s").at("median").get<double>();
-    for (const auto& row : r.samples.at("rows")) {
-      const int s = row.at("stride_elements");
-      const std::string variant = row.at("variant");
-      const auto& st = row.at("useful_gb_s");
-      const double useful = st.at("median").get<double>();
-      const auto& m = row.at("model");
+    for (const auto& row : rows)
+      if (row.stride_elements == 1) base[row.variant] = row.useful_gb_s.median;
+    for (const auto& row : rows) {
+      const int s = row.stride_elements;
+      const std::string& variant = row.variant;
+      const auto& st = row.useful_gb_s;
+      const double useful = st.median;
+      const auto& m = row.model;
       if (s == 1) {
         auto f = bandwidth_finding("dram.strided_" + variant + ".s1_bandwidth", st, peak,
                                    "median useful GB/s of the unit-stride float " + variant +
@@ -222,33 +224,33 @@ class StrideExperiment : public BandwidthExperiment {
       const double measured = b > 0 ? useful / b : 0;
       auto f = efficiency_finding(
           "dram.strided_" + variant + ".s" + std::to_string(s) + "_efficiency", measured,
-          m.at("request_efficiency").get<double>(), m.at("dram_efficiency_32b").get<double>(), st,
+          m.request_efficiency, m.dram_efficiency_32b, st,
           "useful GB/s at stride " + std::to_string(s) +
               " / useful GB/s at stride 1; the sector "
               "model predicts " +
-              std::to_string(m.at("sectors_per_request").get<int>()) + " sectors per warp request");
+              std::to_string(m.sectors_per_request) + " sectors per warp request");
       f.extra["stride_elements"] = s;
       f.extra["useful_gb_s"] = useful;
-      f.extra["sectors_per_request"] = m.at("sectors_per_request");
-      f.extra["predicted_dram_efficiency_64b_percent"] =
-          m.at("dram_efficiency_64b").get<double>() * 100;
-      if (variant == "copy" && m.contains("copy_dram_efficiency_rmw_32b")) {
-        f.extra["predicted_copy_efficiency_rmw_32b_percent"] =
-            m.at("copy_dram_efficiency_rmw_32b").get<double>() * 100;
-        f.extra["predicted_copy_efficiency_rmw_64b_percent"] =
-            m.at("copy_dram_efficiency_rmw_64b").get<double>() * 100;
-        f.extra["moved_gb_s_copy_rmw_32b_model"] =
-            useful / m.at("copy_dram_efficiency_rmw_32b").get<double>();
+      f.extra["sectors_per_request"] = m.sectors_per_request;
+      f.extra["predicted_dram_efficiency_64b_percent"] = m.dram_efficiency_64b * 100;
+      const auto& rmw32 = m.copy_dram_efficiency_rmw_32b;
+      const auto& rmw64 = m.copy_dram_efficiency_rmw_64b;
+      if (variant == "copy" && rmw32) {
+        f.extra["predicted_copy_efficiency_rmw_32b_percent"] = *rmw32 * 100;
+        f.extra["predicted_copy_efficiency_rmw_64b_percent"] = rmw64.value() * 100;
+        f.extra["moved_gb_s_copy_rmw_32b_model"] = useful / *rmw32;
       }
       // Which prediction the measurement sits closest to (relative distance).
       std::string closest;
       double distance = 0;
-      for (const char* key : {"dram_efficiency_32b", "dram_efficiency_64b",
-                              "copy_dram_efficiency_rmw_32b", "copy_dram_efficiency_rmw_64b"}) {
-        if (!m.contains(key) || (variant != "copy" && std::string(key).rfind("copy", 0) == 0))
-          continue;
-        const double predicted = m.at(key).get<double>();
-        const double d = std::fabs(measured - predicted) / predicted;
+      const std::pair<const char*, std::optional<double>> predictions[] = {
+          {"dram_efficiency_32b", m.dram_efficiency_32b},
+          {"dram_efficiency_64b", m.dram_efficiency_64b},
+          {"copy_dram_efficiency_rmw_32b", rmw32},
+          {"copy_dram_efficiency_rmw_64b", rmw64}};
+      for (const auto& [key, predicted] : predictions) {
+        if (!predicted || (variant != "copy" && std::string(key).rfind("copy", 0) == 0)) continue;
+        const double d = std::fabs(measured - *predicted) / *predicted;
         if (closest.empty() || d < distance) {
           closest = key;
           distance = d;
@@ -258,19 +260,16 @@ class StrideExperiment : public BandwidthExperiment {
         f.extra["closest_model"] = closest;
         f.extra["closest_model_relative_error"] = distance;
       }
-      f.extra["moved_gb_s_dram_model"] = useful / m.at("dram_efficiency_32b").get<double>();
+      f.extra["moved_gb_s_dram_model"] = useful / m.dram_efficiency_32b;
       f.extra["peak_gb_s"] = peak;
       f.extra["percent_of_peak_moved_dram_model"] =
-          percent_of(useful / m.at("dram_efficiency_32b").get<double>(), peak);
+          percent_of(useful / m.dram_efficiency_32b, peak);
       r.findings.push_back(f);
     }
   }
 
  protected:
   double arrays_allocated() const override { return 2; }
-  void check_options(const RunOptions& o) const override {
-    require_in_range(o.strides, 1, kMaxStride, "stride", "element strides 1..64");
-  }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -306,15 +305,13 @@ class OffsetExperiment : public BandwidthExperiment {
     Bench bench(ctx);
     const auto& info = bench.info();
     const auto& o = ctx.options;
-    const std::uint64_t array = array_bytes(info, o);
+    const auto axes = axis_values(o);
+    const std::uint64_t array = array_bytes(info, axes);
     const std::uint64_t n = array / 4;
     const std::uint64_t m = n - kMaxOffset;  // the same element count at every offset
     const double peak = dram_peak_gb_s(info);
-    const auto axes = axis_values(o);
-    const std::vector<int> offsets =
-        with_baseline(axis_or_option(axes, "offset_elements", o.offsets), 0);
-    const std::vector<int> diagnostic =
-        with_baseline(axis_or_option(axes, "diagnostic_offset_elements", o.offsets), 0);
+    const std::vector<int> offsets = with_baseline(axes.int32s("offset_elements"), 0);
+    const std::vector<int> diagnostic = with_baseline(axes.int32s("diagnostic_offset_elements"), 0);
     const std::uint32_t seed_src = derive_seed(o.seed, 31), seed_poison = derive_seed(o.seed, 32);
     DeviceArray src(array), dst(array);
     bench.fill(src.as<float>(), n, seed_src);
@@ -362,7 +359,7 @@ class OffsetExperiment : public BandwidthExperiment {
       }
     }
     note_protocol(r);
-    r.parameters = common_parameters(info, o);
+    r.parameters = common_parameters(info, axes);
     r.parameters["offsets"] = offsets;
     r.parameters["diagnostic_offsets"] = diagnostic;
     r.parameters["elements"] = m;
@@ -395,20 +392,22 @@ class OffsetExperiment : public BandwidthExperiment {
     r.curves.push_back(c);
     r.statistics = {{"rows_measured", rows.size()}};
   }
+  int samples_version() const override { return OffsetSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
     counters::cross_check(r);
     const double peak = r.parameters.value("peak_gb_s", 0.0);
-    std::map<std::string, std::vector<const json*>> by;
-    for (const auto& row : r.samples.at("rows")) by[row.at("variant")].push_back(&row);
+    const auto all = typed_samples<OffsetSamples>(r).rows;
+    std::map<std::string, std::vector<const OffsetRow*>> by;
+    for (const auto& row : all) by[row.variant].push_back(&row);
     for (const auto& [variant, rows] : by) {
-      const json* aligned = nullptr;
+      const OffsetRow* aligned = nullptr;
       for (const auto* row : rows)
-        if (row->at("offset_elements") == 0) aligned = row;
+        if (row->offset_elements == 0) aligned = row;
       if (!aligned) continue;
-      const double base = aligned->at("useful_gb_s").at("median").get<double>();
+      const double base = aligned->useful_gb_s.median;
       const std::string prefix = "dram.offset_" + variant;
-      r.findings.push_back(bandwidth_finding(prefix + ".aligned_bandwidth",
-                                             aligned->at("useful_gb_s"), peak,
+      r.findings.push_back(bandwidth_finding(prefix + ".aligned_bandwidth", aligned->useful_gb_s,
+                                             peak,
                                              "median useful GB/s at offset 0 (" + variant + ")"));
       if (!(base > 0)) continue;
       // Offsets that break 32-B sector alignment, and offsets that keep sectors whole but split
@@ -424,41 +423,38 @@ class OffsetExperiment : public BandwidthExperiment {
           {"line_misaligned",
            "offsets that are a multiple of 8 but not of 32 floats (4 sectors, 2 lines per request)",
            [](int off) { return off % 8 == 0 && off % 32 != 0; }}};
-      const json* worst = nullptr;
+      const OffsetRow* worst = nullptr;
       for (const auto& g : groups) {
         std::vector<double> eff;
         double predicted = 0;
-        const json* example = nullptr;
+        const OffsetRow* example = nullptr;
         for (const auto* row : rows) {
-          const int off = row->at("offset_elements");
-          if (!g.in(off)) continue;
-          const double med = row->at("useful_gb_s").at("median").get<double>();
+          if (!g.in(row->offset_elements)) continue;
+          const double med = row->useful_gb_s.median;
           eff.push_back(med / base);
-          predicted = row->at("request_efficiency").get<double>();
+          predicted = row->request_efficiency;
           example = row;
-          if (!worst || med < worst->at("useful_gb_s").at("median").get<double>()) worst = row;
+          if (!worst || med < worst->useful_gb_s.median) worst = row;
         }
         if (eff.empty()) continue;
         const double mean =
             std::accumulate(eff.begin(), eff.end(), 0.0) / static_cast<double>(eff.size());
         auto f = efficiency_finding(prefix + "." + g.name + "_efficiency", mean, predicted, 1.0,
-                                    example->at("useful_gb_s"),
+                                    example->useful_gb_s,
                                     "mean useful GB/s over " + g.what +
                                         " / offset 0; the sector "
                                         "model predicts the request efficiency, and 100% at DRAM "
                                         "(neighbouring warps use the extra sector)");
         f.extra["offsets_averaged"] = eff.size();
-        f.extra["read_lines_per_request"] = example->at("read_model").at("lines_per_request");
+        f.extra["read_lines_per_request"] = example->read_lines_per_request;
         r.findings.push_back(f);
       }
       if (worst) {
-        auto f =
-            efficiency_finding(prefix + ".worst_efficiency",
-                               worst->at("useful_gb_s").at("median").get<double>() / base,
-                               worst->at("request_efficiency").get<double>(), 1.0,
-                               worst->at("useful_gb_s"), "slowest misaligned offset / offset 0");
-        f.extra["offset_elements"] = worst->at("offset_elements");
-        f.extra["useful_gb_s"] = worst->at("useful_gb_s").at("median");
+        auto f = efficiency_finding(prefix + ".worst_efficiency", worst->useful_gb_s.median / base,
+                                    worst->request_efficiency, 1.0, worst->useful_gb_s,
+                                    "slowest misaligned offset / offset 0");
+        f.extra["offset_elements"] = worst->offset_elements;
+        f.extra["useful_gb_s"] = worst->useful_gb_s.median;
         f.extra["peak_gb_s"] = peak;
         r.findings.push_back(f);
       }
@@ -467,9 +463,6 @@ class OffsetExperiment : public BandwidthExperiment {
 
  protected:
   double arrays_allocated() const override { return 2; }
-  void check_options(const RunOptions& o) const override {
-    require_in_range(o.offsets, 0, kMaxOffset, "offset", "start offsets 0..64 elements");
-  }
 };
 
 }  // namespace

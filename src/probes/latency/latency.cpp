@@ -238,22 +238,14 @@ class LatencyCarveout : public Experiment {
     return "L1 capacity under each preferred shared-memory carveout (knee of a .ca chase sweep)";
   }
   std::vector<Axis> typed_axes() const override {
-    return {fixed(int_axis("carveout_percent", {-1, 0, 25, 50, 100}, "%",
-                           "preferred shared-memory carveout (-1 = driver default; --carveouts)",
-                           -1, 100)),
-            fixed(int_axis("working_set_bytes", {}, "B", "adaptive: 4 KiB .. 1 MiB"))};
-  }
-  void validate(const device::Device&, const RunOptions& o) const override {
-    for (int c : o.carveouts)
-      if (c < -1 || c > 100)
-        throw UsageError(
-            "carveout " + std::to_string(c) +
-            " is not allowed; use -1 (driver default) or 0..100 percent shared memory");
+    return {
+        int_axis("carveout_percent", {-1, 0, 25, 50, 100}, "%",
+                 "preferred shared-memory carveout (-1 = driver default; --carveouts)", -1, 100),
+        fixed(int_axis("working_set_bytes", {}, "B", "adaptive: 4 KiB .. 1 MiB"))};
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     r.protocol["l2_flush"] = device::kChainL2FlushProtocol;
-    const auto carveouts = ctx.options.carveouts.empty() ? std::vector<int>{-1, 0, 25, 50, 100}
-                                                         : ctx.options.carveouts;
+    const auto carveouts = axis_values(ctx.options).int32s("carveout_percent");
     const std::uint64_t hi = std::min<std::uint64_t>(kMiB, ctx.device.info().l2_bytes / 4);
     json sets = json::array();
     std::vector<std::pair<int, std::vector<ChaseRow>>> tables;

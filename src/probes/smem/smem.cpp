@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analysis/bank_model.hpp"
@@ -21,6 +24,7 @@
 #include "measure/block_timing.hpp"
 #include "measure/gpu.hpp"
 #include "probes/smem/smem_kernels.hpp"
+#include "probes/smem/smem_samples.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -39,16 +43,15 @@ Axis word_bytes_axis() {
                   4, 16);
 }
 
-/// --axis <id>.word_bytes, else --word-sizes, else the axis defaults; sorted, unique.
-std::vector<int> word_sizes_of(const AxisValues& axes, const RunOptions& o) {
-  const auto v = axes.overridden("word_bytes") || o.word_sizes.empty() ? axes.int32s("word_bytes")
-                                                                       : o.word_sizes;
+/// The word_bytes axis (--axis <id>.word_bytes or --word-sizes), sorted, unique.
+std::vector<int> word_sizes_of(const AxisValues& axes) {
+  const auto v = axes.int32s("word_bytes");
   std::set<int> s(v.begin(), v.end());
   return {s.begin(), s.end()};
 }
 
-void check_word_sizes(const AxisValues& axes, const RunOptions& o) {
-  for (int w : word_sizes_of(axes, o))
+void check_word_sizes(const AxisValues& axes) {
+  for (int w : word_sizes_of(axes))
     if (!analysis::valid_word_bytes(w))
       throw UsageError("word size " + std::to_string(w) +
                        " B is not allowed for shared-memory loads; use 4, 8 or 16 (--word-sizes)");
@@ -76,70 +79,129 @@ constexpr BankMode kBankModes[] = {
 };
 constexpr std::uint32_t kBankChainOffset = 128;  // keeps every chain's bank pattern
 
-/// --axis smem.bank_conflicts.stride_words, else --strides, else 1..32; sorted, unique.
-std::vector<int> bank_strides(const AxisValues& axes, const RunOptions& o) {
-  const auto v = axes.overridden("stride_words") || o.strides.empty() ? axes.int32s("stride_words")
-                                                                      : o.strides;
+/// The stride_words axis (--axis smem.bank_conflicts.stride_words or --strides), sorted,
+/// unique, with the baseline 1.
+std::vector<int> bank_strides(const AxisValues& axes) {
+  const auto v = axes.int32s("stride_words");
   std::set<int> s(v.begin(), v.end());
   s.insert(1);  // the conflict-free baseline of every word size
   return {s.begin(), s.end()};
 }
 
+/// One (word size, stride) row of the measured table next to the model.
+struct BankRow {
+  int word_bytes = 0, stride = 0;
+  analysis::BankAccess model;
+  struct ModeCost {
+    double cycles = 0, ratio = 0;  ///< median cycles per access; over the stride-1 baseline
+  };
+  std::map<std::string, ModeCost> modes;  ///< by mode name, those measured
+  std::optional<double> warp_chain_extra_cycles;
+  const ModeCost* mode(const char* name) const {
+    const auto it = modes.find(name);
+    return it == modes.end() ? nullptr : &it->second;
+  }
+  /// block cycles / stride-1 block cycles: the measured N-way (when block was measured).
+  std::optional<double> measured_ways() const {
+    const auto* b = mode("block");
+    return b ? std::optional(b->ratio) : std::nullopt;
+  }
+  std::optional<bool> agrees() const {
+    const auto m = measured_ways();
+    return m ? std::optional(std::lround(*m) == model.ways) : std::nullopt;
+  }
+  std::optional<bool> warp_stream_agrees() const {
+    const auto* w = mode("warp_stream");
+    return w ? std::optional(std::lround(w->ratio) == model.ways) : std::nullopt;
+  }
+};
+
+json to_json(const BankRow& row) {
+  json j = {{"word_bytes", row.word_bytes},
+            {"stride", row.stride},
+            {"model_ways", row.model.ways},
+            {"model_wavefronts", row.model.wavefronts},
+            {"model_phases", row.model.phases}};
+  for (const auto& [name, cost] : row.modes) {
+    j[name + "_cycles"] = cost.cycles;
+    j[name + "_ratio"] = cost.ratio;
+  }
+  if (const auto m = row.measured_ways()) {
+    j["measured_ways"] = *m;
+    j["agrees"] = *row.agrees();
+  }
+  if (const auto w = row.warp_stream_agrees()) j["warp_stream_agrees"] = *w;
+  if (row.warp_chain_extra_cycles) j["warp_chain_extra_cycles"] = *row.warp_chain_extra_cycles;
+  return j;
+}
+
+/// smem.bank_conflicts' samples, converted and checked whole: every case of a modelled word
+/// size, a stride the model takes and a known mode (one line naming the case otherwise).
+smem::BankSamples typed_bank_samples(const json& samples) {
+  smem::BankSamples s;
+  try {
+    s = samples.get<smem::BankSamples>();
+  } catch (const json::exception& e) {
+    throw UsageError("smem.bank_conflicts: samples.cases is not what this gpuprobe writes (" +
+                     std::string(e.what()) + ")");
+  }
+  for (std::size_t i = 0; i < s.cases.size(); ++i) {
+    const auto& c = s.cases[i];
+    const bool known_mode = std::any_of(std::begin(kBankModes), std::end(kBankModes),
+                                        [&](const BankMode& m) { return c.mode == m.name; });
+    if (!analysis::valid_word_bytes(c.word_bytes) || c.stride < 1 || c.stride > 32 || !known_mode)
+      throw UsageError("smem.bank_conflicts: samples.cases[" + std::to_string(i) +
+                       "] needs word_bytes 4, 8 or 16, a stride of 1..32 words and a mode of "
+                       "block, warp_stream or warp_chain");
+  }
+  return s;
+}
+
 /// The measured table next to the model, from the samples (pure).
-json bank_rows(const json& cases) {
-  std::map<std::pair<int, int>, json> medians;  // (word, stride) -> {mode: median cycles}
+std::vector<BankRow> bank_rows(const std::vector<smem::BankCase>& cases) {
+  std::map<std::pair<int, int>, std::map<std::string, double>> medians;  // (word, stride) -> mode
   std::map<std::pair<std::string, int>, double> baseline;  // (mode, word) -> stride-1 cycles
   for (const auto& c : cases) {
-    const int w = c.at("word_bytes"), s = c.at("stride");
-    const std::string mode = c.at("mode");
-    const double med = c.at("cycles_per_access").at("median").get<double>();
-    medians[{w, s}][mode] = med;
-    if (s == 1) baseline[{mode, w}] = med;
+    const double med = c.cycles_per_access.median;
+    medians[{c.word_bytes, c.stride}][c.mode] = med;
+    if (c.stride == 1) baseline[{c.mode, c.word_bytes}] = med;
   }
-  json rows = json::array();
+  std::vector<BankRow> rows;
   for (const auto& [key, m] : medians) {
-    const auto [w, s] = key;
-    const auto model = analysis::strided_access(s, w);
-    json row = {{"word_bytes", w},
-                {"stride", s},
-                {"model_ways", model.ways},
-                {"model_wavefronts", model.wavefronts},
-                {"model_phases", model.phases}};
+    BankRow row;
+    std::tie(row.word_bytes, row.stride) = key;
+    row.model = analysis::strided_access(row.stride, row.word_bytes);
     for (const auto& mode : kBankModes) {
-      if (!m.contains(mode.name)) continue;
-      const double cycles = m.at(mode.name).get<double>();
-      const auto b = baseline.find({mode.name, w});
+      const auto it = m.find(mode.name);
+      if (it == m.end()) continue;
+      const auto b = baseline.find({mode.name, row.word_bytes});
       const double base = b != baseline.end() ? b->second : 0;
-      row[std::string(mode.name) + "_cycles"] = cycles;
-      row[std::string(mode.name) + "_ratio"] = base > 0 ? cycles / base : 0;
+      row.modes[mode.name] = {it->second, base > 0 ? it->second / base : 0};
     }
-    if (row.contains("block_ratio")) {
-      const double ratio = row["block_ratio"].get<double>();
-      row["measured_ways"] = ratio;
-      row["agrees"] = std::lround(ratio) == model.ways;
-    }
-    if (row.contains("warp_stream_ratio"))
-      row["warp_stream_agrees"] = std::lround(row["warp_stream_ratio"].get<double>()) == model.ways;
-    if (row.contains("warp_chain_cycles") && baseline.count({"warp_chain", w}))
-      row["warp_chain_extra_cycles"] =
-          row["warp_chain_cycles"].get<double>() - baseline.at({"warp_chain", w});
-    rows.push_back(row);
+    const auto* chain = row.mode("warp_chain");
+    const auto chain_base = baseline.find({"warp_chain", row.word_bytes});
+    if (chain && chain_base != baseline.end())
+      row.warp_chain_extra_cycles = chain->cycles - chain_base->second;
+    rows.push_back(std::move(row));
   }
   return rows;
 }
 
-Curve bank_curve(const json& rows) {
+Curve bank_curve(const std::vector<BankRow>& rows) {
   Curve c{"table",
           {"word_bytes", "stride", "model_ways", "model_wavefronts", "block_cycles_per_access",
            "measured_ways", "agrees", "warp_stream_cycles_per_access", "warp_stream_ratio",
            "warp_chain_cycles_per_access", "warp_chain_extra_cycles"},
           {}};
-  for (const auto& r : rows)
-    c.rows.push_back({r.at("word_bytes"), r.at("stride"), r.at("model_ways"),
-                      r.at("model_wavefronts"), r.value("block_cycles", 0.0),
-                      r.value("measured_ways", 0.0), r.value("agrees", false) ? 1 : 0,
-                      r.value("warp_stream_cycles", 0.0), r.value("warp_stream_ratio", 0.0),
-                      r.value("warp_chain_cycles", 0.0), r.value("warp_chain_extra_cycles", 0.0)});
+  const auto cycles = [](const BankRow::ModeCost* m) { return m ? m->cycles : 0.0; };
+  for (const auto& r : rows) {
+    const auto* stream = r.mode("warp_stream");
+    c.rows.push_back({r.word_bytes, r.stride, r.model.ways, r.model.wavefronts,
+                      cycles(r.mode("block")), r.measured_ways().value_or(0.0),
+                      r.agrees().value_or(false) ? 1 : 0, cycles(stream),
+                      stream ? stream->ratio : 0.0, cycles(r.mode("warp_chain")),
+                      r.warp_chain_extra_cycles.value_or(0.0)});
+  }
   c.hints = chart_hints("measured N-way bank conflict against the bank model", "stride", "words",
                         "measured_ways", "ways", true)
                 .by({"word_bytes"})
@@ -173,19 +235,15 @@ class SmemBankConflicts : public CudaRuntimeExperiment {
                     "warp x 32 chains; warp_chain: one warp, one dependent chain")};
   }
   void validate(const device::Device&, const RunOptions& o) const override {
-    for (int s : o.strides)
-      if (s < 1 || s > 32)
-        throw UsageError("stride " + std::to_string(s) +
-                         " is not allowed for smem.bank_conflicts; use 1..32 words (--strides)");
-    check_word_sizes(axis_values(o), o);
+    check_word_sizes(axis_values(o));
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
     smem_kernels::DeviceArray<measure::BlockTiming> records(1);
     json cases = json::array();
     const auto axes = axis_values(ctx.options);
-    const auto words = word_sizes_of(axes, ctx.options);
-    const auto strides = bank_strides(axes, ctx.options);
+    const auto words = word_sizes_of(axes);
+    const auto strides = bank_strides(axes);
     for (int w : words) {
       for (int s : strides) {
         for (const auto& mode : kBankModes) {
@@ -247,7 +305,7 @@ class SmemBankConflicts : public CudaRuntimeExperiment {
                      "banks of distinct 4-byte words (same word = broadcast)"},
                     {"gpu", to_json(gpu)}};
     r.samples = {{"cases", cases}};
-    r.curves.push_back(bank_curve(bank_rows(cases)));
+    r.curves.push_back(bank_curve(bank_rows(typed_bank_samples(r.samples).cases)));
     if (counters::requested(ctx)) {  // shared-load wavefronts against the bank model
       counters::Declaration d;
       const auto& mode = kBankModes[1];  // one warp: every wavefront is this pattern's
@@ -276,47 +334,46 @@ class SmemBankConflicts : public CudaRuntimeExperiment {
       r.samples["counters"] = counters::collect(ctx, d);
     }
   }
+  int samples_version() const override { return smem::BankSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
     counters::cross_check(r);
-    const json rows = bank_rows(r.samples.at("cases"));
+    const auto rows = bank_rows(typed_bank_samples(r.samples).cases);
     int total = 0, agree = 0, stream_total = 0, stream_agree = 0;
     double worst_dev = 0;
-    json disagreements = json::array();
+    json disagreements = json::array(), table = json::array();
     std::vector<double> per_wavefront, warp_per_wavefront, warp_cycles, chain_per_extra;
     for (const auto& row : rows) {
-      const double wavefronts = row.at("model_wavefronts").get<double>();
-      const double phases = row.at("model_phases").get<double>();
+      table.push_back(to_json(row));
+      const double wavefronts = row.model.wavefronts, phases = row.model.phases;
       // One warp alone: its stream's cost per wavefront where conflicts dominate (>= 8
       // wavefronts), its fastest access, and the latency each extra wavefront adds to a chain.
-      if (row.contains("warp_stream_cycles")) {
-        warp_cycles.push_back(row.at("warp_stream_cycles").get<double>());
+      if (const auto* stream = row.mode("warp_stream")) {
+        warp_cycles.push_back(stream->cycles);
         if (wavefronts >= 8) warp_per_wavefront.push_back(warp_cycles.back() / wavefronts);
       }
-      if (row.contains("warp_chain_extra_cycles") && wavefronts > phases)
-        chain_per_extra.push_back(row.at("warp_chain_extra_cycles").get<double>() /
-                                  (wavefronts - phases));
-      if (row.contains("agrees")) {
+      if (row.warp_chain_extra_cycles && wavefronts > phases)
+        chain_per_extra.push_back(*row.warp_chain_extra_cycles / (wavefronts - phases));
+      if (const auto agrees = row.agrees()) {
         ++total;
-        const double measured = row.at("measured_ways").get<double>();
-        const int model = row.at("model_ways").get<int>();
+        const double measured = *row.measured_ways();
+        const int model = row.model.ways;
         worst_dev = std::max(worst_dev, std::fabs(measured - model) / model);
-        per_wavefront.push_back(row.at("block_cycles").get<double>() /
-                                row.at("model_wavefronts").get<double>());
-        if (row.at("agrees").get<bool>()) {
+        per_wavefront.push_back(row.mode("block")->cycles / wavefronts);
+        if (*agrees) {
           ++agree;
         } else {
-          disagreements.push_back({{"word_bytes", row.at("word_bytes")},
-                                   {"stride", row.at("stride")},
+          disagreements.push_back({{"word_bytes", row.word_bytes},
+                                   {"stride", row.stride},
                                    {"model_ways", model},
                                    {"measured_ways", measured}});
         }
       }
-      if (row.contains("warp_stream_agrees")) {
+      if (const auto stream_agrees = row.warp_stream_agrees()) {
         ++stream_total;
-        stream_agree += row.at("warp_stream_agrees").get<bool>() ? 1 : 0;
+        stream_agree += *stream_agrees ? 1 : 0;
       }
     }
-    r.statistics["table"] = rows;
+    r.statistics["table"] = table;
     if (total == 0) return;
     Finding f{
         "smem.bank_model_agreement",
@@ -368,12 +425,12 @@ class SmemBandwidth : public CudaRuntimeExperiment {
   }
   std::vector<Axis> typed_axes() const override { return {word_bytes_axis()}; }
   void validate(const device::Device&, const RunOptions& o) const override {
-    check_word_sizes(axis_values(o), o);
+    check_word_sizes(axis_values(o));
   }
   void run(Context& ctx, ExperimentResult& r) const override {
     const Gpu gpu = open_gpu(ctx.device);
     json points = json::array();
-    for (int w : word_sizes_of(axis_values(ctx.options), ctx.options)) {
+    for (int w : word_sizes_of(axis_values(ctx.options))) {
       smem_kernels::SmemLaunch l;
       l.word_bytes = w;
       l.chains = kBandwidthChains;
@@ -450,32 +507,38 @@ class SmemBandwidth : public CudaRuntimeExperiment {
                   .points();
     r.curves.push_back(c);
   }
+  int samples_version() const override { return smem::BandwidthSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
-    const auto& points = r.samples.at("points");
+    smem::BandwidthSamples samples;
+    try {
+      samples = r.samples.get<smem::BandwidthSamples>();
+    } catch (const json::exception& e) {
+      throw UsageError("smem.bandwidth: samples.points is not what this gpuprobe writes (" +
+                       std::string(e.what()) + ")");
+    }
+    const auto& points = samples.points;
     if (points.empty()) return;
-    const json* chosen = nullptr;
+    const smem::BandwidthPoint* chosen = nullptr;
     json by_word = json::object();
     for (const auto& p : points) {
-      by_word[std::to_string(p.at("word_bytes").get<int>())] =
-          p.at("bytes_per_clk_per_sm").at("median");
-      if (!chosen || p.at("word_bytes").get<int>() > chosen->at("word_bytes").get<int>())
-        chosen = &p;
+      by_word[std::to_string(p.word_bytes)] = p.bytes_per_clk_per_sm.median;
+      if (!chosen || p.word_bytes > chosen->word_bytes) chosen = &p;
     }
     const auto& p = *chosen;
-    const double v = p.at("bytes_per_clk_per_sm").at("median").get<double>();
+    const double v = p.bytes_per_clk_per_sm.median;
     Finding f{"smem.bandwidth",
               v,
               "B/clk/SM",
-              confidence::precision_of_summary(p.at("bytes_per_clk_per_sm")),
-              "self-loop ld.shared chains of " + std::to_string(p.at("word_bytes").get<int>()) +
+              p.bytes_per_clk_per_sm.precision(),
+              "self-loop ld.shared chains of " + std::to_string(p.word_bytes) +
                   "-B conflict-free loads on every SM at full occupancy; median over SMs of "
                   "bytes / SM cycles",
               json::object()};
-    f.extra["word_bytes"] = p.at("word_bytes");
+    f.extra["word_bytes"] = p.word_bytes;
     f.extra["percent_of_128"] = v / analysis::kWavefrontBytes * 100.0;
     f.extra["by_word_bytes"] = by_word;
-    f.extra["total_tb_per_s"] = p.at("bytes_per_s_median").get<double>() / 1e12;
-    f.extra["sm_clock_mhz"] = p.at("sm_clock_mhz_measured");
+    f.extra["total_tb_per_s"] = p.bytes_per_s_median / 1e12;
+    f.extra["sm_clock_mhz"] = p.sm_clock_mhz_measured;
     r.findings.push_back(f);
   }
 };

@@ -19,6 +19,7 @@
 #include "measure/gpu.hpp"
 #include "measure/replicates.hpp"
 #include "probes/timer/timer_kernels.hpp"
+#include "probes/timer/timer_samples.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -40,12 +41,6 @@ constexpr std::uint64_t kHoldNs = 50000;
 template <std::size_t N>
 void append(json& a, const std::uint32_t (&v)[N], std::size_t n = N) {
   for (std::size_t i = 0; i < std::min(n, N); ++i) a.push_back(v[i]);
-}
-
-std::vector<double> numbers(const json& a) {
-  std::vector<double> v;
-  for (const auto& x : a) v.push_back(x.get<double>());
-  return v;
 }
 
 std::uint64_t gcd_of_positive(const std::vector<double>& v) {
@@ -149,6 +144,37 @@ void verify_probe(const kernels::TimerProbeOut& t, std::uint32_t max_spin_reads)
     if (t.change_ns[i] == 0) fail("a recorded %globaltimer change has size 0");
 }
 
+/// timer.overhead's samples, converted and checked whole: every array a finding reads beside
+/// another is there when that one is (one line naming the array otherwise).
+timer::TimerSamples typed_samples(const json& samples) {
+  timer::TimerSamples s;
+  try {
+    s = samples.get<timer::TimerSamples>();
+  } catch (const json::exception& e) {
+    throw UsageError("timer.overhead: samples are not what this gpuprobe writes (" +
+                     std::string(e.what()) + ")");
+  }
+  const auto need = [](const std::vector<double>& given, const char* name,
+                       const std::vector<double>& needed, const char* needed_name) {
+    if (!given.empty() && needed.empty())
+      throw UsageError(std::string("timer.overhead: samples.") + name + " has values but " +
+                       needed_name + " is empty");
+  };
+  need(s.clock64_pair, "clock64_pair", s.clock64_stream, "clock64_stream");
+  need(s.clock32_pair, "clock32_pair", s.clock32_stream, "clock32_stream");
+  need(s.event_one_empty_kernel_ns, "event_one_empty_kernel_ns", s.event_back_to_back_ns,
+       "event_back_to_back_ns");
+  need(s.event_one_empty_kernel_ns, "event_one_empty_kernel_ns", s.event_two_empty_kernels_ns,
+       "event_two_empty_kernels_ns");
+  need(s.event_one_empty_kernel_ns, "event_one_empty_kernel_ns", s.host_launch_and_sync_ns,
+       "host_launch_and_sync_ns");
+  if (s.change_ns.size() != s.change_cycles.size())
+    throw UsageError("timer.overhead: samples.change_ns and change_cycles differ in length (" +
+                     std::to_string(s.change_ns.size()) + " and " +
+                     std::to_string(s.change_cycles.size()) + ")");
+  return s;
+}
+
 /// Adds one finding to r.
 void add(ExperimentResult& r, const std::string& name, double v, const std::string& unit,
          double conf, const std::string& method, json extra = json::object()) {
@@ -156,18 +182,17 @@ void add(ExperimentResult& r, const std::string& name, double v, const std::stri
 }
 
 /// clock64's and %clock's overhead and resolution, and %globaltimer's read overhead.
-void add_clock_findings(ExperimentResult& r, const json& s,
-                        const std::vector<double>& change_cycles) {
-  const auto c64 = numbers(s.at("clock64_pair"));
-  const auto c32 = numbers(s.at("clock32_pair"));
+void add_clock_findings(ExperimentResult& r, const timer::TimerSamples& s) {
+  const auto& c64 = s.clock64_pair;
+  const auto& c32 = s.clock32_pair;
+  const auto& change_cycles = s.change_cycles;
   if (!c64.empty()) {
-    const double stream =
-        stats::median(numbers(s.at("clock64_stream"))) / (timer_kernels::kTimerStreamReads - 1);
+    const double stream = stats::median(s.clock64_stream) / (timer_kernels::kTimerStreamReads - 1);
     add(r, "timer.clock64.overhead", *std::min_element(c64.begin(), c64.end()), "cycles",
         min_agreement(c64), "smallest difference of two back-to-back clock64 reads",
         {{"median", stats::median(c64)}, {"cycles_per_read_in_a_stream", stream}});
     auto all = c64;
-    for (double x : numbers(s.at("clock64_gap"))) all.push_back(x);
+    for (double x : s.clock64_gap) all.push_back(x);
     for (double x : change_cycles) all.push_back(x);
     const double gcd = static_cast<double>(gcd_of_positive(all));
     add(r, "timer.clock64.resolution", gcd, "cycles", gcd_agreement(all, gcd),
@@ -176,20 +201,19 @@ void add_clock_findings(ExperimentResult& r, const json& s,
         {{"smallest_nonzero_difference", min_positive(all)}});
   }
   if (!c32.empty()) {
-    const double stream =
-        stats::median(numbers(s.at("clock32_stream"))) / (timer_kernels::kTimerStreamReads - 1);
+    const double stream = stats::median(s.clock32_stream) / (timer_kernels::kTimerStreamReads - 1);
     add(r, "timer.clock.overhead", *std::min_element(c32.begin(), c32.end()), "cycles",
         min_agreement(c32), "smallest difference of two back-to-back %clock reads",
         {{"median", stats::median(c32)}, {"cycles_per_read_in_a_stream", stream}});
     auto all = c32;
-    for (double x : numbers(s.at("clock32_gap"))) all.push_back(x);
+    for (double x : s.clock32_gap) all.push_back(x);
     const double gcd = static_cast<double>(gcd_of_positive(all));
     add(r, "timer.clock.resolution", gcd, "cycles", gcd_agreement(all, gcd),
         "greatest common divisor of every non-zero %clock difference observed (back-to-back "
         "and around 0..31 dependent adds)",
         {{"smallest_nonzero_difference", min_positive(all)}});
   }
-  const auto gread = numbers(s.at("globaltimer_read"));
+  const auto& gread = s.globaltimer_read;
   if (!gread.empty() && !c64.empty())
     add(r, "timer.globaltimer.overhead",
         *std::min_element(gread.begin(), gread.end()) - *std::min_element(c64.begin(), c64.end()),
@@ -199,9 +223,9 @@ void add_clock_findings(ExperimentResult& r, const json& s,
 }
 
 /// %globaltimer's resolution and update period, from the changes seen while spinning on it.
-void add_globaltimer_findings(ExperimentResult& r, const json& s,
-                              const std::vector<double>& change_cycles) {
-  const auto change_ns = numbers(s.at("change_ns"));
+void add_globaltimer_findings(ExperimentResult& r, const timer::TimerSamples& s) {
+  const auto& change_ns = s.change_ns;
+  const auto& change_cycles = s.change_cycles;
   if (!change_ns.empty()) {
     const double sum_cycles = std::accumulate(change_cycles.begin(), change_cycles.end(), 0.0);
     const double sum_ns = std::accumulate(change_ns.begin(), change_ns.end(), 0.0);
@@ -218,15 +242,13 @@ void add_globaltimer_findings(ExperimentResult& r, const json& s,
         {{"median_increment_ns", stats::median(change_ns)},
          {"increments", common},
          {"changes_observed", change_ns.size()},
-         {"back_to_back_smallest_nonzero_ns", min_positive(numbers(s.at("globaltimer_pair")))}});
+         {"back_to_back_smallest_nonzero_ns", min_positive(s.globaltimer_pair)}});
     // Intervals between observed changes are quantised to whole spin iterations, and when
     // the spin reads no faster than the timer updates (about one read per change) they only
     // bound the period from above. Every observed increment is a whole number of updates, so
     // when the timer tracks real time (the SM clock computed from it is plausible) the
     // update period is the greatest common divisor of the increments.
-    const double spins =
-        std::accumulate(s.at("spin_reads").begin(), s.at("spin_reads").end(), 0.0,
-                        [](double a, const json& x) { return a + x.get<double>(); });
+    const double spins = std::accumulate(s.spin_reads.begin(), s.spin_reads.end(), 0.0);
     const double mean_cycles = sum_cycles / static_cast<double>(change_cycles.size());
     const double cycles_per_read = spins > 0 ? sum_cycles / spins : 0.0;
     const double reads_per_change = cycles_per_read > 0 ? mean_cycles / cycles_per_read : 0.0;
@@ -258,10 +280,10 @@ void add_globaltimer_findings(ExperimentResult& r, const json& s,
 }
 
 /// CUDA events' resolution, back-to-back interval and the interval around an empty kernel.
-void add_event_findings(ExperimentResult& r, const json& s) {
-  const auto b2b = numbers(s.at("event_back_to_back_ns"));
-  const auto one = numbers(s.at("event_one_empty_kernel_ns"));
-  const auto two = numbers(s.at("event_two_empty_kernels_ns"));
+void add_event_findings(ExperimentResult& r, const timer::TimerSamples& s) {
+  const auto& b2b = s.event_back_to_back_ns;
+  const auto& one = s.event_one_empty_kernel_ns;
+  const auto& two = s.event_two_empty_kernels_ns;
   if (!one.empty()) {
     auto all = b2b;
     all.insert(all.end(), one.begin(), one.end());
@@ -270,9 +292,7 @@ void add_event_findings(ExperimentResult& r, const json& s) {
     add(r, "timer.event.resolution", quantum, "ns", quantum_agreement(all, quantum),
         "smallest gap between distinct cudaEventElapsedTime values over all event samples",
         {{"smallest_nonzero_elapsed_ns", min_positive(all)}});
-    const auto sizes = s.contains("event_replicate_sizes")
-                           ? s.at("event_replicate_sizes").get<std::vector<std::size_t>>()
-                           : std::vector<std::size_t>{};
+    const auto& sizes = s.event_replicate_sizes;
     // Every event interval is read in ticks of the event timer: its value is known to within
     // half a tick, whatever the samples agree on.
     const auto ticked = [&](const confidence::ReplicateSummary& x) {
@@ -283,14 +303,11 @@ void add_event_findings(ExperimentResult& r, const json& s) {
     // the first at once), which moves from run to run while every block inside a run reads one
     // tick. Queued behind a kernel that holds the stream, the
     // two events are the GPU's own interval: reported when it is at least a tick.
-    const auto qb = s.contains("event_queued_back_to_back_ns")
-                        ? numbers(s.at("event_queued_back_to_back_ns"))
-                        : std::vector<double>{};
+    const auto& qb = s.event_queued_back_to_back_ns;
     const bool queued_b2b =
         qb.size() >= static_cast<std::size_t>(kMinRepetitions) && stats::median(qb) > 0;
     if (queued_b2b) {
-      const auto qs =
-          s.value("event_queued_back_to_back_replicate_sizes", std::vector<std::size_t>{});
+      const auto& qs = s.event_queued_back_to_back_replicate_sizes;
       const auto rq = ticked(confidence::summarize_replicate_samples(split_blocks(qb, qs)));
       add(r, "timer.event.back_to_back", rq.value, "ns", rq.precision,
           "cudaEventElapsedTime of two events recorded back to back behind a kernel that "
@@ -314,16 +331,12 @@ void add_event_findings(ExperimentResult& r, const json& s) {
           "sqrt(12)",
           eb);
     }
-    const auto q1 = s.contains("event_queued_one_empty_kernel_ns")
-                        ? numbers(s.at("event_queued_one_empty_kernel_ns"))
-                        : std::vector<double>{};
-    const auto q2 = s.contains("event_queued_two_empty_kernels_ns")
-                        ? numbers(s.at("event_queued_two_empty_kernels_ns"))
-                        : std::vector<double>{};
-    const double host_sync = stats::median(numbers(s.at("host_launch_and_sync_ns")));
-    if (s.contains("event_queued_one_empty_kernel_ns")) {
+    const auto& q2 = s.event_queued_two_empty_kernels_ns;
+    const double host_sync = stats::median(s.host_launch_and_sync_ns);
+    if (s.event_queued_one_empty_kernel_ns) {
       // The GPU's own interval (stream held busy while the host enqueued it).
-      const auto qs = s.value("event_queued_replicate_sizes", std::vector<std::size_t>{});
+      const auto& q1 = *s.event_queued_one_empty_kernel_ns;
+      const auto& qs = s.event_queued_replicate_sizes;
       if (q1.size() >= static_cast<std::size_t>(kMinRepetitions)) {
         const auto rq = ticked(confidence::summarize_replicate_samples(split_blocks(q1, qs)));
         json ek = {
@@ -331,7 +344,7 @@ void add_event_findings(ExperimentResult& r, const json& s) {
             {"second_kernel_adds_ns", q2.empty() ? 0.0 : stats::median(q2) - stats::median(q1)},
             {"idle_gpu_median_ns", stats::median(one)},
             {"host_launch_and_sync_median_ns", host_sync},
-            {"samples_late", s.value("event_queued_late", 0)},
+            {"samples_late", s.event_queued_late},
             {"standard_error", rq.standard_error},
             {"replicates", confidence::to_json(rq)}};
         add(r, "timer.event.empty_kernel", rq.value, "ns", rq.precision,
@@ -530,11 +543,12 @@ class TimerOverhead : public CudaRuntimeExperiment {
                     {"gpu", to_json(gpu)}};
     r.samples = s;
   }
+  int samples_version() const override { return timer::TimerSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
-    const auto change_cycles = numbers(r.samples.at("change_cycles"));
-    add_clock_findings(r, r.samples, change_cycles);
-    add_globaltimer_findings(r, r.samples, change_cycles);
-    add_event_findings(r, r.samples);
+    const auto s = typed_samples(r.samples);
+    add_clock_findings(r, s);
+    add_globaltimer_findings(r, s);
+    add_event_findings(r, s);
   }
 };
 }  // namespace
