@@ -88,8 +88,8 @@ void judge_plateaus(const std::vector<replay::SweepPoint>& points,
 }
 
 /// The replay's L1 knee by the level finder over the replayed curve (exact: no noise).
-void judge_knee(const std::vector<replay::SweepPoint>& points,
-                const std::vector<double>& replayed, const Runs& runs, FairJudgement& j) {
+void judge_knee(const std::vector<replay::SweepPoint>& points, const std::vector<double>& replayed,
+                const Runs& runs, FairJudgement& j) {
   std::vector<double> of_runs;
   for (const auto& f : runs.findings)
     if (const auto it = f.find(finding::kL1Capacity.name); it != f.end())
@@ -119,10 +119,10 @@ std::string fixed(double v, int digits = 1) {
 
 void decide(FairJudgement& j) {
   if (j.points_judged > 0 && j.points_share() < kPointsShare)
-    j.misses.push_back(std::to_string(j.points_within) + " of " +
-                       std::to_string(j.points_judged) + " working sets (" +
-                       fixed(100 * j.points_share()) + " %) within 3 % of the runs' range, " +
-                       fixed(100 * kPointsShare, 0) + " % asked");
+    j.misses.push_back(std::to_string(j.points_within) + " of " + std::to_string(j.points_judged) +
+                       " working sets (" + fixed(100 * j.points_share()) +
+                       " %) within 3 % of the runs' range, " + fixed(100 * kPointsShare, 0) +
+                       " % asked");
   for (const auto& p : j.plateaus)
     if (!p.within)
       j.misses.push_back(p.name + " " + fixed(p.error_percent, 2) + " % from the median run");
@@ -170,7 +170,8 @@ std::vector<Finding> fair_findings(const FairJudgement& j) {
   std::vector<Finding> out;
   const json runs = {{"runs", j.runs}, {"min_runs", kMinRuns}};
   if (j.points_judged > 0)
-    out.push_back({finding::kReplayFairPointsWithin.name, j.points_share(),
+    out.push_back({finding::kReplayFairPointsWithin.name,
+                   j.points_share(),
                    finding::kReplayFairPointsWithin.unit,
                    with_runs(confidence::agreement(j.points_within, j.points_judged), j.runs),
                    "fraction of the working sets measured by at least two runs whose replay "
@@ -200,8 +201,10 @@ std::vector<Finding> fair_findings(const FairJudgement& j) {
                    {{"plateaus", each}, {"runs", j.runs}}});
   }
   if (j.knee)
-    out.push_back({finding::kReplayFairL1KneeError.name, j.knee->error_percent,
-                   finding::kReplayFairL1KneeError.unit, with_runs(j.knee->confidence, j.runs),
+    out.push_back({finding::kReplayFairL1KneeError.name,
+                   j.knee->error_percent,
+                   finding::kReplayFairL1KneeError.unit,
+                   with_runs(j.knee->confidence, j.runs),
                    "(replay's L1 knee - median run's l1.capacity) / median run's, the replay's "
                    "knee being the largest working set on the first plateau the level finder "
                    "gives over the replayed curve; confidence: the replayed bracket's precision" +
@@ -217,8 +220,10 @@ std::vector<Finding> fair_findings(const FairJudgement& j) {
     c = confidence::agreement(j.points_within, j.points_judged);
     if (j.knee) c = std::min(c, std::max(j.knee->confidence, 0.5));
   }
-  out.push_back({finding::kReplayFairVerdict.name, static_cast<double>(static_cast<int>(j.verdict)),
-                 finding::kReplayFairVerdict.unit, std::min(c, 1.0),
+  out.push_back({finding::kReplayFairVerdict.name,
+                 static_cast<double>(static_cast<int>(j.verdict)),
+                 finding::kReplayFairVerdict.unit,
+                 std::min(c, 1.0),
                  "pass when, against at least 4 runs of the GPU, the replay lies within 3 % of "
                  "the runs' range at >= 95 % of the working sets and every plateau latency and "
                  "the L1 knee lie within 3 % of the median run's; fail otherwise; undecided with "

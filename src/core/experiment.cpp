@@ -35,12 +35,12 @@ Finding finding_from_json(const nlohmann::json& j) {
 
 nlohmann::json to_json(const CurveHints& h) {
   nlohmann::json j = {{"kind", h.kind},     {"title", h.title},
-          {"x", h.x},           {"y", h.y},
-          {"x_unit", h.x_unit}, {"y_unit", h.y_unit},
-          {"log_x", h.log_x},   {"log_y", h.log_y},
-          {"series", h.series}, {"model", h.model},
-          {"split", h.split},   {"reduce", h.reduce},
-          {"where", h.where},   {"mark_findings", h.mark_findings}};
+                      {"x", h.x},           {"y", h.y},
+                      {"x_unit", h.x_unit}, {"y_unit", h.y_unit},
+                      {"log_x", h.log_x},   {"log_y", h.log_y},
+                      {"series", h.series}, {"model", h.model},
+                      {"split", h.split},   {"reduce", h.reduce},
+                      {"where", h.where},   {"mark_findings", h.mark_findings}};
   if (!h.band.empty()) j["band"] = h.band;  // written only where drawn: older hints unchanged
   return j;
 }

@@ -108,7 +108,8 @@ void validate(const ModelConfig& c) {
                      "window of at most 1 TiB and evict_last ways 0 .. the L2's ways");
   if (c.l2_insertion != Insertion::kMru && c.l2.policy != Replacement::kLru)
     throw UsageError("model " + text_input::quoted(c.name) + ": l2_insertion " +
-                     to_string(c.l2_insertion) + " needs l2_policy lru (it places fills in the "
+                     to_string(c.l2_insertion) +
+                     " needs l2_policy lru (it places fills in the "
                      "recency order)");
   if (c.l2_bimodal_throttle < 2 || c.l2_bimodal_throttle > 65536)
     throw UsageError("model " + text_input::quoted(c.name) + ": l2_bimodal_throttle " +

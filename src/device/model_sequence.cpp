@@ -396,8 +396,7 @@ bool SetCache::access(std::uint64_t address, Mark m) {
   if (classed_) priority_[base + w] = Priority::kNormal;
   mark(base + w, set, m);
   touch(set, w, true);
-  if (config_.policy == Replacement::kLru && insertion_ != Insertion::kMru &&
-      !insert_at_mru(set)) {
+  if (config_.policy == Replacement::kLru && insertion_ != Insertion::kMru && !insert_at_mru(set)) {
     // Below every other line of the set: the next victim unless hit first.
     std::uint64_t oldest = stamps_[base + w];
     for (std::uint32_t o = 0; o < ways_; ++o)

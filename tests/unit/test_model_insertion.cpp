@@ -72,11 +72,11 @@ TEST(ModelInsertion, DuelingFollowsBimodalWhenTheSweepThrashes) {
 
 TEST(ModelInsertion, AChangedWorkingSetIsAdoptedByMruNotByLip) {
   const std::uint64_t fits = std::uint64_t{kSets} * kWays;
-  for (auto [insertion, adopts] : {std::pair{Insertion::kMru, true},
-                                   std::pair{Insertion::kLru, false},
-                                   std::pair{Insertion::kDueling, true}}) {
+  for (auto [insertion, adopts] :
+       {std::pair{Insertion::kMru, true}, std::pair{Insertion::kLru, false},
+        std::pair{Insertion::kDueling, true}}) {
     auto c = cache_with(insertion);
-    cyclic_hits(c, 0, fits, 8, 0);                    // the first working set, held
+    cyclic_hits(c, 0, fits, 8, 0);                                // the first working set, held
     const auto hits = cyclic_hits(c, 1 << 20, fits, 4, kPasses);  // then another one
     if (adopts)
       EXPECT_GT(hits, fits * kPasses * 3 / 4) << to_string(insertion);

@@ -53,7 +53,8 @@ struct Fixture {
     for (std::size_t k = 0; k < n; ++k) {
       const double scale = 1 + 0.005 * static_cast<double>(k);
       replay::RunCurve curve;
-      for (double ws : grid()) curve[ws] = json{{"median", truth(ws) * scale}, {"n", 9}, {"mad", 0.1}};
+      for (double ws : grid())
+        curve[ws] = json{{"median", truth(ws) * scale}, {"n", 9}, {"mad", 0.1}};
       runs.curves.push_back(curve);
       runs.findings.push_back(findings(scale));
     }
@@ -96,8 +97,9 @@ TEST(ReplayFair, AReplayInsideTheRunsBandPasses) {
   EXPECT_EQ(v->value, 0.0);
   EXPECT_EQ(v->unit, "class");
   EXPECT_GT(v->confidence, 0.5);
-  for (const FindingKey* k : {&finding::kReplayFairPointsWithin, &finding::kReplayFairPlateausWithin,
-                              &finding::kReplayFairL1KneeError}) {
+  for (const FindingKey* k :
+       {&finding::kReplayFairPointsWithin, &finding::kReplayFairPlateausWithin,
+        &finding::kReplayFairL1KneeError}) {
     const auto* f = find(fs, *k);
     ASSERT_NE(f, nullptr) << k->name;
     EXPECT_EQ(f->unit, k->unit) << k->name;
