@@ -207,7 +207,16 @@ def structure_text():
                                   + (", unexplained at " + ", ".join(f"{u['working_set_bytes'] / 2**20:.2f} MiB" for u in o['unexplained'])
                                      if o['unexplained'] else "")
                                   for r, o in offs) + "." if offs else "")(
-                       sorted((k.split(".")[1], v) for k, v in g.items() if k.endswith(".off_points_between_placements"))))
+                       sorted((k.split(".")[1], v) for k, v in g.items() if k.endswith(".off_points_between_placements")))
+                   + (lambda vd, pw, pl, kn: f" Judged fairly (`replay.fair.*`, against {vd['runs']} runs of the GPU; at least 4 asked): "
+                      f"**{vd['label']}** (confidence {vd['confidence']:.2f}): {pw['points_within']} of {pw['points_judged']} working sets "
+                      f"({pw['value'] * 100:.1f}%) within 3 % of the runs' range (95% asked)"
+                      + (f", {sum(1 for q in pl['plateaus'] if abs(q['error_percent']) <= 3)} of {len(pl['plateaus'])} plateaus within 3 % "
+                         f"of the median run's" if pl else "")
+                      + (f", the L1 knee {kn['value']:+.2f}% from the median run's `l1.capacity`" if kn else "")
+                      + ("; misses: " + "; ".join(vd['misses']) if vd['misses'] else "") + "."
+                      if vd and pw else "")(g.get("replay.fair.verdict"), g.get("replay.fair.points_within"),
+                                            g.get("replay.fair.plateaus_within"), g.get("replay.fair.l1_knee_error")))
     others = sorted(p.name for p in (res / "other_cards").glob("GPU-*") if (p / "result.json").exists())
     if others:
         out.append(f"- Other H200s of the pool ([results/h200/other_cards](results/h200/other_cards/README.md)): "

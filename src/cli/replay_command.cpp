@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/replay.hpp"
+#include "analysis/replay_fair.hpp"
 #include "build_info.hpp"
 #include "cli/from_file.hpp"
 #include "cli/result_commands.hpp"
@@ -24,17 +25,35 @@ namespace {
 
 using nlohmann::json;
 namespace rp = analysis::replay;
+namespace fair = analysis::replay_fair;
 
 /// Other runs of the GPU (e.g. repeat's run*/result.json): their sweeps' medians by working
-/// set, each with its summary, read (and refused) before anything is written.
-std::vector<rp::RunCurve> load_run_curves(const std::vector<std::string>& runs) {
-  std::vector<rp::RunCurve> curves;
+/// set, each with its summary, and their findings, read (and refused) before anything is
+/// written.
+fair::Runs load_runs(const std::vector<std::string>& runs) {
+  fair::Runs loaded;
   for (const auto& file : runs) {
     const json other = json_input::load_result(file);
     const json& sweep = rp::passed_sweep(other, file, "to compare the replay with");
-    curves.push_back(from_file(file, [&] { return rp::run_curve(sweep, file); }));
+    loaded.curves.push_back(from_file(file, [&] { return rp::run_curve(sweep, file); }));
+    loaded.findings.push_back(rp::measured_findings(other));
   }
-  return curves;
+  return loaded;
+}
+
+/// The replay judged fairly: against this result and the other runs (at least four asked).
+fair::FairJudgement judge_fairly(const std::string& path, const json& sweep,
+                                 const rp::MeasuredFindings& findings,
+                                 const std::vector<rp::SweepPoint>& points,
+                                 const rp::ReplayJudgement& judged, const fair::Runs& others) {
+  fair::Runs all;
+  all.curves.push_back(from_file(path, [&] { return rp::run_curve(sweep, path); }));
+  all.findings.push_back(findings);
+  all.curves.insert(all.curves.end(), others.curves.begin(), others.curves.end());
+  all.findings.insert(all.findings.end(), others.findings.begin(), others.findings.end());
+  std::vector<double> replayed;
+  for (const auto& j : judged.points) replayed.push_back(j.replayed_cycles);
+  return fair::judge_fair(points, replayed, all);
 }
 
 /// The chase's latency over other allocations of the slope's working sets (cache.l2.mixture's
@@ -62,11 +81,13 @@ std::vector<Curve> replay_curves(const rp::ReplayJudgement& judged) {
        "allocations_low_cycles", "allocations_high_cycles", "runs_low_cycles", "runs_high_cycles"},
       {},
       chart_hints("latency against working set: measured on the GPU (solid), replayed on the "
-                  "model exported from the same result (dashed), and on the L2's slope the "
-                  "lowest and highest over other allocations of one size (cache.l2.mixture)",
+                  "model exported from the same result (dashed), on the L2's slope the "
+                  "lowest and highest over other allocations of one size (cache.l2.mixture), "
+                  "and behind them the range of the GPU's runs (shaded: min..max of this "
+                  "result and the --runs results)",
                   "working_set_bytes", "bytes", "measured_cycles", "cycles", true)
-          .with_model({"replayed_cycles", "allocations_low_cycles", "allocations_high_cycles",
-                       "runs_low_cycles", "runs_high_cycles"})};
+          .with_model({"replayed_cycles", "allocations_low_cycles", "allocations_high_cycles"})
+          .banded("runs_low_cycles", "runs_high_cycles")};
   Curve errors{"error",
                {"working_set_bytes", "error_percent", "region"},
                {},
@@ -93,6 +114,7 @@ struct Replay {
   rp::ReplayJudgement judged;
   measure::Sensitivities sensitivities;
   std::map<std::string, rp::OffRegion> off_regions;
+  fair::FairJudgement fair;
 };
 
 ExperimentResult replay_result(const Replay& r) {
@@ -114,6 +136,7 @@ ExperimentResult replay_result(const Replay& r) {
                                     {"note", s->note}};
   }
   er.findings = rp::replay_findings(r.judged.summary, r.off_regions);
+  for (auto& f : fair::fair_findings(r.fair)) er.findings.push_back(std::move(f));
   return er;
 }
 
@@ -163,6 +186,14 @@ void print_replay(const Replay& r, std::ostream& out) {
         out << " " << bytes_text(u.at("working_set_bytes").get<double>());
     }
   }
+  const auto& f = r.fair;
+  out << "\n  judged fairly against " << f.runs << " run" << (f.runs == 1 ? "" : "s")
+      << " of the GPU (at least " << fair::kMinRuns << " asked): " << fair::to_string(f.verdict)
+      << "; " << f.points_within << " of " << f.points_judged
+      << " working sets within 3 % of the runs' range, " << f.plateaus_within << " of "
+      << f.plateaus.size() << " plateaus within 3 % of the median run";
+  if (f.knee) out << ", the L1 knee " << f.knee->error_percent << " % from the median run's";
+  for (const auto& m : f.misses) out << "\n    misses: " << m;
   out << "\nresults: " << r.dir << "/result.json, report: " << r.dir << "/report.html\n";
 }
 
@@ -170,8 +201,8 @@ void print_replay(const Replay& r, std::ostream& out) {
 
 int replay_command(const std::string& path, const std::string& dir, std::ostream& out,
                    const std::vector<std::string>& runs) {
-  Replay r{path, dir, runs, json_input::load_result(path), {}, {}, {}, {}};
-  const auto run_curves = load_run_curves(runs);
+  Replay r{path, dir, runs, json_input::load_result(path), {}, {}, {}, {}, {}};
+  const auto others = load_runs(runs);
   report::check_result_folder(dir);  // a new or empty folder, or an earlier replay's
   r.model = from_file(path, [&] { return device::model_from_result(r.recorded); });
   const json& sweep = rp::passed_sweep(r.recorded, path, "to replay; run it first");
@@ -190,8 +221,9 @@ int replay_command(const std::string& path, const std::string& dir, std::ostream
   const auto allocations = mixture_allocations(r.recorded, path);
   // A model that cannot be measured is the result file's fault (it made the model): one line.
   r.judged = from_file(path, [&] {
-    return rp::judge_replay(points, replay.cycles_at(points), allocations, run_curves);
+    return rp::judge_replay(points, replay.cycles_at(points), allocations, others.curves);
   });
+  r.fair = judge_fairly(path, sweep, findings, points, r.judged, others);
   // Comparisons, not fits: the replay above keeps what the result's evidence gives.
   r.sensitivities =
       from_file(path, [&] { return measure::replay_sensitivities(r.model, findings, points); });

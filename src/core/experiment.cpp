@@ -34,13 +34,15 @@ Finding finding_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const CurveHints& h) {
-  return {{"kind", h.kind},     {"title", h.title},
-          {"x", h.x},           {"y", h.y},
-          {"x_unit", h.x_unit}, {"y_unit", h.y_unit},
-          {"log_x", h.log_x},   {"log_y", h.log_y},
-          {"series", h.series}, {"model", h.model},
-          {"split", h.split},   {"reduce", h.reduce},
-          {"where", h.where},   {"mark_findings", h.mark_findings}};
+  nlohmann::json j = {{"kind", h.kind},     {"title", h.title},
+                      {"x", h.x},           {"y", h.y},
+                      {"x_unit", h.x_unit}, {"y_unit", h.y_unit},
+                      {"log_x", h.log_x},   {"log_y", h.log_y},
+                      {"series", h.series}, {"model", h.model},
+                      {"split", h.split},   {"reduce", h.reduce},
+                      {"where", h.where},   {"mark_findings", h.mark_findings}};
+  if (!h.band.empty()) j["band"] = h.band;  // written only where drawn: older hints unchanged
+  return j;
 }
 
 CurveHints CurveHints::by(std::vector<std::string> columns) const {
@@ -80,6 +82,12 @@ CurveHints CurveHints::split_by(std::vector<std::string> columns) const {
   return h;
 }
 
+CurveHints CurveHints::banded(std::string low, std::string high) const {
+  auto h = *this;
+  h.band = {std::move(low), std::move(high)};
+  return h;
+}
+
 CurveHints chart_hints(std::string title, std::string x, std::string x_unit, std::string y,
                        std::string y_unit, bool log_x) {
   CurveHints h;
@@ -115,6 +123,8 @@ CurveHints curve_hints_from_json(const nlohmann::json& j) {
   h.reduce = j.value("reduce", "");
   h.where = j.value("where", nlohmann::json::object());
   h.mark_findings = j.value("mark_findings", false);
+  h.band = j.value("band", std::vector<std::string>{});
+  if (h.band.size() != 2) h.band.clear();
   return h;
 }
 

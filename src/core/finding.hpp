@@ -38,6 +38,9 @@ struct CurveHints {
   nlohmann::json where = nlohmann::json::object();
   /// Mark this experiment's findings whose unit is x_unit (knees, capacities, plateau ranges).
   bool mark_findings = false;
+  /// Two y columns {low, high} drawn as a shaded band behind the series (e.g. the range of
+  /// several runs); empty = none.
+  std::vector<std::string> band;
   bool empty() const { return x.empty() && y.empty() && kind == "line"; }
   // Builders, so a curve's construction site states its hints in one expression.
   CurveHints by(std::vector<std::string> columns) const;
@@ -47,6 +50,7 @@ struct CurveHints {
   CurveHints marked() const;
   CurveHints points() const;
   CurveHints split_by(std::vector<std::string> columns) const;
+  CurveHints banded(std::string low, std::string high) const;
 };
 /// A line chart of y against x.
 CurveHints chart_hints(std::string title, std::string x, std::string x_unit, std::string y,

@@ -115,6 +115,24 @@ inline constexpr FindingKey kL2EvictFirstGoesFirst{"l2.evict_first.goes_first", 
 inline constexpr FindingKey kL2EvictLastMaxShare{"l2.evict_last.max_share", "fraction",
                                                  ValueKind::kNumber};
 
+// gpuprobe replay --runs (model.replay): the replay judged against the GPU's runs
+namespace labels {
+inline constexpr CategoryLabel kReplayFairVerdict[] = {
+    {0, "pass", "passes against the runs"},
+    {1, "fail", "fails against the runs"},
+    {-1, "undecided", "undecided (too few runs)"},
+};
+}  // namespace labels
+inline constexpr FindingKey kReplayFairPointsWithin{"replay.fair.points_within", "fraction",
+                                                    ValueKind::kNumber};
+inline constexpr FindingKey kReplayFairPlateausWithin{"replay.fair.plateaus_within", "fraction",
+                                                      ValueKind::kNumber};
+inline constexpr FindingKey kReplayFairL1KneeError{"replay.fair.l1_knee_error", "%",
+                                                   ValueKind::kNumber};
+inline constexpr FindingKey kReplayFairVerdict{"replay.fair.verdict", "class",
+                                               ValueKind::kCategory, labels::kReplayFairVerdict,
+                                               std::size(labels::kReplayFairVerdict)};
+
 // latency.tlb
 inline constexpr FindingKey kTlbLevels{"tlb.levels", "levels", ValueKind::kNumber};
 inline constexpr FindingKey kTlbPageSize{"tlb.page_size", "bytes", ValueKind::kNumber};
@@ -255,6 +273,10 @@ inline constexpr const FindingKey* kKeys[] = {
     &kL2EvictLastProtects,
     &kL2EvictFirstGoesFirst,
     &kL2EvictLastMaxShare,
+    &kReplayFairPointsWithin,
+    &kReplayFairPlateausWithin,
+    &kReplayFairL1KneeError,
+    &kReplayFairVerdict,
     &kTlbLevels,
     &kTlbPageSize,
     &kTlbL1Entries,

@@ -106,6 +106,14 @@ void validate(const ModelConfig& c) {
     throw UsageError("model " + text_input::quoted(c.name) +
                      ": the persisting L2 needs a set-aside of at most the L2's capacity, a "
                      "window of at most 1 TiB and evict_last ways 0 .. the L2's ways");
+  if (c.l2_insertion != Insertion::kMru && c.l2.policy != Replacement::kLru)
+    throw UsageError("model " + text_input::quoted(c.name) + ": l2_insertion " +
+                     to_string(c.l2_insertion) +
+                     " needs l2_policy lru (it places fills in the "
+                     "recency order)");
+  if (c.l2_bimodal_throttle < 2 || c.l2_bimodal_throttle > 65536)
+    throw UsageError("model " + text_input::quoted(c.name) + ": l2_bimodal_throttle " +
+                     std::to_string(c.l2_bimodal_throttle) + "; allowed: 2 .. 65536");
   if (!(c.sm_clock_mhz > 0) || !(c.mem_clock_mhz > 0))
     throw UsageError("model " + text_input::quoted(c.name) + ": clocks must be > 0 MHz");
   if (c.global_mem_bytes == 0)
@@ -245,6 +253,8 @@ nlohmann::json to_json(const ModelConfig& c) {
       {"l2_set_hash_masks", c.l2.set_hash_masks},
       {"l2_set_index", c.l2.scrambled_index ? "scrambled" : "modulo"},
       {"l2_placement_unit_bytes", c.l2.placement_unit_bytes},
+      {"l2_insertion", to_string(c.l2_insertion)},
+      {"l2_bimodal_throttle", c.l2_bimodal_throttle},
       {"l2_partitions", sequence_partitions(c)},
       {"l2_partition_masks", c.l2_partition_masks},
       {"l2_replication", c.l2_replication},

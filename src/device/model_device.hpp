@@ -56,6 +56,17 @@ std::optional<DataVictim> find_data_victim(const std::string& text);
 /// Parses a data victim's name; throws UsageError naming the allowed values.
 DataVictim parse_data_victim(const std::string& text);
 
+/// Where an LRU cache places a filled line in its set's recency order (hits always move a
+/// line to the most recently used place): "mru" (the classic LRU), "lru" (LIP: a fill is the
+/// next victim unless hit first, so a cyclic sweep over capacity keeps the lines it already
+/// holds), "bimodal" (BIP: 1 fill in `throttle` at MRU, the others at LRU), "dueling" (DIP: a
+/// few leader sets of each of mru and bimodal, the others follow whichever leaders missed less,
+/// by a saturating counter).
+enum class Insertion { kMru, kLru, kBimodal, kDueling };
+std::string to_string(Insertion i);
+/// Parses "mru", "lru", "bimodal", "dueling"; throws UsageError naming the allowed values.
+Insertion parse_insertion(const std::string& text);
+
 /// One set-associative cache level. Set index = (address / line_bytes) % sets, with
 /// sets = capacity / (line_bytes * ways), or, when set_hash_masks is not empty, bit i of the set
 /// index = parity(address & set_hash_masks[i]) (sets must then be 2^masks).
@@ -179,6 +190,10 @@ struct ModelConfig {
     std::uint64_t max_window_bytes = 0;     ///< accessPolicyMaxWindowSize
     int evict_last_ways_unreserved = 0;
   } persisting;
+  /// The L2's insertion policy (Insertion; l2.policy lru only) and bimodal insertion's throttle
+  /// (1 fill in this many at MRU; 2 .. 65536). run_sequence and the structural chase.
+  Insertion l2_insertion = Insertion::kMru;
+  std::uint32_t l2_bimodal_throttle = 32;
 };
 
 /// The number of L2 partitions run_sequence models (l2_partitions, or its default).

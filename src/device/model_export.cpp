@@ -134,6 +134,10 @@ ModelConfig model_config_from_json(const json& j) {
   c.persisting.max_window_bytes = optional_unsigned(j, "l2_access_policy_max_window_bytes", 0);
   c.persisting.evict_last_ways_unreserved =
       static_cast<int>(std::min<std::uint64_t>(optional_unsigned(j, "l2_evict_last_ways_unreserved", 0), 1u << 20));
+  if (j.contains("l2_insertion"))
+    c.l2_insertion = parse_insertion(need<std::string>(j, "l2_insertion"));
+  c.l2_bimodal_throttle = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(optional_unsigned(j, "l2_bimodal_throttle", 32), 1u << 20));
   if (j.contains("l1_data_victim"))
     c.l1_data_victim = parse_data_victim(need<std::string>(j, "l1_data_victim"));
   for (auto [key, cache] : {std::pair{"l1_set_index", &c.l1}, std::pair{"l2_set_index", &c.l2}}) {

@@ -1,5 +1,6 @@
 #include "device/model_sequence.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,6 +76,27 @@ DataVictim parse_data_victim(const std::string& text) {
                    "; allowed: " + data_victim_names(", "));
 }
 
+std::string to_string(Insertion i) {
+  switch (i) {
+    case Insertion::kMru:
+      return "mru";
+    case Insertion::kLru:
+      return "lru";
+    case Insertion::kBimodal:
+      return "bimodal";
+    case Insertion::kDueling:
+      return "dueling";
+  }
+  return "mru";
+}
+
+Insertion parse_insertion(const std::string& text) {
+  for (Insertion i : {Insertion::kMru, Insertion::kLru, Insertion::kBimodal, Insertion::kDueling})
+    if (to_string(i) == text) return i;
+  throw UsageError("unknown insertion policy " + text_input::quoted(text) +
+                   "; allowed: mru, lru, bimodal, dueling");
+}
+
 int sequence_partitions(const ModelConfig& c) {
   if (c.l2_partitions > 0) return c.l2_partitions;
   return c.l2_partitioned ? 2 : 1;
@@ -82,6 +104,7 @@ int sequence_partitions(const ModelConfig& c) {
 
 namespace {
 int parity(std::uint64_t v) { return __builtin_parityll(v); }
+constexpr std::uint64_t kClockBase = std::uint64_t{1} << 40;
 }  // namespace
 
 SetCache::SetCache(const CacheConfig& config, std::uint64_t seed) : config_(config), rng_(seed) {
@@ -104,7 +127,9 @@ void SetCache::clear() {
   plru_.assign(sets_, 0);
   priority_.assign(sets_ * ways_, Priority::kNormal);
   classed_ = false;
-  clock_ = 0;
+  // Stamps start high so that an insertion below the oldest line (Insertion::kLru) has room;
+  // only their order counts.
+  clock_ = kClockBase;
   // The set cycle's pointer starts anywhere (on the H200 it is not reset by a launch). Drawn
   // only for that victim, so that other models' random streams do not move.
   if (config_.data_victim == DataVictim::kSetCycle && data_lines_ != 0 && sets_ != 0)
@@ -307,6 +332,41 @@ std::uint32_t SetCache::free_data(std::uint64_t set, std::uint32_t free_way) {
   return free_way;
 }
 
+void SetCache::set_insertion(Insertion insertion, std::uint32_t bimodal_throttle) {
+  insertion_ = insertion;
+  throttle_ = bimodal_throttle == 0 ? 1 : bimodal_throttle;
+  psel_ = 512;
+}
+
+bool SetCache::insert_at_mru(std::uint64_t set) {
+  const auto bimodal = [&] { return rng_() % throttle_ == 0; };
+  switch (insertion_) {
+    case Insertion::kMru:
+      return true;
+    case Insertion::kLru:
+      return false;
+    case Insertion::kBimodal:
+      return bimodal();
+    case Insertion::kDueling: {
+      // One set in `period` leads for mru, the one half a period on for bimodal; a leader's
+      // miss moves the counter against its policy, the followers take the policy ahead.
+      if (sets_ < 2) return true;
+      const std::uint64_t period = std::min<std::uint64_t>(32, sets_);
+      const std::uint64_t r = set % period;
+      if (r == 0) {
+        psel_ = std::min<std::uint32_t>(1023, psel_ + 1);
+        return true;
+      }
+      if (r == period / 2) {
+        psel_ = psel_ == 0 ? 0 : psel_ - 1;
+        return bimodal();
+      }
+      return psel_ > 512 ? bimodal() : true;
+    }
+  }
+  return true;
+}
+
 bool SetCache::access(std::uint64_t address, Mark m) {
   if (sets_ == 0) return false;
   const std::uint64_t tag = address / config_.line_bytes + 1;
@@ -336,6 +396,13 @@ bool SetCache::access(std::uint64_t address, Mark m) {
   if (classed_) priority_[base + w] = Priority::kNormal;
   mark(base + w, set, m);
   touch(set, w, true);
+  if (config_.policy == Replacement::kLru && insertion_ != Insertion::kMru && !insert_at_mru(set)) {
+    // Below every other line of the set: the next victim unless hit first.
+    std::uint64_t oldest = stamps_[base + w];
+    for (std::uint32_t o = 0; o < ways_; ++o)
+      if (o != w && tags_[base + o] != 0) oldest = std::min(oldest, stamps_[base + o]);
+    stamps_[base + w] = oldest == 0 ? 0 : oldest - 1;
+  }
   return false;
 }
 
@@ -356,7 +423,10 @@ SequenceModel::SequenceModel(const ModelConfig& c, std::uint64_t l1_bytes)
   l1 = SetCache(l1c, c.seed * 7 + 1);
   CacheConfig part = c.l2;
   part.capacity_bytes = c.l2.capacity_bytes / static_cast<std::uint64_t>(partitions);
-  for (int p = 0; p < partitions; ++p) l2.emplace_back(part, c.seed * 7 + 2 + p);
+  for (int p = 0; p < partitions; ++p) {
+    l2.emplace_back(part, c.seed * 7 + 2 + p);
+    l2.back().set_insertion(c.l2_insertion, c.l2_bimodal_throttle);
+  }
   // The exported (chase_structural) models: the lowest bit of the home hash leaves the modulo
   // index, so that each partition's own lines of a contiguous range fill its sets evenly. Not
   // with a placement unit: blocks placed at random fill no partition evenly, and without the

@@ -42,6 +42,8 @@ class SetCache {
   /// two-partition L2 whose home is chosen by a hash including that bit holds only half of the
   /// lines of any range, and without the bit those lines fill its sets evenly.
   void squeeze_index_bit(unsigned bit) { squeeze_bit_ = bit; }
+  /// Where fills enter the recency order (LRU policy only; see Insertion).
+  void set_insertion(Insertion insertion, std::uint32_t bimodal_throttle);
 
  private:
   void touch(std::uint64_t set, std::uint32_t way, bool fill);
@@ -53,6 +55,9 @@ class SetCache {
   /// the data victim policy; returns the way of `set` to fill.
   std::uint32_t free_data(std::uint64_t set, std::uint32_t free_way);
   void invalidate(std::uint64_t slot);
+  /// Whether a fill into `set` enters at the MRU place (Insertion), and the dueling leaders'
+  /// counter kept up to date with this miss.
+  bool insert_at_mru(std::uint64_t set);
 
   CacheConfig config_;
   std::uint64_t sets_ = 0;
@@ -74,6 +79,9 @@ class SetCache {
   std::vector<Priority> priority_;  ///< per slot; used once classed_ is set
   bool classed_ = false;
   int protected_ways_ = 0;
+  Insertion insertion_ = Insertion::kMru;
+  std::uint32_t throttle_ = 32;
+  std::uint32_t psel_ = 512;  ///< dueling: 10-bit counter, above half = the mru leaders miss more
 };
 
 namespace detail {

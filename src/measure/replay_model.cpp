@@ -83,6 +83,15 @@ ModelVariant random_placement(const json& model,
 std::vector<ModelVariant> l2_variants(const json& model,
                                       const analysis::replay::MeasuredFindings& findings) {
   auto variants = policy_variants(model, "l2");
+  // The insertion classes over LRU (device::Insertion): where a fill enters its set's recency
+  // order, which the policy sequences (which line leaves) do not see.
+  for (const char* insertion : {"lru", "bimodal", "dueling"})
+    variants.push_back({std::string("insertion_") + insertion,
+                        [insertion](json& m) {
+                          m["l2_policy"] = "lru";
+                          m["l2_insertion"] = insertion;
+                        },
+                        ""});
   variants.push_back(random_placement(model, findings));
   return variants;
 }
@@ -168,8 +177,11 @@ Sensitivities replay_sensitivities(const json& model,
                              2 * l1_capacity, std::numeric_limits<double>::infinity()},
                             l2_variants(model, findings), model, points);
   s.l2_policy.note =
-      "the exported model with each L2 replacement class, and (random_placement) "
-      "with every block of l2.mixture.placement_unit indexed as if placed at random "
+      "the exported model with each L2 replacement class, with each insertion class "
+      "over LRU (insertion_lru: fills at the LRU place; insertion_bimodal: 1 in "
+      "l2_bimodal_throttle at MRU; insertion_dueling: set dueling of the two), and "
+      "(random_placement) with every block of l2.mixture.placement_unit indexed as if placed at "
+      "random "
       "(as physical frames of that size handed out at random would be), everything "
       "else equal, at the sweep's working sets past 2 x l1.capacity; a comparison, "
       "not a fit: the replay's findings use what the result's evidence gives, and "

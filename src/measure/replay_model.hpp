@@ -42,8 +42,9 @@ struct ModelVariant {
 /// Each replacement class of `level` ("l1" or "l2"); tree-PLRU only over a power of two of at
 /// most 32 ways.
 std::vector<ModelVariant> policy_variants(const nlohmann::json& model, const std::string& level);
-/// The L2's classes, and its blocks of the measured l2.mixture.placement_unit placed at random
-/// (random_placement: the other placement bound to the model's contiguous modulo placement).
+/// The L2's classes, its blocks of the measured l2.mixture.placement_unit placed at random
+/// (random_placement: the other placement bound to the model's contiguous modulo placement),
+/// and each insertion class over LRU (insertion_lru, insertion_bimodal, insertion_dueling).
 std::vector<ModelVariant> l2_variants(const nlohmann::json& model,
                                       const analysis::replay::MeasuredFindings& findings);
 /// The L1's classes, LRU over a scrambled index, and, for a decoupled L1, each data victim and

@@ -584,6 +584,43 @@ std::string series_svg(const CurveHints& h, const Frame& f, const std::vector<Se
   return o.str();
 }
 
+/// The band's points (x, low, high), sorted by x: the rows where both band columns hold
+/// numbers (and fit a log axis); none without a band.
+struct BandPoint {
+  double x, low, high;
+};
+std::vector<BandPoint> band_points(const CurveData& c, int xc) {
+  const auto& h = c.hints;
+  std::vector<BandPoint> out;
+  if (h.band.size() != 2) return out;
+  const int lc = column_of(c.columns, h.band[0]), hc = column_of(c.columns, h.band[1]);
+  if (lc < 0 || hc < 0) return out;
+  for (const auto& r : c.rows) {
+    if (!row_matches(c.columns, r, h.where) || !r[xc].is_number() || !r[lc].is_number() ||
+        !r[hc].is_number())
+      continue;
+    const BandPoint b{r[xc].get<double>(), r[lc].get<double>(), r[hc].get<double>()};
+    if ((h.log_x && b.x <= 0) || (h.log_y && b.low <= 0)) continue;
+    out.push_back(b);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const BandPoint& a, const BandPoint& b) { return a.x < b.x; });
+  return out;
+}
+
+/// The band as one shaded polygon (low edge left to right, high edge back), drawn behind the
+/// series.
+std::string band_svg(const Frame& f, const std::vector<BandPoint>& band) {
+  if (band.empty()) return "";
+  std::ostringstream o;
+  o << "<polygon class='band' fill='#999' fill-opacity='0.28' stroke='none' points='";
+  for (const auto& b : band) o << fmt(f.px(b.x)) << "," << fmt(f.py(b.low)) << " ";
+  for (auto it = band.rbegin(); it != band.rend(); ++it)
+    o << fmt(f.px(it->x)) << "," << fmt(f.py(it->high)) << " ";
+  o << "'/>";
+  return o.str();
+}
+
 /// One chart of a line/points curve (draw_curve has handled tables, matrices and splits).
 std::string chart_html(const CurveData& c, const json& findings) {
   const auto& h = c.hints;
@@ -609,6 +646,11 @@ std::string chart_html(const CurveData& c, const json& findings) {
       y0 = std::min(y0, y);
       y1 = std::max(y1, y);
     }
+  const auto band = band_points(c, xc);
+  for (const auto& b : band) {
+    y0 = std::min(y0, b.low);
+    y1 = std::max(y1, b.high);
+  }
   if (!h.log_y && y0 > 0) y0 = 0;  // bars of magnitude read from zero
   if (x1 <= x0) {
     x0 -= 1;
@@ -630,8 +672,12 @@ std::string chart_html(const CurveData& c, const json& findings) {
     << "' width='" << kW << "' height='" << kH << "' font-family='sans-serif' font-size='11'>";
   o << "<rect x='" << kL << "' y='" << kT << "' width='" << kW - kL - kR << "' height='"
     << kH - kT - kB << "' fill='none' stroke='#ccc'/>";
-  o << axes_svg(h, f, xt, yt) << marks_svg(h, f, findings) << series_svg(h, f, series, styles);
+  o << axes_svg(h, f, xt, yt) << band_svg(f, band) << marks_svg(h, f, findings)
+    << series_svg(h, f, series, styles);
   o << "</svg><div class='legend'>";
+  if (!band.empty())
+    o << "<span><i style='background:#999;opacity:0.5'></i>" << escape(column_words(h.band[0]))
+      << " .. " << escape(column_words(h.band[1])) << "</span>";
   for (std::size_t k = 0; k < series.size(); ++k)
     o << "<span><i style='background:" << styles[k].color << (styles[k].dashed ? ";height:2px" : "")
       << "'></i>" << escape(series[k].label) << "</span>";

@@ -94,6 +94,8 @@ std::string column_words(const std::string& column) {
       {"median_cycles", "latency"},
       {"latency", "latency"},
       {"near_cycles", "near-partition latency"},
+      {"runs_low_cycles", "the runs' lowest latency"},
+      {"runs_high_cycles", "the runs' highest latency"},
       {"far_cycles", "far-partition latency"},
       {"gb_s", "bandwidth"},
       {"useful_gb_s", "useful bandwidth"},
