@@ -25,18 +25,15 @@ namespace gpuprobe::probes {
 namespace {
 
 using nlohmann::json;
+using residency::kControlBytes;
 using residency::Placement;
+using residency::whole_mib;
 using units::kMiB;
 namespace rs = analysis::residency;
 
-constexpr std::uint64_t kControlBytes = 8 * kMiB;
 const EvictionHint kHints[] = {EvictionHint::kNone, EvictionHint::kEvictFirst,
                                EvictionHint::kEvictNormal, EvictionHint::kEvictLast,
                                EvictionHint::kEvictUnchanged};
-
-std::uint64_t whole_mib(double bytes) {
-  return std::max<std::uint64_t>(kMiB, static_cast<std::uint64_t>(bytes / kMiB) * kMiB);
-}
 
 std::vector<Placement> plan_for(std::uint64_t l2, std::vector<std::uint64_t> set_asides,
                                 std::uint64_t found, int repeats) {
@@ -117,8 +114,8 @@ void L2EvictionPriority::run(Context& ctx, ExperimentResult& r) const {
   for (auto b : {guard.found(), limits.max_set_aside_bytes})
     if (b != 0 && std::find(set_asides.begin(), set_asides.end(), b) == set_asides.end())
       set_asides.push_back(b);
-  const auto plan = plan_for(l2_bytes, set_asides, guard.found(),
-                             static_cast<int>(axes.ints("repeats").front()));
+  const auto plan =
+      plan_for(l2_bytes, set_asides, guard.found(), static_cast<int>(axes.ints("repeats").front()));
   std::uint64_t area = 0;
   for (const auto& p : plan) area = std::max(area, p.region_offset + p.region_bytes);
   area = (area + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB);
@@ -174,12 +171,15 @@ void L2EvictionPriority::analyze(ExperimentResult& r) const {
       agree += light.repeats_agree + heavy.repeats_agree;
       table.rows.push_back({set_aside, to_string(hint), light.fraction, heavy.fraction});
     }
-  const double conf =
-      confidence::combine({c.separation, confidence::agreement(agree, std::max<std::size_t>(1, specs))});
+  const double conf = confidence::combine(
+      {c.separation, confidence::agreement(agree, std::max<std::size_t>(1, specs))});
   for (auto hint : kHints) {
     for (const char* traffic : {"light", "heavy"}) {
       const auto k = kept(traffic, to_string(hint), judged);
-      Finding f{"l2.evict." + to_string(hint) + "." + traffic, k.fraction, "fraction", conf,
+      Finding f{"l2.evict." + to_string(hint) + "." + traffic,
+                k.fraction,
+                "fraction",
+                conf,
                 std::string("share of a quarter of the L2, placed by loads with eviction "
                             "priority ") +
                     to_string(hint) + ", still in the L2 after plain traffic of " +
@@ -196,8 +196,10 @@ void L2EvictionPriority::analyze(ExperimentResult& r) const {
   }
   const double last_heavy = kept("heavy", "evict_last", judged).fraction;
   const double none_heavy = kept("heavy", "none", judged).fraction;
-  Finding protects{finding::kL2EvictLastProtects.name, last_heavy - none_heavy > 0.2 ? 1.0 : 0.0,
-                   "bool", conf,
+  Finding protects{finding::kL2EvictLastProtects.name,
+                   last_heavy - none_heavy > 0.2 ? 1.0 : 0.0,
+                   "bool",
+                   conf,
                    "whether evict_last lines outlast plain ones (by 0.2 of the region) under "
                    "traffic of 2 x L2, at the largest set-aside measured",
                    json::object()};
@@ -208,7 +210,8 @@ void L2EvictionPriority::analyze(ExperimentResult& r) const {
     const double last_none = kept("heavy", "evict_last", 0).fraction;
     const double plain_none = kept("heavy", "none", 0).fraction;
     Finding needs{"l2.evict_last.needs_set_aside",
-                  protects.value == 1.0 && last_none - plain_none <= 0.2 ? 1.0 : 0.0, "bool",
+                  protects.value == 1.0 && last_none - plain_none <= 0.2 ? 1.0 : 0.0,
+                  "bool",
                   conf,
                   "whether evict_last protects only when a persisting set-aside is made: it "
                   "outlasts plain lines under traffic of 2 x L2 at the largest set-aside but "
@@ -220,8 +223,10 @@ void L2EvictionPriority::analyze(ExperimentResult& r) const {
   }
   const double first_light = kept("light", "evict_first", judged).fraction;
   const double none_light = kept("light", "none", judged).fraction;
-  Finding first{finding::kL2EvictFirstGoesFirst.name, none_light - first_light > 0.2 ? 1.0 : 0.0,
-                "bool", conf,
+  Finding first{finding::kL2EvictFirstGoesFirst.name,
+                none_light - first_light > 0.2 ? 1.0 : 0.0,
+                "bool",
+                conf,
                 "whether evict_first lines go before plain ones (by 0.2 of the region) under "
                 "traffic of L2 / 2, which plain lines survive",
                 json::object()};
@@ -230,19 +235,23 @@ void L2EvictionPriority::analyze(ExperimentResult& r) const {
   r.findings.push_back(first);
   // The most of the L2 that evict_last lines held: region share x what stayed.
   double share = 0;
-  Curve capacity{"evict_last_capacity", {"set_aside_bytes", "region_bytes", "kept", "share_of_l2"}, {}};
+  Curve capacity{
+      "evict_last_capacity", {"set_aside_bytes", "region_bytes", "kept", "share_of_l2"}, {}};
   for (const auto& t : s.trials) {
     if (t.group != "capacity" || t.repeat != 0) continue;
     const auto k = rs::retention_of(s.trials, c, [&](const rs::Trial& u) {
       return u.group == "capacity" && u.region_bytes == t.region_bytes &&
              u.set_aside_bytes == t.set_aside_bytes;
     });
-    const double held = k.fraction * static_cast<double>(t.region_bytes) /
-                        static_cast<double>(s.l2_bytes);
+    const double held =
+        k.fraction * static_cast<double>(t.region_bytes) / static_cast<double>(s.l2_bytes);
     capacity.rows.push_back({t.set_aside_bytes, t.region_bytes, k.fraction, held});
     if (t.set_aside_bytes == judged) share = std::max(share, held);
   }
-  Finding max_share{finding::kL2EvictLastMaxShare.name, share, "fraction", conf,
+  Finding max_share{finding::kL2EvictLastMaxShare.name,
+                    share,
+                    "fraction",
+                    conf,
                     "the most of the L2 that evict_last lines held after plain traffic of 2 x "
                     "L2 (regions of 1/2, 3/4 and all of the L2; share kept x region / L2), at "
                     "the largest set-aside measured",
@@ -261,10 +270,7 @@ void L2EvictionPriority::analyze(ExperimentResult& r) const {
   r.curves.push_back(table);
   capacity.hints = table_hints("how much of the L2 evict_last lines held");
   r.curves.push_back(capacity);
-  r.statistics = {{"threshold_cycles", c.threshold},
-                  {"there_median_cycles", c.there_median},
-                  {"gone_median_cycles", c.gone_median},
-                  {"separation", c.separation}};
+  r.statistics = residency::classification_statistics(c);
 }
 
 }  // namespace

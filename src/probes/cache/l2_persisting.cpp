@@ -26,16 +26,13 @@ namespace gpuprobe::probes {
 namespace {
 
 using nlohmann::json;
+using residency::kControlBytes;
 using residency::Placement;
+using residency::whole_mib;
 using units::kMiB;
 namespace rs = analysis::residency;
 
-constexpr std::uint64_t kControlBytes = 8 * kMiB;
 constexpr std::uint64_t kSecondLayoutGap = 6 * kMiB;  // not a multiple of any power-of-two unit
-
-std::uint64_t whole_mib(double bytes) {
-  return std::max<std::uint64_t>(kMiB, static_cast<std::uint64_t>(bytes / kMiB) * kMiB);
-}
 
 /// Everything one run asks, in order; `area` = the largest region (the second layout starts
 /// after it).
@@ -406,10 +403,7 @@ void L2Persisting::analyze(ExperimentResult& r) const {
                     .with_model({"predicted"})
                     .points();
   r.curves.push_back(curve);
-  r.statistics = {{"threshold_cycles", c.threshold},
-                  {"there_median_cycles", c.there_median},
-                  {"gone_median_cycles", c.gone_median},
-                  {"separation", c.separation}};
+  r.statistics = residency::classification_statistics(c);
 }
 
 }  // namespace

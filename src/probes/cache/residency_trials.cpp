@@ -124,13 +124,14 @@ analysis::residency::Samples typed_samples(const ExperimentResult& r, const char
   try {
     s = r.samples.get<analysis::residency::Samples>();
   } catch (const nlohmann::json::exception& e) {
-    throw UsageError(std::string(id) + ": samples are not what this gpuprobe writes (" +
-                     e.what() + ")");
+    throw UsageError(std::string(id) + ": samples are not what this gpuprobe writes (" + e.what() +
+                     ")");
   }
   std::size_t there = 0, gone = 0;
   for (const auto& t : s.trials) {
     if (t.cycles.empty())
-      throw UsageError(std::string(id) + ": a trial of group " + text_input::quoted(t.group) + " has no cycles");
+      throw UsageError(std::string(id) + ": a trial of group " + text_input::quoted(t.group) +
+                       " has no cycles");
     there += t.group == "control_there";
     gone += t.group == "control_gone";
   }
@@ -138,6 +139,18 @@ analysis::residency::Samples typed_samples(const ExperimentResult& r, const char
     throw UsageError(std::string(id) +
                      ": samples need both controls (control_there, control_gone) and l2_bytes");
   return s;
+}
+
+std::uint64_t whole_mib(double bytes) {
+  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+  return std::max<std::uint64_t>(kMiB, static_cast<std::uint64_t>(bytes / kMiB) * kMiB);
+}
+
+nlohmann::json classification_statistics(const analysis::residency::Classifier& c) {
+  return {{"threshold_cycles", c.threshold},
+          {"there_median_cycles", c.there_median},
+          {"gone_median_cycles", c.gone_median},
+          {"separation", c.separation}};
 }
 
 }  // namespace gpuprobe::probes::residency

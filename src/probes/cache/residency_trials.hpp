@@ -9,8 +9,8 @@
 #include <string>
 
 #include "analysis/l2_residency.hpp"
-#include "core/l2_residency.hpp"
 #include "core/experiment.hpp"
+#include "core/l2_residency.hpp"
 #include "core/sequence.hpp"
 
 namespace gpuprobe::probes::residency {
@@ -57,5 +57,12 @@ class TrialRunner {
 /// The samples of either experiment, converted once and checked whole: a wrong shape, a trial
 /// without cycles, or a missing control is a UsageError naming `id`.
 analysis::residency::Samples typed_samples(const ExperimentResult& r, const char* id);
+
+/// The region both controls use: read at once (near and far hits) or never placed (misses).
+inline constexpr std::uint64_t kControlBytes = std::uint64_t{8} << 20;
+/// `bytes` rounded down to whole MiB, at least 1 MiB (regions, windows and set-asides asked).
+std::uint64_t whole_mib(double bytes);
+/// The controls' classification as result.statistics.
+nlohmann::json classification_statistics(const analysis::residency::Classifier& c);
 
 }  // namespace gpuprobe::probes::residency
