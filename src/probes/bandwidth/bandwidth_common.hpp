@@ -293,18 +293,6 @@ class Bench {
   XorMemo xor_memo_;
 };
 
-/// The samples of `r` as `Samples` (bandwidth_samples.hpp), converted once: a wrong shape is
-/// one line naming the experiment, exit 2.
-template <typename Samples>
-Samples typed_samples(const ExperimentResult& r) {
-  try {
-    return r.samples.get<Samples>();
-  } catch (const json::exception& e) {
-    throw UsageError(r.id + ": samples are not what this gpuprobe writes (" +
-                     std::string(e.what()) + ")");
-  }
-}
-
 /// A GB/s finding from a measurement's JSON (to_json(Timed)): the median, with the confidence
 /// of confidence::precision over its samples.
 Finding bandwidth_finding(const std::string& name, const json& stats, double peak,

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/samples.hpp"
 #include "probes/bandwidth/bandwidth_common.hpp"
 
 namespace gpuprobe::probes::bwhost {
@@ -134,7 +135,7 @@ class LayoutExperiment : public BandwidthExperiment {
   int samples_version() const override { return LayoutSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
     const double peak = r.parameters.value("peak_gb_s", 0.0);
-    const auto rows = typed_samples<LayoutSamples>(r).rows;
+    const auto rows = samples_as<LayoutSamples>(r).rows;
     std::map<std::string, const LayoutRow*> by;
     for (const auto& row : rows) by[row.layout] = &row;
     for (const auto& [layout, row] : by) {
@@ -271,7 +272,7 @@ class TransposeExperiment : public BandwidthExperiment {
   int samples_version() const override { return TransposeSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
     const double peak = r.parameters.value("peak_gb_s", 0.0);
-    const auto rows = typed_samples<TransposeSamples>(r).rows;
+    const auto rows = samples_as<TransposeSamples>(r).rows;
     double copy = 0;
     for (const auto& row : rows)
       if (row.kernel == "copy") copy = row.useful_gb_s.median;

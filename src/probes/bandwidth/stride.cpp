@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/samples.hpp"
 #include "counters/counters.hpp"
 #include "probes/bandwidth/bandwidth_common.hpp"
 
@@ -203,7 +204,7 @@ class StrideExperiment : public BandwidthExperiment {
   void analyze(ExperimentResult& r) const override {
     counters::cross_check(r);
     const double peak = r.parameters.value("peak_gb_s", 0.0);
-    const auto rows = typed_samples<StrideSamples>(r).rows;
+    const auto rows = samples_as<StrideSamples>(r).rows;
     std::map<std::string, double> base;
     for (const auto& row : rows)
       if (row.stride_elements == 1) base[row.variant] = row.useful_gb_s.median;
@@ -396,7 +397,7 @@ class OffsetExperiment : public BandwidthExperiment {
   void analyze(ExperimentResult& r) const override {
     counters::cross_check(r);
     const double peak = r.parameters.value("peak_gb_s", 0.0);
-    const auto all = typed_samples<OffsetSamples>(r).rows;
+    const auto all = samples_as<OffsetSamples>(r).rows;
     std::map<std::string, std::vector<const OffsetRow*>> by;
     for (const auto& row : all) by[row.variant].push_back(&row);
     for (const auto& [variant, rows] : by) {
