@@ -121,4 +121,60 @@ RuleFit fit_rule(const std::vector<RulePoint>& points, std::uint64_t l2_bytes, i
   return fit;
 }
 
+void to_json(nlohmann::json& j, const Samples& s) {
+  j = {{"l2_bytes", s.l2_bytes},
+       {"l2_ways", s.l2_ways},
+       {"max_set_aside_bytes", s.max_set_aside_bytes},
+       {"max_window_bytes", s.max_window_bytes},
+       {"set_aside_found_bytes", s.set_aside_found_bytes},
+       {"requests", s.requests},
+       {"trials", s.trials}};
+  if (!s.discard.empty()) j["discard"] = s.discard;
+}
+
+void from_json(const nlohmann::json& j, Samples& s) {
+  j.at("l2_bytes").get_to(s.l2_bytes);
+  j.at("l2_ways").get_to(s.l2_ways);
+  j.at("max_set_aside_bytes").get_to(s.max_set_aside_bytes);
+  j.at("max_window_bytes").get_to(s.max_window_bytes);
+  j.at("set_aside_found_bytes").get_to(s.set_aside_found_bytes);
+  j.at("requests").get_to(s.requests);
+  j.at("trials").get_to(s.trials);
+  s.discard.clear();
+  if (j.contains("discard")) j.at("discard").get_to(s.discard);
+}
+
+DiscardVerdict judge_discard(const std::vector<DiscardTrial>& trials) {
+  DiscardVerdict v;
+  std::size_t dropped = 0, written = 0;
+  for (const auto& t : trials) {
+    const double words = static_cast<double>(t.own_words + t.marked_words + t.other_words);
+    if (words <= 0) continue;
+    const double kept = static_cast<double>(t.marked_words) / words;
+    const double old = static_cast<double>(t.own_words) / words;
+    if (!t.discarded) {
+      ++v.controls;
+      v.stored_kept += kept;
+      v.controls_ok += kept >= 0.95;
+      continue;
+    }
+    ++v.discarded;
+    v.discarded_kept += kept;
+    v.discarded_old += old;
+    dropped += old >= 0.95;
+    written += kept >= 0.95;
+  }
+  if (v.controls) v.stored_kept /= static_cast<double>(v.controls);
+  if (v.discarded) {
+    v.discarded_kept /= static_cast<double>(v.discarded);
+    v.discarded_old /= static_cast<double>(v.discarded);
+  }
+  if (!v.controls || !v.discarded || v.controls_ok * 2 <= v.controls) return v;
+  v.agreeing = std::max({dropped, written, v.discarded - dropped - written});
+  v.outcome = v.agreeing == dropped ? "dropped" : v.agreeing == written ? "written_back" : "mixed";
+  v.confidence = confidence::combine({confidence::agreement(v.controls_ok, v.controls),
+                                      confidence::agreement(v.agreeing, v.discarded)});
+  return v;
+}
+
 }  // namespace gpuprobe::analysis::residency

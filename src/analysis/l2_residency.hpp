@@ -40,16 +40,45 @@ struct SetAsideRequest {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SetAsideRequest, requested_bytes, accepted, read_back_bytes,
                                    error)
 
-/// Both experiments' samples.
+/// What discard.global.L2 did to dirty lines: a region of marked stores (dirty in the L2), then
+/// the discard or not, an L2 flush, and a census of what the region reads back (every word).
+struct DiscardTrial {
+  bool discarded = false;  ///< discard.global.L2 of every line between the stores and the flush
+  int repeat = 0;
+  std::uint64_t region_bytes = 0;
+  std::uint64_t own_words = 0;     ///< still the value from before the stores
+  std::uint64_t marked_words = 0;  ///< the stored value
+  std::uint64_t other_words = 0;   ///< neither
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DiscardTrial, discarded, repeat, region_bytes, own_words,
+                                   marked_words, other_words)
+
+/// Both experiments' samples. `discard` (cache.l2.eviction_priority only) may be absent: results
+/// recorded before it was measured load with none.
 struct Samples {
   std::uint64_t l2_bytes = 0;
   int l2_ways = 0;  ///< of one set, from cache.l2.ways when known (0: unknown)
   std::uint64_t max_set_aside_bytes = 0, max_window_bytes = 0, set_aside_found_bytes = 0;
   std::vector<SetAsideRequest> requests;
   std::vector<Trial> trials;
+  std::vector<DiscardTrial> discard;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Samples, l2_bytes, l2_ways, max_set_aside_bytes,
-                                   max_window_bytes, set_aside_found_bytes, requests, trials)
+void to_json(nlohmann::json& j, const Samples& s);
+void from_json(const nlohmann::json& j, Samples& s);
+
+/// The verdict on discard.global.L2 of dirty lines. A trial without the discard (the control)
+/// must read back the stored value (the stores happened and are visible); a discarded trial
+/// "dropped" the dirty data when at least 95 % of the region reads the value from before the
+/// stores, was "written_back" when at least 95 % reads the stored value, else "mixed".
+struct DiscardVerdict {
+  std::string outcome = "undecided";  ///< dropped, written_back, mixed or undecided
+  double stored_kept = 0;     ///< controls: mean share of words reading the stored value
+  double discarded_kept = 0;  ///< discarded trials: mean share reading the stored value
+  double discarded_old = 0;   ///< discarded trials: mean share reading the value from before
+  std::size_t controls = 0, controls_ok = 0, discarded = 0, agreeing = 0;
+  double confidence = 0;  ///< agreement of the controls x agreement of the discarded trials
+};
+DiscardVerdict judge_discard(const std::vector<DiscardTrial>& trials);
 
 /// Where "stayed" ends, from the controls.
 struct Classifier {

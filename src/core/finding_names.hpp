@@ -114,6 +114,8 @@ inline constexpr FindingKey kL2EvictFirstGoesFirst{"l2.evict_first.goes_first", 
                                                    ValueKind::kBool};
 inline constexpr FindingKey kL2EvictLastMaxShare{"l2.evict_last.max_share", "fraction",
                                                  ValueKind::kNumber};
+inline constexpr FindingKey kL2DiscardDropsDirty{"l2.discard.drops_dirty", "bool",
+                                                 ValueKind::kBool};
 
 // gpuprobe replay --runs (model.replay): the replay judged against the GPU's runs
 namespace labels {
@@ -273,6 +275,7 @@ inline constexpr const FindingKey* kKeys[] = {
     &kL2EvictLastProtects,
     &kL2EvictFirstGoesFirst,
     &kL2EvictLastMaxShare,
+    &kL2DiscardDropsDirty,
     &kReplayFairPointsWithin,
     &kReplayFairPlateausWithin,
     &kReplayFairL1KneeError,

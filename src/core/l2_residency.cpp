@@ -79,6 +79,16 @@ void check_bulk_loads(std::uint64_t buffer_bytes, const BulkLoads& l,
                      "; allowed: above 0, at most 1");
 }
 
+void check_line_range(std::uint64_t buffer_bytes, std::uint64_t offset, std::uint64_t bytes,
+                      const char* what) {
+  if (bytes == 0 || offset % 128 != 0 || bytes % 128 != 0 || offset > buffer_bytes ||
+      bytes > buffer_bytes - offset)
+    throw UsageError(std::string(what) + " over [" + std::to_string(offset) + ", +" +
+                     std::to_string(bytes) + ") of a " + std::to_string(buffer_bytes) +
+                     "-B buffer; allowed: a non-empty range inside it, offset and length "
+                     "multiples of 128 B");
+}
+
 L2Residency* as_l2_residency(device::Device& device) {
   return dynamic_cast<L2Residency*>(&device);
 }

@@ -49,6 +49,13 @@ struct BulkLoads {
   double hint_fraction = 1.0;               ///< the policy's fraction (0, 1]
 };
 
+/// What a range of a probe buffer holds, word by word: its own offset (what the buffer was made
+/// with), its offset XOR a mark (what store_bulk wrote), or anything else.
+struct WordCensus {
+  std::uint64_t own = 0, marked = 0, other = 0;
+  std::uint64_t words() const { return own + marked + other; }
+};
+
 /// Implemented by devices that can place lines under these controls (the CUDA device on
 /// sm_80 and later, and the modelled GPU). Obtain it with as_l2_residency(device).
 class L2Residency {
@@ -67,7 +74,21 @@ class L2Residency {
   /// Throws UsageError for a range outside the buffer or a window larger than
   /// max_window_bytes; VerificationError when a loaded value is wrong.
   virtual void load_bulk(ProbeBuffer& buffer, const BulkLoads& loads) = 0;
+  /// Stores (st.global, 16 B per thread) offset XOR `mark` to every word of [offset, offset +
+  /// bytes): the lines become dirty in the L2. mark 0 puts the buffer's own values back.
+  virtual void store_bulk(ProbeBuffer& buffer, std::uint64_t offset, std::uint64_t bytes,
+                          std::uint64_t mark) = 0;
+  /// discard.global.L2 of every 128-byte line of [offset, offset + bytes) (sm_80 and later).
+  virtual void discard_bulk(ProbeBuffer& buffer, std::uint64_t offset, std::uint64_t bytes) = 0;
+  /// Reads every word of the range once (ld.global.cg) and counts what it holds against `mark`.
+  virtual WordCensus census(ProbeBuffer& buffer, std::uint64_t offset, std::uint64_t bytes,
+                            std::uint64_t mark) = 0;
 };
+
+/// Throws UsageError (one line) for a range outside the buffer or empty, or an offset or length
+/// not a multiple of 128 B (store_bulk, discard_bulk and census work on whole lines).
+void check_line_range(std::uint64_t buffer_bytes, std::uint64_t offset, std::uint64_t bytes,
+                      const char* what);
 
 /// Throws UsageError (one line) for a range outside the buffer or empty, offset or length not a
 /// multiple of 16 B, a window outside the range or larger than limits.max_window_bytes, a hit

@@ -73,4 +73,38 @@ void cuda_load_bulk(const std::uint64_t* base, std::uint64_t buffer_bytes, const
                             " words did not hold their own offset");
 }
 
+void cuda_store_bulk(std::uint64_t* base, std::uint64_t buffer_bytes, std::uint64_t offset,
+                     std::uint64_t bytes, std::uint64_t mark, int sm_count, cudaStream_t stream) {
+  check_line_range(buffer_bytes, offset, bytes, "marked stores");
+  kernels::launch_store_marks(base, offset, bytes, mark, sm_count, stream);
+  GP_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void cuda_discard_bulk(std::uint64_t* base, std::uint64_t buffer_bytes, std::uint64_t offset,
+                       std::uint64_t bytes, int sm_count, cudaStream_t stream) {
+  check_line_range(buffer_bytes, offset, bytes, "discard.global.L2");
+  kernels::launch_discard_lines(base, offset, bytes, sm_count, stream);
+  GP_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+WordCensus cuda_census(const std::uint64_t* base, std::uint64_t buffer_bytes, std::uint64_t offset,
+                       std::uint64_t bytes, std::uint64_t mark, int sm_count,
+                       cudaStream_t stream) {
+  check_line_range(buffer_bytes, offset, bytes, "census");
+  DeviceArray<unsigned long long> counts(3);
+  GP_CUDA_CHECK(cudaMemsetAsync(counts.get(), 0, 3 * sizeof(unsigned long long), stream));
+  kernels::launch_census(base, offset, bytes, mark, sm_count, counts.get(), stream);
+  unsigned long long host[3] = {0, 0, 0};
+  GP_CUDA_CHECK(cudaMemcpyAsync(host, counts.get(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  GP_CUDA_CHECK(cudaStreamSynchronize(stream));
+  WordCensus c;
+  c.own = host[0];
+  c.marked = host[1];
+  c.other = host[2];
+  if (c.words() != bytes / 8)
+    throw VerificationError("census: counted " + std::to_string(c.words()) + " words of " +
+                            std::to_string(bytes / 8));
+  return c;
+}
+
 }  // namespace gpuprobe::device

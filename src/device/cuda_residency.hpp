@@ -20,4 +20,14 @@ void cuda_load_bulk(const std::uint64_t* base, std::uint64_t buffer_bytes, const
                     const PersistingLimits& limits, int sm_count, cudaStream_t stream,
                     cudaStream_t window_stream);
 
+/// store_bulk, discard_bulk and census of L2Residency over the buffer at `base`; each waits for
+/// its kernel. Throw what check_line_range throws.
+void cuda_store_bulk(std::uint64_t* base, std::uint64_t buffer_bytes, std::uint64_t offset,
+                     std::uint64_t bytes, std::uint64_t mark, int sm_count, cudaStream_t stream);
+void cuda_discard_bulk(std::uint64_t* base, std::uint64_t buffer_bytes, std::uint64_t offset,
+                       std::uint64_t bytes, int sm_count, cudaStream_t stream);
+WordCensus cuda_census(const std::uint64_t* base, std::uint64_t buffer_bytes, std::uint64_t offset,
+                       std::uint64_t bytes, std::uint64_t mark, int sm_count,
+                       cudaStream_t stream);
+
 }  // namespace gpuprobe::device

@@ -286,6 +286,7 @@ nlohmann::json to_json(const ModelConfig& c) {
     j["l2_persisting_max_set_aside_bytes"] = c.persisting.max_set_aside_bytes;
     j["l2_access_policy_max_window_bytes"] = c.persisting.max_window_bytes;
     j["l2_evict_last_ways_unreserved"] = c.persisting.evict_last_ways_unreserved;
+    if (c.persisting.discard_writes_back) j["l2_discard_writes_back"] = true;
   }
   return j;
 }

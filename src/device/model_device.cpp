@@ -257,6 +257,13 @@ void ModelDevice::reset_persisting_lines() {
 }
 
 void ModelDevice::flush_l2() {
+  for (const auto& [line, mark] : dirty_marks_) {
+    if (mark == 0)
+      memory_marks_.erase(line);
+    else
+      memory_marks_[line] = mark;
+  }
+  dirty_marks_.clear();
   auto& seq = structural(seq_ ? seq_->l1_capacity : l1_capacity_bytes(config_, -1));
   seq.flush_l2();
   // Lines of a flush buffer far above every probe buffer (2^50 B), one range per partition.
@@ -313,6 +320,56 @@ void ModelDevice::load_bulk(ProbeBuffer& buffer, const BulkLoads& loads) {
     const int sm = static_cast<int>(n % static_cast<std::uint64_t>(config_.sm_count));
     seq.place_l2(b->base() + o, sm, m);
   }
+}
+
+namespace {
+const ModelProbeBuffer& own_buffer(ProbeBuffer& buffer, const detail::ModelLedger* ledger,
+                                   const char* what) {
+  auto* b = dynamic_cast<ModelProbeBuffer*>(&buffer);
+  if (b == nullptr || b->ledger() != ledger)
+    throw UsageError(std::string(what) + ": the probe buffer was not made by this model device");
+  return *b;
+}
+}  // namespace
+
+void ModelDevice::store_bulk(ProbeBuffer& buffer, std::uint64_t offset, std::uint64_t bytes,
+                             std::uint64_t mark) {
+  const auto& b = own_buffer(buffer, ledger_.get(), "store_bulk");
+  check_line_range(b.bytes(), offset, bytes, "marked stores");
+  for (std::uint64_t o = offset; o < offset + bytes; o += 128) dirty_marks_[(b.base() + o) / 128] = mark;
+}
+
+void ModelDevice::discard_bulk(ProbeBuffer& buffer, std::uint64_t offset, std::uint64_t bytes) {
+  const auto& b = own_buffer(buffer, ledger_.get(), "discard_bulk");
+  check_line_range(b.bytes(), offset, bytes, "discard.global.L2");
+  for (std::uint64_t o = offset; o < offset + bytes; o += 128) {
+    const auto it = dirty_marks_.find((b.base() + o) / 128);
+    if (it == dirty_marks_.end()) continue;
+    if (config_.persisting.discard_writes_back) {
+      if (it->second == 0)
+        memory_marks_.erase(it->first);
+      else
+        memory_marks_[it->first] = it->second;
+      }
+    dirty_marks_.erase(it);
+  }
+}
+
+WordCensus ModelDevice::census(ProbeBuffer& buffer, std::uint64_t offset, std::uint64_t bytes,
+                               std::uint64_t mark) {
+  const auto& b = own_buffer(buffer, ledger_.get(), "census");
+  check_line_range(b.bytes(), offset, bytes, "census");
+  WordCensus c;
+  for (std::uint64_t o = offset; o < offset + bytes; o += 128) {
+    const std::uint64_t line = (b.base() + o) / 128;
+    const auto d = dirty_marks_.find(line);
+    const auto m = memory_marks_.find(line);
+    const std::uint64_t held = d != dirty_marks_.end()   ? d->second
+                               : m != memory_marks_.end() ? m->second
+                                                          : 0;
+    (held == 0 ? c.own : held == mark ? c.marked : c.other) += 16;
+  }
+  return c;
 }
 
 std::uint64_t ModelDevice::free_memory() const {

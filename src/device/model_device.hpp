@@ -14,6 +14,7 @@
 // is no timer overhead, no prefetching and no TLB: the timings are exactly the latencies above
 // (plus optional gaussian noise per chase).
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -189,6 +190,9 @@ struct ModelConfig {
     std::uint64_t max_set_aside_bytes = 0;  ///< persistingL2CacheMaxSize
     std::uint64_t max_window_bytes = 0;     ///< accessPolicyMaxWindowSize
     int evict_last_ways_unreserved = 0;
+    /// What discard.global.L2 does to a dirty line: dropped (false, as PTX states) or written
+    /// back first (true: a model of a GPU that ignores the discard's data).
+    bool discard_writes_back = false;
   } persisting;
   /// The L2's insertion policy (Insertion; l2.policy lru only) and bimodal insertion's throttle
   /// (1 fill in this many at MRU; 2 .. 65536). run_sequence and the structural chase.
@@ -350,6 +354,14 @@ class ModelDevice : public Device, public Sequencer, public L2Residency {
   /// Every line of the range through the L2 partitions (not the L1), by SMs in turn, with the
   /// window's or the hint's priority per line (a hashed share for hit ratios and fractions).
   void load_bulk(ProbeBuffer& buffer, const BulkLoads& loads) override;
+  /// Stores, discards and the census keep what memory and the L2's dirty lines hold per line
+  /// (a line is all one mark): flush_l2 writes the dirty lines back, a discard drops them
+  /// (persisting.discard_writes_back: writes them back first).
+  void store_bulk(ProbeBuffer& buffer, std::uint64_t offset, std::uint64_t bytes,
+                  std::uint64_t mark) override;
+  void discard_bulk(ProbeBuffer& buffer, std::uint64_t offset, std::uint64_t bytes) override;
+  WordCensus census(ProbeBuffer& buffer, std::uint64_t offset, std::uint64_t bytes,
+                    std::uint64_t mark) override;
 
   const ModelConfig& config() const { return config_; }
   /// The node the last chase() ended on.
@@ -395,6 +407,9 @@ class ModelDevice : public Device, public Sequencer, public L2Residency {
   ModelChaseStats last_stats_;
   std::unique_ptr<detail::SequenceModel> seq_;
   std::uint64_t set_aside_ = 0;
+  /// Marks by absolute line (base + offset) / 128: what the L2 holds dirty, what memory holds
+  /// (absent: the buffer's own values).
+  std::map<std::uint64_t, std::uint64_t> dirty_marks_, memory_marks_;
   /// The persisting ways of each L2 set the set-aside grants (applied to seq_'s L2).
   int persisting_ways() const;
 };

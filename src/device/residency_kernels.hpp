@@ -1,5 +1,6 @@
 #pragma once
-// The bulk loads behind L2Residency::load_bulk on the CUDA device (residency_kernels.cu).
+// The bulk loads behind L2Residency::load_bulk on the CUDA device, and the stores, discards and
+// census behind store_bulk, discard_bulk and census (residency_kernels.cu).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -15,5 +16,17 @@ namespace gpuprobe::device::kernels {
 void launch_bulk_loads(const std::uint64_t* buffer_base, std::uint64_t offset, std::uint64_t bytes,
                        EvictionHint hint, float fraction, int sm_count,
                        unsigned long long* bad, cudaStream_t stream);
+
+/// st.global.v2.u64 of (word offset) ^ mark to every word of [offset, offset + bytes).
+void launch_store_marks(std::uint64_t* buffer_base, std::uint64_t offset, std::uint64_t bytes,
+                        std::uint64_t mark, int sm_count, cudaStream_t stream);
+/// discard.global.L2 [line], 128 for every 128-B line of [offset, offset + bytes).
+void launch_discard_lines(std::uint64_t* buffer_base, std::uint64_t offset, std::uint64_t bytes,
+                          int sm_count, cudaStream_t stream);
+/// counts[0], [1], [2] += the words of the range that hold their own offset, their offset ^
+/// mark, anything else (ld.global.cg; counts must start at zero).
+void launch_census(const std::uint64_t* buffer_base, std::uint64_t offset, std::uint64_t bytes,
+                   std::uint64_t mark, int sm_count, unsigned long long* counts,
+                   cudaStream_t stream);
 
 }  // namespace gpuprobe::device::kernels

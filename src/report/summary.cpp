@@ -227,6 +227,9 @@ void residency_line(const FindingIndex& idx, SummaryCard& card) {
     s += " evict_last outlasts plain loads: " + display_text(*last) + ", holds at most " +
          shown(idx, fk::kL2EvictLastMaxShare.name) +
          " of the L2; evict_first goes first: " + shown(idx, fk::kL2EvictFirstGoesFirst.name);
+  if (idx.get(fk::kL2DiscardDropsDirty.name))
+    s += "; discard.global.L2 drops dirty data (no write-back): " +
+         shown(idx, fk::kL2DiscardDropsDirty.name);
   card.structure_lines.push_back(s);
 }
 

@@ -7,6 +7,10 @@
 # descriptor (desc[URx]), built from a constant that createpolicy compiles to. So the hinted
 # kernels must load through a descriptor, and the immediates of the four hinted kernels must
 # differ from one another: were a hint dropped by the compiler, two kernels would be the same.
+# The discard probe: the marked stores must be global stores (STG.E.128), the census global loads
+# through the L2 only (LDG.E.128.STRONG.GPU), and the discard kernel must hold neither a load nor
+# a store but an instruction of the cache-control family (CCTL on sm_80 .. sm_90): were the
+# discard compiled away or turned into a store, the experiment would measure something else.
 set -euo pipefail
 bin="${1:?usage: sass_residency.sh <gpuprobe binary>}"
 source "$(dirname "$0")/lib/sass.sh"
@@ -42,4 +46,21 @@ for a in 1 2 3 4; do
     fi
   done
 done
+body=$(body_matching "store_marks_kernel")
+n_st=$(grep -cE 'STG\.E\.128 ' <<<"$body" || true)
+if [[ -z "$body" || "$n_st" -eq 0 ]]; then
+  echo "FAIL store_marks: want STG.E.128, got $(opcodes <<<"$body" | grep -E '^ST' | sort -u | tr '\n' ' ')"; fail=1
+else echo "ok   store_marks: $n_st STG.E.128"; fi
+body=$(body_matching "census_kernel")
+n_all=$(grep -cE 'LDG(\.[A-Z0-9_]+)* ' <<<"$body" || true)
+n_cg=$(grep -cE 'LDG\.E\.128\.STRONG\.GPU ' <<<"$body" || true)
+if [[ -z "$body" || "$n_all" -eq 0 || "$n_all" -ne "$n_cg" ]]; then
+  echo "FAIL census: want every global load LDG.E.128.STRONG.GPU"; fail=1
+else echo "ok   census: $n_cg loads LDG.E.128.STRONG.GPU"; fi
+body=$(body_matching "discard_lines_kernel")
+ops=$(opcodes <<<"$body" | sort -u | tr '\n' ' ')
+if [[ -z "$body" ]]; then echo "FAIL discard: kernel not found"; fail=1
+elif grep -qE '(^| )(LDG|STG)' <<<"$ops"; then echo "FAIL discard: holds a global load or store: $ops"; fail=1
+elif ! grep -qE '(^| )CCTL' <<<"$ops"; then echo "FAIL discard: no cache-control instruction: $ops"; fail=1
+else echo "ok   discard: $(opcodes <<<"$body" | grep -E '^CCTL' | sort -u | tr '\n' ' ')"; fi
 exit $fail

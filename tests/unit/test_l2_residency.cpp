@@ -139,6 +139,66 @@ TEST(EvictionPriorityOnModel, EvictLastStaysEvictFirstGoesFirstAndTheSetAsideIsP
   EXPECT_EQ(dev.persisting_set_aside(), 3 * kMiB) << "the set-aside found was not put back";
 }
 
+rs::DiscardTrial discard_trial(bool discarded, std::uint64_t own, std::uint64_t marked,
+                               std::uint64_t other = 0) {
+  rs::DiscardTrial t;
+  t.discarded = discarded;
+  t.region_bytes = (own + marked + other) * 8;
+  t.own_words = own;
+  t.marked_words = marked;
+  t.other_words = other;
+  return t;
+}
+
+TEST(ResidencyJudge, DiscardVerdictNeedsControlsThatReadTheStoredValue) {
+  std::vector<rs::DiscardTrial> dropped, written, no_controls, controls_lost;
+  for (int i = 0; i < 8; ++i) {
+    dropped.push_back(discard_trial(false, 0, 1000));
+    dropped.push_back(discard_trial(true, 990, 10));
+    written.push_back(discard_trial(false, 0, 1000));
+    written.push_back(discard_trial(true, 0, 1000));
+    no_controls.push_back(discard_trial(true, 1000, 0));
+    controls_lost.push_back(discard_trial(false, 1000, 0));  // the stores never showed
+    controls_lost.push_back(discard_trial(true, 1000, 0));
+  }
+  const auto d = rs::judge_discard(dropped);
+  EXPECT_EQ(d.outcome, "dropped");
+  EXPECT_NEAR(d.discarded_old, 0.99, 1e-9);
+  EXPECT_GT(d.confidence, 0.5);
+  EXPECT_EQ(rs::judge_discard(written).outcome, "written_back");
+  EXPECT_EQ(rs::judge_discard(no_controls).outcome, "undecided");
+  EXPECT_EQ(rs::judge_discard(no_controls).confidence, 0.0);
+  EXPECT_EQ(rs::judge_discard(controls_lost).outcome, "undecided");
+  // Half the trials one way, half the other: a verdict with little confidence.
+  std::vector<rs::DiscardTrial> split;
+  for (int i = 0; i < 8; ++i) {
+    split.push_back(discard_trial(false, 0, 1000));
+    split.push_back(discard_trial(true, i % 2 ? 1000 : 0, i % 2 ? 0 : 1000));
+  }
+  EXPECT_LT(rs::judge_discard(split).confidence, 0.3);
+}
+
+TEST(EvictionPriorityOnModel, DiscardOfDirtyLinesIsFoundDroppedOrWrittenBackAsModelled) {
+  for (bool writes_back : {false, true}) {
+    auto c = residency_model();
+    c.persisting.discard_writes_back = writes_back;
+    device::ModelDevice dev(c);
+    ExperimentResult r;
+    const auto f = run_on(dev, "cache.l2.eviction_priority", &r);
+    const auto& drops = f.at(finding::kL2DiscardDropsDirty.name);
+    EXPECT_EQ(drops.value, writes_back ? 0.0 : 1.0) << writes_back;
+    EXPECT_EQ(drops.extra.value("outcome", ""), writes_back ? "written_back" : "dropped");
+    EXPECT_GT(drops.confidence, 0.7);  // agreement(16, 16) of the controls and of the discards
+    EXPECT_EQ(r.parameters.at("discard_region_bytes").get<std::uint64_t>(), 7 * kMiB);  // L2 / 8
+    // Recorded samples without discard trials (before they were measured) still analyse.
+    ExperimentResult old = r;
+    old.samples.erase("discard");
+    old.findings.clear();
+    Registry::builtin().find("cache.l2.eviction_priority")->analyze(old);
+    for (const auto& g : old.findings) EXPECT_NE(g.name, finding::kL2DiscardDropsDirty.name);
+  }
+}
+
 /// A modelled GPU whose bulk loads fail after a number of them: the experiment must still put
 /// back the set-aside it found.
 class FailingLoads : public device::ModelDevice {

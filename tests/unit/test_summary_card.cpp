@@ -234,7 +234,8 @@ TEST(SummaryCard, PersistingAndEvictionPriorityAreOneLineInWords) {
        {"status", "passed"},
        {"findings", json::array({f("l2.evict_last.protects", 1, "bool"),
                                  f("l2.evict_last.max_share", 0.62, "fraction"),
-                                 f("l2.evict_first.goes_first", 1, "bool")})}});
+                                 f("l2.evict_first.goes_first", 1, "bool"),
+                                 f("l2.discard.drops_dirty", 0, "bool")})}});
   // The card wraps long lines: read it with each wrap undone.
   std::string text;
   for (char ch : report::summary_text(report::summary_card(r)))
@@ -249,6 +250,7 @@ TEST(SummaryCard, PersistingAndEvictionPriorityAreOneLineInWords) {
   const std::string line = text.substr(at, 400);
   EXPECT_NE(line.find("evict_last outlasts plain loads: yes"), std::string::npos) << line;
   EXPECT_NE(line.find("evict_first goes first: yes"), std::string::npos) << line;
+  EXPECT_NE(line.find("drops dirty data (no write-back): no"), std::string::npos) << line;
   EXPECT_EQ(report::summary_text(report::summary_card(h200())).find("L2 persisting"),
             std::string::npos);
 }

@@ -6,6 +6,9 @@
 // sampled lines says what stayed (residency_trials.hpp). Each at the set-aside found and, where
 // the GPU has one, at the largest persisting set-aside (evict_last may be served from it). Then
 // how much evict_last can hold (regions of 1/2, 3/4 and all of the L2), and a fraction of 0.5.
+// Last, what discard.global.L2 does to dirty lines: marked stores over an eighth of the L2, the
+// discard (or not), an L2 flush, and what the region reads back; with --counters, the DRAM bytes
+// the flush writes back with and without the discard.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -17,6 +20,7 @@
 #include "core/finding_names.hpp"
 #include "core/l2_residency.hpp"
 #include "core/units.hpp"
+#include "counters/counters.hpp"
 #include "probes/cache/l2_residency.hpp"
 #include "probes/cache/residency_trials.hpp"
 #include "probes/cache/sequence_session.hpp"
@@ -73,6 +77,77 @@ std::vector<Placement> plan_for(std::uint64_t l2, std::vector<std::uint64_t> set
   return plan;
 }
 
+/// A mark no word of a probe buffer holds (every word holds its own offset, below 2^48).
+constexpr std::uint64_t kMark = 0x5A5A000000000000ull;
+/// Trials of each kind (with and without the discard): agreement(16, 16) is 0.85.
+constexpr int kDiscardRepeats = 16;
+
+/// Puts the region's own values back and checks that every word holds them again.
+void restore_region(L2Residency& l2, ProbeBuffer& buffer, std::uint64_t bytes) {
+  l2.store_bulk(buffer, 0, bytes, 0);
+  l2.flush_l2();
+  const auto c = l2.census(buffer, 0, bytes, kMark);
+  if (c.own != bytes / 8)
+    throw VerificationError("cache.l2.eviction_priority: after restoring, " +
+                            std::to_string(bytes / 8 - c.own) + " words of the discard region " +
+                            "do not hold their own offset");
+}
+
+/// Marked stores over the region's lines (dirty in the L2), the discard or not, a flush.
+void dirty_then_flush(L2Residency& l2, ProbeBuffer& buffer, std::uint64_t bytes, bool discard) {
+  l2.reset_persisting_lines();
+  l2.flush_l2();
+  l2.store_bulk(buffer, 0, bytes, kMark);
+  if (discard) l2.discard_bulk(buffer, 0, bytes);
+  l2.flush_l2();
+}
+
+std::vector<rs::DiscardTrial> run_discard(L2Residency& l2, ProbeBuffer& buffer,
+                                          std::uint64_t bytes) {
+  std::vector<rs::DiscardTrial> trials;
+  for (int rep = 0; rep < kDiscardRepeats; ++rep)
+    for (bool discard : {false, true}) {
+      dirty_then_flush(l2, buffer, bytes, discard);
+      const auto c = l2.census(buffer, 0, bytes, kMark);
+      trials.push_back({discard, rep, bytes, c.own, c.marked, c.other});
+      restore_region(l2, buffer, bytes);
+    }
+  return trials;
+}
+
+/// --counters: the DRAM bytes an L2 flush writes after marked stores over the region, without
+/// the discard (about the region) and with it (about none, when the discard drops dirty data).
+nlohmann::json discard_counters(Context& ctx, L2Residency& l2, ProbeBuffer& buffer,
+                                std::uint64_t bytes) {
+  counters::Declaration d;
+  const double region = static_cast<double>(bytes);
+  for (bool discard : {false, true}) {
+    counters::Expectation e{"DRAM bytes written by the flush",
+                            "dram__bytes_write.sum",
+                            "",
+                            "bytes",
+                            discard ? 0.0 : region,
+                            0.05 * region,
+                            false,
+                            discard ? "discard.global.L2 drops dirty data (PTX ISA): no write-back"
+                                    : "every stored byte is written back once"};
+    counters::Probe p{discard ? "stores, discard, flush" : "stores, flush",
+                      {{"discarded", discard}},
+                      [&l2] { l2.flush_l2(); },
+                      {e}};
+    p.prepare = [&l2, &buffer, bytes, discard] {
+      l2.store_bulk(buffer, 0, bytes, 0);
+      l2.flush_l2();
+      l2.store_bulk(buffer, 0, bytes, kMark);
+      if (discard) l2.discard_bulk(buffer, 0, bytes);
+    };
+    d.probes.push_back(std::move(p));
+  }
+  auto record = counters::collect(ctx, d);
+  restore_region(l2, buffer, bytes);
+  return record;
+}
+
 class L2EvictionPriority : public Experiment {
  public:
   std::string id() const override { return "cache.l2.eviction_priority"; }
@@ -84,7 +159,7 @@ class L2EvictionPriority : public Experiment {
   }
   std::vector<std::string> depends_on() const override { return {"cache.l2.ways"}; }
   std::vector<std::string> produces() const override {
-    return {"l2.evict.*", "l2.evict_last.*", "l2.evict_first.*"};
+    return {"l2.evict.*", "l2.evict_last.*", "l2.evict_first.*", "l2.discard.*"};
   }
   std::vector<Axis> typed_axes() const override {
     return {int_axis("repeats", {2}, "trials", "trials of every question", 1, 8)};
@@ -129,19 +204,50 @@ void L2EvictionPriority::run(Context& ctx, ExperimentResult& r) const {
   samples.max_window_bytes = limits.max_window_bytes;
   samples.set_aside_found_bytes = guard.found();
   for (const auto& p : plan) samples.trials.push_back(runner.run(p));
+  const std::uint64_t discard_bytes = whole_mib(static_cast<double>(l2_bytes) / 8);
+  samples.discard = run_discard(*l2, *buffer, discard_bytes);
   r.parameters = {{"axes", axes.to_json()},
                   {"sampled_lines", residency::kSampledLines},
                   {"sm", 0},
                   {"region_bytes", whole_mib(static_cast<double>(l2_bytes) / 4)},
                   {"traffic_bytes_heavy", 2 * l2_bytes},
-                  {"traffic_bytes_light", l2_bytes / 2}};
+                  {"traffic_bytes_light", l2_bytes / 2},
+                  {"discard_region_bytes", discard_bytes},
+                  {"discard_trials_each", kDiscardRepeats}};
   r.protocol["l2_flush"] = "persisting lines reset, then the L2 flushed, before every trial";
   r.protocol["restore"] = "the set-aside found is put back and persisting lines reset at the end";
   r.samples = samples;
+  if (counters::requested(ctx))
+    r.samples["counters"] = discard_counters(ctx, *l2, *buffer, discard_bytes);
+}
+
+/// l2.discard.* from the discard trials (results recorded before them have none).
+void add_discard_findings(ExperimentResult& r, const std::vector<rs::DiscardTrial>& trials) {
+  if (trials.empty()) return;
+  const auto v = rs::judge_discard(trials);
+  Finding f{finding::kL2DiscardDropsDirty.name,
+            v.outcome == "dropped" ? 1.0 : 0.0,
+            "bool",
+            v.confidence,
+            "whether discard.global.L2 drops a dirty line's data (no write-back): marked stores "
+            "over an eighth of the L2, the discard, an L2 flush, then every word read back; "
+            "dropped when >= 95 % of it reads the value from before the stores, in most trials, "
+            "while trials without the discard read the stored value",
+            json::object()};
+  f.extra["outcome"] = v.outcome;
+  f.extra["discarded_reads_stored_share"] = v.discarded_kept;
+  f.extra["discarded_reads_old_share"] = v.discarded_old;
+  f.extra["control_reads_stored_share"] = v.stored_kept;
+  f.extra["trials_agreeing"] = v.agreeing;
+  f.extra["trials_discarded"] = v.discarded;
+  f.extra["controls_ok"] = v.controls_ok;
+  f.extra["controls"] = v.controls;
+  r.findings.push_back(f);
 }
 
 void L2EvictionPriority::analyze(ExperimentResult& r) const {
   if (r.status == Status::kWaived) return;
+  counters::cross_check(r);
   const auto s = residency::typed_samples(r, "cache.l2.eviction_priority");
   const auto c = rs::classify(s.trials);
   // The set-asides the hints ran at (read back), and the largest, which the findings judge.
@@ -270,7 +376,11 @@ void L2EvictionPriority::analyze(ExperimentResult& r) const {
   r.curves.push_back(table);
   capacity.hints = table_hints("how much of the L2 evict_last lines held");
   r.curves.push_back(capacity);
+  add_discard_findings(r, s.discard);
+  const auto counter_statistics = r.statistics.contains("counters") ? r.statistics["counters"]
+                                                                     : json();
   r.statistics = residency::classification_statistics(c);
+  if (!counter_statistics.is_null()) r.statistics["counters"] = counter_statistics;
 }
 
 }  // namespace
