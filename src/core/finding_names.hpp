@@ -98,6 +98,8 @@ inline constexpr CategoryLabel kSetAsideBeyondMax[] = {
 }  // namespace labels
 inline constexpr FindingKey kL2PersistingMaxSetAside{"l2.persisting.max_set_aside", "bytes",
                                                      ValueKind::kNumber};
+inline constexpr FindingKey kL2PersistingMaxWindow{"l2.persisting.max_window", "bytes",
+                                                   ValueKind::kNumber};
 inline constexpr FindingKey kL2PersistingCapacity{"l2.persisting.capacity", "bytes",
                                                   ValueKind::kNumber};
 inline constexpr FindingKey kL2PersistingRule{"l2.persisting.rule", "class", ValueKind::kCategory,
@@ -269,6 +271,7 @@ inline constexpr const FindingKey* kKeys[] = {
     &kCacheL2SetIndexBits,
     &kCacheL2Ways,
     &kL2PersistingMaxSetAside,
+    &kL2PersistingMaxWindow,
     &kL2PersistingCapacity,
     &kL2PersistingRule,
     &kL2PersistingBeyondMax,

@@ -412,6 +412,28 @@ void add_index_assumptions(const ModelConfig& c, const ResultFindings& f, json& 
 }
 
 /// Everything the model assumes rather than takes from the result, in words.
+/// What a kernel can ask of the L2, where the result measured it (cache.l2.persisting,
+/// cache.l2.eviction_priority): the set-aside's and the window's limits, and whether a discard
+/// writes dirty data back. The ways evict_last takes without a set-aside are not exported.
+void set_persisting(ModelConfig& c, const ResultFindings& f) {
+  if (f.has(finding::kL2PersistingMaxSetAside.name)) {
+    const double bytes = f.at(finding::kL2PersistingMaxSetAside.name);
+    c.persisting.max_set_aside_bytes =
+        bytes > 0 ? std::min(static_cast<std::uint64_t>(bytes), c.l2.capacity_bytes) : 0;
+  }
+  if (f.has(finding::kL2PersistingMaxWindow.name) && c.persisting.max_set_aside_bytes > 0) {
+    const double bytes = f.at(finding::kL2PersistingMaxWindow.name);
+    c.persisting.max_window_bytes =
+        bytes > 0 ? std::min(static_cast<std::uint64_t>(bytes), std::uint64_t{1} << 40) : 0;
+  }
+  const std::string discard = finding::kL2DiscardDropsDirty.name;
+  if (f.has(discard)) {
+    const json& x = f.extras.at(discard);
+    c.persisting.discard_writes_back =
+        x.is_object() && x.value("outcome", std::string()) == "written_back";
+  }
+}
+
 json not_measured_list(const ModelConfig& c, const ResultFindings& f, const L1Tags& l1,
                        const TwoSides& sides) {
   json not_measured = json::array();
@@ -436,6 +458,16 @@ json not_measured_list(const ModelConfig& c, const ResultFindings& f, const L1Ta
   if (sides.modelled && c.dram_near_home_latency_cycles == 0)
     not_measured.push_back("DRAM latency by home partition (dram_latency_cycles for both)");
   not_measured.push_back("the L1 capacity between carveouts (linear between 0% and 100%)");
+  if (!f.has(finding::kL2PersistingMaxSetAside.name))
+    not_measured.push_back("the persisting L2 set-aside (cache.l2.persisting): none modelled");
+  else
+    not_measured.push_back(
+        "the ways evict_last lines may take without a set-aside (0 modelled) and whether the "
+        "evict_last cap is per set (the set-aside's whole ways of every set modelled)");
+  if (!f.has(finding::kL2DiscardDropsDirty.name))
+    not_measured.push_back(
+        "discard.global.L2 of dirty lines (cache.l2.eviction_priority): dropped, as the PTX ISA "
+        "allows, modelled");
   return not_measured;
 }
 
@@ -461,6 +493,7 @@ json model_from_result(const json& result) {
   c.dram_latency_cycles = f.need(finding::kDramLatency);
   const TwoSides sides = set_two_sides(c, f, l2_unit);
   c.shared_latency_cycles = f.need(finding::kSharedLatency);
+  set_persisting(c, f);
   validate(c);
   json out = to_json(c);
   out["provenance"] = {
@@ -524,6 +557,21 @@ std::string accelsim_config(const json& model) {
                     "divide the sets by the sub-partitions per partition)"
                   : "L2 (gpgpu-sim's dl2 is per memory sub-partition: divide the sets by "
                     "their number)");
+  if (c.persisting.max_set_aside_bytes > 0) {
+    const double ways = c.l2.capacity_bytes
+                            ? static_cast<double>(c.l2.ways) *
+                                  static_cast<double>(c.persisting.max_set_aside_bytes) /
+                                  static_cast<double>(c.l2.capacity_bytes)
+                            : 0.0;
+    o << "# L2 persisting (not in the syntax): a set-aside of up to "
+      << c.persisting.max_set_aside_bytes << " B (" << ways << " of " << c.l2.ways
+      << " ways of every set) holds persisting-window and evict_last lines; access-policy "
+         "windows up to "
+      << c.persisting.max_window_bytes << " B; evict_first and streaming lines go first\n"
+      << "# discard.global.L2 of a dirty line: "
+      << (c.persisting.discard_writes_back ? "written back first" : "dropped (no write-back)")
+      << "\n";
+  }
   return o.str();
 }
 

@@ -444,6 +444,44 @@ TEST(ModelExport, StructureFindingsReachTheModel) {
   EXPECT_TRUE(said) << tied.at("not_measured");
 }
 
+// What cache.l2.persisting and cache.l2.eviction_priority measured reaches the model and the
+// Accel-Sim text (as comments: its syntax has no set-aside); without them the model has none
+// and says so.
+TEST(ModelExport, PersistingLimitsAndDiscardReachTheModel) {
+  auto result = committed_h200();
+  const auto plain = device::model_from_result(result);
+  EXPECT_FALSE(plain.contains("l2_persisting_max_set_aside_bytes"));
+  bool said = false;
+  for (const auto& n : plain.at("not_measured"))
+    said = said || n.get<std::string>().find("persisting L2 set-aside") != std::string::npos;
+  EXPECT_TRUE(said) << plain.at("not_measured");
+  const auto finding = [](const char* name, double value, nlohmann::json extra) {
+    extra["name"] = name;
+    extra["value"] = value;
+    return extra;
+  };
+  result["experiments"].push_back(
+      {{"id", "cache.l2.persisting"},
+       {"status", "passed"},
+       {"findings", nlohmann::json::array(
+                        {finding("l2.persisting.max_set_aside", 39321600, nlohmann::json::object()),
+                         finding("l2.persisting.max_window", 134217728, nlohmann::json::object())})}});
+  result["experiments"].push_back(
+      {{"id", "cache.l2.eviction_priority"},
+       {"status", "passed"},
+       {"findings", nlohmann::json::array({finding("l2.discard.drops_dirty", 0,
+                                                   {{"outcome", "written_back"}})})}});
+  const auto m = device::model_from_result(result);
+  EXPECT_EQ(m.at("l2_persisting_max_set_aside_bytes").get<std::uint64_t>(), 39321600u);
+  EXPECT_EQ(m.at("l2_access_policy_max_window_bytes").get<std::uint64_t>(), 134217728u);
+  EXPECT_EQ(m.at("l2_discard_writes_back"), true);
+  const std::string text = device::accelsim_config(m);
+  EXPECT_NE(text.find("# L2 persisting (not in the syntax): a set-aside of up to 39321600 B"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("discard.global.L2 of a dirty line: written back first"), std::string::npos);
+}
+
 // Measured L1 tags (cache.l1.tag_sets with its XOR masks) that name more lines than the L1
 // holds give a decoupled L1: the masks index the tags, the carve-out sizes the lines, and the
 // data victim is listed as not measured. Masks that do not match the sets are not used.

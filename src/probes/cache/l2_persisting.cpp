@@ -275,7 +275,7 @@ void L2Persisting::analyze(ExperimentResult& r) const {
   r.findings.push_back(limit_finding(finding::kL2PersistingMaxSetAside, "",
                                      static_cast<double>(s.max_set_aside_bytes),
                                      "cudaDeviceProp::persistingL2CacheMaxSize"));
-  r.findings.push_back(limit_finding({}, "l2.persisting.max_window",
+  r.findings.push_back(limit_finding(finding::kL2PersistingMaxWindow, "",
                                      static_cast<double>(s.max_window_bytes),
                                      "cudaDeviceProp::accessPolicyMaxWindowSize"));
   r.findings.push_back(limit_finding({}, "l2.persisting.set_aside_found",
