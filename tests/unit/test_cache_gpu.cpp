@@ -397,6 +397,7 @@ TEST(CacheGpuRecordedH200, SetIndexRejudgingGuardsItsInputs) {
     s["line_bytes"] = line;
     s["line"]["found"] = false;
     s["set_index"]["bits"] = nlohmann::json::array();
+    s["set_index"]["page_bits"] = nlohmann::json::array();
     s["set_index"]["kind"] = "unknown";
     s["set_index"]["sets"] = 0;
     s.erase("hash_columns");
@@ -413,6 +414,11 @@ TEST(CacheGpuRecordedH200, SetIndexRejudgingGuardsItsInputs) {
   auto far_bit = e;
   far_bit["samples"]["set_index"]["equal_pairs"] = {{70, 71}};
   EXPECT_THROW(replay_analysis(far_bit), UsageError);
+  // Page bits are among the bits (the finding counts the bits below the page): page bits
+  // without bits are refused, not counted as a negative number of bits.
+  auto no_bits = e;
+  no_bits["samples"]["set_index"]["bits"] = nlohmann::json::array();
+  EXPECT_THROW(replay_analysis(no_bits), UsageError);
 }
 
 }  // namespace

@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/experiment.hpp"
+#include "probes/cache/ways_samples.hpp"
 #include "probes/compute/compute_samples.hpp"
 #include "probes/hopper/hopper_samples.hpp"
 #include "probes/hopper/pipeline_samples.hpp"
@@ -37,8 +39,8 @@ const json& schema() {
 }
 
 /// The subset of JSON Schema (draft 07) the samples schema uses: $ref into #/definitions/,
-/// type, properties, required, items, minItems, minimum, maximum. `closed`: an object may hold
-/// only the members its schema names (the type's own JSON); open: more are allowed (a recorded
+/// type, properties, required, items, minItems, minimum, maximum, enum. `closed`: an object may
+/// hold only the members its schema names (the type's own JSON); open: more are allowed (a recorded
 /// point holds measure::to_json's whole record). Returns the first violation, empty when none.
 std::string violation(const json& v, const json& s, bool closed, const std::string& at = "$") {
   if (s.contains("$ref")) {
@@ -68,6 +70,12 @@ std::string violation(const json& v, const json& s, bool closed, const std::stri
       ok = is(s.at("type").get<std::string>());
     }
     if (!ok) return at + ": expected " + s.at("type").dump() + ", got " + v.dump().substr(0, 60);
+  }
+  if (s.contains("enum")) {
+    bool listed = false;
+    for (const auto& e : s.at("enum")) listed = listed || e == v;
+    if (!listed)
+      return at + ": " + v.dump().substr(0, 60) + " is not one of " + s.at("enum").dump();
   }
   if (v.is_number()) {
     if (s.contains("minimum") && v.get<double>() < s.at("minimum").get<double>())
@@ -140,6 +148,8 @@ const std::vector<Typed>& typed_experiments() {
       typed<p::hopper::TmaLatencySamples>("hopper.tma.latency"),
       typed<p::hopper::TmaBandwidthSamples>("hopper.tma.bandwidth"),
       typed<p::hopper::PipelineSamples>("hopper.pipeline"),
+      typed<p::cache_structure::WaysSamples>("cache.l1.ways"),
+      typed<p::cache_structure::WaysSamples>("cache.l2.ways"),
   };
   return all;
 }
@@ -220,6 +230,48 @@ TEST(SamplesSchema, LinkPeerFilledValueValidatesClosed) {
   const auto why = violation_of("link.peer", j, true);
   EXPECT_TRUE(why.empty()) << why;
   EXPECT_EQ(json(j.get<probes::link::PeerSamples>()), j);
+}
+
+// The ways family's samples are written through their type: the newest recorded run's convert
+// and write back byte for byte (the categories, enums in the type, as the
+// strings recorded), and a category the type does not name is refused.
+TEST(SamplesSchema, WaysSamplesRoundTripByteForByte) {
+  using probes::cache_structure::WaysSamples;
+  std::size_t seen = 0;
+  for (const auto& r : recorded_samples()) {
+    // The older recordings lack members written since (served_references.dram_from, ...):
+    // through the type they gain them with their defaults.
+    if ((r.id != "cache.l1.ways" && r.id != "cache.l2.ways") ||
+        r.file != "results/h200/result.json")
+      continue;
+    ++seen;
+    json back;
+    ASSERT_NO_THROW(back = json(r.samples.get<WaysSamples>())) << r.file << " " << r.id;
+    EXPECT_EQ(back.dump(), r.samples.dump()) << r.file << " " << r.id;
+  }
+  EXPECT_EQ(seen, 2u);
+  const json l2 = [] {
+    for (const auto& r : recorded_samples())
+      if (r.id == "cache.l2.ways" && r.samples.contains("set_index")) return r.samples;
+    return json::object();
+  }();
+  ASSERT_TRUE(l2.contains("policy"));
+  for (const char* path : {"/policy/class", "/set_index/kind", "/conflict_set/method",
+                           "/pools/0/served_after_eviction"}) {
+    json j = l2;
+    j[json::json_pointer(path)] = "lru|mru";
+    EXPECT_THROW(j.get<WaysSamples>(), UsageError) << path;
+    // The schema lists each category's strings (a policy may join several by |).
+    if (std::string(path) != "/policy/class")
+      EXPECT_FALSE(violation_of("cache.l2.ways", j, false).empty()) << path;
+  }
+  // A tie between classes is two enums, written back as recorded.
+  json tie = l2;
+  tie["policy"]["class"] = "lru|tree_plru";
+  const auto s = tie.get<WaysSamples>();
+  ASSERT_TRUE(s.policy.has_value());
+  EXPECT_EQ(s.policy->classes.size(), 2u);
+  EXPECT_EQ(json(s).at("policy").at("class"), "lru|tree_plru");
 }
 
 TEST(SamplesSchema, ARenamedFieldFails) {

@@ -16,6 +16,7 @@
 #include "core/confidence.hpp"
 #include "core/error.hpp"
 #include "core/finding_names.hpp"
+#include "core/samples.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/sequence.hpp"
@@ -25,6 +26,7 @@
 #include "probes/cache/sequence_session.hpp"
 #include "probes/cache/ways_conflict_sets.hpp"
 #include "probes/cache/ways_records.hpp"
+#include "probes/cache/ways_samples.hpp"
 
 namespace gpuprobe::probes {
 namespace {
@@ -55,6 +57,7 @@ class WaysExperiment : public Experiment {
                  "pairs cancel), line size and replacement class; targets whose eviction does "
                  "not repeat name the policy random";
   }
+  int samples_version() const override { return WaysSamples::kVersion; }
   std::vector<Axis> typed_axes() const override {
     return {fixed(string_axis("level", {measure::cache::to_string(level_)}, "cache level probed"))};
   }
@@ -73,16 +76,13 @@ class WaysExperiment : public Experiment {
     const std::uint64_t span = span_for(ctx.device, level_);
     auto s = open_session(ctx, span, span, carveout_for(level_));
     if (!s) return waive(r, kNoSequencer);
-    json rec;
+    WaysSamples rec;
     auto lr = conflict_run(s->probe, level_, rec, sweep_pool_lines(ctx), served_references(ctx));
     if (lr.agreed) {
-      rec["line"] = line_record(s->probe, level_, lr, rec);
-      rec["policy"] = policy_record(s->probe, level_, lr);
-      rec["cyclic"] = cyclic_record(s->probe, level_, lr);
-      struct {
-        bool found;
-        std::uint32_t line_bytes;
-      } line{rec["line"].value("found", false), rec["line"].value("line_bytes", 0u)};
+      rec.line = line_record(s->probe, level_, lr, rec);
+      rec.policy = policy_record(s->probe, level_, lr);
+      rec.cyclic = cyclic_record(s->probe, level_, lr);
+      const LineRecord line = *rec.line;
       std::uint64_t capacity = 0;
       std::string capacity_from;
       if (level_ == Level::kL1) {
@@ -111,26 +111,24 @@ class WaysExperiment : public Experiment {
         capacity = static_cast<std::uint64_t>(whole / static_cast<double>(parts));
         if (parts > 1) capacity_from += " / " + std::to_string(parts) + " partitions";
       }
-      rec["capacity_from"] = capacity_from;
+      rec.capacity_from = capacity_from;
       if (!capacity && level_ == Level::kL1 && line.found) {
         const auto cap =
             measure::cache::infer_capacity(s->probe, level_, lr.cal, line.line_bytes, span);
         capacity = cap.bytes;
-        rec["capacity_from_sequences_bytes"] = cap.bytes;
+        rec.capacity_from_sequences_bytes = cap.bytes;
       }
       const auto idx = measure::cache::infer_set_index(s->probe, level_, lr.cal, lr.set,
                                                        line.found ? line.line_bytes : 0, capacity);
-      rec["line_bytes"] = line.line_bytes;
-      rec["capacity_bytes_used"] = capacity;
-      rec["set_index"] = idx;
-      if (rec["cyclic"].value("measured", false))
-        rec["cyclic"]["interleaved"] = interleaved_cyclic_record(s->probe, level_, lr, idx, span);
+      rec.line_bytes = line.line_bytes;
+      rec.capacity_bytes_used = capacity;
+      rec.set_index = idx;
+      if (rec.cyclic->measured)
+        rec.cyclic->interleaved = interleaved_cyclic_record(s->probe, level_, lr, idx, span);
       // The XOR hash's columns (L1 only: an L2 set needs eviction sweeps to be seen).
       if (level_ == Level::kL1 && line.found && !idx.bits.empty()) {
         const auto hc = measure::cache::infer_hash_columns(
             s->probe, level_, lr.cal, lr.set, idx.bits, idx.lowest_bit_tested, idx.first_page_bit);
-        json dep = json::array();
-        for (const auto& [b, combo] : hc.dependent) dep.push_back({{"bit", b}, {"equals", combo}});
         // A decoupled L1 (its tags name more lines than the chase holds): which line leaves.
         const std::uint64_t tag_lines = hc.found ? (std::uint64_t{1} << hc.rank) * lr.set.ways : 0;
         if (hc.found && hc.note.empty() && capacity && line.line_bytes &&
@@ -147,24 +145,16 @@ class WaysExperiment : public Experiment {
               dp, level_, lr.cal, kSequenceStagedAccesses, line.line_bytes);
           s->probe.accesses = dp.accesses;  // dp began as a copy: its counts include ours
           s->probe.calls = dp.calls;
-          rec["data_sets"] = conflict_set_json(ds, s->probe.seed);
-          rec["data_sets"]["span_bytes"] = span;
-          rec["data_victim"] = dv;
+          rec.data_sets = ConflictRecord::of(ds, s->probe.seed);
+          rec.data_sets->span_bytes = span;
+          rec.data_victim = dv;
         }
-        rec["hash_columns"] = {{"found", hc.found},
-                               {"rank", hc.rank},
-                               {"independent_bits", hc.independent_bits},
-                               {"dependent", dep},
-                               {"highest_bit_searched", hc.highest_bit_searched},
-                               {"masks", hc.masks},
-                               {"tests", hc.tests},
-                               {"verified", hc.verified},
-                               {"note", hc.note}};
+        rec.hash_columns = HashColumnsRecord::of(hc);
       }
     }
-    if (level_ == Level::kL2) rec["line_by_stride"] = line_by_stride_record(ctx);
-    rec["sequences"] = s->probe.calls;
-    rec["accesses"] = s->probe.accesses;
+    if (level_ == Level::kL2) rec.line_by_stride = line_by_stride_record(ctx);
+    rec.sequences = s->probe.calls;
+    rec.accesses = s->probe.accesses;
     r.parameters = {{"pool_bytes", span},
                     {"op", level_ == Level::kL1 ? "ld.global.ca" : "ld.global.cg"},
                     {"sm", 0}};
@@ -172,7 +162,7 @@ class WaysExperiment : public Experiment {
   }
   /// Chases (ld.global.cg, one SM) over one working set past the near-partition knee at node
   /// strides 64 ... 512 B, 3 replicates each (fresh chains): see analysis::line_by_stride.
-  static json line_by_stride_record(Context& ctx) {
+  static LineByStrideRecord line_by_stride_record(Context& ctx) {
     // The knee of one SM's partition: the copy chases' bisection (cache.l2.far_hit) where it
     // ran, else the sweep's near knee, else half the L2.
     double knee = 0, hit = 0;
@@ -188,36 +178,39 @@ class WaysExperiment : public Experiment {
       knee_from = "l2.capacity / 2";
     }
     if (auto f = ctx.prior.get(finding::kL2HitLatency)) hit = f->value;
-    json out = {{"strides", kLineStrides}, {"hit_cycles", hit}, {"knee_from", knee_from}};
+    LineByStrideRecord out;
+    out.strides.assign(kLineStrides.begin(), kLineStrides.end());
+    out.hit_cycles = hit;
+    out.knee_from = knee_from;
     if (!(knee > 0)) {
-      out["why"] = "needs a partition knee (l2.replica_capacity, l2.near_capacity or l2.capacity)";
+      out.why = "needs a partition knee (l2.replica_capacity, l2.near_capacity or l2.capacity)";
       return out;
     }
     const auto ws = static_cast<std::uint64_t>(kLineWorkingSetFactor * knee) / 512 * 512;
-    out["working_set_bytes"] = ws;
+    out.working_set_bytes = ws;
     // The replicates give the spread: each chain's own stopping rule is cut to the minimum.
     RunOptions o = ctx.options;
     o.protocol.min_repetitions = o.protocol.max_repetitions = kMinRepetitions;
     Context c{ctx.device, o, ctx.prior};
-    json cycles = json::array();
+    std::vector<std::vector<double>> cycles;
     for (std::uint32_t stride : kLineStrides) {
-      json v = json::array();
+      std::vector<double> v;
       for (int k = 0; k < measure::kReplicates; ++k)
         v.push_back(measure::chase_point_cycles(c, device::LoadOp::kCg, ws, stride,
                                                 ctx.options.seed + 17 * k + stride));
       cycles.push_back(v);
     }
-    out["cycles"] = cycles;
+    out.cycles = cycles;
     return out;
   }
 
-  static void line_by_stride_finding(const json& rec, std::vector<Finding>& out) {
-    if (!rec.contains("line_by_stride") || !rec["line_by_stride"].contains("cycles")) return;
-    const auto& lb = rec["line_by_stride"];
-    const auto strides = lb.at("strides").get<std::vector<std::uint32_t>>();
-    const auto cycles = lb.at("cycles").get<std::vector<std::vector<double>>>();
+  static void line_by_stride_finding(const WaysSamples& rec, std::vector<Finding>& out) {
+    if (!rec.line_by_stride || !rec.line_by_stride->cycles) return;
+    const LineByStrideRecord& lb = *rec.line_by_stride;
+    const auto& strides = lb.strides;
+    const auto& cycles = *lb.cycles;
     // Without the sweep's hit latency, the fewest-lines stride's own (it lies below the knee).
-    double hit = lb.at("hit_cycles").get<double>();
+    double hit = lb.hit_cycles;
     if (!(hit > 0)) hit = stats::median(cycles.back());
     const auto a = analysis::line_by_stride(strides, cycles, hit);
     if (!a.found) return;
@@ -238,8 +231,9 @@ class WaysExperiment : public Experiment {
   }
 
   void analyze(ExperimentResult& r) const override {
-    if (r.status != Status::kPassed || !r.samples.contains("conflict_set")) return;
-    const auto& rec = r.samples;
+    if (r.status != Status::kPassed) return;
+    const auto rec = samples_as<WaysSamples>(r);
+    if (!rec.conflict_set) return;  // the calibration failed: no conflict set was searched
     const std::string lv = measure::cache::to_string(level_);
     line_finding(lv, rec, r.findings);
     if (level_ == Level::kL2 &&
@@ -248,25 +242,25 @@ class WaysExperiment : public Experiment {
       line_by_stride_finding(rec, r.findings);
     policy_finding(lv, rec, r.findings);
     cyclic_finding(lv, rec, r.findings);
-    if (!rec.value("pools_agree", false) && rec.contains("pools"))
-      competing_lines_finding(lv, rec, r.findings);
-    if (!rec["conflict_set"].value("found", false) || !rec.value("pools_agree", false)) return;
+    if (!rec.pools_agree) competing_lines_finding(lv, rec, r.findings);
+    if (!rec.conflict_set->found || !rec.pools_agree) return;
     r.findings.push_back(ways_finding("cache." + lv + ".ways", rec));
-    if (rec.contains("set_index")) set_index_findings(lv, rec, r);
+    if (rec.set_index) set_index_findings(lv, rec, r);
   }
 
   /// No set, but targets whose repeatable eviction needs every one of g disjoint groups of the
   /// shortest evicting prefix: each group holds a line the target competes with.
-  static void competing_lines_finding(const std::string& lv, const json& rec,
+  static void competing_lines_finding(const std::string& lv, const WaysSamples& rec,
                                       std::vector<Finding>& out) {
     // No set, but targets whose repeatable eviction needs every one of g disjoint groups of
     // the shortest evicting prefix: each group holds a line the target competes with.
-    const json et = eviction_summary(rec["pools"]);
-    const auto n = et.at("swept").get<std::size_t>(), k = et.at("bounded").get<std::size_t>();
+    const EvictionSummary et = eviction_summary(rec.pools);
+    const auto n = static_cast<std::size_t>(et.swept);
+    const auto k = static_cast<std::size_t>(et.bounded);
     if (k >= 2)
       out.push_back(
           {"cache." + lv + ".competing_lines_lower_bound",
-           et.at("ways_at_least").get<double>(),
+           static_cast<double>(et.ways_at_least),
            "lines",
            targets_confidence(k, n, rec),
            "the fewest, over the targets whose eviction repeats (8 of 8 with the shortest "
@@ -281,11 +275,12 @@ class WaysExperiment : public Experiment {
 
   /// The set index's findings (set_index_bits, the tags' sets and capacity, the stored lines'
   /// ways and victim, the sets), from the set index judged again.
-  static void set_index_findings(const std::string& lv, const json& rec, ExperimentResult& r) {
+  static void set_index_findings(const std::string& lv, const WaysSamples& rec,
+                                 ExperimentResult& r) {
     const analysis::cache::SetIndexResult si = rejudged_set_index(rec);
     const std::size_t tests = si.tests.size();
-    const double conf = confidence::combine(
-        {confidence::agreement(tests, tests), calibration_separation(rec.at("calibration"))});
+    const double conf =
+        confidence::combine({confidence::agreement(tests, tests), rec.calibration.separation()});
     json pairs = json::array();
     for (auto [a, b] : si.equal_pairs) pairs.push_back({a, b});
     r.findings.push_back({"cache." + lv + ".set_index_bits",
@@ -306,20 +301,19 @@ class WaysExperiment : public Experiment {
                            {"modulo_refuted_by", si.modulo_refuted_by},
                            {"member_distance_gcd_lines", si.member_distance_gcd_lines},
                            {"kind", analysis::cache::to_string(si.kind)}}});
-    const bool hashed = rec.contains("hash_columns") && rec["hash_columns"].value("found", false) &&
-                        rec["hash_columns"].value("note", std::string()).empty();
+    const bool hashed = rec.hash_columns && rec.hash_columns->hashed();
     if (hashed) tag_findings(lv, rec, conf, r.findings);
-    if (rec.contains("data_sets")) data_sets_finding(lv, rec, r);
-    if (rec.contains("data_victim") && rec["data_victim"].value("measured", false))
-      r.findings.push_back(data_victim_finding(
-          lv, rec["data_victim"].get<analysis::cache::DataVictimResult>(), rec));
+    if (rec.data_sets) data_sets_finding(lv, rec, r);
+    if (rec.data_victim && rec.data_victim->measured)
+      r.findings.push_back(data_victim_finding(lv, *rec.data_victim, rec));
+    const std::uint64_t capacity = rec.capacity_bytes_used.value_or(0);
     if (hashed) {
       r.findings.push_back({"cache." + lv + ".sets",
-                            std::ldexp(1.0, rec["hash_columns"].at("rank").get<int>()),
+                            std::ldexp(1.0, rec.hash_columns->rank),
                             "sets",
                             conf,
                             "the tags' sets: 2^rank of the measured XOR hash (tag_sets)",
-                            {{"capacity_bytes", rec.value("capacity_bytes_used", 0)}}});
+                            {{"capacity_bytes", capacity}}});
     } else if (si.sets > 0)
       r.findings.push_back({"cache." + lv + ".sets",
                             static_cast<double>(si.sets),
@@ -328,22 +322,20 @@ class WaysExperiment : public Experiment {
                             si.kind == analysis::cache::SetIndexKind::kModuloPowerOfTwo
                                 ? "2^(set-index bits)"
                                 : "capacity / (line x ways)",
-                            {{"capacity_bytes", rec.value("capacity_bytes_used", 0)}}});
+                            {{"capacity_bytes", capacity}}});
   }
 
   /// The tags' sets and capacity from the XOR hash's columns (tag_sets, tag_capacity).
-  static void tag_findings(const std::string& lv, const json& rec, double conf,
+  static void tag_findings(const std::string& lv, const WaysSamples& rec, double conf,
                            std::vector<Finding>& out) {
     // The XOR hash measured column by column: its rank gives the sets of the tags; tags
     // x ways x line beyond the capacity the chase holds means the lines are stored apart
     // from the tags (fewer than the tags can name).
-    const auto& hc = rec["hash_columns"];
-    const auto rank = hc.at("rank").get<int>();
-    const auto dependent = hc.at("dependent").size();
-    const double sets = std::ldexp(1.0, rank);
+    const HashColumnsRecord& hc = *rec.hash_columns;
+    const auto dependent = hc.dependent.size();
+    const double sets = std::ldexp(1.0, hc.rank);
     const double hconf = confidence::combine(
-        {conf,
-         dependent ? confidence::agreement(hc.at("verified").get<std::size_t>(), dependent) : 1.0});
+        {conf, dependent ? confidence::agreement(hc.verified, dependent) : 1.0});
     out.push_back(
         {"cache." + lv + ".tag_sets",
          sets,
@@ -354,14 +346,14 @@ class WaysExperiment : public Experiment {
          "keeps a conflict-set member in its set (each dependent column tested again on "
          "another member); masks[k]: bit k of the set = parity(address & masks[k]) over "
          "the searched (physical) bits",
-         {{"independent_bits", hc.at("independent_bits")},
-          {"dependent", hc.at("dependent")},
-          {"masks", hc.at("masks")},
-          {"highest_bit_searched", hc.at("highest_bit_searched")},
-          {"tests", hc.at("tests")}}});
-    const double ways = rec["conflict_set"].value("ways", 0.0);
-    const double line = rec.value("line_bytes", 0.0);
-    const double cap = rec.value("capacity_bytes_used", 0.0);
+         {{"independent_bits", hc.independent_bits},
+          {"dependent", hc.dependent},
+          {"masks", hc.masks},
+          {"highest_bit_searched", hc.highest_bit_searched},
+          {"tests", hc.tests}}});
+    const double ways = static_cast<double>(rec.conflict_set->ways);
+    const double line = static_cast<double>(rec.line_bytes.value_or(0));
+    const double cap = static_cast<double>(rec.capacity_bytes_used.value_or(0));
     if (ways > 0 && line > 0 && cap > 0) {
       const double tags = sets * ways * line;
       out.push_back({"cache." + lv + ".tag_capacity",
@@ -378,32 +370,31 @@ class WaysExperiment : public Experiment {
   }
 
   /// The ways of the stored lines (data_ways), or why there are none (statistics).
-  static void data_sets_finding(const std::string& lv, const json& rec, ExperimentResult& r) {
-    const auto& ds = rec["data_sets"];
-    if (ds.value("found", false) && ds.value("checks", 0) > 0 &&
-        ds.value("checks", 0) == ds.value("checks_passed", -1)) {
+  static void data_sets_finding(const std::string& lv, const WaysSamples& rec,
+                                ExperimentResult& r) {
+    const ConflictRecord& ds = *rec.data_sets;
+    if (ds.found && ds.checks > 0 && ds.checks == ds.checks_passed) {
       r.findings.push_back(
           {"cache." + lv + ".data_ways",
-           ds.at("ways").get<double>(),
+           static_cast<double>(ds.ways),
            "lines",
-           confidence::combine({confidence::agreement(ds.at("checks_passed").get<std::size_t>(),
-                                                      ds.at("checks").get<std::size_t>()),
-                                calibration_separation(rec.at("calibration"))}),
+           confidence::combine(
+               {confidence::agreement(ds.checks_passed, ds.checks), rec.calibration.separation()}),
            "a minimal conflict set among lines that share no tag set beyond its ways (random "
            "lines of the first span_bytes, which the tags' hash spreads evenly): its size "
            "less one is how many lines one set of the stored lines holds; as many as the lines "
            "held means they are stored without sets",
-           {{"lines", ds.at("lines")}, {"span_bytes", ds.value("span_bytes", 0)}}});
+           {{"lines", ds.lines}, {"span_bytes", ds.span_bytes.value_or(0)}}});
     } else {
       r.statistics["data_sets"] =
-          "no minimal conflict among lines that share no tag set beyond its ways (" +
-          ds.value("note", std::string()) + ")";
+          "no minimal conflict among lines that share no tag set beyond its ways (" + ds.note + ")";
     }
   }
 
   /// The class of the line that leaves a decoupled cache (data_victim); its code in the value.
   static Finding data_victim_finding(const std::string& lv,
-                                     const analysis::cache::DataVictimResult& dv, const json& rec) {
+                                     const analysis::cache::DataVictimResult& dv,
+                                     const WaysSamples& rec) {
     using analysis::cache::VictimClass;
     const double code = dv.victim == VictimClass::kGlobalLru   ? 0
                         : dv.victim == VictimClass::kOwnSet    ? 1
@@ -411,32 +402,32 @@ class WaysExperiment : public Experiment {
                         : dv.victim == VictimClass::kRandomSet ? 3
                         : dv.victim == VictimClass::kSetCycle  ? 5
                                                                : 4;
-    return {"cache." + lv + ".data_victim",
-            code,
-            "class",
-            confidence::combine({confidence::separation(dv.rejected_z),
-                                 calibration_separation(rec.at("calibration"))}),
-            "value: 0 global_lru, 1 own_set, 2 random, 3 random_set, 5 set_cycle, 4 none of "
-            "these. Consecutive lines (at most ways per set) past the lines held (lines_held, "
-            "in the sequences' carve-out) are read in order, then one line per sequence is "
-            "probed: samples of the oldest lines, of the lines own-set eviction names, and of "
-            "four age bins of the rest; then, after about one new line per set "
-            "(filled_cycle), samples of each set's oldest and second-oldest line. Each class "
-            "predicts which probes are gone (random: any held line alike, 1 - (1 - 1/held)^"
-            "evictions; "
-            "random_set: a set drawn more times than the line's age rank; set_cycle: each "
-            "set once per sets evictions); its misfit is the largest |observed - predicted| / "
-            "se over the groups; the class within 3 se, else none. Confidence: the separation "
-            "of the closest class not chosen (its misfit as z)",
-            {{"victim", analysis::cache::to_string(dv.victim)},
-             {"lines_held", dv.lines_held},
-             {"filled", dv.filled},
-             {"oldest", {dv.oldest_evicted, dv.oldest_probed}},
-             {"own_set", {dv.own_evicted, dv.own_probed}},
-             {"age_bins_evicted", dv.bin_evicted},
-             {"age_bins_probed", dv.bin_probed},
-             {"groups", dv.groups},
-             {"misfit_z", dv.misfit_z}}};
+    return {
+        "cache." + lv + ".data_victim",
+        code,
+        "class",
+        confidence::combine({confidence::separation(dv.rejected_z), rec.calibration.separation()}),
+        "value: 0 global_lru, 1 own_set, 2 random, 3 random_set, 5 set_cycle, 4 none of "
+        "these. Consecutive lines (at most ways per set) past the lines held (lines_held, "
+        "in the sequences' carve-out) are read in order, then one line per sequence is "
+        "probed: samples of the oldest lines, of the lines own-set eviction names, and of "
+        "four age bins of the rest; then, after about one new line per set "
+        "(filled_cycle), samples of each set's oldest and second-oldest line. Each class "
+        "predicts which probes are gone (random: any held line alike, 1 - (1 - 1/held)^"
+        "evictions; "
+        "random_set: a set drawn more times than the line's age rank; set_cycle: each "
+        "set once per sets evictions); its misfit is the largest |observed - predicted| / "
+        "se over the groups; the class within 3 se, else none. Confidence: the separation "
+        "of the closest class not chosen (its misfit as z)",
+        {{"victim", analysis::cache::to_string(dv.victim)},
+         {"lines_held", dv.lines_held},
+         {"filled", dv.filled},
+         {"oldest", {dv.oldest_evicted, dv.oldest_probed}},
+         {"own_set", {dv.own_evicted, dv.own_probed}},
+         {"age_bins_evicted", dv.bin_evicted},
+         {"age_bins_probed", dv.bin_probed},
+         {"groups", dv.groups},
+         {"misfit_z", dv.misfit_z}}};
   }
 
  private:

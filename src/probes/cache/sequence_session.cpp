@@ -1,20 +1,12 @@
 #include "probes/cache/sequence_session.hpp"
 
-#include "core/confidence.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 
 namespace gpuprobe::probes::cache_structure {
 
 using measure::cache::Level;
-using nlohmann::json;
 using units::kMiB;
-
-std::vector<double> to_doubles(const json& j) {
-  std::vector<double> v;
-  for (const auto& x : j) v.push_back(x.get<double>());
-  return v;
-}
 
 std::optional<Session> open_session(Context& ctx, std::uint64_t bytes, std::uint64_t span,
                                     int carveout_percent) {
@@ -45,20 +37,6 @@ std::optional<Session> open_session(Context& ctx, std::uint64_t bytes, std::uint
 void waive(ExperimentResult& r, const std::string& why) {
   r.status = Status::kWaived;
   r.reason = why;
-}
-
-json calibration_json(const analysis::cache::Calibration& c) {
-  return {{"ok", c.ok},
-          {"hit_cycles", c.hit_cycles},
-          {"miss_cycles", c.miss_cycles},
-          {"threshold", c.threshold},
-          {"hits", c.hits},
-          {"misses", c.misses}};
-}
-
-double calibration_separation(const json& cal) {
-  return confidence::separation(
-      confidence::separation_z(to_doubles(cal.at("hits")), to_doubles(cal.at("misses"))));
 }
 
 }  // namespace gpuprobe::probes::cache_structure

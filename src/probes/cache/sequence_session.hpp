@@ -1,10 +1,9 @@
 #pragma once
 // What the family's sequence experiments (cache.l1.ways, cache.l2.ways, latency.tlb) share: a
-// probe buffer on the device's Sequencer with the search's Probe over it, the waiver, and the
-// calibration's record.
+// probe buffer on the device's Sequencer with the search's Probe over it and the waiver (the
+// calibration's record is probes/cache/ways_samples.hpp's CalibrationRecord).
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,8 +13,6 @@
 #include "measure/cache_search.hpp"
 
 namespace gpuprobe::probes::cache_structure {
-
-using nlohmann::json;
 
 inline constexpr const char* kNoSequencer =
     "this device has no access-sequence primitive (Sequencer)";
@@ -27,16 +24,10 @@ struct Session {
   measure::cache::Probe probe;
 };
 
-std::vector<double> to_doubles(const json& j);
-
 /// nullopt when the device has no sequencer (the caller waives). `span` = candidate pool.
 std::optional<Session> open_session(Context& ctx, std::uint64_t bytes, std::uint64_t span,
                                     int carveout_percent = -1);
 
 void waive(ExperimentResult& r, const std::string& why);
-
-json calibration_json(const analysis::cache::Calibration& c);
-
-double calibration_separation(const json& cal);
 
 }  // namespace gpuprobe::probes::cache_structure

@@ -9,7 +9,6 @@
 #include "core/finding_names.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
-#include "probes/cache/sequence_session.hpp"
 
 namespace gpuprobe::probes::cache_structure {
 
@@ -57,37 +56,6 @@ std::uint64_t alignment_for(const measure::cache::Probe& p, Level level) {
 
 int pools_for(Level level) { return level == Level::kL1 ? 3 : 2; }
 
-json conflict_set_json(const analysis::cache::ConflictSet& cs, std::uint64_t seed) {
-  json j = {{"found", cs.found},
-            {"lines", cs.lines},
-            {"ways", cs.ways},
-            {"checks", cs.checks},
-            {"checks_passed", cs.checks_passed},
-            {"candidates_tried", cs.candidates_tried},
-            {"note", cs.note},
-            {"seed", seed},
-            {"method", cs.method}};
-  if (cs.method == "eviction_sweeps") {
-    j["target"] = cs.target;
-    j["eviction_tests"] = cs.eviction_tests;
-    j["ways_at_least"] = cs.ways_at_least;
-    j["shortest_prefix_lines"] = cs.shortest_prefix;
-    if (cs.volume_trials > 0)
-      j["volume"] = {
-          {"trials", cs.volume_trials},
-          {"restored", cs.volume_restored},
-          {"group_lines", cs.volume_group_lines},
-          {"verdict", analysis::cache::volume_verdict(cs.volume_trials, cs.volume_restored)}};
-    j["steps"] = cs.steps;
-    j["repeat"] = {{"trials", cs.repeat_trials},
-                   {"evicted_with_set", cs.evicted_with_set},
-                   {"evicted_with_one_less", cs.evicted_with_less},
-                   {"reread_cycles_median", cs.reread_cycles},
-                   {"probabilistic", cs.probabilistic()}};
-  }
-  return j;
-}
-
 std::uint64_t sweep_pool_lines(const Context& ctx) { return 4 * ctx.device.info().l2_bytes / 128; }
 
 analysis::cache::ConflictSet pool_conflict_set(measure::cache::Probe& p, Level level,
@@ -109,37 +77,29 @@ analysis::cache::ConflictSet pool_conflict_set(measure::cache::Probe& p, Level l
   return ev;
 }
 
-json eviction_summary(const json& pools) {
-  int swept = 0, probabilistic = 0, bounded = 0;
-  std::uint64_t bound = 0;
+EvictionSummary eviction_summary(const std::vector<ConflictRecord>& pools) {
+  EvictionSummary out;
   std::map<std::string, int> volume;  // the volume check's verdicts of the stopped searches
-  for (const auto& pj : pools) {
-    if (pj.value("method", "") != "eviction_sweeps" || !pj.contains("repeat")) continue;
-    ++swept;
-    if (pj.contains("volume"))
-      ++volume[analysis::cache::volume_verdict(pj["volume"].at("trials").get<int>(),
-                                               pj["volume"].at("restored").get<int>())];
-    const bool random = pj["repeat"].value("probabilistic", false);
-    probabilistic += random ? 1 : 0;
-    const auto b = pj.value("ways_at_least", std::uint64_t{0});
-    if (b > 0 && !random && !pj.value("found", false)) {
-      bound = bounded == 0 ? b : std::min(bound, b);
-      ++bounded;
+  for (const auto& pool : pools) {
+    if (!pool.swept() || !pool.repeat) continue;
+    ++out.swept;
+    if (pool.volume)
+      ++volume[analysis::cache::volume_verdict(pool.volume->trials, pool.volume->restored)];
+    const bool random = pool.repeat->probabilistic;
+    out.probabilistic += random ? 1 : 0;
+    const auto b = pool.ways_at_least;
+    if (b > 0 && !random && !pool.found) {
+      out.ways_at_least = out.bounded == 0 ? b : std::min(out.ways_at_least, b);
+      ++out.bounded;
     }
   }
-  json out = {{"swept", swept},
-              {"probabilistic", probabilistic},
-              {"bounded", bounded},
-              {"ways_at_least", bound}};
   // Searches stopped with the groups kept each needed, by what the volume check said
   // (analysis::cache::volume_verdict): fresh lines of the same count restored the eviction every
   // time ("volume": a capacity eviction), at most 5 of 8 times ("not_volume"), in between
   // ("undecided"), or the check was cut short ("incomplete").
   if (!volume.empty())
-    out["stopped_by"] = {{"volume", volume["volume"]},
-                         {"not_volume", volume["not_volume"]},
-                         {"undecided", volume["undecided"]},
-                         {"incomplete", volume[""]}};
+    out.stopped_by =
+        StoppedBy{volume["volume"], volume["not_volume"], volume["undecided"], volume[""]};
   return out;
 }
 
@@ -160,31 +120,29 @@ ServedReferences served_references(const Context& ctx) {
   return refs;
 }
 
-LevelRun conflict_run(measure::cache::Probe& p, Level level, json& rec, std::uint64_t pool_lines,
-                      const ServedReferences& refs) {
+LevelRun conflict_run(measure::cache::Probe& p, Level level, WaysSamples& rec,
+                      std::uint64_t pool_lines, const ServedReferences& refs) {
   const double far_hit_cycles = refs.far_hit_cycles;
   LevelRun r;
   r.cal = measure::cache::calibrate(p, level);
-  rec["calibration"] = calibration_json(r.cal);
-  rec["carveout_percent"] = p.carveout_percent;
-  rec["max_sequence"] = p.max_sequence;
+  rec.calibration = CalibrationRecord::of(r.cal);
+  rec.carveout_percent = p.carveout_percent;
+  rec.max_sequence = p.max_sequence;
   if (!r.cal.ok) {
-    rec["note"] = "hits and misses overlap: no threshold";
+    rec.note = "hits and misses overlap: no threshold";
     return r;
   }
   const std::uint64_t align = alignment_for(p, level);
-  rec["candidate_alignment_bytes"] = align;
-  rec["pool_bytes"] = p.buffer_bytes;
+  rec.candidate_alignment_bytes = align;
+  rec.pool_bytes = p.buffer_bytes;
   const std::uint64_t seed0 = p.seed;
   std::uint64_t set_seed = seed0;
   // A DRAM miss as a chase meets it (latency.sweep); the calibration's first reads also pay
   // page-translation misses and sit higher.
   const double miss_reference = refs.dram_cycles > 0 ? refs.dram_cycles : r.cal.miss_cycles;
   if (far_hit_cycles > 0)
-    rec["served_references"] = {{"far_hit_cycles", far_hit_cycles},
-                                {"dram_cycles", miss_reference},
-                                {"dram_from", refs.dram_from}};
-  json pools = json::array();
+    rec.served_references = ServedReferencesRecord{far_hit_cycles, miss_reference, refs.dram_from};
+  std::vector<ConflictRecord> pools;
   std::vector<std::uint32_t> ways;
   const int n_pools = pools_for(level);
   // The eviction sweeps' targets: lines homed in the SM's own partition where DRAM misses tell
@@ -193,11 +151,8 @@ LevelRun conflict_run(measure::cache::Probe& p, Level level, json& rec, std::uin
   measure::cache::TargetSelection targets;
   if (level == Level::kL2 && p.max_sweep > 0 && pool_lines > 0) {
     targets = measure::cache::near_home_targets(p, kTargetCandidates, kSweepAlignment);
-    rec["target_selection"] = {{"split", targets.split},
-                               {"threshold_cycles", targets.threshold},
-                               {"lines", targets.lines},
-                               {"cold_cycles", targets.cycles},
-                               {"near_home_targets", targets.targets}};
+    rec.target_selection = TargetSelectionRecord{targets.split, targets.threshold, targets.lines,
+                                                 targets.cycles, targets.targets};
   }
   // An eviction target that gives no set (many do on the H200: their eviction is not a
   // conflict within one set) is recorded and replaced by the next, up to kMaxEvictionPools pools
@@ -233,9 +188,9 @@ LevelRun conflict_run(measure::cache::Probe& p, Level level, json& rec, std::uin
                  " after eviction, the counted sets' from " +
                  (served_first.empty() ? "unknown" : served_first);
     }
-    pools.push_back(conflict_set_json(cs, search.pools[k].seed));
-    pools.back()["search_s"] = search.pools[k].seconds;
-    if (!served.empty()) pools.back()["served_after_eviction"] = served;
+    pools.push_back(ConflictRecord::of(cs, search.pools[k].seed));
+    pools.back().search_s = search.pools[k].seconds;
+    pools.back().served_after_eviction = served_from(served);
     if (k == 0 || (chosen && r.sets.empty())) {
       r.set = cs;
       set_seed = search.pools[k].seed;
@@ -247,49 +202,50 @@ LevelRun conflict_run(measure::cache::Probe& p, Level level, json& rec, std::uin
     r.checks_passed += cs.checks_passed;
   }
   p.seed = seed0;
-  if (!served_first.empty()) rec["set_target_served_after_eviction"] = served_first;
-  const json summary = eviction_summary(pools);
-  if (summary.at("swept").get<int>() > 0) rec["eviction_targets"] = summary;
+  rec.set_target_served_after_eviction = served_from(served_first);
+  const EvictionSummary summary = eviction_summary(pools);
+  if (summary.swept > 0) rec.eviction_targets = summary;
   r.agreed = static_cast<int>(ways.size()) == n_pools &&
              std::all_of(ways.begin(), ways.end(), [&](auto w) { return w == ways.front(); });
-  rec["conflict_set"] = conflict_set_json(r.set, set_seed);
-  rec["pools"] = pools;
-  rec["pools_agree"] = r.agreed;
+  rec.conflict_set = ConflictRecord::of(r.set, set_seed);
+  rec.pools = std::move(pools);
+  rec.pools_agree = r.agreed;
   if (r.set.found && !r.agreed)
-    rec["note"] =
+    rec.note =
         "independent candidate pools disagree on the conflict set's ways (or one found "
         "none): no ways, line or policy finding";
   if (!r.set.found)
-    rec["note"] = level == Level::kL2
-                      ? "no conflict set within the budget: " + r.set.note + " (candidates at " +
-                            std::to_string(align) + "-B alignment in a " +
-                            std::to_string(p.buffer_bytes >> 20) + " MiB pool)"
-                      : "no conflict set: " + r.set.note;
-  rec["all_pools_checks"] = r.checks;
-  rec["all_pools_checks_passed"] = r.checks_passed;
+    rec.note = level == Level::kL2
+                   ? "no conflict set within the budget: " + r.set.note + " (candidates at " +
+                         std::to_string(align) + "-B alignment in a " +
+                         std::to_string(p.buffer_bytes >> 20) + " MiB pool)"
+                   : "no conflict set: " + r.set.note;
+  rec.all_pools_checks = r.checks;
+  rec.all_pools_checks_passed = r.checks_passed;
   return r;
 }
 
-Finding ways_finding(const std::string& name, const json& rec) {
-  const auto& cs = rec.at("conflict_set");
+Finding ways_finding(const std::string& name, const WaysSamples& rec) {
+  const ConflictRecord& cs = *rec.conflict_set;
   // Evidence: the minimality checks of every pool's set (the pools agreed on the ways).
-  const double conf = confidence::combine(
-      {confidence::agreement(rec.at("all_pools_checks_passed").get<std::size_t>(),
-                             rec.at("all_pools_checks").get<std::size_t>()),
-       calibration_separation(rec.at("calibration"))});
-  const bool swept = cs.value("method", "") == "eviction_sweeps";
-  json evidence = {{"lines", cs.at("lines")}, {"pools", rec.at("pools").size()}};
+  const double conf =
+      confidence::combine({confidence::agreement(rec.all_pools_checks_passed, rec.all_pools_checks),
+                           rec.calibration.separation()});
+  const bool swept = cs.swept();
+  json evidence = {{"lines", cs.lines}, {"pools", rec.pools.size()}};
   if (swept) {
-    evidence["eviction_tests"] = cs.value("eviction_tests", 0);
+    evidence["eviction_tests"] = cs.eviction_tests;
     // Which copy the sets evict: a far line's near replica, or a line homed beside the SM.
     evidence["target_served_after_eviction"] =
-        rec.value("set_target_served_after_eviction", std::string("unknown"));
+        rec.set_target_served_after_eviction == ServedFrom::kUnknown
+            ? std::string("unknown")
+            : to_string(rec.set_target_served_after_eviction);
     // Every target tried: those without a set, and what the volume check said of the searches
     // that stopped with every group needed.
-    if (rec.contains("pools")) evidence["eviction_targets"] = eviction_summary(rec.at("pools"));
+    evidence["eviction_targets"] = eviction_summary(rec.pools);
   }
   return {name,
-          cs.at("ways").get<double>(),
+          static_cast<double>(cs.ways),
           "ways",
           conf,
           swept ? "a minimal eviction set: a target line placed, a candidate pool four times the "
@@ -303,9 +259,8 @@ Finding ways_finding(const std::string& name, const json& rec) {
           evidence};
 }
 
-double targets_confidence(std::size_t k, std::size_t n, const json& rec) {
-  return confidence::combine(
-      {confidence::agreement(k, n), calibration_separation(rec.at("calibration"))});
+double targets_confidence(std::size_t k, std::size_t n, const WaysSamples& rec) {
+  return confidence::combine({confidence::agreement(k, n), rec.calibration.separation()});
 }
 
 }  // namespace gpuprobe::probes::cache_structure

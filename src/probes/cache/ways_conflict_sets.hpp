@@ -12,6 +12,7 @@
 #include "core/experiment.hpp"
 #include "core/units.hpp"
 #include "measure/cache_search.hpp"
+#include "probes/cache/ways_samples.hpp"
 
 namespace gpuprobe::probes::cache_structure {
 
@@ -54,13 +55,11 @@ std::uint64_t span_for(device::Device& dev, Level level);
 /// that many lines takes a few consecutive calls; more would not fit the family's time budget).
 std::uint64_t alignment_for(const measure::cache::Probe& p, Level level);
 
-/// Calibration + minimal conflict set of one level, recorded under samples[level]. The set is
+/// Calibration + minimal conflict set of one level, recorded in the level's samples. The set is
 /// built from pools_for(level) independent candidate pools (different seeds); it counts (`agreed`)
 /// only when every pool found a set of the same ways: a single pool can give a reproducible but
 /// wrong set, so one pool's own minimality checks are not evidence enough.
 int pools_for(Level level);
-
-json conflict_set_json(const analysis::cache::ConflictSet& cs, std::uint64_t seed);
 
 /// Candidate pool of the L2 eviction search: four times the L2's lines at 128 B, so that even
 /// with only one partition's half of them landing beside the target every set receives its
@@ -78,7 +77,7 @@ analysis::cache::ConflictSet pool_conflict_set(measure::cache::Probe& p, Level l
 /// re-analysis of recorded samples gives the same answer): how many were swept, how many
 /// evicted probabilistically, and the lower bound on the ways of the repeatable ones that
 /// needed every group (a probabilistic target bounds nothing).
-json eviction_summary(const json& pools);
+EvictionSummary eviction_summary(const std::vector<ConflictRecord>& pools);
 
 /// Where an evicted target was re-read from: the nearer of the measured far-hit latency
 /// (its home copy in the other partition survived: the evicted copy was a near replica) and the
@@ -91,12 +90,12 @@ std::string served_after_eviction(double reread, double far_hit, double miss);
 /// does); the sweep's DRAM latency only where that was not measured.
 ServedReferences served_references(const Context& ctx);
 
-LevelRun conflict_run(measure::cache::Probe& p, Level level, json& rec, std::uint64_t pool_lines,
-                      const ServedReferences& refs = {});
+LevelRun conflict_run(measure::cache::Probe& p, Level level, WaysSamples& rec,
+                      std::uint64_t pool_lines, const ServedReferences& refs = {});
 
-Finding ways_finding(const std::string& name, const json& rec);
+Finding ways_finding(const std::string& name, const WaysSamples& rec);
 
 /// A conclusion that k of n eviction targets support, read through the level's calibration.
-double targets_confidence(std::size_t k, std::size_t n, const json& rec);
+double targets_confidence(std::size_t k, std::size_t n, const WaysSamples& rec);
 
 }  // namespace gpuprobe::probes::cache_structure
