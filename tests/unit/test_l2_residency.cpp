@@ -125,6 +125,16 @@ TEST(PersistingOnModel, ASetAsideOfPartWaysKeepsOnlyItsWholeWays) {
   EXPECT_NEAR(f.at("l2.persisting.capacity").value, 18.75 * kMiB, 1.0 * kMiB);
 }
 
+TEST(PersistingOnModel, FarReplicasTakeNoPersistingWays) {
+  // With far lines replicated near the SM that loads them (the h200 preset), the set-aside still
+  // holds its whole ways of home lines: replicas are plain copies.
+  auto c = residency_model();
+  c.l2_replication = true;
+  device::ModelDevice dev(c);
+  const auto f = run_on(dev, "cache.l2.persisting");
+  EXPECT_NEAR(f.at("l2.persisting.capacity").value, 30.0 * kMiB, 2.0 * kMiB);
+}
+
 TEST(EvictionPriorityOnModel, EvictLastStaysEvictFirstGoesFirstAndTheSetAsideIsPutBack) {
   device::ModelDevice dev(residency_model());
   dev.set_persisting_set_aside(3 * kMiB);
