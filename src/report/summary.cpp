@@ -35,6 +35,13 @@ std::string shown(const FindingIndex& idx, const std::string& name) {
   return f ? display_text(*f) : "-";
 }
 
+/// A fraction finding as a percentage ("62.5 %"), "-" when absent.
+std::string percent_of(const FindingIndex& idx, const std::string& name) {
+  const json* f = idx.get(name);
+  if (!f || !f->contains("value") || !f->at("value").is_number()) return "-";
+  return format_number(100.0 * f->at("value").get<double>()) + " %";
+}
+
 std::string cycles(const FindingIndex& idx, const std::string& name) {
   const json* f = idx.get(name);
   if (!f) return "-";
@@ -225,7 +232,7 @@ void residency_line(const FindingIndex& idx, SummaryCard& card) {
          shown(idx, fk::kL2PersistingRule.name) + ");";
   if (last)
     s += " evict_last outlasts plain loads: " + display_text(*last) + ", holds at most " +
-         shown(idx, fk::kL2EvictLastMaxShare.name) +
+         percent_of(idx, fk::kL2EvictLastMaxShare.name) +
          " of the L2; evict_first goes first: " + shown(idx, fk::kL2EvictFirstGoesFirst.name);
   if (idx.get(fk::kL2DiscardDropsDirty.name))
     s += "; discard.global.L2 drops dirty data (no write-back): " +
