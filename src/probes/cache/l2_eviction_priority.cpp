@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/finding_names.hpp"
 #include "core/l2_residency.hpp"
+#include "core/samples.hpp"
 #include "core/units.hpp"
 #include "probes/cache/l2_residency.hpp"
 #include "probes/cache/residency_trials.hpp"
@@ -142,7 +143,7 @@ void L2EvictionPriority::run(Context& ctx, ExperimentResult& r) const {
 
 void L2EvictionPriority::analyze(ExperimentResult& r) const {
   if (r.status == Status::kWaived) return;
-  const auto s = residency::typed_samples(r, "cache.l2.eviction_priority");
+  const auto s = samples_as<analysis::residency::Samples>(r);
   const auto c = rs::classify(s.trials);
   // The set-asides the hints ran at (read back), and the largest, which the findings judge.
   std::vector<std::uint64_t> set_asides;
