@@ -120,7 +120,7 @@ class BandwidthSweep : public RigExperiment {
       r.statistics["l1_regime_levels"] = levels_json(L, "B/clk/SM");
       if (!L.plateaus.empty() && L.plateaus.front().first == 0) {
         const auto& p = L.plateaus.front();
-        Finding f{"l1.read_bandwidth",
+        Finding f{finding::kL1ReadBandwidth.name,
                   p.level,
                   "B/clk/SM",
                   plateau_confidence(a, p),
@@ -165,7 +165,7 @@ class BandwidthSweep : public RigExperiment {
     }
     if (l2p) {
       const auto& p = L.plateaus[*l2p];
-      Finding f{"l2.read_bandwidth",
+      Finding f{finding::kL2ReadBandwidth.name,
                 p.level,
                 "GB/s",
                 plateau_confidence(b, p),
@@ -227,7 +227,7 @@ class BandwidthSweep : public RigExperiment {
     std::optional<analysis::Plateau> last;
     if (!L.plateaus.empty()) last = L.plateaus.back();
     if (last && l2 > 0 && last->x_min >= 8 * l2 && (!l2p || *l2p + 1 != L.plateaus.size())) {
-      Finding f{"dram.read_bandwidth_sweep",
+      Finding f{finding::kDramReadBandwidthSweep.name,
                 last->level,
                 "GB/s",
                 plateau_confidence(b, *last),
