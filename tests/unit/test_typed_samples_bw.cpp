@@ -148,6 +148,10 @@ TEST(TypedSamplesBw, SweepAndHierarchyPointsThatDoNotFitAreRefused) {
   EXPECT_NE(analyze_error("bandwidth.hierarchy", h).find("l2_confirmation lacks"),
             std::string::npos);
   h = hierarchy;
+  h["measured"]["l1_confirmation"].erase("status");
+  EXPECT_NE(analyze_error("bandwidth.hierarchy", h).find("l1_confirmation has no status"),
+            std::string::npos);
+  h = hierarchy;
   h["measured"].erase("register");
   EXPECT_NE(analyze_error("bandwidth.hierarchy", h).find("bandwidth.hierarchy"), std::string::npos);
   // Older records: one point per level, no variants.

@@ -180,8 +180,10 @@ void check_level(const HierarchyMeasured& m, const std::string& level) {
     require_samples(row.variant.has_value(), where + " does not name its variant");
     if (row.verified && row.measurement) require_level_point(row, where);
   }
-  if (confirmation && confirmation->status.value_or("") == "passed") {
+  if (confirmation) {
     const std::string where = at + level + "_confirmation";
+    require_samples(confirmation->status.has_value(), where + " has no status");
+    if (*confirmation->status != "passed") return;
     require_level_point(*confirmation, where);
     require_samples(confirmation->variant && confirmation->search_value,
                     where + " passed without its variant or search value");
