@@ -6,8 +6,22 @@
 
 #include "core/confidence.hpp"
 #include "core/stats.hpp"
+#include "core/text_input.hpp"
 
 namespace gpuprobe::analysis::residency {
+
+std::string Samples::problem() const {
+  std::size_t there = 0, gone = 0;
+  for (const auto& t : trials) {
+    if (t.cycles.empty())
+      return "a trial of group " + text_input::quoted(t.group) + " has no cycles";
+    there += t.group == "control_there";
+    gone += t.group == "control_gone";
+  }
+  if (!there || !gone || l2_bytes == 0)
+    return "samples need both controls (control_there, control_gone) and l2_bytes";
+  return "";
+}
 
 Classifier classify(const std::vector<Trial>& trials) {
   std::vector<double> there, gone;

@@ -56,12 +56,17 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DiscardTrial, discarded, repeat, region_bytes
 /// Both experiments' samples. `discard` (cache.l2.eviction_priority only) may be absent: results
 /// recorded before it was measured load with none.
 struct Samples {
+  /// Experiment::samples_version of cache.l2.persisting and cache.l2.eviction_priority.
+  static constexpr int kVersion = 1;
   std::uint64_t l2_bytes = 0;
   int l2_ways = 0;  ///< of one set, from cache.l2.ways when known (0: unknown)
   std::uint64_t max_set_aside_bytes = 0, max_window_bytes = 0, set_aside_found_bytes = 0;
   std::vector<SetAsideRequest> requests;
   std::vector<Trial> trials;
   std::vector<DiscardTrial> discard;
+  /// What makes the samples unjudgeable ("" when nothing does): a trial without cycles, or a
+  /// missing control or L2 size (core samples_as reports it naming the experiment).
+  std::string problem() const;
 };
 void to_json(nlohmann::json& j, const Samples& s);
 void from_json(const nlohmann::json& j, Samples& s);

@@ -92,6 +92,11 @@ void from_json(const json& j, RecordedSummary& s) {
 
 namespace samples_detail {
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+std::string conversion_error(const std::string& id, const std::string& what) {
+  const std::string line = first_line(what);
+  if (line.rfind(id + ": ", 0) == 0) return line;
+  return id + ": samples are not what this gpuprobe writes (" + line + ")";
+}
 }  // namespace samples_detail
 
 }  // namespace gpuprobe

@@ -63,13 +63,23 @@ template <typename T, typename = void>
 struct has_check : std::false_type {};
 template <typename T>
 struct has_check<T, std::void_t<decltype(std::declval<const T&>().check())>> : std::true_type {};
+template <typename T, typename = void>
+struct has_problem : std::false_type {};
+template <typename T>
+struct has_problem<T, std::void_t<decltype(std::string(std::declval<const T&>().problem()))>>
+    : std::true_type {};
 std::string first_line(const std::string& s);
+/// A conversion's UsageError as the samples' error: kept as it is when it already names the
+/// experiment ("<id>: ..."), else "<id>: samples are not what this gpuprobe writes (...)".
+std::string conversion_error(const std::string& id, const std::string& what);
 }  // namespace samples_detail
 
 /// `r.samples` as T (T::kVersion is the experiment's samples_version), converted once; then
 /// T::check() when T has one (it throws UsageError for what the conversion cannot see: an
-/// empty array the analysis needs, arrays of unequal length, an index out of range). Any
-/// failure is one UsageError line "<id>: samples ...".
+/// empty array the analysis needs, arrays of unequal length, an index out of range), or
+/// T::problem() (the problem in words, "" when there is none). Any failure is one UsageError
+/// line "<id>: samples ..." (a check's) or "<id>: <problem>"; a conversion's own UsageError
+/// that names the experiment already is kept as it is.
 template <typename T>
 T samples_as(const ExperimentResult& r) {
   static_assert(T::kVersion >= 1, "a samples type declares its version");
@@ -84,8 +94,7 @@ T samples_as(const ExperimentResult& r) {
     throw UsageError(id + ": samples are not what this gpuprobe writes (" +
                      samples_detail::first_line(e.what()) + ")");
   } catch (const UsageError& e) {
-    throw UsageError(id + ": samples are not what this gpuprobe writes (" +
-                     samples_detail::first_line(e.what()) + ")");
+    throw UsageError(samples_detail::conversion_error(id, e.what()));
   }
   if constexpr (samples_detail::has_check<T>::value) {
     try {
@@ -93,6 +102,10 @@ T samples_as(const ExperimentResult& r) {
     } catch (const UsageError& e) {
       throw UsageError(id + ": samples: " + samples_detail::first_line(e.what()));
     }
+  }
+  if constexpr (samples_detail::has_problem<T>::value) {
+    if (const std::string p = s.problem(); !p.empty())
+      throw UsageError(id + ": " + samples_detail::first_line(p));
   }
   return s;
 }

@@ -48,21 +48,6 @@ json to_json(const Expectation& e) {
   return j;
 }
 
-Expectation expectation_from_json(const json& j) {
-  Expectation e;
-  e.quantity = j.value("quantity", "");
-  e.numerator = j.value("numerator", "");
-  e.denominator = j.value("denominator", "");
-  e.unit = j.value("unit", "");
-  e.expected = j.value("expected", 0.0);
-  e.tolerance = j.value("tolerance", 0.0);
-  e.relative = j.value("relative", true);
-  e.model = j.value("model", "");
-  e.valid_min = j.value("valid_min", -std::numeric_limits<double>::infinity());
-  e.valid_max = j.value("valid_max", std::numeric_limits<double>::infinity());
-  return e;
-}
-
 }  // namespace
 
 bool requested(const Context& ctx) { return ctx.options.counters; }
@@ -170,25 +155,25 @@ json collect(Context& ctx, const Declaration& d) {
 }
 
 void cross_check(ExperimentResult& r) {
-  if (!r.samples.contains("counters")) return;
-  const auto& record = r.samples["counters"];
-  if (record.value("status", "") != "read") {
-    r.statistics["counters"] = "cross-check waived: " + record.value("reason", std::string());
+  const auto record = recorded(r);
+  if (!record) return;
+  if (record->status != "read") {
+    r.statistics["counters"] = "cross-check waived: " + record->reason;
     return;
   }
   std::size_t checks = 0, agreeing = 0, reads = 0, consistent_reads = 0, k = 0;
   json unjudged = json::array();
-  for (const auto& p : record.value("probes", json::array())) {
-    for (const auto& c : p.value("checks", json::array())) {
-      const auto e = expectation_from_json(c);
-      const auto v = judge(e, c.value("reads", std::vector<double>{}));
+  for (const auto& p : record->probes) {
+    for (const auto& c : p.checks) {
+      const auto& e = c.expectation;
+      const auto v = judge(e, c.reads);
       if (v.reads == 0) continue;
       if (!v.judged) {
         // The metric read a value the quantity cannot take (an L2 hit rate above 100 % on a
         // partitioned L2, whose slices also count the other partition's requests): it
         // does not measure what the check assumes, so it neither agrees nor disagrees.
         unjudged.push_back({{"quantity", e.quantity},
-                            {"at", p.value("label", std::string())},
+                            {"at", p.label},
                             {"read", v.invalid_read},
                             {"valid", {e.valid_min, e.valid_max}}});
         continue;
@@ -205,21 +190,21 @@ void cross_check(ExperimentResult& r) {
       f.value = v.measured;
       f.unit = e.unit;
       f.confidence = confidence::agreement(v.reads - v.agreeing_reads, v.reads);
-      f.method = e.quantity + " at " + p.value("label", std::string()) + ": counters " +
-                 std::to_string(v.measured) + ", model " + std::to_string(e.expected) + " (" +
-                 e.model + "), beyond " + tolerance_text(e);
+      f.method = e.quantity + " at " + p.label + ": counters " + std::to_string(v.measured) +
+                 ", model " + std::to_string(e.expected) + " (" + e.model + "), beyond " +
+                 tolerance_text(e);
       f.extra = {{"expected", e.expected},
                  {"measured", v.measured},
                  {"tolerance", tolerance_text(e)},
                  {"quantity", e.quantity},
-                 {"configuration", p.value("where", json::object())}};
+                 {"configuration", p.where}};
       r.findings.push_back(f);
     }
   }
-  if (record.contains("not_checked")) {
-    if (!record["not_checked"].is_array())
+  if (record->not_checked) {
+    if (!record->not_checked->is_array())
       throw UsageError("counters: not_checked is not an array of checks");
-    r.statistics["counters_not_checked"] = record["not_checked"];
+    r.statistics["counters_not_checked"] = *record->not_checked;
   }
   if (!unjudged.empty())
     r.statistics["counters_unjudged"] = {
@@ -235,7 +220,7 @@ void cross_check(ExperimentResult& r) {
   // Each read is a trial of its check's verdict: how consistently the reads support them.
   f.confidence = confidence::agreement(consistent_reads, reads);
   f.method = std::to_string(agreeing) + " of " + std::to_string(checks) +
-             " counter checks within tolerance of the model; " + record.value("method", "");
+             " counter checks within tolerance of the model; " + record->method;
   r.findings.push_back(f);
   r.statistics["counters"] = {
       {"checks", checks}, {"agreeing", agreeing}, {"reads", reads}, {"unjudged", unjudged.size()}};

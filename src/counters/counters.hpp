@@ -63,6 +63,32 @@ bool requested(const Context& ctx);
 /// throws for a missing profiler; a failing launch throws as the experiment's would.
 nlohmann::json collect(Context& ctx, const Declaration& d);
 
+/// samples["counters"] as collect() wrote it, converted once (counters_samples.cpp): the
+/// status, and when read, every probe's checks with their reads. Members absent in the record
+/// read as their defaults, as the record was always read.
+struct RecordedCheck {
+  Expectation expectation;
+  std::vector<double> reads;
+};
+struct RecordedProbe {
+  std::string label;
+  nlohmann::json where = nlohmann::json::object();  ///< the probe's axis values, as given
+  std::vector<RecordedCheck> checks;
+};
+struct Record {
+  std::string status, reason, method;
+  std::vector<RecordedProbe> probes;
+  /// The checks the experiment could not make, copied to the statistics as recorded (an
+  /// array when read; anything else is refused by cross_check).
+  std::optional<nlohmann::json> not_checked;
+};
+void from_json(const nlohmann::json& j, RecordedCheck& c);
+void from_json(const nlohmann::json& j, RecordedProbe& p);
+void from_json(const nlohmann::json& j, Record& r);
+/// The record of `r` (samples["counters"]), nullopt without one; a record of the wrong shape
+/// is a UsageError naming the experiment, one line.
+std::optional<Record> recorded(const ExperimentResult& r);
+
 /// Findings from samples["counters"] (pure): `<id>.counters.agreement` (the share of checks
 /// within tolerance) and one `<id>.counters.disagreement.<n>` per disagreeing check, with both
 /// numbers. Appends to r.findings; adds r.statistics["counters"], and "counters_unjudged" /

@@ -132,8 +132,8 @@ ModelConfig model_config_from_json(const json& j) {
   c.l1_tag_bytes = optional_unsigned(j, "l1_tag_bytes", 0);
   c.persisting.max_set_aside_bytes = optional_unsigned(j, "l2_persisting_max_set_aside_bytes", 0);
   c.persisting.max_window_bytes = optional_unsigned(j, "l2_access_policy_max_window_bytes", 0);
-  c.persisting.evict_last_ways_unreserved =
-      static_cast<int>(std::min<std::uint64_t>(optional_unsigned(j, "l2_evict_last_ways_unreserved", 0), 1u << 20));
+  c.persisting.evict_last_ways_unreserved = static_cast<int>(
+      std::min<std::uint64_t>(optional_unsigned(j, "l2_evict_last_ways_unreserved", 0), 1u << 20));
   if (j.contains("l2_discard_writes_back"))
     c.persisting.discard_writes_back = need<bool>(j, "l2_discard_writes_back");
   if (j.contains("l2_insertion"))
@@ -222,10 +222,10 @@ struct ResultFindings {
 struct Geometry {
   std::uint32_t l1_line, l2_line, l1_ways, l2_ways;
   explicit Geometry(const ResultFindings& f)
-      : l1_line(f.u32_or("cache.l1.line_size", 128)),
-        l2_line(f.u32_or("cache.l2.line_size", 128)),
-        l1_ways(f.u32_or("cache.l1.ways", 4)),
-        l2_ways(f.u32_or("cache.l2.ways", 16)) {}
+      : l1_line(f.u32_or(finding::kCacheL1LineSize, 128)),
+        l2_line(f.u32_or(finding::kCacheL2LineSize, 128)),
+        l1_ways(f.u32_or(finding::kCacheL1Ways, 4)),
+        l2_ways(f.u32_or(finding::kCacheL2Ways, 16)) {}
 };
 
 /// The device's name, compute capability, SM count, clocks and memory from result.device.
@@ -259,7 +259,7 @@ void set_l1(ModelConfig& c, const ResultFindings& f, const Geometry& g) {
   c.default_shared_carveout_bytes =
       c.l1_shared_unified_bytes -
       std::min<std::uint64_t>(round_down(l1_default, unit), c.l1_shared_unified_bytes);
-  c.l1 = {0, g.l1_line, g.l1_ways, f.need("l1.hit_latency")};
+  c.l1 = {0, g.l1_line, g.l1_ways, f.need(finding::kL1HitLatency)};
 }
 
 /// The L2, and its near partition where both its capacity and a far-hit latency were measured;
@@ -268,15 +268,16 @@ std::uint64_t set_l2(ModelConfig& c, const ResultFindings& f, const Geometry& g)
   // The far-hit latency: cache.l2.far_hit's l2.far_hit_latency; results from before it have
   // only latency.sweep's region between the knees (l2.mixed_latency, once also named
   // l2.far_hit_latency).
-  const char* far = f.has("l2.far_hit_latency") ? "l2.far_hit_latency" : "l2.mixed_latency";
-  c.l2_partitioned = f.has("l2.near_capacity") && f.has(far);
+  const FindingKey& far =
+      f.has(finding::kL2FarHitLatency) ? finding::kL2FarHitLatency : finding::kL2MixedLatency;
+  c.l2_partitioned = f.has(finding::kL2NearCapacity) && f.has(far);
   // With two partitions the whole L2 must split into two equal partitions of whole sets.
   const std::uint64_t l2_unit = std::uint64_t{g.l2_line} * g.l2_ways * (c.l2_partitioned ? 2 : 1);
-  c.l2 = {round_down(f.need("l2.capacity"), l2_unit), g.l2_line, g.l2_ways,
-          f.need("l2.hit_latency")};
+  c.l2 = {round_down(f.need(finding::kL2Capacity), l2_unit), g.l2_line, g.l2_ways,
+          f.need(finding::kL2HitLatency)};
   if (c.l2_partitioned) {
-    c.l2_near = {round_down(f.at("l2.near_capacity"), std::uint64_t{g.l2_line} * g.l2_ways),
-                 g.l2_line, g.l2_ways, f.need("l2.hit_latency")};
+    c.l2_near = {round_down(f.at(finding::kL2NearCapacity), std::uint64_t{g.l2_line} * g.l2_ways),
+                 g.l2_line, g.l2_ways, f.need(finding::kL2HitLatency)};
     c.l2_far_hit_latency_cycles = f.at(far);
   }
   return l2_unit;
@@ -305,14 +306,14 @@ struct L1Tags {
 /// measured data victim (cache.l1.data_victim).
 L1Tags set_l1_tags(ModelConfig& c, const ResultFindings& f, const Geometry& g) {
   L1Tags t;
-  if (auto it = f.extras.find("cache.l1.tag_sets");
-      it != f.extras.end() && f.has("cache.l1.tag_sets")) {
+  if (auto it = f.extras.find(finding::kCacheL1TagSets);
+      it != f.extras.end() && f.has(finding::kCacheL1TagSets)) {
     const json& e = it->second;
     std::vector<std::uint64_t> m;
     if (e.contains("masks") && e["masks"].is_array())
       for (const auto& x : e["masks"])
         if (x.is_number_unsigned()) m.push_back(x.get<std::uint64_t>());
-    const double sets_value = f.at("cache.l1.tag_sets");
+    const double sets_value = f.at(finding::kCacheL1TagSets);
     const bool sane = !m.empty() && m.size() < 32 && std::isfinite(sets_value) &&
                       sets_value == std::ldexp(1.0, static_cast<int>(m.size()));
     const std::uint64_t sets = sane ? std::uint64_t{1} << m.size() : 0;
@@ -323,7 +324,8 @@ L1Tags set_l1_tags(ModelConfig& c, const ResultFindings& f, const Geometry& g) {
       t.tags_measured = true;
     }
   }
-  if (auto it = f.extras.find("cache.l1.data_victim"); t.tags_measured && it != f.extras.end()) {
+  if (auto it = f.extras.find(finding::kCacheL1DataVictim);
+      t.tags_measured && it != f.extras.end()) {
     const std::string v = it->second.value("victim", std::string());
     if (const auto dv = find_data_victim(v)) {
       c.l1_data_victim = *dv;
@@ -336,13 +338,13 @@ L1Tags set_l1_tags(ModelConfig& c, const ResultFindings& f, const Geometry& g) {
 
 /// The L2's home hash (l2.partition.hash_mask) and the TLB levels (tlb.l<n>.*).
 void set_partition_mask_and_tlb(ModelConfig& c, const ResultFindings& f) {
-  if (f.has("l2.partition.hash_mask") && f.at("l2.partition.hash_mask") > 0)
-    c.l2_partition_masks = {static_cast<std::uint64_t>(f.at("l2.partition.hash_mask"))};
+  if (f.has(finding::kL2PartitionHashMask) && f.at(finding::kL2PartitionHashMask) > 0)
+    c.l2_partition_masks = {static_cast<std::uint64_t>(f.at(finding::kL2PartitionHashMask))};
   for (int level = 1; level <= 4; ++level) {
     const std::string n = "tlb.l" + std::to_string(level);
-    if (!f.has(n + ".entries") || !f.has("tlb.page_size")) break;
+    if (!f.has(n + ".entries") || !f.has(finding::kTlbPageSize)) break;
     c.tlb.push_back({static_cast<std::uint64_t>(f.at(n + ".entries")),
-                     static_cast<std::uint64_t>(f.at("tlb.page_size")), 0,
+                     static_cast<std::uint64_t>(f.at(finding::kTlbPageSize)), 0,
                      std::max(0.0, f.has(n + ".miss_penalty") ? f.at(n + ".miss_penalty") : 0.0)});
   }
 }
@@ -355,17 +357,17 @@ struct TwoSides {
 };
 TwoSides set_two_sides(ModelConfig& c, const ResultFindings& f, std::uint64_t l2_unit) {
   TwoSides t;
-  t.modelled = c.l2_partitioned && !c.l2_partition_masks.empty() && f.has("l2.replication") &&
-               f.has("l2.far_hit_latency");
+  t.modelled = c.l2_partitioned && !c.l2_partition_masks.empty() &&
+               f.has(finding_key::kReplication) && f.has(finding::kL2FarHitLatency);
   if (!t.modelled) return t;
   c.l2_partitions = 2;
-  c.l2_replication = f.at("l2.replication") > 0.5;
+  c.l2_replication = f.at(finding_key::kReplication) > 0.5;
   c.chase_structural = true;
   // A partition's capacity as cache.l2.far_hit measures it directly (the copies one SM's
   // partition holds), rather than the sweep's l2.capacity: on a soft knee that is where the
   // latency first rises, which moves with the sweep's points from run to run.
-  if (f.has("l2.replica_capacity") && f.at("l2.replica_capacity") > 0) {
-    const std::uint64_t part = round_down(f.at("l2.replica_capacity"), l2_unit / 2);
+  if (f.has(finding::kL2ReplicaCapacity) && f.at(finding::kL2ReplicaCapacity) > 0) {
+    const std::uint64_t part = round_down(f.at(finding::kL2ReplicaCapacity), l2_unit / 2);
     if (part * 2 >= l1_capacity_bytes(c, 0) && part > 0) {
       c.l2.capacity_bytes = part * 2;
       c.l2_near.capacity_bytes = part;
@@ -437,9 +439,9 @@ void set_persisting(ModelConfig& c, const ResultFindings& f) {
 json not_measured_list(const ModelConfig& c, const ResultFindings& f, const L1Tags& l1,
                        const TwoSides& sides) {
   json not_measured = json::array();
-  if (!f.has("cache.l1.ways")) not_measured.push_back("l1_ways (4 assumed)");
-  if (!f.has("cache.l2.ways")) not_measured.push_back("l2_ways (16 assumed)");
-  if (!f.has("cache.l1.line_size") || !f.has("cache.l2.line_size"))
+  if (!f.has(finding::kCacheL1Ways)) not_measured.push_back("l1_ways (4 assumed)");
+  if (!f.has(finding::kCacheL2Ways)) not_measured.push_back("l2_ways (16 assumed)");
+  if (!f.has(finding::kCacheL1LineSize) || !f.has(finding::kCacheL2LineSize))
     not_measured.push_back("line sizes (128 B assumed)");
   add_replacement_assumptions(c, f, not_measured);
   if (l1.tags_measured && c.l1_tag_bytes > l1_capacity_bytes(c, -1) && !l1.victim_measured)
@@ -483,7 +485,7 @@ json model_from_result(const json& result) {
   set_device(c, d);
   set_l1(c, f, g);
   const std::uint64_t l2_unit = set_l2(c, f, g);
-  c.l1.policy = policy_of(f, "cache.l1.replacement", g.l1_ways);
+  c.l1.policy = policy_of(f, finding::kCacheL1Replacement, g.l1_ways);
   c.l2.policy = policy_of(f, "cache.l2.replacement", g.l2_ways);
   const L1Tags l1_tags = set_l1_tags(c, f, g);
   if ((c.l1.policy == Replacement::kTreePlru && (g.l1_ways & (g.l1_ways - 1))) ||

@@ -62,15 +62,20 @@ json variants() {
                       row(4, 9999, 1, "error"), row(16, 4250)});
 }
 
+/// The rows as the analysis reads them (bwhost::StreamRow).
+std::vector<bwhost::StreamRow> typed(const json& rows) {
+  return rows.get<std::vector<bwhost::StreamRow>>();
+}
+
 TEST(BandwidthStream, WinnersComeFromPassedRowsOnly) {
-  const auto w = bwhost::stream_winners(variants(), "dram.copy_bandwidth");
+  const auto w = bwhost::stream_winners(typed(variants()), "dram.copy_bandwidth");
   ASSERT_EQ(w.size(), 5u);
   EXPECT_EQ(w.at("dram.copy_bandwidth"), 1u);              // 4-pass kernel
   EXPECT_EQ(w.at("dram.copy_bandwidth.single_pass"), 5u);  // best single-pass one
   EXPECT_EQ(w.at("dram.copy_bandwidth.width_16b"), 1u);
   EXPECT_EQ(w.at("dram.copy_bandwidth.width_8b"), 2u);
   EXPECT_EQ(w.at("dram.copy_bandwidth.width_4b"), 3u);  // not the failed 9999
-  EXPECT_TRUE(bwhost::stream_winners(json::array({row(4, 1, 1, "error")}), "x").empty());
+  EXPECT_TRUE(bwhost::stream_winners(typed(json::array({row(4, 1, 1, "error")})), "x").empty());
 }
 
 json confirmation(const std::string& finding, std::size_t winner, double search, double value) {
@@ -164,7 +169,7 @@ TEST(BandwidthStream, OlderRecordsReportTheSearchBestAndSaySo) {
 }
 
 TEST(BandwidthStream, VariantsTableListsFailedRowsWithTheirReason) {
-  const Curve c = bwhost::stream_variants_curve(variants(), 4814.3);
+  const Curve c = bwhost::stream_variants_curve(typed(variants()), 4814.3);
   ASSERT_EQ(c.rows.size(), 6u);
   const auto status_col =
       std::find(c.columns.begin(), c.columns.end(), "status") - c.columns.begin();

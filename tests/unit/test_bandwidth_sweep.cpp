@@ -315,10 +315,11 @@ TEST(BandwidthHierarchy, BestVariantIgnoresUnverifiedRows) {
                            variant_row("c", 125.0, true), variant_row("d", 121.0, true)});
   // A failed row keeping a large number must still not win.
   rows[1]["measurement"] = {{"median", 200.0}};
-  EXPECT_EQ(bwsweep::best_variant(rows), 2);
+  using Rows = std::vector<bandwidth_rig::RigPoint>;
+  EXPECT_EQ(bwsweep::best_variant(rows.get<Rows>()), 2);
   json none = json::array({variant_row("x", 1.0, false), variant_row("y", 2.0, false)});
-  EXPECT_EQ(bwsweep::best_variant(none), -1);
-  EXPECT_EQ(bwsweep::best_variant(json::array()), -1);
+  EXPECT_EQ(bwsweep::best_variant(none.get<Rows>()), -1);
+  EXPECT_EQ(bwsweep::best_variant(Rows{}), -1);
 }
 
 TEST(BandwidthHierarchy, AnalyzeReportsTheBestVerifiedVariant) {

@@ -15,6 +15,8 @@
 #include "core/error.hpp"
 #include "core/experiment.hpp"
 #include "probes/cache/ways_samples.hpp"
+#include "probes/bandwidth/rig_samples.hpp"
+#include "probes/bandwidth/stream_samples.hpp"
 #include "probes/compute/compute_samples.hpp"
 #include "probes/hopper/hopper_samples.hpp"
 #include "probes/hopper/pipeline_samples.hpp"
@@ -150,6 +152,11 @@ const std::vector<Typed>& typed_experiments() {
       typed<p::hopper::PipelineSamples>("hopper.pipeline"),
       typed<p::cache_structure::WaysSamples>("cache.l1.ways"),
       typed<p::cache_structure::WaysSamples>("cache.l2.ways"),
+      typed<p::bwhost::StreamSamples>("bandwidth.read"),
+      typed<p::bwhost::StreamSamples>("bandwidth.write"),
+      typed<p::bwhost::StreamSamples>("bandwidth.copy"),
+      typed<p::bandwidth_rig::SweepSamples>("bandwidth.sweep"),
+      typed<p::bandwidth_rig::HierarchySamples>("bandwidth.hierarchy"),
   };
   return all;
 }
@@ -272,6 +279,82 @@ TEST(SamplesSchema, WaysSamplesRoundTripByteForByte) {
   ASSERT_TRUE(s.policy.has_value());
   EXPECT_EQ(s.policy->classes.size(), 2u);
   EXPECT_EQ(json(s).at("policy").at("class"), "lru|tree_plru");
+}
+
+TEST(SamplesSchema, BandwidthFilledValuesValidateClosedAndRoundTrip) {
+  namespace bw = probes::bwhost;
+  bw::StreamSamples s;
+  bw::StreamRow row;
+  row.stage = "cache_operator";
+  row.width_bytes = 16;
+  row.unroll = 4;
+  row.passes = 1;
+  row.load = "ld.global.nc";
+  row.store = "-";
+  row.scheme = "grid";
+  row.grid = "persistent";
+  row.threads_per_block = 256;
+  row.blocks_per_sm = 8;
+  row.blocks = 1056;
+  row.dst_shift_bytes = 0;
+  row.bytes_in_flight_per_sm = 131072;
+  row.counted_bytes_per_launch = 1u << 30;
+  row.gb_s = bw::StreamGbps{{4300, 4290, 4291, 4310, 7, std::vector<double>{4300, 4301}}, 10, 89.3};
+  bw::StreamRow failed = row;
+  failed.status = "error";
+  failed.reason = "3 of 100 elements differ";
+  failed.gb_s.reset();
+  bw::StreamRow reference;
+  reference.stage = "driver_reference";
+  reference.reference = true;
+  reference.label = "cudaMemsetAsync 0x3f";
+  reference.counted_bytes_per_launch = 1u << 30;
+  reference.gb_s = row.gb_s;
+  s.variants = {row, failed};
+  s.references = {reference};
+  bw::StreamConfirmation c;
+  c.finding = "dram.read_bandwidth";
+  c.status = "passed";
+  c.search_value = 4300;
+  c.value = 4290;
+  c.samples = {4290, 4291, 4289};
+  c.gb_s = row.gb_s->stats;
+  c.verified_with_passes = 1;
+  s.confirmations = std::vector<bw::StreamConfirmation>{c};
+  json j = s;
+  for (const char* id : {"bandwidth.read", "bandwidth.write", "bandwidth.copy"}) {
+    const auto why = violation_of(id, j, true);
+    EXPECT_TRUE(why.empty()) << id << ": " << why;
+  }
+  EXPECT_EQ(json(j.get<bw::StreamSamples>()), j);
+
+  namespace rig = probes::bandwidth_rig;
+  rig::RigPoint p;
+  p.working_set_bytes = 128 * 1024;
+  p.measurement = rig::RigMeasurement{126.0, 0.1, 9, std::vector<double>{126.0, 126.1}};
+  p.bytes_per_clk_per_sm = rig::RigStat{126.0, 0.1};
+  p.gb_s = rig::RigStat{33000.0, 10.0};
+  p.variant = "sum4.rot.u4.1024x2";
+  p.verified = true;
+  rig::RigPoint confirmation = p;
+  confirmation.winner_row = 0;
+  confirmation.search_value = 126.0;
+  confirmation.status = "passed";
+  rig::HierarchySamples h;
+  h.measured.l1_variants = std::vector<rig::RigPoint>{p};
+  h.measured.l1_confirmation = confirmation;
+  h.measured.l2 = p;
+  h.measured.dram = p;
+  h.measured.reg = p;
+  h.prior["l1.hit_latency"] = rig::PriorFinding{32.0, 16.2, std::nullopt};
+  j = h;
+  auto why = violation_of("bandwidth.hierarchy", j, true);
+  EXPECT_TRUE(why.empty()) << why;
+  EXPECT_EQ(json(j.get<rig::HierarchySamples>()), j);
+  j = rig::SweepSamples{{p}, {p, p}};
+  why = violation_of("bandwidth.sweep", j, true);
+  EXPECT_TRUE(why.empty()) << why;
+  EXPECT_EQ(json(j.get<rig::SweepSamples>()), j);
 }
 
 TEST(SamplesSchema, ARenamedFieldFails) {

@@ -120,12 +120,6 @@ std::uint32_t host_xor_shifted(std::uint32_t x, std::uint64_t lo, std::uint64_t 
   return x;
 }
 
-double stats_precision(const json& stats) {
-  if (!stats.contains("values") || !stats.at("values").is_array()) return 0.0;
-  return confidence::precision(stats.at("values").get<std::vector<double>>(),
-                               stats.at("median").get<double>());
-}
-
 double stats_precision(const GbpsStats& stats) {
   return stats.values ? confidence::precision(*stats.values, stats.median) : 0.0;
 }
@@ -140,11 +134,6 @@ Finding bandwidth_finding(const std::string& name, const GbpsStats& stats, doubl
   f.extra["p95_gb_s"] = stats.p95;
   f.extra["repetitions"] = stats.n;
   return f;
-}
-
-Finding bandwidth_finding(const std::string& name, const json& stats, double peak,
-                          const std::string& method) {
-  return bandwidth_finding(name, stats.get<GbpsStats>(), peak, method);
 }
 
 void note_protocol(ExperimentResult& r) {
@@ -219,12 +208,6 @@ Finding efficiency_with(const std::string& name, double measured, double predict
 }
 
 }  // namespace
-
-Finding efficiency_finding(const std::string& name, double measured, double predicted_request,
-                           double predicted_dram, const json& stats, const std::string& method) {
-  return efficiency_with(name, measured, predicted_request, predicted_dram, stats_precision(stats),
-                         method);
-}
 
 Finding efficiency_finding(const std::string& name, double measured, double predicted_request,
                            double predicted_dram, const GbpsStats& stats,

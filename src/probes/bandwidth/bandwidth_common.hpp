@@ -293,14 +293,11 @@ class Bench {
   XorMemo xor_memo_;
 };
 
-/// A GB/s finding from a measurement's JSON (to_json(Timed)): the median, with the confidence
-/// of confidence::precision over its samples.
-Finding bandwidth_finding(const std::string& name, const json& stats, double peak,
-                          const std::string& method);
-/// confidence::precision of a to_json(Timed) record's samples around its median.
-double stats_precision(const json& stats);
-/// The same, from the typed record (bandwidth_samples.hpp).
+/// confidence::precision of a to_json(Timed) record's samples around its median (the typed
+/// record, bandwidth_samples.hpp; 0 without samples).
 double stats_precision(const GbpsStats& stats);
+/// A GB/s finding from a measurement (to_json(Timed)): the median, with the confidence of
+/// stats_precision.
 Finding bandwidth_finding(const std::string& name, const GbpsStats& stats, double peak,
                           const std::string& method);
 void note_protocol(ExperimentResult& r);
@@ -364,8 +361,6 @@ extern const std::string kUsefulConvention;
 Curve pattern_table(const json& rows, const std::vector<std::string>& keys,
                     const std::vector<std::string>& columns,
                     const std::function<std::vector<json>(const json& row)>& cells);
-Finding efficiency_finding(const std::string& name, double measured, double predicted_request,
-                           double predicted_dram, const json& stats, const std::string& method);
 Finding efficiency_finding(const std::string& name, double measured, double predicted_request,
                            double predicted_dram, const GbpsStats& stats,
                            const std::string& method);

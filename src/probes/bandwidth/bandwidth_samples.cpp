@@ -6,6 +6,11 @@ namespace gpuprobe::probes::bwhost {
 
 using nlohmann::json;
 
+void to_json(json& j, const GbpsStats& s) {
+  j = {{"median", s.median}, {"min", s.min}, {"p5", s.p5}, {"p95", s.p95}, {"n", s.n}};
+  if (s.values) j["values"] = *s.values;
+}
+
 void from_json(const json& j, GbpsStats& s) {
   j.at("median").get_to(s.median);
   j.at("min").get_to(s.min);

@@ -78,6 +78,7 @@ struct TransposeSamples {
   std::vector<TransposeRow> rows;
 };
 
+void to_json(nlohmann::json& j, const GbpsStats& s);
 void from_json(const nlohmann::json& j, GbpsStats& s);
 void from_json(const nlohmann::json& j, SectorModel& m);
 void from_json(const nlohmann::json& j, StrideRow& r);

@@ -9,6 +9,7 @@
 
 #include "core/experiment.hpp"
 #include "probes/bandwidth/bandwidth_sweep_kernels.hpp"
+#include "probes/bandwidth/rig_samples.hpp"
 
 namespace gpuprobe::probes {
 
@@ -96,7 +97,7 @@ L1WorkingSet l1_working_set(const device::DeviceInfo& d, const FindingBoard& pri
 /// Index of the verified variant (row["verified"] == true) with the largest
 /// row["measurement"]["median"], or -1 when no row is verified. Rows that failed verification
 /// never count, whatever number they carry.
-int best_variant(const nlohmann::json& rows);
+int best_variant(const std::vector<bandwidth_rig::RigPoint>& rows);
 
 }  // namespace bwsweep
 }  // namespace gpuprobe::probes

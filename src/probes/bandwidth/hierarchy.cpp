@@ -2,6 +2,7 @@
 // level's latency.
 #include "core/confidence.hpp"
 #include "core/finding_names.hpp"
+#include "core/samples.hpp"
 #include "measure/search.hpp"
 #include "probes/bandwidth/sweep_rig.hpp"
 
@@ -14,48 +15,42 @@ namespace {
 /// The L1 or L2 point a finding is made from: the confirmation of the search's winner; for
 /// older records the best verified variant, or their single point. A failed confirmation is
 /// null, its reason appended to `failed`.
-json chosen_point(const json& measured, const std::string& level, std::string& failed) {
-  const std::string key = level + "_variants";
-  if (!measured.contains(key)) return measured.at(level);
-  if (measured.contains(level + "_confirmation")) {
-    const json& confirmation = measured.at(level + "_confirmation");
-    if (confirmation.at("status") == "passed") return confirmation;
+const RigPoint* chosen_point(const HierarchyMeasured& measured, const std::string& level,
+                             std::string& failed) {
+  const bool l1 = level == "l1";
+  const auto& variants = l1 ? measured.l1_variants : measured.l2_variants;
+  const auto& confirmation = l1 ? measured.l1_confirmation : measured.l2_confirmation;
+  if (!variants) return l1 ? &*measured.l1 : &*measured.l2;  // HierarchySamples::check
+  if (confirmation) {
+    if (confirmation->status.value_or("") == "passed") return &*confirmation;
     failed += (failed.empty() ? "" : "; ") + level + " winner (kernel " +
-              confirmation.value("variant", std::string("?")) +
-              ") failed its confirmation: " + confirmation.value("reason", std::string("?"));
-    return json();
+              confirmation->variant.value_or("?") +
+              ") failed its confirmation: " + confirmation->reason.value_or("?");
+    return nullptr;
   }
-  const int best = bwsweep::best_variant(measured.at(key));
+  const int best = bwsweep::best_variant(*variants);
   if (best < 0)
     throw VerificationError("bandwidth.hierarchy: no verified " + level + " kernel variant");
-  return measured.at(key)[static_cast<std::size_t>(best)];
-}
-
-/// A finding's extra field: written beside its value (to_json(Finding)); older records may keep
-/// it under "extra".
-std::optional<double> finding_field(const json& f, const std::string& key) {
-  if (f.contains(key) && f.at(key).is_number()) return f.at(key).get<double>();
-  if (f.contains("extra") && f.at("extra").contains(key) && f.at("extra").at(key).is_number())
-    return f.at("extra").at(key).get<double>();
-  return std::nullopt;
+  return &(*variants)[static_cast<std::size_t>(best)];
 }
 
 /// The table of bandwidth and latency per level, with the latencies from earlier findings.
 struct HierarchyTable {
-  const json& prior;  ///< earlier experiments' findings by name
+  const std::map<std::string, PriorFinding>& prior;  ///< earlier experiments' findings by name
   Curve curve{"table",
               {"level", "bandwidth_b_per_clk_per_sm", "bandwidth_gb_s_total", "bandwidth_source",
                "latency_cycles", "latency_ns", "latency_source", "note"},
               {}};
 
-  const json* prior_finding(const std::string& name) const {
-    return prior.contains(name) ? &prior.at(name) : nullptr;
+  const PriorFinding* prior_finding(const FindingKey& key) const {
+    const auto it = prior.find(key.name);
+    return it == prior.end() ? nullptr : &it->second;
   }
-  void add_latency_cells(const std::string& name, std::vector<json>& row) const {
-    if (const json* f = prior_finding(name)) {
-      row.push_back(f->at("value"));
-      const auto ns = finding_field(*f, "value_ns");
-      row.push_back(ns ? json(*ns) : json(""));
+  void add_latency_cells(const FindingKey& key, std::vector<json>& row) const {
+    const std::string name = key.name;
+    if (const PriorFinding* f = prior_finding(key)) {
+      row.push_back(f->value);
+      row.push_back(f->value_ns ? json(*f->value_ns) : json(""));
       row.push_back(name);
     } else {
       row.push_back("");
@@ -63,53 +58,50 @@ struct HierarchyTable {
       row.push_back(name + " absent (run the latency family first)");
     }
   }
-  void add_measured_row(const std::string& level, const json& p, const std::string& latency,
+  void add_measured_row(const std::string& level, const RigPoint* p, const FindingKey& latency,
                         const std::string& note) {
-    if (p.is_null()) {
+    if (!p) {
       std::vector<json> row{level, "", "", "confirmation failed: not reported"};
       add_latency_cells(latency, row);
       row.push_back(note);
       curve.rows.push_back(row);
       return;
     }
-    const std::string variant =
-        p.contains("variant") ? "kernel " + p.at("variant").get<std::string>() + ", " : "";
-    std::vector<json> row{level, p.at("bytes_per_clk_per_sm").value("median", 0.0),
-                          p.at("gb_s").value("median", 0.0),
-                          "measured here (" + variant + p.value("load", std::string("")) + ", " +
-                              units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()) +
-                              (level == "l1" ? " per SM)" : ")")};
+    const std::string variant = p->variant ? "kernel " + *p->variant + ", " : "";
+    std::vector<json> row{
+        level, RigPoint::median_of(p->bytes_per_clk_per_sm), RigPoint::median_of(p->gb_s),
+        "measured here (" + variant + p->load.value_or("") + ", " +
+            units::format_bytes(*p->working_set_bytes) + (level == "l1" ? " per SM)" : ")")};
     add_latency_cells(latency, row);
     row.push_back(note);
     curve.rows.push_back(row);
   }
   /// Shared memory: from smem.bandwidth only.
   void add_shared_row() {
+    const std::string smem = finding::kSmemBandwidth.name;
     std::vector<json> row{"shared"};
-    if (const json* f = prior_finding("smem.bandwidth")) {
-      const double v = f->at("value").get<double>();
-      const auto tb = finding_field(*f, "total_tb_per_s");
-      row.push_back(v);
-      row.push_back(tb ? json(*tb * 1e3) : json(""));
-      row.push_back("smem.bandwidth");
+    const PriorFinding* f = prior_finding(finding::kSmemBandwidth);
+    if (f) {
+      row.push_back(f->value);
+      row.push_back(f->total_tb_per_s ? json(*f->total_tb_per_s * 1e3) : json(""));
+      row.push_back(smem);
     } else {
-      row.insert(row.end(), {"", "", "smem.bandwidth absent (run the compute family first)"});
+      row.insert(row.end(), {"", "", smem + " absent (run the compute family first)"});
     }
-    add_latency_cells("shared.latency", row);
-    row.push_back(prior_finding("smem.bandwidth") ? ""
-                                                  : "shared-memory bandwidth not measured here");
+    add_latency_cells(finding::kSharedLatency, row);
+    row.push_back(f ? "" : "shared-memory bandwidth not measured here");
     curve.rows.push_back(row);
   }
 };
 
 /// The register file's row and its read-bandwidth finding, from register-only FFMA throughput.
-void add_register_row_and_finding(HierarchyTable& table, const json& p, ExperimentResult& r) {
-  const double ffma = p.at("bytes_per_clk_per_sm").value("median", 0.0);  // lane FFMA/clk/SM
-  const double gops = p.at("gb_s").value("median", 0.0);                  // lane FFMA per ns
+void add_register_row_and_finding(HierarchyTable& table, const RigPoint& p, ExperimentResult& r) {
+  const double ffma = RigPoint::median_of(p.bytes_per_clk_per_sm);  // lane FFMA/clk/SM
+  const double gops = RigPoint::median_of(p.gb_s);                  // lane FFMA per ns
   std::vector<json> row{"register", ffma * bwsweep::kRegisterBytesReadPerFfma,
                         gops * bwsweep::kRegisterBytesReadPerFfma,
                         "measured here (register-only FFMA, 12 B read per lane FFMA)"};
-  table.add_latency_cells("compute.ffma.latency", row);
+  table.add_latency_cells(finding::kComputeFfmaLatency, row);
   char note[200];
   std::snprintf(note, sizeof note,
                 "%.6g lane FFMA/clk/SM; latency column is the FFMA dependent-issue latency "
@@ -129,76 +121,75 @@ void add_register_row_and_finding(HierarchyTable& table, const json& p, Experime
   r.findings.push_back(f);
 }
 
-/// How the chosen point `p` (value `v`) stands among the kernel variants `rows` its level searched.
-void describe_variants(Finding& f, const json& p, const json& rows, double v) {
+/// How the chosen point `p` (value `v`) stands among the kernel variants `rows` its level
+/// searched.
+void describe_variants(Finding& f, const RigPoint& p, const std::vector<RigPoint>& rows, double v) {
   int verified = 0;
   json medians = json::object(), failed = json::object();
   for (const auto& row : rows) {
-    const std::string name = row.at("variant").get<std::string>();
-    if (row.value("verified", false)) {
+    const std::string& name = *row.variant;
+    if (row.verified) {
       ++verified;
-      medians[name] = row.at("measurement").value("median", 0.0);
+      medians[name] = row.primary_median();
     } else {
-      failed[name] = row.value("error", std::string("not verified"));
+      failed[name] = row.error.value_or("not verified");
     }
   }
-  const bool confirmed = p.contains("winner_row");
+  const bool confirmed = p.winner_row.has_value();
   if (confirmed) {
-    f.extra["search_median"] = p.at("search_value");
-    f.extra["confirmation_repetitions"] = p.at("measurement").value("n", 0);
+    f.extra["search_median"] = *p.search_value;
+    f.extra["confirmation_repetitions"] = p.measurement->n.value_or(0);
   }
   f.method = (confirmed ? "confirmation pass (fresh buffers and data) of the best of "
                         : "best median over ") +
              std::to_string(verified) + " verified of " + std::to_string(rows.size()) +
-             " kernel variants (kernel " + p.at("variant").get<std::string>() + "): " + f.method;
-  f.extra["variant"] = p.at("variant");
-  f.extra["variant_fold"] = p.value("fold", std::string(""));
-  f.extra["variant_threads_per_block"] = p.value("threads_per_block", 0);
-  f.extra["variant_blocks_per_sm"] = p.value("blocks_per_sm", 0);
-  f.extra["variant_unroll"] = p.value("unroll", 0);
+             " kernel variants (kernel " + *p.variant + "): " + f.method;
+  f.extra["variant"] = *p.variant;
+  f.extra["variant_fold"] = p.fold.value_or("");
+  f.extra["variant_threads_per_block"] = p.threads_per_block.value_or(0);
+  f.extra["variant_blocks_per_sm"] = p.blocks_per_sm.value_or(0);
+  f.extra["variant_unroll"] = p.unroll.value_or(0);
   f.extra["variants_verified"] = verified;
   f.extra["variant_medians"] = medians;
   f.extra["variants_failed"] = failed;
-  if (!rows.empty() && rows[0].value("verified", false)) {
-    const double base = rows[0].at("measurement").value("median", 0.0);
-    f.extra["baseline_variant"] = rows[0].at("variant");
+  if (!rows.empty() && rows[0].verified) {
+    const double base = rows[0].primary_median();
+    f.extra["baseline_variant"] = *rows[0].variant;
     f.extra["baseline_median"] = base;
     if (base > 0) f.extra["gain_over_baseline_percent"] = (v / base - 1.0) * 100.0;
   }
 }
 
-/// One measured level's finding: B/clk/SM (`per_sm`) or GB/s at its chosen point.
-void add_level_finding(ExperimentResult& r, const json& measured, const std::string& name,
-                       const json& p, bool per_sm) {
-  if (p.is_null()) return;  // a failed confirmation: no finding
-  if (p.contains("winner_row") && p.at("measurement").value("n", 0) < 3) {
+/// One measured level's finding: B/clk/SM (`per_sm`) or GB/s at its chosen point, the variants
+/// it was chosen from (`variants`, when its level searched them) beside it.
+void add_level_finding(ExperimentResult& r, const std::string& name, const RigPoint* p,
+                       const std::optional<std::vector<RigPoint>>& variants, bool per_sm) {
+  if (!p) return;  // a failed confirmation: no finding
+  if (p->winner_row && p->measurement->n.value_or(0) < 3) {
     // Too few samples for any precision: no evidence, no finding.
     r.statistics["findings_not_emitted"].push_back(name +
                                                    ": the confirmation has fewer than 3 samples");
     return;
   }
-  const double v = per_sm ? p.at("bytes_per_clk_per_sm").value("median", 0.0)
-                          : p.at("gb_s").value("median", 0.0);
+  const double bpc = RigPoint::median_of(p->bytes_per_clk_per_sm);
+  const double gbs = RigPoint::median_of(p->gb_s);
+  const double v = per_sm ? bpc : gbs;
   Finding f{name,
             v,
             per_sm ? "B/clk/SM" : "GB/s",
-            point_confidence(p),
-            "bandwidth.hierarchy point: " + p.value("load", std::string("")) + " at " +
-                units::format_bytes(p.at("working_set_bytes").get<std::uint64_t>()),
+            point_confidence(*p),
+            "bandwidth.hierarchy point: " + p->load.value_or("") + " at " +
+                units::format_bytes(*p->working_set_bytes),
             json::object()};
-  f.extra[per_sm ? "gb_s_total" : "bytes_per_clk_per_sm"] =
-      per_sm ? p.at("gb_s").value("median", 0.0)
-             : p.at("bytes_per_clk_per_sm").value("median", 0.0);
-  const std::string key = name == "hierarchy.l1.read_bandwidth"   ? "l1_variants"
-                          : name == "hierarchy.l2.read_bandwidth" ? "l2_variants"
-                                                                  : "";
-  if (!key.empty() && measured.contains(key)) describe_variants(f, p, measured.at(key), v);
+  f.extra[per_sm ? "gb_s_total" : "bytes_per_clk_per_sm"] = per_sm ? gbs : bpc;
+  if (variants) describe_variants(f, *p, *variants, v);
   r.findings.push_back(f);
 }
 
 class BandwidthHierarchy : public RigExperiment {
  public:
   std::string id() const override { return "bandwidth.hierarchy"; }
+  int samples_version() const override { return HierarchySamples::kVersion; }
   std::string description() const override {
     return "one table: register file, shared memory, L1, L2 and DRAM read bandwidth beside each "
            "level's latency from earlier findings (latency.*, smem.bandwidth): L1, L2, DRAM and "
@@ -323,32 +314,33 @@ class BandwidthHierarchy : public RigExperiment {
   }
 
   void analyze(ExperimentResult& r) const override {
-    const auto& measured = r.samples.at("measured");
-    HierarchyTable table{r.samples.at("prior")};
+    const auto s = samples_as<HierarchySamples>(r);
+    const HierarchyMeasured& measured = s.measured;
+    HierarchyTable table{s.prior};
     // L1 / L2: the confirmation of the search's winner; a failed one is null (no finding, an
     // error).
     std::string failed;
-    const json l1 = chosen_point(measured, "l1", failed), l2 = chosen_point(measured, "l2", failed);
-    add_register_row_and_finding(table, measured.at("register"), r);
+    const RigPoint* l1 = chosen_point(measured, "l1", failed);
+    const RigPoint* l2 = chosen_point(measured, "l2", failed);
+    add_register_row_and_finding(table, measured.reg, r);
     table.add_shared_row();
-    table.add_measured_row("l1", l1, "l1.hit_latency", "");
-    const json* far_hit = table.prior_finding("l2.far_hit_latency");
+    table.add_measured_row("l1", l1, finding::kL1HitLatency, "");
+    const PriorFinding* far_hit = table.prior_finding(finding::kL2FarHitLatency);
     table.add_measured_row(
-        "l2", l2, "l2.hit_latency",
-        far_hit ? "far L2 partition latency: " + far_hit->at("value").dump() + " cycles" : "");
+        "l2", l2, finding::kL2HitLatency,
+        far_hit ? "far L2 partition latency: " + json(far_hit->value).dump() + " cycles" : "");
     std::string dram_note;
-    if (const json* f = table.prior_finding("dram.read_bandwidth"))
-      dram_note = "bandwidth.read streaming: " + f->at("value").dump() + " GB/s";
-    table.add_measured_row("dram", measured.at("dram"), "dram.latency", dram_note);
+    if (const PriorFinding* f = table.prior_finding(finding::kDramReadBandwidth))
+      dram_note = "bandwidth.read streaming: " + json(f->value).dump() + " GB/s";
+    table.add_measured_row("dram", &measured.dram, finding::kDramLatency, dram_note);
     table.curve.hints = table_hints("bandwidth and latency per level");
     r.curves.push_back(table.curve);
-    for (const char* level : {"l1", "l2"})
-      if (measured.contains(std::string(level) + "_variants"))
-        r.curves.push_back(variant_curve(level, measured.at(std::string(level) + "_variants")));
+    if (measured.l1_variants) r.curves.push_back(variant_curve("l1", *measured.l1_variants));
+    if (measured.l2_variants) r.curves.push_back(variant_curve("l2", *measured.l2_variants));
     // Findings of the measured levels (hierarchy-specific names: the sweep owns the plain ones).
-    add_level_finding(r, measured, "hierarchy.l1.read_bandwidth", l1, true);
-    add_level_finding(r, measured, "hierarchy.l2.read_bandwidth", l2, false);
-    add_level_finding(r, measured, "hierarchy.dram.read_bandwidth", measured.at("dram"), false);
+    add_level_finding(r, finding::kHierarchyL1ReadBandwidth, l1, measured.l1_variants, true);
+    add_level_finding(r, finding::kHierarchyL2ReadBandwidth, l2, measured.l2_variants, false);
+    add_level_finding(r, "hierarchy.dram.read_bandwidth", &measured.dram, std::nullopt, false);
     if (!failed.empty()) {
       r.status = Status::kError;
       r.reason = failed;
@@ -367,9 +359,8 @@ class BandwidthHierarchy : public RigExperiment {
 
   /// The search row of a Rig point: its primary samples, their median, the point.
   static measure::Measured measured(json point) {
-    const auto& m = point.at("measurement");
-    return {m.at("values").get<std::vector<double>>(), m.at("median").get<double>(),
-            std::move(point)};
+    const auto m = point.get<RigPoint>().measurement.value();
+    return {m.values.value(), m.median, std::move(point)};
   }
 
   /// Measures every variant of one regime (variant index = configuration); a variant that
@@ -398,10 +389,10 @@ class BandwidthHierarchy : public RigExperiment {
   /// passed (verified true) or verified false with the error.
   static json variant_rows(const VariantSearch& s, const std::function<json(int)>& describe) {
     json rows = s.rows_json(describe);
-    for (auto& row : rows)
-      if (row.at("status") != "passed") {
-        row["verified"] = false;
-        row["error"] = row.at("reason");
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (!s.rows()[i].passed()) {
+        rows[i]["verified"] = false;
+        rows[i]["error"] = s.rows()[i].outcome.reason;
       }
     return rows;
   }
@@ -412,8 +403,14 @@ class BandwidthHierarchy : public RigExperiment {
     return j;
   }
 
+  /// A cell of a table: the value, or "" when the row does not hold it.
+  template <class V>
+  static json cell(const std::optional<V>& v) {
+    return v ? json(*v) : json("");
+  }
+
   /// One row per variant: what it is, its numbers (empty when it did not verify), its error.
-  static Curve variant_curve(const std::string& level, const json& rows) {
+  static Curve variant_curve(const std::string& level, const std::vector<RigPoint>& rows) {
     Curve c{level + "_variants",
             {"variant",
              "fold",
@@ -437,32 +434,31 @@ class BandwidthHierarchy : public RigExperiment {
              "error"},
             {}};
     for (const auto& row : rows) {
-      const bool ok = row.value("verified", false) && row.contains("measurement");
-      auto num = [&](const char* key, const char* stat) -> json {
-        if (!ok || !row.contains(key)) return "";
-        return row.at(key).value(stat, 0.0);
+      const bool ok = row.verified && row.measurement.has_value();
+      auto num = [&](const std::optional<RigStat>& rate, std::optional<double> RigStat::*stat) {
+        if (!ok || !rate) return json("");
+        return json((*rate).*stat ? *((*rate).*stat) : 0.0);
       };
-      auto cell = [&](const char* key) -> json { return row.contains(key) ? row.at(key) : ""; };
-      c.rows.push_back({row.at("variant"),
-                        cell("fold"),
-                        cell("addressing"),
-                        cell("load"),
-                        cell("unroll"),
-                        cell("rotations"),
-                        cell("threads_per_block"),
-                        cell("blocks_per_sm_requested"),
-                        ok ? cell("blocks_per_sm") : json(""),
-                        ok ? cell("max_blocks_on_one_sm") : json(""),
-                        num("bytes_per_clk_per_sm", "median"),
-                        num("bytes_per_clk_per_sm", "mad"),
-                        num("gb_s", "median"),
-                        num("gb_s", "mad"),
-                        ok ? cell("primary") : json(""),
-                        ok ? json(row.at("measurement").value("n", 0.0)) : json(""),
-                        ok ? cell("sm_clock_mhz_measured") : json(""),
-                        ok ? cell("timed_passes_per_launch") : json(""),
+      c.rows.push_back({*row.variant,
+                        cell(row.fold),
+                        cell(row.addressing),
+                        cell(row.load),
+                        cell(row.unroll),
+                        cell(row.rotations),
+                        cell(row.threads_per_block),
+                        cell(row.blocks_per_sm_requested),
+                        ok ? cell(row.blocks_per_sm) : json(""),
+                        ok ? cell(row.max_blocks_on_one_sm) : json(""),
+                        num(row.bytes_per_clk_per_sm, &RigStat::median),
+                        num(row.bytes_per_clk_per_sm, &RigStat::mad),
+                        num(row.gb_s, &RigStat::median),
+                        num(row.gb_s, &RigStat::mad),
+                        ok ? cell(row.primary) : json(""),
+                        ok ? json(static_cast<double>(row.measurement->n.value_or(0))) : json(""),
+                        ok ? cell(row.sm_clock_mhz_measured) : json(""),
+                        ok ? cell(row.timed_passes_per_launch) : json(""),
                         json(ok),
-                        json(row.value("error", std::string("")))});
+                        json(row.error.value_or(""))});
     }
     c.hints = table_hints(level + " kernel variants");
     return c;

@@ -461,6 +461,7 @@ class StreamExperiment : public BandwidthExperiment {
         array_bytes_axis(kind_ == StreamKind::kCopy ? "each of the two arrays" : "the array"));
     return axes;
   }
+  int samples_version() const override { return StreamSamples::kVersion; }
   void run(Context& ctx, ExperimentResult& r) const override;
   void analyze(ExperimentResult& r) const override;
 
@@ -477,6 +478,7 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
   const int search_width = widths.back();
   const Flavors flavors = flavors_of(kind_);
   json rows, references = json::array(), confirmations = json::array(), search_summary;
+  std::vector<StreamRow> typed_rows;  ///< the rows as analyze reads them
   std::uint64_t elements = 0;
   std::uint32_t seed_data = 0;
   std::map<std::string, std::size_t> winners;
@@ -511,9 +513,10 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
               stage_passes(best_config(
                   s, [&](const Row& row) { return at_search(row) && !row.config.cover; }, start)));
     rows = s.rows_json([&](const Config& c) { return variant_json(c.v, kind_); });
+    typed_rows = rows.get<std::vector<StreamRow>>();
     search_summary = s.status_summary();
     for (const auto& row : s.rows()) configs.push_back(row.config);
-    winners = stream_winners(rows, "dram." + analysis::to_string(kind_) + "_bandwidth");
+    winners = stream_winners(typed_rows, "dram." + analysis::to_string(kind_) + "_bandwidth");
     if (kind_ != StreamKind::kRead) references.push_back(rig.reference());
   }
   // Confirmation: the search's buffers are gone; fresh ones with other data, and every
@@ -528,9 +531,9 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     std::map<std::size_t, bool> confirmed;
     for (const auto& [finding, row] : winners) {
       if (!done.count(row)) {
-        const measure::Confirmation c{
-            row, rows[row].at("gb_s").at("median").get<double>(),
-            measure::run_guarded([&] { return fresh.measure(configs[row]); })};
+        const measure::Confirmation c{row, typed_rows[row].median(), measure::run_guarded([&] {
+                                        return fresh.measure(configs[row]);
+                                      })};
         done[row] = measure::to_json(c);
         confirmed[row] = c.ok();
       }
@@ -593,7 +596,7 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
     r.reason = std::to_string(search_summary.at("error").get<std::size_t>()) + " of " +
                std::to_string(rows.size()) +
                " search rows failed: " + search_summary.at("errors").dump();
-  Curve c = stream_variants_curve(rows, dram_peak_gb_s(info));
+  Curve c = stream_variants_curve(typed_rows, dram_peak_gb_s(info));
   c.hints = chart_hints(id() + ": bandwidth against access width (best kernel per width)",
                         "width_bytes", "bytes", "gb_s_median", "GB/s", true)
                 .best("max")

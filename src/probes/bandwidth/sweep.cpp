@@ -2,6 +2,7 @@
 // capacities from the latency sweep's change-point analysis.
 #include "core/confidence.hpp"
 #include "core/finding_names.hpp"
+#include "core/samples.hpp"
 #include "measure/adaptive_sweep.hpp"
 #include "probes/bandwidth/sweep_rig.hpp"
 
@@ -11,6 +12,7 @@ namespace {
 class BandwidthSweep : public RigExperiment {
  public:
   std::string id() const override { return "bandwidth.sweep"; }
+  int samples_version() const override { return SweepSamples::kVersion; }
   std::vector<std::string> produces() const override {
     return {finding::kL1ReadBandwidth, finding::kL2ReadBandwidth, finding::kDramReadBandwidthSweep,
             "bandwidth.*"};
@@ -51,9 +53,9 @@ class BandwidthSweep : public RigExperiment {
       measure::adaptive_sweep(
           [&](double x) {
             json p = point(static_cast<std::uint64_t>(x));
-            out.push_back(p);
-            return analysis::CurvePoint{x, primary_median(p),
-                                        p["measurement"]["mad"].get<double>()};
+            const auto m = p.get<RigPoint>().measurement.value_or(RigMeasurement{});
+            out.push_back(std::move(p));
+            return analysis::CurvePoint{x, m.median, m.mad.value_or(0.0)};
           },
           so);
     };
@@ -67,7 +69,12 @@ class BandwidthSweep : public RigExperiment {
     sweep(
         s2, [&](std::uint64_t w) { return rig.shared_point(w); }, l2_points);
 
-    const auto a = sorted_points(l1_points), b = sorted_points(l2_points);
+    // Written whole (the Rig's every field), in working-set order.
+    const auto typed_l1 = l1_points.get<std::vector<RigPoint>>();
+    const auto typed_l2 = l2_points.get<std::vector<RigPoint>>();
+    json a = json::array(), b = json::array();
+    for (std::size_t i : working_set_order(typed_l1)) a.push_back(l1_points[i]);
+    for (std::size_t i : working_set_order(typed_l2)) b.push_back(l2_points[i]);
     r.parameters = {
         {"sm_count", d.sm_count},
         {"l2_bytes_reported", d.l2_bytes},
@@ -99,20 +106,21 @@ class BandwidthSweep : public RigExperiment {
     r.samples = {{"l1_regime", {{"points", a}}}, {"l2_regime", {{"points", b}}}};
     r.statistics = {{"points_measured", a.size() + b.size()},
                     {"verified_launches", rig.verified_launches()}};
-    r.curves.push_back(curve_table("l1_regime", a, true));
-    r.curves.push_back(curve_table("l2_regime", b, false));
+    r.curves.push_back(curve_table("l1_regime", sorted_points(typed_l1), true));
+    r.curves.push_back(curve_table("l2_regime", sorted_points(typed_l2), false));
   }
 
   void analyze(ExperimentResult& r) const override {
     const double l2 = r.parameters.value("l2_bytes_reported", 0.0);
+    auto s = samples_as<SweepSamples>(r);
     // ---- L1 regime: first plateau = L1, first transition = L1 capacity (bytes per SM).
-    const auto a = sorted_points(r.samples.at("l1_regime").at("points"));
+    const auto a = sorted_points(std::move(s.l1_points));
     if (!a.empty()) {
       const auto L = analysis::find_levels(curve_of(a));
       r.statistics["l1_regime_levels"] = levels_json(L, "B/clk/SM");
       if (!L.plateaus.empty() && L.plateaus.front().first == 0) {
         const auto& p = L.plateaus.front();
-        Finding f{"l1.read_bandwidth",
+        Finding f{finding::kL1ReadBandwidth.name,
                   p.level,
                   "B/clk/SM",
                   plateau_confidence(a, p),
@@ -120,10 +128,10 @@ class BandwidthSweep : public RigExperiment {
                   "with 16-B ld.global.ca, full occupancy, %clock64 per SM); " +
                       L.method,
                   json::object()};
-        f.extra["gb_s_total"] = plateau_median(a, p, "gb_s");
+        f.extra["gb_s_total"] = plateau_median(a, p, &RigPoint::gb_s);
         f.extra["percent_of_128_b_per_clk"] = p.level / kWavefrontBytes * 100.0;
         f.extra["slowest_sm_bytes_per_clk"] =
-            plateau_median(a, p, "bytes_per_clk_per_sm_slowest_sm");
+            plateau_median(a, p, &RigPoint::bytes_per_clk_per_sm_slowest_sm);
         f.extra["working_set_bytes_per_sm_range"] = {p.x_min, p.x_max};
         r.findings.push_back(f);
       }
@@ -146,7 +154,7 @@ class BandwidthSweep : public RigExperiment {
     }
     // ---- L2 regime: the highest plateau that starts inside the L2 = L2; the last knee within
     //      [L2/8, 2 x L2] after it = L2 capacity; the last plateau past the L2 = DRAM.
-    const auto b = sorted_points(r.samples.at("l2_regime").at("points"));
+    const auto b = sorted_points(std::move(s.l2_points));
     if (b.empty()) return;
     const auto L = analysis::find_levels(curve_of(b));
     r.statistics["l2_regime_levels"] = levels_json(L, "GB/s");
@@ -157,7 +165,7 @@ class BandwidthSweep : public RigExperiment {
     }
     if (l2p) {
       const auto& p = L.plateaus[*l2p];
-      Finding f{"l2.read_bandwidth",
+      Finding f{finding::kL2ReadBandwidth.name,
                 p.level,
                 "GB/s",
                 plateau_confidence(b, p),
@@ -165,12 +173,12 @@ class BandwidthSweep : public RigExperiment {
                 "reading one region with 16-B ld.global.cg, %globaltimer); " +
                     L.method,
                 json::object()};
-      f.extra["bytes_per_clk_per_sm"] = plateau_median(b, p, "bytes_per_clk_per_sm");
+      f.extra["bytes_per_clk_per_sm"] = plateau_median(b, p, &RigPoint::bytes_per_clk_per_sm);
       f.extra["tb_per_s"] = p.level / 1e3;
       f.extra["working_set_bytes_range"] = {p.x_min, p.x_max};
       json by_ws = json::array();
       for (const auto& q : b) {
-        const double w = q.at("working_set_bytes").get<double>();
+        const double w = static_cast<double>(q.working_set_bytes.value_or(0));
         if (w >= 4.0 * kMiB && (l2 <= 0 || w <= 1.5 * l2)) by_ws.push_back({w, primary_median(q)});
       }
       f.extra["gb_s_by_working_set_bytes"] = by_ws;
@@ -219,7 +227,7 @@ class BandwidthSweep : public RigExperiment {
     std::optional<analysis::Plateau> last;
     if (!L.plateaus.empty()) last = L.plateaus.back();
     if (last && l2 > 0 && last->x_min >= 8 * l2 && (!l2p || *l2p + 1 != L.plateaus.size())) {
-      Finding f{"dram.read_bandwidth_sweep",
+      Finding f{finding::kDramReadBandwidthSweep.name,
                 last->level,
                 "GB/s",
                 plateau_confidence(b, *last),
@@ -227,7 +235,7 @@ class BandwidthSweep : public RigExperiment {
                     L.method,
                 json::object()};
       f.extra["working_set_bytes_range"] = {last->x_min, last->x_max};
-      f.extra["bytes_per_clk_per_sm"] = plateau_median(b, *last, "bytes_per_clk_per_sm");
+      f.extra["bytes_per_clk_per_sm"] = plateau_median(b, *last, &RigPoint::bytes_per_clk_per_sm);
       r.findings.push_back(f);
     }
   }

@@ -137,13 +137,13 @@ std::uint32_t fold_words(bws::Fold f, const std::vector<std::uint32_t>& words) {
   return s;
 }
 
-int best_variant(const nlohmann::json& rows) {
+int best_variant(const std::vector<bandwidth_rig::RigPoint>& rows) {
   int best = -1;
   double top = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& row = rows[i];
-    if (!row.value("verified", false) || !row.contains("measurement")) continue;
-    const double med = row.at("measurement").value("median", 0.0);
+    if (!row.verified || !row.measurement) continue;
+    const double med = row.measurement->median;
     if (best < 0 || med > top) {
       best = static_cast<int>(i);
       top = med;
@@ -282,32 +282,41 @@ json summary_json(const std::vector<double>& v) {
 // ---------------------------------------------------------------------------------------------
 // Analysis helpers (pure)
 
-double primary_median(const json& p) { return p.at("measurement").at("median").get<double>(); }
+double primary_median(const RigPoint& p) { return p.primary_median(); }
 
-std::vector<json> sorted_points(const json& points) {
-  std::vector<json> v(points.begin(), points.end());
-  std::stable_sort(v.begin(), v.end(), [](const json& a, const json& b) {
-    return a.at("working_set_bytes").get<double>() < b.at("working_set_bytes").get<double>();
-  });
+std::vector<std::size_t> working_set_order(const std::vector<RigPoint>& points) {
+  std::vector<std::size_t> order(points.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto ws = [&](std::size_t i) {
+    return static_cast<double>(points[i].working_set_bytes.value_or(0));
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return ws(a) < ws(b); });
+  return order;
+}
+
+std::vector<RigPoint> sorted_points(std::vector<RigPoint> points) {
+  std::vector<RigPoint> v;
+  for (std::size_t i : working_set_order(points)) v.push_back(std::move(points[i]));
   return v;
 }
 
-std::vector<analysis::CurvePoint> curve_of(const std::vector<json>& pts) {
+std::vector<analysis::CurvePoint> curve_of(const std::vector<RigPoint>& pts) {
   std::vector<analysis::CurvePoint> c;
   for (const auto& p : pts)
-    c.push_back({p.at("working_set_bytes").get<double>(), primary_median(p),
-                 p.at("measurement").at("mad").get<double>()});
+    c.push_back({static_cast<double>(p.working_set_bytes.value_or(0)), primary_median(p),
+                 p.measurement && p.measurement->mad ? *p.measurement->mad : 0.0});
   return c;
 }
 
-double plateau_confidence(const std::vector<json>& pts, const analysis::Plateau& p) {
+double plateau_confidence(const std::vector<RigPoint>& pts, const analysis::Plateau& p) {
   std::vector<double> medians;
   for (std::size_t i = p.first; i <= p.last && i < pts.size(); ++i)
     medians.push_back(primary_median(pts[i]));
   return confidence::precision(medians, p.level);
 }
 
-double knee_confidence(const std::vector<json>& pts, const analysis::LevelAnalysis& L,
+double knee_confidence(const std::vector<RigPoint>& pts, const analysis::LevelAnalysis& L,
                        const analysis::Transition& t) {
   if (t.below + 1 >= L.plateaus.size()) return 0.0;
   auto medians = [&](const analysis::Plateau& p) {
@@ -320,20 +329,16 @@ double knee_confidence(const std::vector<json>& pts, const analysis::LevelAnalys
       confidence::separation_z(medians(L.plateaus[t.below]), medians(L.plateaus[t.below + 1])));
 }
 
-double point_confidence(const json& p) {
-  const auto& m = p.at("measurement");
-  if (!m.contains("values")) return 0.0;
-  return confidence::precision(m.at("values").get<std::vector<double>>(),
-                               m.at("median").get<double>());
+double point_confidence(const RigPoint& p) {
+  if (!p.measurement || !p.measurement->values) return 0.0;
+  return confidence::precision(*p.measurement->values, p.measurement->median);
 }
 
-/// Median over a plateau's points of a secondary quantity (e.g. GB/s of the L1 regime).
-double plateau_median(const std::vector<json>& pts, const analysis::Plateau& p,
-                      const std::string& key) {
+double plateau_median(const std::vector<RigPoint>& pts, const analysis::Plateau& p,
+                      std::optional<RigStat> RigPoint::*rate) {
   std::vector<double> v;
   for (std::size_t i = p.first; i <= p.last && i < pts.size(); ++i)
-    if (pts[i].contains(key) && pts[i].at(key).contains("median"))
-      v.push_back(pts[i].at(key).at("median").get<double>());
+    if (const auto& s = pts[i].*rate; s && s->median) v.push_back(*s->median);
   return v.empty() ? 0.0 : stats::median(v);
 }
 
@@ -355,22 +360,33 @@ json levels_json(const analysis::LevelAnalysis& L, const std::string& unit) {
   return {{"plateaus", plateaus}, {"transitions", transitions}, {"method", L.method}};
 }
 
-Curve curve_table(const std::string& name, const std::vector<json>& pts, bool per_sm) {
+namespace {
+
+/// A cell of a table: the value, or "" when the point does not hold it.
+template <class V>
+json cell(const std::optional<V>& v) {
+  return v ? json(*v) : json("");
+}
+
+}  // namespace
+
+Curve curve_table(const std::string& name, const std::vector<RigPoint>& pts, bool per_sm) {
   Curve c{name,
           {per_sm ? "working_set_bytes_per_sm" : "working_set_bytes", "working_set_total_bytes",
            "bytes_per_clk_per_sm_median", "bytes_per_clk_per_sm_mad", "slowest_sm_bytes_per_clk",
            "gb_s_median", "gb_s_mad", "n", "sm_clock_mhz_measured", "timed_passes_per_launch"},
           {}};
+  const auto mad = [](const std::optional<RigStat>& s) { return s && s->mad ? *s->mad : 0.0; };
   for (const auto& p : pts) {
-    const auto& b = p.at("bytes_per_clk_per_sm");
-    const auto& g = p.at("gb_s");
-    c.rows.push_back({p.at("working_set_bytes"),
-                      p.value("working_set_total_bytes", p.at("working_set_bytes").get<double>()),
-                      b.value("median", 0.0), b.value("mad", 0.0),
-                      p.at("bytes_per_clk_per_sm_slowest_sm").value("median", 0.0),
-                      g.value("median", 0.0), g.value("mad", 0.0),
-                      p.at("measurement").value("n", 0.0), p.at("sm_clock_mhz_measured"),
-                      p.at("timed_passes_per_launch")});
+    const auto ws = p.working_set_bytes.value_or(0);
+    const auto n = p.measurement && p.measurement->n ? *p.measurement->n : 0;
+    c.rows.push_back({ws,
+                      p.working_set_total_bytes ? json(*p.working_set_total_bytes)
+                                                : json(static_cast<double>(ws)),
+                      RigPoint::median_of(p.bytes_per_clk_per_sm), mad(p.bytes_per_clk_per_sm),
+                      RigPoint::median_of(p.bytes_per_clk_per_sm_slowest_sm),
+                      RigPoint::median_of(p.gb_s), mad(p.gb_s), static_cast<double>(n),
+                      cell(p.sm_clock_mhz_measured), cell(p.timed_passes_per_launch)});
   }
   c.hints = per_sm ? chart_hints("every SM reads its own slice: bandwidth per SM against slice",
                                  "working_set_bytes_per_sm", "bytes", "bytes_per_clk_per_sm_median",

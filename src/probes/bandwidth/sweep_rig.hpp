@@ -20,6 +20,7 @@
 #include "probes/bandwidth/bandwidth.hpp"
 #include "probes/bandwidth/bandwidth_kernels.hpp"
 #include "probes/bandwidth/bandwidth_sweep.hpp"
+#include "probes/bandwidth/rig_samples.hpp"
 
 namespace gpuprobe::probes::bandwidth_rig {
 
@@ -384,22 +385,26 @@ class Rig {
 // ---------------------------------------------------------------------------------------------
 // Analysis helpers (pure)
 
-double primary_median(const json& p);
-std::vector<json> sorted_points(const json& points);
-std::vector<analysis::CurvePoint> curve_of(const std::vector<json>& pts);
+double primary_median(const RigPoint& p);
+/// The points sorted by working set (stable: equal working sets keep their order).
+std::vector<RigPoint> sorted_points(std::vector<RigPoint> points);
+/// The order sorted_points gives, as indices into `points`.
+std::vector<std::size_t> working_set_order(const std::vector<RigPoint>& points);
+std::vector<analysis::CurvePoint> curve_of(const std::vector<RigPoint>& pts);
 /// Confidence of a plateau's level: confidence::precision of its points' medians around it.
-double plateau_confidence(const std::vector<json>& pts, const analysis::Plateau& p);
+double plateau_confidence(const std::vector<RigPoint>& pts, const analysis::Plateau& p);
 /// Confidence of a knee: confidence::separation of the point medians of the plateaus on its
 /// two sides.
-double knee_confidence(const std::vector<json>& pts, const analysis::LevelAnalysis& L,
+double knee_confidence(const std::vector<RigPoint>& pts, const analysis::LevelAnalysis& L,
                        const analysis::Transition& t);
 /// confidence::precision of a point's samples around its median (0 without samples).
-double point_confidence(const json& p);
-/// Median over a plateau's points of a secondary quantity (e.g. GB/s of the L1 regime).
-double plateau_median(const std::vector<json>& pts, const analysis::Plateau& p,
-                      const std::string& key);
+double point_confidence(const RigPoint& p);
+/// Median over a plateau's points of a secondary quantity (e.g. GB/s of the L1 regime); the
+/// points without its median do not count.
+double plateau_median(const std::vector<RigPoint>& pts, const analysis::Plateau& p,
+                      std::optional<RigStat> RigPoint::*rate);
 json levels_json(const analysis::LevelAnalysis& L, const std::string& unit);
-Curve curve_table(const std::string& name, const std::vector<json>& pts, bool per_sm);
+Curve curve_table(const std::string& name, const std::vector<RigPoint>& pts, bool per_sm);
 std::uint64_t align_down(double x, std::uint64_t a);
 void check_memory(const device::Device& dev, std::uint64_t need, const std::string& id);
 

@@ -1,8 +1,9 @@
 #pragma once
 // The cache family's samples as types (issue 28 item 1): what run() records and analyze()
 // reads, one JSON conversion each (the keys as result.json holds them), the samples version on
-// the type, and typed_samples(), which converts a result's samples once and checks them whole,
-// so that a ragged, empty or wrong-typed sample is one line (exit 2), never a read past an end.
+// the type, and problem(), which core samples_as<T> (core/samples.hpp) calls after converting a
+// result's samples once, so that a ragged, empty or wrong-typed sample is one line (exit 2),
+// never a read past an end.
 // cache.cold_capacity, cache.fetch_granularity, cache.l2.partition, cache.l2.far_hit,
 // cache.l2.mixture, cache.l2.sharing and latency.tlb.
 #include <cstdint>
@@ -18,20 +19,6 @@
 #include "core/experiment.hpp"
 
 namespace gpuprobe::probes::cache_samples {
-
-/// r.samples converted to T once and checked whole (T::problem(), "" when it can be judged):
-/// a missing key, a wrong type or a problem is a UsageError naming `id`, one line.
-template <class T>
-T typed_samples(const ExperimentResult& r, const std::string& id) {
-  T s;
-  try {
-    s = r.samples.get<T>();
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(id + ": samples are not what this gpuprobe writes (" + e.what() + ")");
-  }
-  if (const std::string p = s.problem(); !p.empty()) throw UsageError(id + ": " + p);
-  return s;
-}
 
 // ---- cache.cold_capacity -------------------------------------------------------------------
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/confidence.hpp"
+#include "core/samples.hpp"
 #include "core/units.hpp"
 #include "measure/capacity_bisection.hpp"
 #include "probes/cache/cache_samples.hpp"
@@ -22,7 +23,6 @@ namespace {
 
 using cache_samples::ColdCapacityLevel;
 using cache_samples::ColdCapacitySamples;
-using cache_samples::typed_samples;
 using units::kKiB;
 using units::kMiB;
 
@@ -103,7 +103,7 @@ class ColdCapacity : public Experiment {
   }
 
   void analyze(ExperimentResult& r) const override {
-    const auto samples = typed_samples<ColdCapacitySamples>(r, id());
+    const auto samples = samples_as<ColdCapacitySamples>(r);
     for (const auto& lv : samples.levels) {
       const std::string& name = lv.level;
       const double hit = lv.hit_cycles, miss = lv.miss_cycles;

@@ -18,6 +18,7 @@
 #include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/samples.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/device_buffer.hpp"
@@ -30,7 +31,6 @@ namespace gpuprobe::probes {
 namespace {
 
 using cache_samples::FetchGranularitySamples;
-using cache_samples::typed_samples;
 using nlohmann::json;
 
 using units::kKiB;
@@ -138,7 +138,7 @@ class FetchGranularity : public Experiment {
     r.samples = samples;
   }
   void analyze(ExperimentResult& r) const override {
-    const auto samples = typed_samples<FetchGranularitySamples>(r, id());
+    const auto samples = samples_as<FetchGranularitySamples>(r);
     Curve cv{"latency", {"operator", "offset_bytes", "median_cycles", "p5", "p95"}, {}};
     json not_found = json::object();
     for (const auto& op : kOps) {

@@ -19,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/finding_names.hpp"
 #include "core/l2_residency.hpp"
+#include "core/samples.hpp"
 #include "core/units.hpp"
 #include "counters/counters.hpp"
 #include "probes/cache/l2_residency.hpp"
@@ -248,7 +249,7 @@ void add_discard_findings(ExperimentResult& r, const std::vector<rs::DiscardTria
 void L2EvictionPriority::analyze(ExperimentResult& r) const {
   if (r.status == Status::kWaived) return;
   counters::cross_check(r);
-  const auto s = residency::typed_samples(r, "cache.l2.eviction_priority");
+  const auto s = samples_as<analysis::residency::Samples>(r);
   const auto c = rs::classify(s.trials);
   // The set-asides the hints ran at (read back), and the largest, which the findings judge.
   std::vector<std::uint64_t> set_asides;

@@ -23,6 +23,7 @@
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/finding_names.hpp"
+#include "core/samples.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/cuda_device.hpp"
@@ -44,7 +45,6 @@ using cache_samples::ChaseSides;
 using cache_samples::ColdChases;
 using cache_samples::CopyChases;
 using cache_samples::FarHitSamples;
-using cache_samples::typed_samples;
 using nlohmann::json;
 using units::kKiB;
 using units::kMiB;
@@ -365,7 +365,7 @@ class L2FarHit : public Experiment {
 
   void analyze(ExperimentResult& r) const override {
     if (r.status == Status::kWaived) return;
-    const auto samples = typed_samples<FarHitSamples>(r, id());
+    const auto samples = samples_as<FarHitSamples>(r);
     const auto in = input_from(samples);
     const auto a = analysis::analyze_far_hit(in);
     const double mhz = r.parameters.value("sm_clock_mhz", 0.0);

@@ -24,6 +24,7 @@
 #include "core/confidence.hpp"
 #include "core/error.hpp"
 #include "core/finding_names.hpp"
+#include "core/samples.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "probes/cache/cache_samples.hpp"
@@ -34,7 +35,6 @@ namespace {
 using cache_samples::MixtureChase;
 using cache_samples::MixtureDraw;
 using cache_samples::MixtureSamples;
-using cache_samples::typed_samples;
 using nlohmann::json;
 using units::kMiB;
 
@@ -681,7 +681,7 @@ void mixture_findings(ExperimentResult& r, const std::vector<PointStats>& pts) {
 
 void L2Mixture::analyze(ExperimentResult& r) const {
   if (r.status == Status::kWaived) return;
-  const auto samples = typed_samples<MixtureSamples>(r, id());
+  const auto samples = samples_as<MixtureSamples>(r);
   const std::vector<double> ref(samples.reference.cycles.begin(), samples.reference.cycles.end());
   if (ref.size() < 16) {
     r.statistics["note"] = "too few reference samples";

@@ -23,6 +23,7 @@
 #include "core/confidence.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/samples.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/device_buffer.hpp"
@@ -35,7 +36,6 @@ namespace gpuprobe::probes {
 namespace {
 
 using cache_samples::L2PartitionSamples;
-using cache_samples::typed_samples;
 using nlohmann::json;
 
 using units::kKiB;
@@ -202,7 +202,7 @@ class L2Partition : public Experiment {
     r.samples = samples;
   }
   void analyze(ExperimentResult& r) const override {
-    const auto samples = typed_samples<L2PartitionSamples>(r, id());
+    const auto samples = samples_as<L2PartitionSamples>(r);
     analysis::PartitionInput in;
     in.offsets = samples.offsets;
     std::vector<std::uint32_t> smids;

@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/finding_names.hpp"
 #include "core/l2_residency.hpp"
+#include "core/samples.hpp"
 #include "core/units.hpp"
 #include "probes/cache/l2_residency.hpp"
 #include "probes/cache/residency_trials.hpp"
@@ -267,7 +268,7 @@ Finding rule_finding(const rs::RuleFit& fit, double separation) {
 
 void L2Persisting::analyze(ExperimentResult& r) const {
   if (r.status == Status::kWaived) return;
-  const auto s = residency::typed_samples(r, "cache.l2.persisting");
+  const auto s = samples_as<analysis::residency::Samples>(r);
   const auto c = rs::classify(s.trials);
   const auto of = [&](const std::string& group) {
     return rs::retention_of(s.trials, c, [&](const rs::Trial& t) { return t.group == group; });

@@ -21,6 +21,7 @@
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/finding_names.hpp"
+#include "core/samples.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "device/chase_kernels.hpp"
@@ -55,7 +56,6 @@ using cache_samples::L2CacheRow;
 using cache_samples::SharingConfirm;
 using cache_samples::SharingRow;
 using cache_samples::SharingSamples;
-using cache_samples::typed_samples;
 using nlohmann::json;
 using units::kMiB;
 
@@ -486,7 +486,7 @@ class L2Sharing : public Experiment {
   }
 
   void analyze(ExperimentResult& r) const override {
-    const auto samples = typed_samples<SharingSamples>(r, id());
+    const auto samples = samples_as<SharingSamples>(r);
     const auto& rows = samples.rows;
     const int sms = r.parameters.at("sms").get<int>();
     Curve cv{"sharing", {"working_set_bytes", "k", "sms_per_line", "mode", "gb_s_median"}, {}};

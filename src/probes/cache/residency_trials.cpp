@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/text_input.hpp"
 
 namespace gpuprobe::probes::residency {
 
@@ -117,28 +116,6 @@ analysis::residency::Trial TrialRunner::run(const Placement& p) {
   trial.traffic_bytes = p.traffic_bytes;
   trial.cycles = t.cycles;
   return trial;
-}
-
-analysis::residency::Samples typed_samples(const ExperimentResult& r, const char* id) {
-  analysis::residency::Samples s;
-  try {
-    s = r.samples.get<analysis::residency::Samples>();
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(std::string(id) + ": samples are not what this gpuprobe writes (" + e.what() +
-                     ")");
-  }
-  std::size_t there = 0, gone = 0;
-  for (const auto& t : s.trials) {
-    if (t.cycles.empty())
-      throw UsageError(std::string(id) + ": a trial of group " + text_input::quoted(t.group) +
-                       " has no cycles");
-    there += t.group == "control_there";
-    gone += t.group == "control_gone";
-  }
-  if (!there || !gone || s.l2_bytes == 0)
-    throw UsageError(std::string(id) +
-                     ": samples need both controls (control_there, control_gone) and l2_bytes");
-  return s;
 }
 
 std::uint64_t whole_mib(double bytes) {

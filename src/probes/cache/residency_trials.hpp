@@ -54,10 +54,6 @@ class TrialRunner {
   std::uint64_t current_set_aside_ = ~std::uint64_t{0};
 };
 
-/// The samples of either experiment, converted once and checked whole: a wrong shape, a trial
-/// without cycles, or a missing control is a UsageError naming `id`.
-analysis::residency::Samples typed_samples(const ExperimentResult& r, const char* id);
-
 /// The region both controls use: read at once (near and far hits) or never placed (misses).
 inline constexpr std::uint64_t kControlBytes = std::uint64_t{8} << 20;
 /// `bytes` rounded down to whole MiB, at least 1 MiB (regions, windows and set-asides asked).

@@ -6,6 +6,7 @@
 
 #include "core/confidence.hpp"
 #include "core/error.hpp"
+#include "core/samples.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "probes/cache/cache_samples.hpp"
@@ -17,7 +18,6 @@ namespace {
 
 using namespace cache_structure;
 using cache_samples::TlbSamples;
-using cache_samples::typed_samples;
 using nlohmann::json;
 using units::kMiB;
 
@@ -84,7 +84,7 @@ class TlbExperiment : public Experiment {
   }
   void analyze(ExperimentResult& r) const override {
     if (r.status != Status::kPassed) return;
-    const auto samples = typed_samples<TlbSamples>(r, id());
+    const auto samples = samples_as<TlbSamples>(r);
     const auto& levels = samples.levels;
     const std::uint64_t page = samples.page_bytes;
     double all_conf = 1;
