@@ -29,6 +29,7 @@ gp_install_deps() {  # $1 = "test" to include GoogleTest
     gp_have_header gtest/gtest.h || need+=(libgtest-dev)
     command -v python3 >/dev/null 2>&1 || need+=(python3)  # the CLI battery and tools tests
     command -v git >/dev/null 2>&1 || need+=(git)          # the build-time git SHA test
+    command -v valgrind >/dev/null 2>&1 || need+=(valgrind) # memcheck over the fuzz corpus
   fi
   # The report's browser test (tests/browser) renders it in headless Chromium.
   if [[ "${1:-}" == test ]]; then command -v chromium >/dev/null 2>&1 || need+=(chromium); fi
