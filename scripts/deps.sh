@@ -24,10 +24,12 @@ gp_install_deps() {  # $1 = "test" to include GoogleTest
   command -v g++ >/dev/null 2>&1 || need+=(g++)
   gp_have_header CLI/CLI.hpp || need+=(libcli11-dev)
   gp_have_header nlohmann/json.hpp || need+=(nlohmann-json3-dev)
+  gp_have_header zlib.h || need+=(zlib1g-dev)  # gzipped input (result.json.gz), linked statically
   if [[ "${1:-}" == test ]]; then
     gp_have_header gtest/gtest.h || need+=(libgtest-dev)
     command -v python3 >/dev/null 2>&1 || need+=(python3)  # the CLI battery and tools tests
     command -v git >/dev/null 2>&1 || need+=(git)          # the build-time git SHA test
+    command -v valgrind >/dev/null 2>&1 || need+=(valgrind) # memcheck over the fuzz corpus
   fi
   # The report's browser test (tests/browser) renders it in headless Chromium.
   if [[ "${1:-}" == test ]]; then command -v chromium >/dev/null 2>&1 || need+=(chromium); fi

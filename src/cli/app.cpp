@@ -199,7 +199,7 @@ ExperimentResult run_one(const Experiment& e, device::Device& dev, const Cli& cl
   } else {
     try {
       Context ctx{dev, cli.options, board};
-      e.run(ctx, r);
+      run_experiment(e, ctx, r);
       if (!e.typed_axes().empty()) r.parameters["axes"] = e.axis_values(cli.options).to_json();
       e.analyze(r);
       for (const auto& f : r.findings) board.add(f);
@@ -526,9 +526,10 @@ void read_option_texts(const CLI::App& app, Cli& cli) {
   check_axis_overrides(Registry::builtin(), o.axis_overrides);
 }
 
-/// One experiment's axes for `list`: those --axis can change; the fixed ones (the experiment
-/// chooses them itself) counted in one line, or listed with --all. An experiment whose fixed
-/// axis has no values chooses its points at run time: an adaptive search, said so.
+/// One experiment's axes for `list`: how it runs (a sweep over the product of its axes, with
+/// the product's size, or an adaptive search), those --axis can change, and the fixed ones (the
+/// experiment chooses them itself) counted in one line, or listed with --all. An experiment
+/// whose fixed axis has no values chooses its points at run time: a search, said so.
 void list_axes(const Experiment& e, bool all, std::ostream& out) {
   std::size_t fixed = 0;
   bool search = false;
@@ -540,10 +541,19 @@ void list_axes(const Experiment& e, bool all, std::ostream& out) {
     }
     out << "    --axis " << e.id() << "." << describe(a) << "\n";
   }
+  if (e.is_sweep()) {
+    const auto axes = resolve_axes(e.id(), e.typed_axes(), {});
+    const auto n = axes.product_size();
+    out << "    runs: a sweep over its axes, " << n << (n == 1 ? " point" : " points") << " ("
+        << axes.product_text() << "), each measured on its own\n";
+  } else if (search) {
+    out << "    runs: a search: it chooses its points at run time (adaptively, or from earlier "
+           "findings)\n";
+  } else {
+    out << "    runs: a procedure of its own (run() visits its points itself)\n";
+  }
   if (fixed == 0 || all) return;
-  out << "    (" << fixed << (fixed == 1 ? " setting" : " settings") << " it chooses itself"
-      << (search ? ", some at run time (an adaptive search, or from earlier findings)" : "")
-      << ")\n";
+  out << "    (" << fixed << (fixed == 1 ? " setting" : " settings") << " it chooses itself)\n";
 }
 
 /// `gpuprobe list`: every experiment, what it uses, its axes (and, given --device, its waiver).

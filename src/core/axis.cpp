@@ -212,6 +212,64 @@ json AxisValues::to_json() const {
   return j;
 }
 
+AxisPoint::AxisPoint(std::vector<std::string> names, std::vector<json> values)
+    : names_(std::move(names)), values_(std::move(values)) {}
+
+const json& AxisPoint::at(const std::string& name) const {
+  for (std::size_t i = 0; i < names_.size(); ++i)
+    if (names_[i] == name) return values_[i];
+  throw std::logic_error("axis '" + name + "' is not a swept axis of this point");
+}
+
+json AxisPoint::to_json() const {
+  json j = json::object();
+  for (std::size_t i = 0; i < names_.size(); ++i) j[names_[i]] = values_[i];
+  return j;
+}
+
+std::vector<AxisPoint> AxisValues::product() const {
+  std::vector<std::size_t> swept;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < axes_.size(); ++i)
+    if (axes_[i].overridable) {
+      swept.push_back(i);
+      names.push_back(axes_[i].name);
+    }
+  std::vector<AxisPoint> points;
+  if (swept.empty()) return points;
+  for (auto i : swept)
+    if (values_[i].empty()) return points;
+  // An odometer over the swept axes, the last one turning fastest.
+  std::vector<std::size_t> at(swept.size(), 0);
+  while (true) {
+    std::vector<json> values;
+    for (std::size_t k = 0; k < swept.size(); ++k) values.push_back(values_[swept[k]][at[k]]);
+    points.emplace_back(names, std::move(values));
+    std::size_t k = swept.size();
+    while (k > 0 && ++at[k - 1] == values_[swept[k - 1]].size()) at[--k] = 0;
+    if (k == 0) return points;
+  }
+}
+
+std::size_t AxisValues::product_size() const {
+  std::size_t n = 1;
+  bool any = false;
+  for (std::size_t i = 0; i < axes_.size(); ++i)
+    if (axes_[i].overridable) {
+      n *= values_[i].size();
+      any = true;
+    }
+  return any ? n : 0;
+}
+
+std::string AxisValues::product_text() const {
+  std::string s;
+  for (std::size_t i = 0; i < axes_.size(); ++i)
+    if (axes_[i].overridable)
+      s += (s.empty() ? "" : " x ") + axes_[i].name + " " + std::to_string(values_[i].size());
+  return s;
+}
+
 AxisValues resolve_axes(const std::string& id, const std::vector<Axis>& axes,
                         const std::vector<AxisOverride>& overrides) {
   std::vector<std::vector<json>> values;

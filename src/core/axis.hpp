@@ -58,6 +58,25 @@ struct AxisOverride {
 /// Parses the text of one --axis; throws UsageError naming the text when it is malformed.
 AxisOverride parse_axis_override(const std::string& text);
 
+/// One point of a sweep: one value for each non-fixed axis, as its body reads them.
+class AxisPoint {
+ public:
+  AxisPoint() = default;
+  AxisPoint(std::vector<std::string> names, std::vector<nlohmann::json> values);
+  const nlohmann::json& at(const std::string& name) const;  ///< throws for an undeclared axis
+  std::int64_t integer(const std::string& name) const { return at(name).get<std::int64_t>(); }
+  int int32(const std::string& name) const { return at(name).get<int>(); }
+  double number(const std::string& name) const { return at(name).get<double>(); }
+  std::string string(const std::string& name) const { return at(name).get<std::string>(); }
+  bool boolean(const std::string& name) const { return at(name).get<bool>(); }
+  /// {axis: value}.
+  nlohmann::json to_json() const;
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<nlohmann::json> values_;
+};
+
 /// The values of one experiment's axes for this run: the defaults, or what --axis gave.
 class AxisValues {
  public:
@@ -75,6 +94,13 @@ class AxisValues {
   bool overridden(const std::string& name) const;
   /// {axis: [values]}, for result.parameters["axes"].
   nlohmann::json to_json() const;
+  /// The product of the non-fixed axes, in run order: the first declared axis outermost, the
+  /// last innermost, each axis's values in their order here (the defaults, or as --axis gave
+  /// them). Fixed axes are not part of it (the experiment chooses those itself).
+  std::vector<AxisPoint> product() const;
+  /// How many points product() has, and how it is made ("op 4 x accumulators 16").
+  std::size_t product_size() const;
+  std::string product_text() const;
 
  private:
   std::size_t index(const std::string& name) const;

@@ -1,6 +1,7 @@
 #include "core/experiment.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/error.hpp"
 #include "core/text_input.hpp"
@@ -174,6 +175,30 @@ nlohmann::json Experiment::axes() const {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& a : typed_axes()) j[a.name] = to_json(a);
   return j;
+}
+
+std::unique_ptr<Sweep> Experiment::begin_sweep(Context&, ExperimentResult&) const {
+  throw std::logic_error(id() + " is a sweep but has no begin_sweep");
+}
+
+void Experiment::run(Context& ctx, ExperimentResult& result) const {
+  if (!is_sweep()) throw std::logic_error(id() + " has neither run() nor a sweep");
+  run_sweep(*this, ctx, result);
+}
+
+void run_sweep(const Experiment& e, Context& ctx, ExperimentResult& result) {
+  const auto points = e.axis_values(ctx.options).product();
+  auto sweep = e.begin_sweep(ctx, result);
+  if (!sweep) return;
+  for (const auto& p : points) sweep->run_point(p);
+  sweep->finish(result);
+}
+
+void run_experiment(const Experiment& e, Context& ctx, ExperimentResult& result) {
+  if (e.is_sweep())
+    run_sweep(e, ctx, result);
+  else
+    e.run(ctx, result);
 }
 
 void check_axis_overrides(const Registry& registry, const std::vector<AxisOverride>& overrides) {

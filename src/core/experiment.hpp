@@ -77,6 +77,18 @@ struct Context {
   const FindingBoard& prior;
 };
 
+/// One run of a plain sweep: what stays from one point to the next (the GPU, its buffers, the
+/// points measured so far). The runner calls run_point once per point of the product of the
+/// experiment's non-fixed axes (AxisValues::product: the first declared axis outermost), then
+/// finish, which folds the points into the result's parameters, samples and curves.
+class Sweep {
+ public:
+  virtual ~Sweep() = default;
+  /// Measures one point (a point the experiment cannot measure here adds nothing).
+  virtual void run_point(const AxisPoint& point) = 0;
+  virtual void finish(ExperimentResult& result) = 0;
+};
+
 class Experiment {
  public:
   virtual ~Experiment() = default;
@@ -119,8 +131,17 @@ class Experiment {
   virtual bool whole_node() const { return false; }
   /// Checks the options before anything runs; throws UsageError for bad input.
   virtual void validate(const device::Device&, const RunOptions&) const {}
-  /// Measures: fills parameters, protocol, samples, statistics and curves.
-  virtual void run(Context& ctx, ExperimentResult& result) const = 0;
+  /// Whether this is a plain sweep: its points are exactly the product of its non-fixed axes,
+  /// each measured on its own by begin_sweep's Sweep (the runner expands the product:
+  /// run_experiment). false: run() chooses its points (an adaptive search, or a procedure of
+  /// its own); `gpuprobe list` says which.
+  virtual bool is_sweep() const { return false; }
+  /// A sweep's state for one run (open the device, allocate); nullptr when it cannot run here
+  /// (it then recorded why in `result`, e.g. waived). Only called where is_sweep().
+  virtual std::unique_ptr<Sweep> begin_sweep(Context& ctx, ExperimentResult& result) const;
+  /// Measures: fills parameters, protocol, samples, statistics and curves. A sweep need not
+  /// override it: by default it runs the product of the axes (run_sweep).
+  virtual void run(Context& ctx, ExperimentResult& result) const;
   /// Concludes: turns result.samples into result.findings. Pure (no device access).
   virtual void analyze(ExperimentResult& result) const = 0;
 };
@@ -145,6 +166,12 @@ class Registry {
       const std::vector<const Experiment*>& chosen) const;
   std::vector<std::unique_ptr<Experiment>> experiments_;
 };
+
+/// Runs a sweep: begin_sweep, run_point for each point of axis_values(ctx.options).product()
+/// in order, finish.
+void run_sweep(const Experiment& e, Context& ctx, ExperimentResult& result);
+/// What the runner calls: run_sweep for a sweep, run() otherwise.
+void run_experiment(const Experiment& e, Context& ctx, ExperimentResult& result);
 
 /// Checks every --axis against the registry's experiments and their typed axes; throws
 /// UsageError for an unknown experiment (suggesting the closest ids), axis or value.

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/finding_value.hpp"
+#include "core/gzip.hpp"
 #include "core/text_input.hpp"
 
 namespace gpuprobe::json_input {
@@ -75,7 +76,9 @@ std::string first_line(std::string s) {
 json load_file(const std::string& path, const std::string& what) {
   if (path.empty()) throw UsageError("the " + what + " path is empty");
   // A regular file of bounded size only: a FIFO would block, /dev/zero would never end.
-  const std::string s = files::read_input(path, what);
+  std::string s = files::read_input(path, what);
+  // A gzipped file (result.json.gz) reads as what it holds, bounded as any input.
+  if (gzip::is_gzip(s)) s = gzip::inflate(s, files::kMaxInputBytes, path);
   if (nesting_depth(s) > kMaxDepth)
     throw UsageError(text_input::quoted(path) + " nests arrays or objects deeper than " +
                      std::to_string(kMaxDepth) + " levels; it is not a " + what);

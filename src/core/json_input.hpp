@@ -17,8 +17,9 @@ inline constexpr int kMaxDepth = 256;
 /// "a number", "a string", "an object", ... for messages.
 std::string type_name(const nlohmann::json& j);
 
-/// Reads and parses `path`. Throws UsageError (one line) when it is missing, a directory,
-/// unreadable, not JSON, or nested deeper than kMaxDepth.
+/// Reads and parses `path`, gzipped or not (core/gzip.hpp: by its magic bytes, inflated to at
+/// most files::kMaxInputBytes). Throws UsageError (one line) when it is missing, a directory,
+/// unreadable, corrupt gzip, not JSON, or nested deeper than kMaxDepth.
 nlohmann::json load_file(const std::string& path, const std::string& what);
 
 /// A node of a loaded document and where it is; every accessor throws UsageError

@@ -227,8 +227,8 @@ TEST(Axes, ListShowsWhatAUserCanChangeAndCountsTheRest) {
   // A fixed axis is listed only with --all; without it, counted on one line per experiment.
   EXPECT_EQ(text.find("[fixed]"), std::string::npos) << text;
   EXPECT_NE(all.find("--axis latency.sweep.working_set_bytes (int, B) [fixed]"), std::string::npos);
-  EXPECT_NE(text.find("    (3 settings it chooses itself, some at run time (an adaptive search, "
-                      "or from earlier findings))"),
+  EXPECT_NE(text.find("    runs: a search: it chooses its points at run time (adaptively, or "
+                      "from earlier findings)\n    (3 settings it chooses itself)\n"),
             std::string::npos)
       << text;
   // What --axis can change is listed either way.

@@ -13,8 +13,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/prefetch.hpp"
@@ -104,59 +106,40 @@ const char* level_words(const std::string& level) {
                          : "L2 -> L1 (lines placed in the L2 by another SM, ld.global.ca)";
 }
 
-class Prefetch : public Experiment {
+/// cache.prefetch, one (level, stride) per point: one sequence of kTrials trials, each in its
+/// own region of one probe buffer, the regions' offsets drawn from one generator in run order.
+class PrefetchSweep : public Sweep {
  public:
-  std::string id() const override { return "cache.prefetch"; }
-  std::string description() const override {
-    return "whether lines 1, 2, 4 and 8 strides past a pattern of 16 dependent loads (strides "
-           "128 B .. 64 KiB) are already in the L2 (after a flush, .cg) or the L1 (.ca) when "
-           "first loaded, against hits and untouched controls; 12 trials per stride";
-  }
-  std::vector<Axis> typed_axes() const override {
-    return {
-        int_axis("stride_bytes", {128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}, "B",
-                 "bytes between the pattern's lines", 128, static_cast<double>(kMaxStride)),
-        string_axis("level", {"dram", "l2"},
-                    "dram: DRAM -> L2 after a flush (.cg); l2: L2 -> L1 (.ca)")};
-  }
-  void validate(const device::Device&, const RunOptions& o) const override {
-    for (auto s : axis_values(o).ints("stride_bytes"))
-      if (s % static_cast<std::int64_t>(kLine) != 0)
-        throw UsageError("cache.prefetch: stride_bytes " + std::to_string(s) +
-                         " is not a multiple of the 128-B line (allowed: 128 .. 65536, "
-                         "multiples of 128)");
-  }
-  void run(Context& ctx, ExperimentResult& r) const override {
-    auto* seq = as_sequencer(ctx.device);
-    if (!seq) return cache_structure::waive(r, cache_structure::kNoSequencer);
-    const auto axes = axis_values(ctx.options);
-    auto buf = seq->alloc_probe_buffer((kTrials + kControlRegions) * kRegion);
-    std::mt19937_64 rng(ctx.options.seed);
-    const int sms = ctx.device.info().sm_count;
-    json rows = json::array();
-    for (const auto& level : axes.strings("level")) {
-      for (const auto stride : axes.ints("stride_bytes")) {
-        const auto l = layout_for(static_cast<std::uint64_t>(stride), rng);
-        AccessSequence s;
-        s.flush_l2 = true;
-        s.sm = 0;
-        s.op = level == "dram" ? device::LoadOp::kCg : device::LoadOp::kCa;
-        if (level == "l2") {
-          s.place = l.distinct;
-          s.place_sm = sms > 1 ? 1 : 0;
-        }
-        s.sequence = l.warm;
-        s.sequence.insert(s.sequence.end(), l.timed.begin(), l.timed.end());
-        s.timed_from = static_cast<std::uint32_t>(l.warm.size());
-        const auto t = seq->run_sequence(*buf, s);
-        if (!t.verified || t.cycles.size() != l.timed.size())
-          throw VerificationError("cache.prefetch: a sequence returned " +
-                                  std::to_string(t.cycles.size()) + " timings for " +
-                                  std::to_string(l.timed.size()) + " loads, or a wrong value");
-        rows.push_back(split_timings(level, s.op, static_cast<std::uint64_t>(stride), t.cycles));
-      }
+  PrefetchSweep(Context& ctx, Sequencer& seq, AxisValues axes)
+      : seq_(seq),
+        axes_(std::move(axes)),
+        buf_(seq.alloc_probe_buffer((kTrials + kControlRegions) * kRegion)),
+        rng_(ctx.options.seed),
+        sms_(ctx.device.info().sm_count) {}
+  void run_point(const AxisPoint& point) override {
+    const std::string level = point.string("level");
+    const auto stride = static_cast<std::uint64_t>(point.integer("stride_bytes"));
+    const auto l = layout_for(stride, rng_);
+    AccessSequence s;
+    s.flush_l2 = true;
+    s.sm = 0;
+    s.op = level == "dram" ? device::LoadOp::kCg : device::LoadOp::kCa;
+    if (level == "l2") {
+      s.place = l.distinct;
+      s.place_sm = sms_ > 1 ? 1 : 0;
     }
-    r.parameters = {{"axes", axes.to_json()},
+    s.sequence = l.warm;
+    s.sequence.insert(s.sequence.end(), l.timed.begin(), l.timed.end());
+    s.timed_from = static_cast<std::uint32_t>(l.warm.size());
+    const auto t = seq_.run_sequence(*buf_, s);
+    if (!t.verified || t.cycles.size() != l.timed.size())
+      throw VerificationError("cache.prefetch: a sequence returned " +
+                              std::to_string(t.cycles.size()) + " timings for " +
+                              std::to_string(l.timed.size()) + " loads, or a wrong value");
+    rows_.push_back(split_timings(level, s.op, stride, t.cycles));
+  }
+  void finish(ExperimentResult& r) override {
+    r.parameters = {{"axes", axes_.to_json()},
                     {"trials_per_stride", kTrials},
                     {"trained_lines", kTrained},
                     {"probe_distances_strides", pf::kDistances},
@@ -166,7 +149,49 @@ class Prefetch : public Experiment {
                      "one dependent load each, %clock64 around it (the sequencer's timing); the "
                      "first load of every region untimed, to warm its translation"}};
     r.protocol["l2_flush"] = "before every stride's sequence (the sequencer's flush)";
-    r.samples = {{"strides", rows}};
+    r.samples = {{"strides", rows_}};
+  }
+
+ private:
+  Sequencer& seq_;
+  const AxisValues axes_;
+  std::unique_ptr<ProbeBuffer> buf_;
+  std::mt19937_64 rng_;
+  const int sms_;
+  json rows_ = json::array();
+};
+
+class Prefetch : public Experiment {
+ public:
+  std::string id() const override { return "cache.prefetch"; }
+  std::string description() const override {
+    return "whether lines 1, 2, 4 and 8 strides past a pattern of 16 dependent loads (strides "
+           "128 B .. 64 KiB) are already in the L2 (after a flush, .cg) or the L1 (.ca) when "
+           "first loaded, against hits and untouched controls; 12 trials per stride";
+  }
+  std::vector<Axis> typed_axes() const override {
+    // Declared in run order: level outermost, stride innermost.
+    return {
+        string_axis("level", {"dram", "l2"},
+                    "dram: DRAM -> L2 after a flush (.cg); l2: L2 -> L1 (.ca)"),
+        int_axis("stride_bytes", {128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}, "B",
+                 "bytes between the pattern's lines", 128, static_cast<double>(kMaxStride))};
+  }
+  void validate(const device::Device&, const RunOptions& o) const override {
+    for (auto s : axis_values(o).ints("stride_bytes"))
+      if (s % static_cast<std::int64_t>(kLine) != 0)
+        throw UsageError("cache.prefetch: stride_bytes " + std::to_string(s) +
+                         " is not a multiple of the 128-B line (allowed: 128 .. 65536, "
+                         "multiples of 128)");
+  }
+  bool is_sweep() const override { return true; }
+  std::unique_ptr<Sweep> begin_sweep(Context& ctx, ExperimentResult& r) const override {
+    auto* seq = as_sequencer(ctx.device);
+    if (!seq) {
+      cache_structure::waive(r, cache_structure::kNoSequencer);
+      return nullptr;
+    }
+    return std::make_unique<PrefetchSweep>(ctx, *seq, axis_values(ctx.options));
   }
   void analyze(ExperimentResult& r) const override;
 };

@@ -7,8 +7,11 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/confidence.hpp"
@@ -148,6 +151,75 @@ std::uint64_t max_exact_steps(const OpInfo& op) {
                                                 : std::numeric_limits<std::uint32_t>::max();
 }
 
+const OpInfo& op_named(const std::string& name) {
+  for (const auto& op : kOps)
+    if (name == op.name) return op;
+  throw std::logic_error("compute: no op " + name);
+}
+
+/// compute.latency, one op per point: one warp's dependent chain.
+class LatencySweep : public Sweep {
+ public:
+  explicit LatencySweep(Context& ctx) : ctx_(ctx), gpu_(open_gpu(ctx.device)) {}
+  void run_point(const AxisPoint& point) override {
+    const OpInfo& op = op_named(point.string("op"));
+    compute_kernels::FmaLaunch l;
+    l.op = op.op;
+    l.accumulators = 1;
+    l.threads_per_block = 32;
+    l.blocks = 1;
+    l.iterations = 512;  // 512 x 512 + 1 dependent steps
+    l.a = op.a;
+    l.b = op.b;
+    const double steps = static_cast<double>(compute_kernels::fma_steps(l));
+    std::vector<double> clocks;
+    auto once = [&](int rep) {
+      compute_kernels::launch_fma(l, out_.get(), records_.get(), nullptr);
+      synchronize();
+      const auto timings = records_.to_host();
+      const auto s = summarize_blocks(timings, 0);
+      if (rep >= 0 && s.clock_mhz > 0) clocks.push_back(s.clock_mhz);
+      return static_cast<double>(timings[0].c1 - timings[0].c0) / steps;
+    };
+    const auto m = repeat_until_stable(once, ctx_.options.protocol);
+    verify_fma(op, l, out_.to_host(), "compute.latency " + std::string(op.instruction));
+    points_.push_back({{"op", op.name},
+                       {"instruction", op.instruction},
+                       {"steps", compute_kernels::fma_steps(l)},
+                       {"a", op.a},
+                       {"b", op.b},
+                       {"cycles_per_instruction", to_json(m)},
+                       {"sm_clock_mhz_measured", median_or_zero(clocks)},
+                       {"verified", true}});
+  }
+  void finish(ExperimentResult& r) override {
+    r.parameters = {{"chain",
+                     "one warp, one accumulator per thread, x <- x * a + b with a, b "
+                     "kernel arguments (inline PTX fma.rn.f32 / fma.rn.f16x2 / mad.lo.u32 "
+                     "/ fma.rn.f64), 512 steps unrolled per loop iteration"},
+                    {"cycles_per_instruction",
+                     "clock64 over the chain / steps; loop overhead and "
+                     "the final store are included (< 0.1%)"},
+                    {"gpu", to_json(gpu_)}};
+    r.samples = {{"points", points_}};
+    Curve c{"table", {"op", "cycles_per_instruction_median", "p5", "p95", "sm_clock_mhz"}, {}};
+    for (const auto& p : points_.get<std::vector<compute::LatencyPoint>>()) {
+      const auto& s = p.cycles_per_instruction;
+      c.rows.push_back(
+          {p.op, s.median, s.p5_or_throw(), s.p95_or_throw(), p.sm_clock_mhz_measured});
+    }
+    c.hints = table_hints("dependent instruction latency per op");
+    r.curves.push_back(c);
+  }
+
+ private:
+  Context& ctx_;
+  const Gpu gpu_;
+  compute_kernels::DeviceArray<double> out_{32};
+  compute_kernels::DeviceArray<measure::BlockTiming> records_{1};
+  json points_ = json::array();
+};
+
 class ComputeLatency : public CudaRuntimeExperiment {
  public:
   std::string id() const override { return "compute.latency"; }
@@ -157,60 +229,9 @@ class ComputeLatency : public CudaRuntimeExperiment {
            "per instruction";
   }
   std::vector<Axis> typed_axes() const override { return {op_axis()}; }
-  void run(Context& ctx, ExperimentResult& r) const override {
-    const Gpu gpu = open_gpu(ctx.device);
-    compute_kernels::DeviceArray<double> out(32);
-    compute_kernels::DeviceArray<measure::BlockTiming> records(1);
-    json points = json::array();
-    const auto axes = axis_values(ctx.options);
-    for (const auto& op : kOps) {
-      if (!axes.contains("op", op.name)) continue;
-      compute_kernels::FmaLaunch l;
-      l.op = op.op;
-      l.accumulators = 1;
-      l.threads_per_block = 32;
-      l.blocks = 1;
-      l.iterations = 512;  // 512 x 512 + 1 dependent steps
-      l.a = op.a;
-      l.b = op.b;
-      const double steps = static_cast<double>(compute_kernels::fma_steps(l));
-      std::vector<double> clocks;
-      auto once = [&](int rep) {
-        compute_kernels::launch_fma(l, out.get(), records.get(), nullptr);
-        synchronize();
-        const auto timings = records.to_host();
-        const auto s = summarize_blocks(timings, 0);
-        if (rep >= 0 && s.clock_mhz > 0) clocks.push_back(s.clock_mhz);
-        return static_cast<double>(timings[0].c1 - timings[0].c0) / steps;
-      };
-      const auto m = repeat_until_stable(once, ctx.options.protocol);
-      verify_fma(op, l, out.to_host(), "compute.latency " + std::string(op.instruction));
-      points.push_back({{"op", op.name},
-                        {"instruction", op.instruction},
-                        {"steps", compute_kernels::fma_steps(l)},
-                        {"a", op.a},
-                        {"b", op.b},
-                        {"cycles_per_instruction", to_json(m)},
-                        {"sm_clock_mhz_measured", median_or_zero(clocks)},
-                        {"verified", true}});
-    }
-    r.parameters = {{"chain",
-                     "one warp, one accumulator per thread, x <- x * a + b with a, b "
-                     "kernel arguments (inline PTX fma.rn.f32 / fma.rn.f16x2 / mad.lo.u32 "
-                     "/ fma.rn.f64), 512 steps unrolled per loop iteration"},
-                    {"cycles_per_instruction",
-                     "clock64 over the chain / steps; loop overhead and "
-                     "the final store are included (< 0.1%)"},
-                    {"gpu", to_json(gpu)}};
-    r.samples = {{"points", points}};
-    Curve c{"table", {"op", "cycles_per_instruction_median", "p5", "p95", "sm_clock_mhz"}, {}};
-    for (const auto& p : points.get<std::vector<compute::LatencyPoint>>()) {
-      const auto& s = p.cycles_per_instruction;
-      c.rows.push_back(
-          {p.op, s.median, s.p5_or_throw(), s.p95_or_throw(), p.sm_clock_mhz_measured});
-    }
-    c.hints = table_hints("dependent instruction latency per op");
-    r.curves.push_back(c);
+  bool is_sweep() const override { return true; }
+  std::unique_ptr<Sweep> begin_sweep(Context& ctx, ExperimentResult&) const override {
+    return std::make_unique<LatencySweep>(ctx);
   }
   int samples_version() const override { return compute::LatencySamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
@@ -244,6 +265,127 @@ std::uint32_t occupancy_smem(const Gpu& g, int blocks) {
   return static_cast<std::uint32_t>(std::max<std::int64_t>(per, 0));
 }
 
+/// compute.throughput, one (op, warps per SM, accumulators) per point: every SM full of
+/// independent chains. A point whose (accumulators, blocks per SM) the op already measured
+/// (registers limit the blocks), or whose warps do not fit an SM, adds nothing.
+class ThroughputSweep : public Sweep {
+ public:
+  explicit ThroughputSweep(Context& ctx)
+      : ctx_(ctx),
+        gpu_(open_gpu(ctx.device)),
+        max_threads_(static_cast<std::size_t>(gpu_.sm_count) * gpu_.max_threads_per_sm),
+        out_(max_threads_),
+        records_(max_threads_ / kThroughputThreads + 1) {}
+  void run_point(const AxisPoint& point) override {
+    const OpInfo& op = op_named(point.string("op"));
+    const int warps = point.int32("warps_per_sm"), acc = point.int32("accumulators");
+    const double peak = peak_per_clk(gpu_, op.op);
+    const double rate = (peak > 0 ? peak : 64.0) * gpu_.sm_count * gpu_.clock_max_mhz * 1e6;
+    const int level = warps * 32 / kThroughputThreads;  // blocks of 256 threads per SM
+    if (level * kThroughputThreads > gpu_.max_threads_per_sm) return;
+    const std::uint32_t smem = occupancy_smem(gpu_, level);
+    const int resident = compute_kernels::fma_blocks_per_sm(op.op, acc, kThroughputThreads, smem);
+    const int per_sm = std::min(level, resident);
+    if (per_sm < 1 || !done_.insert({op.name, acc, per_sm}).second) return;
+    compute_kernels::FmaLaunch l;
+    l.op = op.op;
+    l.accumulators = acc;
+    l.threads_per_block = kThroughputThreads;
+    l.blocks = per_sm * gpu_.sm_count;
+    l.dynamic_smem_bytes = smem;
+    l.a = op.a;
+    l.b = op.b;
+    const double threads = static_cast<double>(l.blocks) * l.threads_per_block;
+    const double steps = std::min<double>(rate * kThroughputSeconds / (threads * acc),
+                                          static_cast<double>(max_exact_steps(op)));
+    l.iterations = std::max<std::uint32_t>(
+        1, static_cast<std::uint32_t>(steps / compute_kernels::fma_steps_per_iteration(acc)));
+    const double ops_per_block =
+        static_cast<double>(compute_kernels::fma_steps(l)) * acc * l.threads_per_block;
+    std::vector<double> clocks, per_s;
+    LaunchSummary last;
+    auto once = [&](int rep) {
+      compute_kernels::launch_fma(l, out_.get(), records_.get(), nullptr);
+      synchronize();
+      const auto s =
+          summarize_blocks(records_.to_host(static_cast<std::size_t>(l.blocks)), ops_per_block);
+      if (rep >= 0) {
+        clocks.push_back(s.clock_mhz);
+        if (s.elapsed_ns > 0) per_s.push_back(ops_per_block * l.blocks / s.elapsed_ns * 1e9);
+        last = s;
+      }
+      return s.rate_median;
+    };
+    const auto m = repeat_until_stable(once, ctx_.options.protocol);
+    verify_fma(op, l, out_.to_host(static_cast<std::size_t>(threads)),
+               "compute.throughput " + std::string(op.instruction) + " x" + std::to_string(acc));
+    points_.push_back({{"op", op.name},
+                       {"accumulators", acc},
+                       {"blocks_per_sm", per_sm},
+                       {"warps_per_sm", per_sm * kThroughputThreads / 32},
+                       {"blocks_per_sm_requested", level},
+                       {"blocks_per_sm_observed", {last.min_blocks_per_sm, last.max_blocks_per_sm}},
+                       {"sms_observed", last.sms},
+                       {"dynamic_smem_bytes", smem},
+                       {"steps_per_accumulator", compute_kernels::fma_steps(l)},
+                       {"ops_per_clk_per_sm", to_json(m)},
+                       {"ops_per_s_median", median_or_zero(per_s)},
+                       {"sm_clock_mhz_measured", median_or_zero(clocks)},
+                       {"verified", true}});
+  }
+  void finish(ExperimentResult& r) override;
+
+ private:
+  Context& ctx_;
+  const Gpu gpu_;
+  const std::size_t max_threads_;
+  compute_kernels::DeviceArray<double> out_;
+  compute_kernels::DeviceArray<measure::BlockTiming> records_;
+  std::set<std::tuple<std::string, int, int>> done_;  // (op, accumulators, blocks per SM)
+  json points_ = json::array();
+};
+
+void ThroughputSweep::finish(ExperimentResult& r) {
+  json peaks = json::object();
+  for (const auto& op : kOps) peaks[op.name] = peak_per_clk(gpu_, op.op);
+  r.parameters = {{"kernel",
+                   "every thread runs K independent chains x <- x * a + b (a, b "
+                   "kernel arguments; ~512 instructions unrolled per loop iteration) "
+                   "and writes the sum of its accumulators, checked on the host"},
+                  {"occupancy",
+                   "blocks of 256 threads; dynamic shared memory sized so that "
+                   "exactly n blocks fit on an SM (fewer where registers limit)"},
+                  {"ops_per_clk_per_sm",
+                   "per SM: lane-instructions of its blocks / (last end "
+                   "- first start) in its clock64; median over SMs"},
+                  {"ops_per_s",
+                   "all lane-instructions / (last %globaltimer end - first "
+                   "start over all blocks)"},
+                  {"peak_per_clk_per_sm", peaks},
+                  {"peak_source",
+                   "CUDA C++ Programming Guide arithmetic-instruction throughput "
+                   "table (results per clock per SM; HFMA2 counted as "
+                   "instructions: 256 half results = 128); 0 = not known for "
+                   "this compute capability"},
+                  {"sm_count", gpu_.sm_count},
+                  {"gpu", to_json(gpu_)}};
+  r.samples = {{"points", points_}};
+  Curve c{"sweep",
+          {"op", "accumulators", "warps_per_sm", "ops_per_clk_per_sm_median", "p5", "p95",
+           "ops_per_s", "sm_clock_mhz"},
+          {}};
+  for (const auto& p : points_.get<std::vector<compute::ThroughputPoint>>()) {
+    const auto& s = p.ops_per_clk_per_sm;
+    c.rows.push_back({p.op, p.accumulators, p.warps_per_sm, s.median, s.p5_or_throw(),
+                      s.p95_or_throw(), p.ops_per_s_median, p.sm_clock_mhz_measured});
+  }
+  c.hints = chart_hints("throughput against warps per SM (best accumulator count)", "warps_per_sm",
+                        "", "ops_per_clk_per_sm_median", "ops/clk/SM", true)
+                .by({"op"})
+                .best("max");
+  r.curves.push_back(c);
+}
+
 class ComputeThroughput : public CudaRuntimeExperiment {
  public:
   std::string id() const override { return "compute.throughput"; }
@@ -259,122 +401,15 @@ class ComputeThroughput : public CudaRuntimeExperiment {
                  "resident warps per SM: blocks of 256 threads, dynamic shared memory "
                  "sized so that exactly that many blocks fit (fewer where registers limit)");
     for (int w = 8; w <= 64; w += 8) warps.allowed.emplace_back(w);
+    // Declared in run order: op outermost, then warps per SM, accumulators innermost.
     return {
-        op_axis(),
+        op_axis(), warps,
         int_axis("accumulators", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, "chains",
-                 "independent chains per thread", 1, compute_kernels::kMaxAccumulators),
-        warps};
+                 "independent chains per thread", 1, compute_kernels::kMaxAccumulators)};
   }
-  void run(Context& ctx, ExperimentResult& r) const override {
-    const Gpu gpu = open_gpu(ctx.device);
-    const std::size_t max_threads = static_cast<std::size_t>(gpu.sm_count) * gpu.max_threads_per_sm;
-    compute_kernels::DeviceArray<double> out(max_threads);
-    compute_kernels::DeviceArray<measure::BlockTiming> records(max_threads / kThroughputThreads +
-                                                               1);
-    json points = json::array();
-    json peaks = json::object();
-    const auto axes = axis_values(ctx.options);
-    for (const auto& op : kOps) {
-      const double peak = peak_per_clk(gpu, op.op);
-      peaks[op.name] = peak;
-      if (!axes.contains("op", op.name)) continue;
-      const double rate = (peak > 0 ? peak : 64.0) * gpu.sm_count * gpu.clock_max_mhz * 1e6;
-      std::set<std::pair<int, int>> done;  // (accumulators, blocks per SM)
-      for (int warps : axes.int32s("warps_per_sm")) {
-        const int level = warps * 32 / kThroughputThreads;  // blocks of 256 threads per SM
-        if (level * kThroughputThreads > gpu.max_threads_per_sm) continue;
-        const std::uint32_t smem = occupancy_smem(gpu, level);
-        for (int acc : axes.int32s("accumulators")) {
-          const int resident =
-              compute_kernels::fma_blocks_per_sm(op.op, acc, kThroughputThreads, smem);
-          const int per_sm = std::min(level, resident);
-          if (per_sm < 1 || !done.insert({acc, per_sm}).second) continue;
-          compute_kernels::FmaLaunch l;
-          l.op = op.op;
-          l.accumulators = acc;
-          l.threads_per_block = kThroughputThreads;
-          l.blocks = per_sm * gpu.sm_count;
-          l.dynamic_smem_bytes = smem;
-          l.a = op.a;
-          l.b = op.b;
-          const double threads = static_cast<double>(l.blocks) * l.threads_per_block;
-          const double steps = std::min<double>(rate * kThroughputSeconds / (threads * acc),
-                                                static_cast<double>(max_exact_steps(op)));
-          l.iterations = std::max<std::uint32_t>(
-              1, static_cast<std::uint32_t>(steps / compute_kernels::fma_steps_per_iteration(acc)));
-          const double ops_per_block =
-              static_cast<double>(compute_kernels::fma_steps(l)) * acc * l.threads_per_block;
-          std::vector<double> clocks, per_s;
-          LaunchSummary last;
-          auto once = [&](int rep) {
-            compute_kernels::launch_fma(l, out.get(), records.get(), nullptr);
-            synchronize();
-            const auto s = summarize_blocks(records.to_host(static_cast<std::size_t>(l.blocks)),
-                                            ops_per_block);
-            if (rep >= 0) {
-              clocks.push_back(s.clock_mhz);
-              if (s.elapsed_ns > 0) per_s.push_back(ops_per_block * l.blocks / s.elapsed_ns * 1e9);
-              last = s;
-            }
-            return s.rate_median;
-          };
-          const auto m = repeat_until_stable(once, ctx.options.protocol);
-          verify_fma(
-              op, l, out.to_host(static_cast<std::size_t>(threads)),
-              "compute.throughput " + std::string(op.instruction) + " x" + std::to_string(acc));
-          points.push_back(
-              {{"op", op.name},
-               {"accumulators", acc},
-               {"blocks_per_sm", per_sm},
-               {"warps_per_sm", per_sm * kThroughputThreads / 32},
-               {"blocks_per_sm_requested", level},
-               {"blocks_per_sm_observed", {last.min_blocks_per_sm, last.max_blocks_per_sm}},
-               {"sms_observed", last.sms},
-               {"dynamic_smem_bytes", smem},
-               {"steps_per_accumulator", compute_kernels::fma_steps(l)},
-               {"ops_per_clk_per_sm", to_json(m)},
-               {"ops_per_s_median", median_or_zero(per_s)},
-               {"sm_clock_mhz_measured", median_or_zero(clocks)},
-               {"verified", true}});
-        }
-      }
-    }
-    r.parameters = {{"kernel",
-                     "every thread runs K independent chains x <- x * a + b (a, b "
-                     "kernel arguments; ~512 instructions unrolled per loop iteration) "
-                     "and writes the sum of its accumulators, checked on the host"},
-                    {"occupancy",
-                     "blocks of 256 threads; dynamic shared memory sized so that "
-                     "exactly n blocks fit on an SM (fewer where registers limit)"},
-                    {"ops_per_clk_per_sm",
-                     "per SM: lane-instructions of its blocks / (last end "
-                     "- first start) in its clock64; median over SMs"},
-                    {"ops_per_s",
-                     "all lane-instructions / (last %globaltimer end - first "
-                     "start over all blocks)"},
-                    {"peak_per_clk_per_sm", peaks},
-                    {"peak_source",
-                     "CUDA C++ Programming Guide arithmetic-instruction throughput "
-                     "table (results per clock per SM; HFMA2 counted as "
-                     "instructions: 256 half results = 128); 0 = not known for "
-                     "this compute capability"},
-                    {"sm_count", gpu.sm_count},
-                    {"gpu", to_json(gpu)}};
-    r.samples = {{"points", points}};
-    Curve c{"sweep",
-            {"op", "accumulators", "warps_per_sm", "ops_per_clk_per_sm_median", "p5", "p95",
-             "ops_per_s", "sm_clock_mhz"},
-            {}};
-    for (const auto& p : points.get<std::vector<compute::ThroughputPoint>>()) {
-      const auto& s = p.ops_per_clk_per_sm;
-      c.rows.push_back({p.op, p.accumulators, p.warps_per_sm, s.median, s.p5_or_throw(),
-                        s.p95_or_throw(), p.ops_per_s_median, p.sm_clock_mhz_measured});
-    }
-    c.hints = chart_hints("throughput against warps per SM (best accumulator count)",
-                          "warps_per_sm", "", "ops_per_clk_per_sm_median", "ops/clk/SM", true)
-                  .by({"op"})
-                  .best("max");
-    r.curves.push_back(c);
+  bool is_sweep() const override { return true; }
+  std::unique_ptr<Sweep> begin_sweep(Context& ctx, ExperimentResult&) const override {
+    return std::make_unique<ThroughputSweep>(ctx);
   }
   int samples_version() const override { return compute::ThroughputSamples::kVersion; }
   void analyze(ExperimentResult& r) const override {
