@@ -560,7 +560,9 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
              {{"kernel", key}},
              fresh.launcher(c),
              {check("DRAM bytes read per launch", "dram__bytes_read.sum", bytes.first),
-              check("DRAM bytes written per launch", "dram__bytes_write.sum", bytes.second)}}}});
+              check("DRAM bytes written per launch", "dram__bytes_write.sum", bytes.second)}}},
+           3,
+           {}});
     }
   }
 
