@@ -77,9 +77,9 @@ void from_json(const nlohmann::json& j, Samples& s);
 /// stores, was "written_back" when at least 95 % reads the stored value, else "mixed".
 struct DiscardVerdict {
   std::string outcome = "undecided";  ///< dropped, written_back, mixed or undecided
-  double stored_kept = 0;     ///< controls: mean share of words reading the stored value
-  double discarded_kept = 0;  ///< discarded trials: mean share reading the stored value
-  double discarded_old = 0;   ///< discarded trials: mean share reading the value from before
+  double stored_kept = 0;             ///< controls: mean share of words reading the stored value
+  double discarded_kept = 0;          ///< discarded trials: mean share reading the stored value
+  double discarded_old = 0;  ///< discarded trials: mean share reading the value from before
   std::size_t controls = 0, controls_ok = 0, discarded = 0, agreeing = 0;
   double confidence = 0;  ///< agreement of the controls x agreement of the discarded trials
 };

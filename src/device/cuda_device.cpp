@@ -185,19 +185,16 @@ class CudaDevice : public Device, public Sequencer, public L2Residency {
   void store_bulk(ProbeBuffer& buffer_base, std::uint64_t offset, std::uint64_t bytes,
                   std::uint64_t mark) override {
     auto& buffer = dynamic_cast<CudaProbeBuffer&>(buffer_base);
-    cuda_store_bulk(buffer.base(), buffer.bytes(), offset, bytes, mark,
-                    info_.sm_count, stream_);
+    cuda_store_bulk(buffer.base(), buffer.bytes(), offset, bytes, mark, info_.sm_count, stream_);
   }
   void discard_bulk(ProbeBuffer& buffer_base, std::uint64_t offset, std::uint64_t bytes) override {
     auto& buffer = dynamic_cast<CudaProbeBuffer&>(buffer_base);
-    cuda_discard_bulk(buffer.base(), buffer.bytes(), offset, bytes,
-                      info_.sm_count, stream_);
+    cuda_discard_bulk(buffer.base(), buffer.bytes(), offset, bytes, info_.sm_count, stream_);
   }
   WordCensus census(ProbeBuffer& buffer_base, std::uint64_t offset, std::uint64_t bytes,
                     std::uint64_t mark) override {
     auto& buffer = dynamic_cast<CudaProbeBuffer&>(buffer_base);
-    return cuda_census(buffer.base(), buffer.bytes(), offset, bytes, mark, info_.sm_count,
-                       stream_);
+    return cuda_census(buffer.base(), buffer.bytes(), offset, bytes, mark, info_.sm_count, stream_);
   }
 
   const DeviceInfo& info() const override { return info_; }

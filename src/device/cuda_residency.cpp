@@ -88,8 +88,7 @@ void cuda_discard_bulk(std::uint64_t* base, std::uint64_t buffer_bytes, std::uin
 }
 
 WordCensus cuda_census(const std::uint64_t* base, std::uint64_t buffer_bytes, std::uint64_t offset,
-                       std::uint64_t bytes, std::uint64_t mark, int sm_count,
-                       cudaStream_t stream) {
+                       std::uint64_t bytes, std::uint64_t mark, int sm_count, cudaStream_t stream) {
   check_line_range(buffer_bytes, offset, bytes, "census");
   DeviceArray<unsigned long long> counts(3);
   GP_CUDA_CHECK(cudaMemsetAsync(counts.get(), 0, 3 * sizeof(unsigned long long), stream));

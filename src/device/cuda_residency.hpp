@@ -27,7 +27,6 @@ void cuda_store_bulk(std::uint64_t* base, std::uint64_t buffer_bytes, std::uint6
 void cuda_discard_bulk(std::uint64_t* base, std::uint64_t buffer_bytes, std::uint64_t offset,
                        std::uint64_t bytes, int sm_count, cudaStream_t stream);
 WordCensus cuda_census(const std::uint64_t* base, std::uint64_t buffer_bytes, std::uint64_t offset,
-                       std::uint64_t bytes, std::uint64_t mark, int sm_count,
-                       cudaStream_t stream);
+                       std::uint64_t bytes, std::uint64_t mark, int sm_count, cudaStream_t stream);
 
 }  // namespace gpuprobe::device

@@ -336,7 +336,8 @@ void ModelDevice::store_bulk(ProbeBuffer& buffer, std::uint64_t offset, std::uin
                              std::uint64_t mark) {
   const auto& b = own_buffer(buffer, ledger_.get(), "store_bulk");
   check_line_range(b.bytes(), offset, bytes, "marked stores");
-  for (std::uint64_t o = offset; o < offset + bytes; o += 128) dirty_marks_[(b.base() + o) / 128] = mark;
+  for (std::uint64_t o = offset; o < offset + bytes; o += 128)
+    dirty_marks_[(b.base() + o) / 128] = mark;
 }
 
 void ModelDevice::discard_bulk(ProbeBuffer& buffer, std::uint64_t offset, std::uint64_t bytes) {
@@ -350,7 +351,7 @@ void ModelDevice::discard_bulk(ProbeBuffer& buffer, std::uint64_t offset, std::u
         memory_marks_.erase(it->first);
       else
         memory_marks_[it->first] = it->second;
-      }
+    }
     dirty_marks_.erase(it);
   }
 }
@@ -364,7 +365,7 @@ WordCensus ModelDevice::census(ProbeBuffer& buffer, std::uint64_t offset, std::u
     const std::uint64_t line = (b.base() + o) / 128;
     const auto d = dirty_marks_.find(line);
     const auto m = memory_marks_.find(line);
-    const std::uint64_t held = d != dirty_marks_.end()   ? d->second
+    const std::uint64_t held = d != dirty_marks_.end()    ? d->second
                                : m != memory_marks_.end() ? m->second
                                                           : 0;
     (held == 0 ? c.own : held == mark ? c.marked : c.other) += 16;

@@ -473,7 +473,8 @@ void SequenceModel::place_l2(std::uint64_t address, int sm, SetCache::Mark mark)
   // A far line's near replica is a plain copy: persisting and evict_last lines hold the
   // set-aside's ways in their home partition only (on the H100 a window as large as the
   // set-aside stays whole, with lines placed by every SM, half of them far).
-  const SetCache::Mark replica = mark == SetCache::Mark::kProtected ? SetCache::Mark::kNormal : mark;
+  const SetCache::Mark replica =
+      mark == SetCache::Mark::kProtected ? SetCache::Mark::kNormal : mark;
   if (home != side && config.l2_replication)
     l2[static_cast<std::size_t>(side)].access(address, replica);
   l2[static_cast<std::size_t>(home)].access(address, mark);

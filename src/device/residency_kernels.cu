@@ -122,14 +122,14 @@ unsigned blocks_for(int sm_count) { return static_cast<unsigned>(sm_count > 0 ? 
 void launch_store_marks(std::uint64_t* buffer_base, std::uint64_t offset, std::uint64_t bytes,
                         std::uint64_t mark, int sm_count, cudaStream_t stream) {
   store_marks_kernel<<<blocks_for(sm_count), kThreads, 0, stream>>>(buffer_base, offset / 8,
-                                                                     bytes / 8, mark);
+                                                                    bytes / 8, mark);
   GP_CUDA_CHECK_LAUNCH();
 }
 
 void launch_discard_lines(std::uint64_t* buffer_base, std::uint64_t offset, std::uint64_t bytes,
                           int sm_count, cudaStream_t stream) {
   discard_lines_kernel<<<blocks_for(sm_count), kThreads, 0, stream>>>(buffer_base, offset / 128,
-                                                                       bytes / 128);
+                                                                      bytes / 128);
   GP_CUDA_CHECK_LAUNCH();
 }
 
@@ -137,7 +137,7 @@ void launch_census(const std::uint64_t* buffer_base, std::uint64_t offset, std::
                    std::uint64_t mark, int sm_count, unsigned long long* counts,
                    cudaStream_t stream) {
   census_kernel<<<blocks_for(sm_count), kThreads, 0, stream>>>(buffer_base, offset / 8, bytes / 8,
-                                                                mark, counts);
+                                                               mark, counts);
   GP_CUDA_CHECK_LAUNCH();
 }
 

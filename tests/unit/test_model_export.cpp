@@ -463,14 +463,15 @@ TEST(ModelExport, PersistingLimitsAndDiscardReachTheModel) {
   result["experiments"].push_back(
       {{"id", "cache.l2.persisting"},
        {"status", "passed"},
-       {"findings", nlohmann::json::array(
-                        {finding("l2.persisting.max_set_aside", 39321600, nlohmann::json::object()),
-                         finding("l2.persisting.max_window", 134217728, nlohmann::json::object())})}});
+       {"findings",
+        nlohmann::json::array(
+            {finding("l2.persisting.max_set_aside", 39321600, nlohmann::json::object()),
+             finding("l2.persisting.max_window", 134217728, nlohmann::json::object())})}});
   result["experiments"].push_back(
       {{"id", "cache.l2.eviction_priority"},
        {"status", "passed"},
-       {"findings", nlohmann::json::array({finding("l2.discard.drops_dirty", 0,
-                                                   {{"outcome", "written_back"}})})}});
+       {"findings", nlohmann::json::array(
+                        {finding("l2.discard.drops_dirty", 0, {{"outcome", "written_back"}})})}});
   const auto m = device::model_from_result(result);
   EXPECT_EQ(m.at("l2_persisting_max_set_aside_bytes").get<std::uint64_t>(), 39321600u);
   EXPECT_EQ(m.at("l2_access_policy_max_window_bytes").get<std::uint64_t>(), 134217728u);

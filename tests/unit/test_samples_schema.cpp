@@ -14,9 +14,9 @@
 
 #include "core/error.hpp"
 #include "core/experiment.hpp"
-#include "probes/cache/ways_samples.hpp"
 #include "probes/bandwidth/rig_samples.hpp"
 #include "probes/bandwidth/stream_samples.hpp"
+#include "probes/cache/ways_samples.hpp"
 #include "probes/compute/compute_samples.hpp"
 #include "probes/hopper/hopper_samples.hpp"
 #include "probes/hopper/pipeline_samples.hpp"

@@ -232,10 +232,10 @@ TEST(SummaryCard, PersistingAndEvictionPriorityAreOneLineInWords) {
   r["experiments"].push_back(
       {{"id", "cache.l2.eviction_priority"},
        {"status", "passed"},
-       {"findings", json::array({f("l2.evict_last.protects", 1, "bool"),
-                                 f("l2.evict_last.max_share", 0.62, "fraction"),
-                                 f("l2.evict_first.goes_first", 1, "bool"),
-                                 f("l2.discard.drops_dirty", 0, "bool")})}});
+       {"findings",
+        json::array(
+            {f("l2.evict_last.protects", 1, "bool"), f("l2.evict_last.max_share", 0.62, "fraction"),
+             f("l2.evict_first.goes_first", 1, "bool"), f("l2.discard.drops_dirty", 0, "bool")})}});
   // The card wraps long lines: read it with each wrap undone.
   std::string text;
   for (char ch : report::summary_text(report::summary_card(r)))

@@ -555,14 +555,13 @@ void StreamExperiment::run(Context& ctx, ExperimentResult& r) const {
             intended, slack,  false, "bytes the kernel reads / writes per launch"};
       };
       counter_record = counters::collect(
-          ctx,
-          {{{key,
-             {{"kernel", key}},
-             fresh.launcher(c),
-             {check("DRAM bytes read per launch", "dram__bytes_read.sum", bytes.first),
-              check("DRAM bytes written per launch", "dram__bytes_write.sum", bytes.second)}}},
-           3,
-           {}});
+          ctx, {{{key,
+                  {{"kernel", key}},
+                  fresh.launcher(c),
+                  {check("DRAM bytes read per launch", "dram__bytes_read.sum", bytes.first),
+                   check("DRAM bytes written per launch", "dram__bytes_write.sum", bytes.second)}}},
+                3,
+                {}});
     }
   }
 

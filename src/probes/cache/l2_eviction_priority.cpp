@@ -378,8 +378,8 @@ void L2EvictionPriority::analyze(ExperimentResult& r) const {
   capacity.hints = table_hints("how much of the L2 evict_last lines held");
   r.curves.push_back(capacity);
   add_discard_findings(r, s.discard);
-  const auto counter_statistics = r.statistics.contains("counters") ? r.statistics["counters"]
-                                                                     : json();
+  const auto counter_statistics =
+      r.statistics.contains("counters") ? r.statistics["counters"] : json();
   r.statistics = residency::classification_statistics(c);
   if (!counter_statistics.is_null()) r.statistics["counters"] = counter_statistics;
 }
