@@ -101,6 +101,28 @@ class ModelProbeBuffer final : public ProbeBuffer {
 
 }  // namespace
 
+namespace {
+
+/// The buffer as this device made it; UsageError "<what>: ..." for any other.
+const ModelProbeBuffer& own_buffer(ProbeBuffer& buffer, const detail::ModelLedger* ledger,
+                                   const char* what) {
+  auto* b = dynamic_cast<ModelProbeBuffer*>(&buffer);
+  if (b == nullptr || b->ledger() != ledger)
+    throw UsageError(std::string(what) + ": the probe buffer was not made by this model device");
+  return *b;
+}
+
+/// A dirty line reaches memory: memory holds its mark (0: the buffer's own values again).
+void write_back(std::map<std::uint64_t, std::uint64_t>& memory, std::uint64_t line,
+                std::uint64_t mark) {
+  if (mark == 0)
+    memory.erase(line);
+  else
+    memory[line] = mark;
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // ModelDevice
 
@@ -173,9 +195,7 @@ detail::SequenceModel& ModelDevice::structural(std::uint64_t capacity) {
 }
 
 SequenceTiming ModelDevice::run_sequence(ProbeBuffer& buffer, const AccessSequence& s) {
-  auto* b = dynamic_cast<ModelProbeBuffer*>(&buffer);
-  if (b == nullptr || b->ledger() != ledger_.get())
-    throw UsageError("run_sequence: the probe buffer was not made by this model device");
+  const auto* b = &own_buffer(buffer, ledger_.get(), "run_sequence");
   if (s.timed_from > s.sequence.size())
     throw UsageError("run_sequence: timed_from " + std::to_string(s.timed_from) +
                      " exceeds the sequence length " + std::to_string(s.sequence.size()));
@@ -257,12 +277,7 @@ void ModelDevice::reset_persisting_lines() {
 }
 
 void ModelDevice::flush_l2() {
-  for (const auto& [line, mark] : dirty_marks_) {
-    if (mark == 0)
-      memory_marks_.erase(line);
-    else
-      memory_marks_[line] = mark;
-  }
+  for (const auto& [line, mark] : dirty_marks_) write_back(memory_marks_, line, mark);
   dirty_marks_.clear();
   auto& seq = structural(seq_ ? seq_->l1_capacity : l1_capacity_bytes(config_, -1));
   seq.flush_l2();
@@ -273,9 +288,7 @@ void ModelDevice::flush_l2() {
 }
 
 void ModelDevice::load_bulk(ProbeBuffer& buffer, const BulkLoads& loads) {
-  auto* b = dynamic_cast<ModelProbeBuffer*>(&buffer);
-  if (b == nullptr || b->ledger() != ledger_.get())
-    throw UsageError("load_bulk: the probe buffer was not made by this model device");
+  const auto* b = &own_buffer(buffer, ledger_.get(), "load_bulk");
   check_bulk_loads(b->bytes(), loads, persisting_limits());
   auto& seq = structural(seq_ ? seq_->l1_capacity : l1_capacity_bytes(config_, -1));
   for (auto& p : seq.l2) p.set_protected_ways(persisting_ways());
@@ -322,16 +335,6 @@ void ModelDevice::load_bulk(ProbeBuffer& buffer, const BulkLoads& loads) {
   }
 }
 
-namespace {
-const ModelProbeBuffer& own_buffer(ProbeBuffer& buffer, const detail::ModelLedger* ledger,
-                                   const char* what) {
-  auto* b = dynamic_cast<ModelProbeBuffer*>(&buffer);
-  if (b == nullptr || b->ledger() != ledger)
-    throw UsageError(std::string(what) + ": the probe buffer was not made by this model device");
-  return *b;
-}
-}  // namespace
-
 void ModelDevice::store_bulk(ProbeBuffer& buffer, std::uint64_t offset, std::uint64_t bytes,
                              std::uint64_t mark) {
   const auto& b = own_buffer(buffer, ledger_.get(), "store_bulk");
@@ -346,12 +349,7 @@ void ModelDevice::discard_bulk(ProbeBuffer& buffer, std::uint64_t offset, std::u
   for (std::uint64_t o = offset; o < offset + bytes; o += 128) {
     const auto it = dirty_marks_.find((b.base() + o) / 128);
     if (it == dirty_marks_.end()) continue;
-    if (config_.persisting.discard_writes_back) {
-      if (it->second == 0)
-        memory_marks_.erase(it->first);
-      else
-        memory_marks_[it->first] = it->second;
-    }
+    if (config_.persisting.discard_writes_back) write_back(memory_marks_, it->first, it->second);
     dirty_marks_.erase(it);
   }
 }

@@ -94,13 +94,13 @@ void restore_region(L2Residency& l2, ProbeBuffer& buffer, std::uint64_t bytes) {
                             "do not hold their own offset");
 }
 
-/// Marked stores over the region's lines (dirty in the L2), the discard or not, a flush.
-void dirty_then_flush(L2Residency& l2, ProbeBuffer& buffer, std::uint64_t bytes, bool discard) {
+/// Marked stores over the region's lines, after an L2 flush (the lines dirty in the L2), and the
+/// discard or not: what a trial and a counter read flush next.
+void make_dirty(L2Residency& l2, ProbeBuffer& buffer, std::uint64_t bytes, bool discard) {
   l2.reset_persisting_lines();
   l2.flush_l2();
   l2.store_bulk(buffer, 0, bytes, kMark);
   if (discard) l2.discard_bulk(buffer, 0, bytes);
-  l2.flush_l2();
 }
 
 std::vector<rs::DiscardTrial> run_discard(L2Residency& l2, ProbeBuffer& buffer,
@@ -108,7 +108,8 @@ std::vector<rs::DiscardTrial> run_discard(L2Residency& l2, ProbeBuffer& buffer,
   std::vector<rs::DiscardTrial> trials;
   for (int rep = 0; rep < kDiscardRepeats; ++rep)
     for (bool discard : {false, true}) {
-      dirty_then_flush(l2, buffer, bytes, discard);
+      make_dirty(l2, buffer, bytes, discard);
+      l2.flush_l2();
       const auto c = l2.census(buffer, 0, bytes, kMark);
       trials.push_back({discard, rep, bytes, c.own, c.marked, c.other});
       restore_region(l2, buffer, bytes);
@@ -136,12 +137,7 @@ nlohmann::json discard_counters(Context& ctx, L2Residency& l2, ProbeBuffer& buff
                       {{"discarded", discard}},
                       [&l2] { l2.flush_l2(); },
                       {e}};
-    p.prepare = [&l2, &buffer, bytes, discard] {
-      l2.store_bulk(buffer, 0, bytes, 0);
-      l2.flush_l2();
-      l2.store_bulk(buffer, 0, bytes, kMark);
-      if (discard) l2.discard_bulk(buffer, 0, bytes);
-    };
+    p.prepare = [&l2, &buffer, bytes, discard] { make_dirty(l2, buffer, bytes, discard); };
     d.probes.push_back(std::move(p));
   }
   auto record = counters::collect(ctx, d);
