@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/confidence.hpp"
+#include "core/line_select.hpp"
 #include "core/stats.hpp"
 #include "core/text_input.hpp"
 
@@ -188,6 +189,122 @@ DiscardVerdict judge_discard(const std::vector<DiscardTrial>& trials) {
   v.outcome = v.agreeing == dropped ? "dropped" : v.agreeing == written ? "written_back" : "mixed";
   v.confidence = confidence::combine({confidence::agreement(v.controls_ok, v.controls),
                                       confidence::agreement(v.agreeing, v.discarded)});
+  return v;
+}
+
+}  // namespace gpuprobe::analysis::residency
+
+namespace gpuprobe::analysis::residency {
+
+std::uint64_t placed_bytes(const Trial& t) {
+  const std::uint64_t threshold = line_select::threshold_of(t.select_share);
+  if (threshold >= line_select::kAll) return t.region_bytes;
+  constexpr std::uint64_t kLine = line_select::kLineBytes;
+  std::uint64_t lines = 0;
+  for (std::uint64_t o = t.region_offset / kLine * kLine; o < t.region_offset + t.region_bytes;
+       o += kLine)
+    lines += line_select::selected(o / kLine, t.select_seed, threshold);
+  return lines * kLine;
+}
+
+double binomial_capped_share(int n, double p, int k) {
+  if (n <= 0 || p <= 0 || k >= n) return 1.0;
+  if (k <= 0) return 0.0;
+  if (p >= 1) return static_cast<double>(k) / n;
+  double capped = 0;
+  for (int x = 0; x <= n; ++x) {
+    const double log_pmf = std::lgamma(n + 1.0) - std::lgamma(x + 1.0) - std::lgamma(n - x + 1.0) +
+                           x * std::log(p) + (n - x) * std::log1p(-p);
+    capped += std::exp(log_pmf) * std::min(x, k);
+  }
+  return std::min(1.0, capped / (n * p));
+}
+
+namespace {
+
+/// The pooled kept share of a group's trials at a set-aside, its sampled lines and bytes placed.
+struct Pooled {
+  double kept = 0;
+  std::size_t lines = 0;
+  std::uint64_t placed = 0, span = 0;
+  std::size_t trials = 0;
+};
+
+Pooled pool(const std::vector<Trial>& trials, const Classifier& c, const std::string& group,
+            std::uint64_t set_aside) {
+  Pooled p;
+  double stayed_lines = 0;
+  for (const auto& t : trials) {
+    if (t.group != group || t.set_aside_bytes != set_aside || t.cycles.empty()) continue;
+    stayed_lines += stayed(t, c) * static_cast<double>(t.cycles.size());
+    p.lines += t.cycles.size();
+    if (p.trials++ == 0) {
+      p.placed = placed_bytes(t);
+      p.span = t.region_bytes;
+    }
+  }
+  if (p.lines) p.kept = stayed_lines / static_cast<double>(p.lines);
+  return p;
+}
+
+/// A pooled share's binomial standard error, never 0 (a share of all or none is known to about
+/// one line in the sample).
+double share_se(double r, std::size_t n) {
+  const double lines = static_cast<double>(std::max<std::size_t>(n, 1));
+  return std::sqrt((r * (1 - r) + 1 / lines) / lines);
+}
+
+}  // namespace
+
+CapRuleVerdict judge_cap_rule(const std::vector<Trial>& trials, const Classifier& c,
+                              std::uint64_t l2_bytes, int ways, std::uint64_t set_aside) {
+  CapRuleVerdict v;
+  v.set_aside_bytes = set_aside;
+  const auto even = pool(trials, c, "cap_even", set_aside);
+  const auto scattered = pool(trials, c, "cap_scattered", set_aside);
+  v.even_kept = even.kept;
+  v.scattered_kept = scattered.kept;
+  v.even_lines = even.lines;
+  v.scattered_lines = scattered.lines;
+  if (!even.trials || !scattered.trials || ways <= 0 || l2_bytes == 0 || scattered.placed == 0)
+    return v;
+  const double l2 = static_cast<double>(l2_bytes), w = static_cast<double>(ways);
+  v.cap_ways = static_cast<int>(std::floor(w * static_cast<double>(set_aside) / l2 + 1e-9));
+  if (v.cap_ways <= 0) return v;
+  // Lines per set: the span's (n) and the share of them selected.
+  const int n = static_cast<int>(std::lround(w * static_cast<double>(scattered.span) / l2));
+  const double share = static_cast<double>(scattered.placed) / static_cast<double>(scattered.span);
+  v.lines_per_set = n * share;
+  // What the even placement kept of what a per-set cap lets it keep: the losses not the cap's.
+  const double even_allowed =
+      std::min(1.0, v.cap_ways / (w * static_cast<double>(even.placed) / l2));
+  const double rho = std::min(1.0, even.kept / even_allowed);
+  v.predicted_per_set = rho * binomial_capped_share(n, share, v.cap_ways);
+  v.predicted_byte_budget = std::min(
+      1.0, even.kept * static_cast<double>(even.placed) / static_cast<double>(scattered.placed));
+  const double se_s = share_se(scattered.kept, scattered.lines);
+  const double se_e = share_se(even.kept, even.lines);
+  const double se = std::sqrt(se_s * se_s + se_e * se_e);
+  v.z_per_set = std::abs(scattered.kept - v.predicted_per_set) / se;
+  v.z_byte_budget = std::abs(scattered.kept - v.predicted_byte_budget) / se;
+  v.z_between = std::abs(v.predicted_per_set - v.predicted_byte_budget) / se;
+  if (v.z_between < 2) {
+    // The two rules predict the same here: what the data say is no choice between them.
+    v.confidence = 0.1;
+    return v;
+  }
+  const bool per_set = v.z_per_set <= v.z_byte_budget;
+  const double z_near = per_set ? v.z_per_set : v.z_byte_budget;
+  const double z_far = per_set ? v.z_byte_budget : v.z_per_set;
+  const double off =
+      std::abs(scattered.kept - (per_set ? v.predicted_per_set : v.predicted_byte_budget));
+  if (z_near > 3 && off > 0.05) {
+    v.outcome = "neither";
+    v.confidence = confidence::combine({c.separation, confidence::separation(z_near)});
+    return v;
+  }
+  v.outcome = per_set ? "per_set" : "byte_budget";
+  v.confidence = confidence::combine({c.separation, confidence::separation(z_far)});
   return v;
 }
 

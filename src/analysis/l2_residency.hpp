@@ -25,10 +25,19 @@ struct Trial {
   double hint_fraction = 1.0;
   std::uint64_t traffic_bytes = 0;  ///< plain loads of other lines after placing
   std::vector<double> cycles;       ///< the first load of each sampled line
+  /// A scattered placement: only the 128-B lines of the region that core/line_select.hpp
+  /// selects at this share and seed were placed (and sampled). 1: every line (results recorded
+  /// before scattered placements have neither field).
+  double select_share = 1.0;
+  std::uint64_t select_seed = 0;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Trial, group, repeat, set_aside_bytes, region_offset,
-                                   region_bytes, windowed, hit_ratio, hit_prop, miss_prop, hint,
-                                   hint_fraction, traffic_bytes, cycles)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Trial, group, repeat, set_aside_bytes,
+                                                region_offset, region_bytes, windowed, hit_ratio,
+                                                hit_prop, miss_prop, hint, hint_fraction,
+                                                traffic_bytes, cycles, select_share, select_seed)
+
+/// Bytes a trial placed: its region, or the selected lines of it when scattered.
+std::uint64_t placed_bytes(const Trial& t);
 
 /// One request of cudaLimitPersistingL2CacheSize and what the driver kept.
 struct SetAsideRequest {
@@ -146,5 +155,34 @@ double rule_predict(const RuleFit& fit, const RulePoint& p, std::uint64_t l2_byt
 /// `plain` is what plain loads kept under the same traffic (a floor a window cannot go below).
 RuleFit fit_rule(const std::vector<RulePoint>& points, std::uint64_t l2_bytes, int ways,
                  double plain);
+
+/// Whether the lines evict_last may protect are capped per set (the set-aside's ways of every
+/// set) or by a byte budget over the whole L2. Two placements of about the set-aside's bytes,
+/// each under plain traffic of 2 x L2: "cap_even" (a contiguous region, which a hashed index
+/// spreads evenly: every set gets about the same lines) and "cap_scattered" (lines picked at
+/// random over a span `1 / share` times larger: a set's count is Binomial(n, share), n the
+/// span's lines per set). A byte budget keeps both alike; a per-set cap of k ways loses in the
+/// scattered placement what each set gets beyond k: E[min(X, k)] / E[X] of it, scaled by what
+/// the even placement kept of what the cap allows there.
+struct CapRuleVerdict {
+  std::string outcome = "undecided";  ///< per_set, byte_budget, neither or undecided
+  std::uint64_t set_aside_bytes = 0;
+  int cap_ways = 0;          ///< k: whole ways of a set that the set-aside names
+  double lines_per_set = 0;  ///< the scattered placement's mean selected lines per set
+  double even_kept = 0, scattered_kept = 0;
+  double predicted_per_set = 0, predicted_byte_budget = 0;
+  double z_per_set = 0, z_byte_budget = 0;  ///< the measurement from each, in standard errors
+  double z_between = 0;  ///< the two predictions apart, in standard errors (< 2: undecided)
+  std::size_t even_lines = 0, scattered_lines = 0;  ///< sampled lines, over the repeats
+  double confidence = 0;
+};
+/// E[min(X, k)] / E[X] for X ~ Binomial(n, p) (1 when E[X] is 0).
+double binomial_capped_share(int n, double p, int k);
+/// The verdict at one set-aside (trials of the two groups at it; undecided without them, without
+/// the ways or with a set-aside below one way). Its confidence: the classifier's separation x
+/// separation(z from the rejected rule); "neither" (the nearer rule more than 3 standard errors
+/// and 0.05 away) has separation(z from the nearer one).
+CapRuleVerdict judge_cap_rule(const std::vector<Trial>& trials, const Classifier& c,
+                              std::uint64_t l2_bytes, int ways, std::uint64_t set_aside);
 
 }  // namespace gpuprobe::analysis::residency

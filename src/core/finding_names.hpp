@@ -105,9 +105,9 @@ inline constexpr FindingKey kL2PersistingCapacity{"l2.persisting.capacity", "byt
 inline constexpr FindingKey kL2PersistingRule{"l2.persisting.rule", "class", ValueKind::kCategory,
                                               labels::kPersistingRule,
                                               std::size(labels::kPersistingRule)};
-inline constexpr FindingKey kL2PersistingBeyondMax{
-    "l2.persisting.set_aside_beyond_max", "class", ValueKind::kCategory,
-    labels::kSetAsideBeyondMax, std::size(labels::kSetAsideBeyondMax)};
+inline constexpr FindingKey kL2PersistingBeyondMax{"l2.persisting.set_aside_beyond_max", "class",
+                                                   ValueKind::kCategory, labels::kSetAsideBeyondMax,
+                                                   std::size(labels::kSetAsideBeyondMax)};
 
 // cache.l2.eviction_priority
 inline constexpr FindingKey kL2EvictLastProtects{"l2.evict_last.protects", "bool",
@@ -118,6 +118,17 @@ inline constexpr FindingKey kL2EvictLastMaxShare{"l2.evict_last.max_share", "fra
                                                  ValueKind::kNumber};
 inline constexpr FindingKey kL2DiscardDropsDirty{"l2.discard.drops_dirty", "bool",
                                                  ValueKind::kBool};
+namespace labels {
+inline constexpr CategoryLabel kL2EvictLastCapRule[] = {
+    {0, "per_set", "per set: the set-aside's ways of every set"},
+    {1, "byte_budget", "a byte budget over the whole L2"},
+    {2, "neither", "neither rule fits"},
+    {-1, "undecided", "undecided (the placements cannot tell)"},
+};
+}  // namespace labels
+inline constexpr FindingKey kL2EvictLastCapRule{"l2.evict_last.cap_rule", "class",
+                                                ValueKind::kCategory, labels::kL2EvictLastCapRule,
+                                                std::size(labels::kL2EvictLastCapRule)};
 
 // gpuprobe replay --runs (model.replay): the replay judged against the GPU's runs
 namespace labels {
@@ -133,8 +144,8 @@ inline constexpr FindingKey kReplayFairPlateausWithin{"replay.fair.plateaus_with
                                                       ValueKind::kNumber};
 inline constexpr FindingKey kReplayFairL1KneeError{"replay.fair.l1_knee_error", "%",
                                                    ValueKind::kNumber};
-inline constexpr FindingKey kReplayFairVerdict{"replay.fair.verdict", "class",
-                                               ValueKind::kCategory, labels::kReplayFairVerdict,
+inline constexpr FindingKey kReplayFairVerdict{"replay.fair.verdict", "class", ValueKind::kCategory,
+                                               labels::kReplayFairVerdict,
                                                std::size(labels::kReplayFairVerdict)};
 
 // latency.tlb
@@ -279,6 +290,7 @@ inline constexpr const FindingKey* kKeys[] = {
     &kL2EvictFirstGoesFirst,
     &kL2EvictLastMaxShare,
     &kL2DiscardDropsDirty,
+    &kL2EvictLastCapRule,
     &kReplayFairPointsWithin,
     &kReplayFairPlateausWithin,
     &kReplayFairL1KneeError,

@@ -77,6 +77,13 @@ void check_bulk_loads(std::uint64_t buffer_bytes, const BulkLoads& l,
   if (l.hint != EvictionHint::kNone && !(l.hint_fraction > 0.0 && l.hint_fraction <= 1.0))
     throw UsageError("eviction-priority fraction " + std::to_string(l.hint_fraction) +
                      "; allowed: above 0, at most 1");
+  if (!(l.select_share > 0.0 && l.select_share <= 1.0))
+    throw UsageError("scattered placement share " + std::to_string(l.select_share) +
+                     "; allowed: above 0, at most 1");
+  if (l.select_share < 1.0 && (l.offset % 128 != 0 || l.bytes % 128 != 0))
+    throw UsageError(range() +
+                     ": a scattered placement selects whole lines; allowed: offset "
+                     "and length multiples of 128 B");
 }
 
 void check_line_range(std::uint64_t buffer_bytes, std::uint64_t offset, std::uint64_t bytes,
@@ -89,8 +96,6 @@ void check_line_range(std::uint64_t buffer_bytes, std::uint64_t offset, std::uin
                      "multiples of 128 B");
 }
 
-L2Residency* as_l2_residency(device::Device& device) {
-  return dynamic_cast<L2Residency*>(&device);
-}
+L2Residency* as_l2_residency(device::Device& device) { return dynamic_cast<L2Residency*>(&device); }
 
 }  // namespace gpuprobe

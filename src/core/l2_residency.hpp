@@ -47,6 +47,10 @@ struct BulkLoads {
   AccessWindow window;
   EvictionHint hint = EvictionHint::kNone;  ///< createpolicy.fractional.<hint> on every load
   double hint_fraction = 1.0;               ///< the policy's fraction (0, 1]
+  /// A scattered placement: only the 128-B lines core/line_select.hpp selects at this share
+  /// (0, 1] and seed are loaded (1: every line). offset and bytes: multiples of 128 B then.
+  double select_share = 1.0;
+  std::uint64_t select_seed = 0;
 };
 
 /// What a range of a probe buffer holds, word by word: its own offset (what the buffer was made

@@ -6,6 +6,7 @@
 
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/line_select.hpp"
 #include "device/device_buffer.hpp"
 #include "device/residency_kernels.hpp"
 
@@ -57,7 +58,8 @@ void cuda_load_bulk(const std::uint64_t* base, std::uint64_t buffer_bytes, const
     set_window(s, window_base, l.window.bytes, l.window);
   }
   kernels::launch_bulk_loads(base, l.offset, l.bytes, l.hint, static_cast<float>(l.hint_fraction),
-                             sm_count, bad.get(), s);
+                             l.select_seed, line_select::threshold_of(l.select_share), sm_count,
+                             bad.get(), s);
   unsigned long long host_bad = 0;
   GP_CUDA_CHECK(cudaMemcpyAsync(&host_bad, bad.get(), sizeof host_bad, cudaMemcpyDeviceToHost, s));
   GP_CUDA_CHECK(cudaStreamSynchronize(s));

@@ -287,6 +287,7 @@ nlohmann::json to_json(const ModelConfig& c) {
     j["l2_access_policy_max_window_bytes"] = c.persisting.max_window_bytes;
     j["l2_evict_last_ways_unreserved"] = c.persisting.evict_last_ways_unreserved;
     if (c.persisting.discard_writes_back) j["l2_discard_writes_back"] = true;
+    if (c.persisting.byte_budget) j["l2_persisting_byte_budget"] = true;
   }
   return j;
 }

@@ -14,6 +14,7 @@
 #include "analysis/chain.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
+#include "core/line_select.hpp"
 #include "core/text_input.hpp"
 #include "core/units.hpp"
 #include "device/model_export.hpp"
@@ -265,10 +266,19 @@ int ModelDevice::persisting_ways() const {
                           static_cast<double>(l2.capacity_bytes));
 }
 
+void ModelDevice::apply_persisting(detail::SequenceModel& seq) const {
+  const int ways = persisting_ways();
+  for (auto& p : seq.l2) {
+    p.set_protected_ways(ways);
+    p.set_protected_budget(config_.persisting.byte_budget
+                               ? static_cast<std::uint64_t>(ways) * p.sets()
+                               : SetCache::kPerSet);
+  }
+}
+
 void ModelDevice::set_persisting_set_aside(std::uint64_t bytes) {
   set_aside_ = std::min(bytes, config_.persisting.max_set_aside_bytes);
-  if (seq_)
-    for (auto& p : seq_->l2) p.set_protected_ways(persisting_ways());
+  if (seq_) apply_persisting(*seq_);
 }
 
 void ModelDevice::reset_persisting_lines() {
@@ -291,10 +301,10 @@ void ModelDevice::load_bulk(ProbeBuffer& buffer, const BulkLoads& loads) {
   const auto* b = &own_buffer(buffer, ledger_.get(), "load_bulk");
   check_bulk_loads(b->bytes(), loads, persisting_limits());
   auto& seq = structural(seq_ ? seq_->l1_capacity : l1_capacity_bytes(config_, -1));
-  for (auto& p : seq.l2) p.set_protected_ways(persisting_ways());
+  apply_persisting(seq);
   using Mark = SetCache::Mark;
   const auto of_property = [](AccessProperty p) {
-    return p == AccessProperty::kPersisting ? Mark::kProtected
+    return p == AccessProperty::kPersisting  ? Mark::kProtected
            : p == AccessProperty::kStreaming ? Mark::kFirst
                                              : Mark::kNormal;
   };
@@ -314,7 +324,10 @@ void ModelDevice::load_bulk(ProbeBuffer& buffer, const BulkLoads& loads) {
   // a line's tag is what competes for a way.
   const std::uint64_t line = config_.l2.line_bytes ? config_.l2.line_bytes : 128;
   std::uint64_t n = 0;
-  for (std::uint64_t o = loads.offset / line * line; o < loads.offset + loads.bytes; o += line, ++n) {
+  const std::uint64_t select = line_select::threshold_of(loads.select_share);
+  for (std::uint64_t o = loads.offset / line * line; o < loads.offset + loads.bytes;
+       o += line, ++n) {
+    if (!line_select::selected(o / line_select::kLineBytes, loads.select_seed, select)) continue;
     // A hashed share of the lines takes the window's hit property (or the policy's primary
     // priority), the rest the miss property (or evict_unchanged).
     // splitmix64's finalizer: the choice is independent of the line's set (a plain
@@ -325,8 +338,7 @@ void ModelDevice::load_bulk(ProbeBuffer& buffer, const BulkLoads& loads) {
     z ^= z >> 31;
     const double u = static_cast<double>(z >> 11) * 0x1.0p-53;
     Mark m = Mark::kKeep;
-    if (loads.windowed && o >= loads.window.offset &&
-        o < loads.window.offset + loads.window.bytes)
+    if (loads.windowed && o >= loads.window.offset && o < loads.window.offset + loads.window.bytes)
       m = of_property(u < loads.window.hit_ratio ? loads.window.hit : loads.window.miss);
     else if (loads.hint != EvictionHint::kNone && u < loads.hint_fraction)
       m = of_hint(loads.hint);

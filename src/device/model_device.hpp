@@ -193,6 +193,10 @@ struct ModelConfig {
     /// What discard.global.L2 does to a dirty line: dropped (false, as PTX states) or written
     /// back first (true: a model of a GPU that ignores the discard's data).
     bool discard_writes_back = false;
+    /// Where the cap applies: per set (false: the ways above in every set) or over the whole
+    /// L2 (true: as many protected lines as those ways hold in all sets together, anywhere; a
+    /// model of a GPU that counts a byte budget).
+    bool byte_budget = false;
   } persisting;
   /// The L2's insertion policy (Insertion; l2.policy lru only) and bimodal insertion's throttle
   /// (1 fill in this many at MRU; 2 .. 65536). run_sequence and the structural chase.
@@ -412,6 +416,8 @@ class ModelDevice : public Device, public Sequencer, public L2Residency {
   std::map<std::uint64_t, std::uint64_t> dirty_marks_, memory_marks_;
   /// The persisting ways of each L2 set the set-aside grants (applied to seq_'s L2).
   int persisting_ways() const;
+  /// Those ways (or, with persisting.byte_budget, their lines over every set) to seq's L2.
+  void apply_persisting(detail::SequenceModel& seq) const;
 };
 
 /// The built-in models' configurations: "h200", "a100", "rtx5080", "tiny". Throws UsageError

@@ -136,6 +136,8 @@ ModelConfig model_config_from_json(const json& j) {
       std::min<std::uint64_t>(optional_unsigned(j, "l2_evict_last_ways_unreserved", 0), 1u << 20));
   if (j.contains("l2_discard_writes_back"))
     c.persisting.discard_writes_back = need<bool>(j, "l2_discard_writes_back");
+  if (j.contains("l2_persisting_byte_budget"))
+    c.persisting.byte_budget = need<bool>(j, "l2_persisting_byte_budget");
   if (j.contains("l2_insertion"))
     c.l2_insertion = parse_insertion(need<std::string>(j, "l2_insertion"));
   c.l2_bimodal_throttle = static_cast<std::uint32_t>(

@@ -126,6 +126,7 @@ void SetCache::clear() {
   stamps_.assign(sets_ * ways_, 0);
   plru_.assign(sets_, 0);
   priority_.assign(sets_ * ways_, Priority::kNormal);
+  protected_held_ = 0;
   classed_ = false;
   // Stamps start high so that an insertion below the oldest line (Insertion::kLru) has room;
   // only their order counts.
@@ -196,6 +197,14 @@ void SetCache::touch(std::uint64_t set, std::uint32_t way, bool fill) {
 void SetCache::reset_protected() {
   for (auto& p : priority_)
     if (p == Priority::kProtected) p = Priority::kNormal;
+  protected_held_ = 0;
+}
+
+void SetCache::set_priority(std::uint64_t slot, Priority p) {
+  const bool was = priority_[slot] == Priority::kProtected, is = p == Priority::kProtected;
+  protected_held_ += is && !was;
+  protected_held_ -= was && !is;
+  priority_[slot] = p;
 }
 
 void SetCache::fill_stale(std::uint64_t first_tag) {
@@ -215,12 +224,16 @@ void SetCache::mark(std::uint64_t slot, std::uint64_t set, Mark m) {
                : m == Mark::kNormal ? Priority::kNormal
                                     : Priority::kProtected;
   if (p == Priority::kProtected && priority_[slot] != Priority::kProtected) {
-    int held = 0;
-    for (std::uint32_t w = 0; w < ways_; ++w)
-      held += priority_[set * ways_ + w] == Priority::kProtected && tags_[set * ways_ + w] != 0;
-    if (held >= protected_ways_) p = Priority::kNormal;
+    if (protected_budget_ != kPerSet) {
+      if (protected_held_ >= protected_budget_) p = Priority::kNormal;
+    } else {
+      int held = 0;
+      for (std::uint32_t w = 0; w < ways_; ++w)
+        held += priority_[set * ways_ + w] == Priority::kProtected && tags_[set * ways_ + w] != 0;
+      if (held >= protected_ways_) p = Priority::kNormal;
+    }
   }
-  priority_[slot] = p;
+  set_priority(slot, p);
 }
 
 std::uint32_t SetCache::classed_victim(std::uint64_t set) {
@@ -230,9 +243,9 @@ std::uint32_t SetCache::classed_victim(std::uint64_t set) {
     for (std::uint32_t w = 0; w < ways_; ++w) {
       if (priority_[base + w] != cls) continue;
       // LRU / FIFO: the oldest stamp; the other policies: the first of the class.
-      if (best == ways_ || ((config_.policy == Replacement::kLru ||
-                             config_.policy == Replacement::kFifo) &&
-                            stamps_[base + w] < stamps_[base + best]))
+      if (best == ways_ ||
+          ((config_.policy == Replacement::kLru || config_.policy == Replacement::kFifo) &&
+           stamps_[base + w] < stamps_[base + best]))
         best = w;
     }
     if (best != ways_) return best;
@@ -277,6 +290,8 @@ bool SetCache::contains(std::uint64_t address) const {
 
 void SetCache::invalidate(std::uint64_t slot) {
   if (tags_[slot] == 0) return;
+  // A line that leaves gives up its protection (an invalid slot holds nothing to protect).
+  if (classed_) set_priority(slot, Priority::kNormal);
   tags_[slot] = 0;
   sectors_present_[slot] = 0;
   --held_;
@@ -393,7 +408,7 @@ bool SetCache::access(std::uint64_t address, Mark m) {
   last_use_[base + w] = ++use_clock_;
   tags_[base + w] = tag;
   sectors_present_[base + w] = sector_bit;
-  if (classed_) priority_[base + w] = Priority::kNormal;
+  if (classed_) set_priority(base + w, Priority::kNormal);
   mark(base + w, set, m);
   touch(set, w, true);
   if (config_.policy == Replacement::kLru && insertion_ != Insertion::kMru && !insert_at_mru(set)) {

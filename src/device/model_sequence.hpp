@@ -28,6 +28,10 @@ class SetCache {
   bool access(std::uint64_t address, Mark mark = Mark::kKeep);
   /// The most protected lines one set holds; a line marked protected beyond it is normal.
   void set_protected_ways(int ways) { protected_ways_ = ways; }
+  /// Caps the protected lines of the whole cache at `lines` instead (anywhere, a set may hold
+  /// only protected lines); kPerSet: back to set_protected_ways.
+  static constexpr std::uint64_t kPerSet = ~std::uint64_t{0};
+  void set_protected_budget(std::uint64_t lines) { protected_budget_ = lines; }
   /// Every protected line becomes normal (cudaCtxResetPersistingL2Cache).
   void reset_protected();
   /// Every way holds a line of no buffer (tags from `first_tag` on), older than any access
@@ -77,6 +81,10 @@ class SetCache {
   unsigned squeeze_bit_ = 0;
   std::mt19937_64 rng_;
   std::vector<Priority> priority_;  ///< per slot; used once classed_ is set
+  std::uint64_t protected_budget_ = kPerSet;
+  std::uint64_t protected_held_ = 0;  ///< protected slots (kept for the budget)
+  /// Sets slot's class, keeping protected_held_.
+  void set_priority(std::uint64_t slot, Priority p);
   bool classed_ = false;
   int protected_ways_ = 0;
   Insertion insertion_ = Insertion::kMru;

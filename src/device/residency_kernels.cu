@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "core/cuda_check.hpp"
+#include "core/line_select.hpp"
 #include "device/residency_kernels.hpp"
 
 namespace gpuprobe::device::kernels {
@@ -54,13 +55,15 @@ __device__ __forceinline__ void load_pair(const u64* p, u64 policy, u64& a, u64&
 
 template <EvictionHint kHint>
 __global__ void bulk_loads_kernel(const u64* base, u64 first_word, u64 words, float fraction,
-                                  unsigned long long* bad) {
+                                  u64 select_seed, u64 select_threshold, unsigned long long* bad) {
   const u64 policy = make_policy<kHint>(fraction);
   unsigned long long wrong = 0;
   const u64 pairs = words / 2;
   for (u64 i = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x; i < pairs;
        i += static_cast<u64>(gridDim.x) * blockDim.x) {
     const u64 w = first_word + 2 * i;
+    // A scattered placement loads only the selected lines (16 words each).
+    if (!line_select::selected(w / 16, select_seed, select_threshold)) continue;
     u64 a, b;
     load_pair<kHint>(base + w, policy, a, b);
     wrong += (a != w * 8) + (b != (w + 1) * 8);
@@ -142,30 +145,31 @@ void launch_census(const std::uint64_t* buffer_base, std::uint64_t offset, std::
 }
 
 void launch_bulk_loads(const std::uint64_t* buffer_base, std::uint64_t offset, std::uint64_t bytes,
-                       EvictionHint hint, float fraction, int sm_count, unsigned long long* bad,
+                       EvictionHint hint, float fraction, std::uint64_t select_seed,
+                       std::uint64_t select_threshold, int sm_count, unsigned long long* bad,
                        cudaStream_t stream) {
   const unsigned blocks = blocks_for(sm_count);
   const u64 first = offset / 8, words = bytes / 8;
   switch (hint) {
     case EvictionHint::kNone:
-      bulk_loads_kernel<EvictionHint::kNone>
-          <<<blocks, kThreads, 0, stream>>>(buffer_base, first, words, fraction, bad);
+      bulk_loads_kernel<EvictionHint::kNone><<<blocks, kThreads, 0, stream>>>(
+          buffer_base, first, words, fraction, select_seed, select_threshold, bad);
       break;
     case EvictionHint::kEvictFirst:
-      bulk_loads_kernel<EvictionHint::kEvictFirst>
-          <<<blocks, kThreads, 0, stream>>>(buffer_base, first, words, fraction, bad);
+      bulk_loads_kernel<EvictionHint::kEvictFirst><<<blocks, kThreads, 0, stream>>>(
+          buffer_base, first, words, fraction, select_seed, select_threshold, bad);
       break;
     case EvictionHint::kEvictNormal:
-      bulk_loads_kernel<EvictionHint::kEvictNormal>
-          <<<blocks, kThreads, 0, stream>>>(buffer_base, first, words, fraction, bad);
+      bulk_loads_kernel<EvictionHint::kEvictNormal><<<blocks, kThreads, 0, stream>>>(
+          buffer_base, first, words, fraction, select_seed, select_threshold, bad);
       break;
     case EvictionHint::kEvictLast:
-      bulk_loads_kernel<EvictionHint::kEvictLast>
-          <<<blocks, kThreads, 0, stream>>>(buffer_base, first, words, fraction, bad);
+      bulk_loads_kernel<EvictionHint::kEvictLast><<<blocks, kThreads, 0, stream>>>(
+          buffer_base, first, words, fraction, select_seed, select_threshold, bad);
       break;
     case EvictionHint::kEvictUnchanged:
-      bulk_loads_kernel<EvictionHint::kEvictUnchanged>
-          <<<blocks, kThreads, 0, stream>>>(buffer_base, first, words, fraction, bad);
+      bulk_loads_kernel<EvictionHint::kEvictUnchanged><<<blocks, kThreads, 0, stream>>>(
+          buffer_base, first, words, fraction, select_seed, select_threshold, bad);
       break;
   }
   GP_CUDA_CHECK_LAUNCH();

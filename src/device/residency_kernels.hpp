@@ -12,10 +12,12 @@ namespace gpuprobe::device::kernels {
 /// Every SM loads [base, base + bytes) once, 16 B per thread (ld.global.cg, with an L2 cache
 /// policy createpolicy.fractional.<hint> of `fraction` unless hint is kNone) and counts into
 /// `*bad` the words that do not hold their own offset from `buffer_base`. bytes: a multiple of
-/// 16. Asynchronous on `stream`.
+/// 16. Only the lines line_select::selected(line, select_seed, select_threshold) picks are
+/// loaded (line_select::kAll: every one). Asynchronous on `stream`.
 void launch_bulk_loads(const std::uint64_t* buffer_base, std::uint64_t offset, std::uint64_t bytes,
-                       EvictionHint hint, float fraction, int sm_count,
-                       unsigned long long* bad, cudaStream_t stream);
+                       EvictionHint hint, float fraction, std::uint64_t select_seed,
+                       std::uint64_t select_threshold, int sm_count, unsigned long long* bad,
+                       cudaStream_t stream);
 
 /// st.global.v2.u64 of (word offset) ^ mark to every word of [offset, offset + bytes).
 void launch_store_marks(std::uint64_t* buffer_base, std::uint64_t offset, std::uint64_t bytes,

@@ -234,6 +234,8 @@ void residency_line(const FindingIndex& idx, SummaryCard& card) {
     s += " evict_last outlasts plain loads: " + display_text(*last) + ", holds at most " +
          percent_of(idx, fk::kL2EvictLastMaxShare.name) +
          " of the L2; evict_first goes first: " + shown(idx, fk::kL2EvictFirstGoesFirst.name);
+  if (idx.get(fk::kL2EvictLastCapRule.name))
+    s += "; evict_last's cap applies " + shown(idx, fk::kL2EvictLastCapRule.name);
   if (idx.get(fk::kL2DiscardDropsDirty.name))
     s += "; discard.global.L2 drops dirty data (no write-back): " +
          shown(idx, fk::kL2DiscardDropsDirty.name);

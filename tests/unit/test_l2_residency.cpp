@@ -3,6 +3,7 @@
 // they must recover), the set-aside put back even when a trial fails, and bad input refused.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -147,6 +148,84 @@ TEST(EvictionPriorityOnModel, EvictLastStaysEvictFirstGoesFirstAndTheSetAsideIsP
   // The model caps evict_last at the set-aside's whole ways: 30 MiB of 60 MiB, 8 of 16 ways.
   EXPECT_NEAR(f.at(finding::kL2EvictLastMaxShare.name).value, 0.5, 0.06);
   EXPECT_EQ(dev.persisting_set_aside(), 3 * kMiB) << "the set-aside found was not put back";
+}
+
+TEST(ResidencyJudge, CappedBinomialShare) {
+  // Binomial(40, 1/4) capped at 10: E[min(X, 10)] / 10, by direct summation here.
+  double capped = 0, pmf = std::pow(0.75, 40);
+  for (int x = 0; x <= 40; ++x) {
+    capped += pmf * std::min(x, 10);
+    pmf *= (40.0 - x) / (x + 1.0) * (0.25 / 0.75);
+  }
+  EXPECT_NEAR(rs::binomial_capped_share(40, 0.25, 10), capped / 10, 1e-9);
+  EXPECT_GT(rs::binomial_capped_share(40, 0.25, 10), 0.85);
+  EXPECT_LT(rs::binomial_capped_share(40, 0.25, 10), 0.92);
+  EXPECT_DOUBLE_EQ(rs::binomial_capped_share(40, 0.25, 40), 1.0);
+  EXPECT_DOUBLE_EQ(rs::binomial_capped_share(40, 0.25, 0), 0.0);
+}
+
+/// Cap trials at a 30 MiB set-aside of a 60 MiB, 16-way L2 (k = 8): `even` and `scattered` of
+/// `lines` sampled lines each kept those shares (near hits 280, misses 650).
+std::vector<rs::Trial> cap_trials(double even, double scattered, int lines = 1024) {
+  std::vector<rs::Trial> trials{trial("control_there", {280, 285, 290, 282}),
+                                trial("control_gone", {650, 660, 655, 640})};
+  const auto make = [lines](const std::string& group, double kept, std::uint64_t bytes,
+                            double share) {
+    rs::Trial t = trial(group, {});
+    t.set_aside_bytes = 30 * kMiB;
+    t.region_bytes = bytes;
+    t.select_share = share;
+    t.select_seed = 1;
+    t.hint = "evict_last";
+    const int stayed = static_cast<int>(kept * lines + 0.5);
+    for (int i = 0; i < lines; ++i) t.cycles.push_back(i < stayed ? 280 : 650);
+    return t;
+  };
+  trials.push_back(make("cap_even", even, 30 * kMiB, 1.0));
+  trials.push_back(make("cap_scattered", scattered, 120 * kMiB, 0.25));
+  return trials;
+}
+
+TEST(ResidencyJudge, CapRuleTellsPerSetFromAByteBudget) {
+  const std::uint64_t l2 = 60 * kMiB;
+  const auto judge = [&](double even, double scattered, int ways = 16) {
+    const auto t = cap_trials(even, scattered);
+    return rs::judge_cap_rule(t, rs::classify(t), l2, ways, 30 * kMiB);
+  };
+  // Binomial(32, 1/4) capped at 8 keeps about 0.86 of the scattered lines.
+  const auto per_set = judge(1.0, 0.86);
+  EXPECT_EQ(per_set.cap_ways, 8);
+  EXPECT_NEAR(per_set.lines_per_set, 8.0, 0.1);
+  EXPECT_NEAR(per_set.predicted_per_set, 0.86, 0.02);
+  EXPECT_NEAR(per_set.predicted_byte_budget, 1.0, 0.02);
+  EXPECT_EQ(per_set.outcome, "per_set");
+  EXPECT_GT(per_set.confidence, 0.9);
+  const auto budget = judge(1.0, 0.995);
+  EXPECT_EQ(budget.outcome, "byte_budget");
+  EXPECT_GT(budget.confidence, 0.9);
+  // What fits neither rule is said so, and so is what cannot be judged.
+  EXPECT_EQ(judge(1.0, 0.5).outcome, "neither");
+  EXPECT_EQ(judge(1.0, 0.86, 0).outcome, "undecided");
+  EXPECT_LT(judge(1.0, 0.86, 0).confidence, 0.2);
+  // Eight sampled lines a placement cannot tell 0.86 from 1.
+  const auto few = cap_trials(1.0, 0.875, 8);
+  const auto v = rs::judge_cap_rule(few, rs::classify(few), l2, 16, 30 * kMiB);
+  EXPECT_EQ(v.outcome, "undecided");
+  EXPECT_LT(v.z_between, 2.0);
+}
+
+TEST(EvictionPriorityOnModel, TheCapIsFoundPerSetOrAByteBudgetAsModelled) {
+  for (bool budget : {false, true}) {
+    auto c = residency_model();
+    c.persisting.byte_budget = budget;
+    device::ModelDevice dev(c);
+    const auto f = run_on(dev, "cache.l2.eviction_priority");
+    const auto& rule = f.at(finding::kL2EvictLastCapRule.name);
+    EXPECT_EQ(rule.extra.value("label", ""), budget ? "byte_budget" : "per_set")
+        << rule.extra.dump();
+    EXPECT_GT(rule.confidence, 0.8) << rule.extra.dump();
+    EXPECT_EQ(rule.extra.value("cap_ways", 0), 8);
+  }
 }
 
 rs::DiscardTrial discard_trial(bool discarded, std::uint64_t own, std::uint64_t marked,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/line_select.hpp"
 
 namespace gpuprobe::probes::residency {
 
@@ -41,7 +42,17 @@ struct Probes {
   std::vector<std::uint64_t> warm, sampled;
 };
 
-Probes probes_of(std::uint64_t offset, std::uint64_t bytes, std::mt19937_64& rng) {
+/// The region's lines a placement put there: every one, or the selected ones when scattered.
+std::vector<std::uint64_t> placed_lines(const Placement& p) {
+  std::vector<std::uint64_t> lines;
+  const std::uint64_t threshold = line_select::threshold_of(p.select_share);
+  for (std::uint64_t o = p.region_offset; o + kLine <= p.region_offset + p.region_bytes; o += kLine)
+    if (line_select::selected(o / kLine, p.select_seed, threshold)) lines.push_back(o);
+  return lines;
+}
+
+Probes probes_of(const Placement& pl, std::mt19937_64& rng) {
+  const std::uint64_t offset = pl.region_offset, bytes = pl.region_bytes;
   Probes p;
   const std::uint64_t first_page = offset / kPage, last_page = (offset + bytes - 1) / kPage;
   std::set<std::uint64_t> warm;
@@ -50,13 +61,25 @@ Probes probes_of(std::uint64_t offset, std::uint64_t bytes, std::mt19937_64& rng
     if (line >= offset) warm.insert(line);
   }
   p.warm.assign(warm.begin(), warm.end());
-  const std::uint64_t lines = bytes / kLine;
-  std::uniform_int_distribution<std::uint64_t> pick(0, lines - 1);
   std::set<std::uint64_t> chosen;
-  const std::uint64_t want = std::min<std::uint64_t>(kSampledLines, lines - warm.size());
-  while (chosen.size() < want) {
-    const std::uint64_t line = offset + pick(rng) * kLine;
-    if (!warm.count(line)) chosen.insert(line);
+  if (line_select::threshold_of(pl.select_share) >= line_select::kAll) {
+    const std::uint64_t lines = bytes / kLine;
+    std::uniform_int_distribution<std::uint64_t> pick(0, lines - 1);
+    const std::uint64_t want = std::min<std::uint64_t>(kSampledLines, lines - warm.size());
+    while (chosen.size() < want) {
+      const std::uint64_t line = offset + pick(rng) * kLine;
+      if (!warm.count(line)) chosen.insert(line);
+    }
+  } else {
+    // Scattered: among the lines placed (a warm line may be one; it is never sampled).
+    std::vector<std::uint64_t> candidates;
+    for (auto line : placed_lines(pl))
+      if (!warm.count(line)) candidates.push_back(line);
+    const std::uint64_t want = std::min<std::uint64_t>(kSampledLines, candidates.size());
+    if (!candidates.empty()) {
+      std::uniform_int_distribution<std::uint64_t> pick(0, candidates.size() - 1);
+      while (chosen.size() < want) chosen.insert(candidates[pick(rng)]);
+    }
   }
   p.sampled.assign(chosen.begin(), chosen.end());
   std::shuffle(p.sampled.begin(), p.sampled.end(), rng);
@@ -79,6 +102,8 @@ analysis::residency::Trial TrialRunner::run(const Placement& p) {
     fill.window.bytes = p.region_bytes;
     fill.hint = p.hint;
     fill.hint_fraction = p.hint_fraction;
+    fill.select_share = p.select_share;
+    fill.select_seed = p.select_seed;
     l2_.load_bulk(buffer_, fill);
   }
   if (p.traffic_bytes > 0) {
@@ -87,7 +112,7 @@ analysis::residency::Trial TrialRunner::run(const Placement& p) {
     traffic.bytes = p.traffic_bytes;
     l2_.load_bulk(buffer_, traffic);
   }
-  const auto probes = probes_of(p.region_offset, p.region_bytes, rng_);
+  const auto probes = probes_of(p, rng_);
   AccessSequence s;
   s.op = device::LoadOp::kCg;
   s.sm = 0;
@@ -114,6 +139,8 @@ analysis::residency::Trial TrialRunner::run(const Placement& p) {
   trial.hint = p.place ? to_string(p.hint) : "none";
   trial.hint_fraction = p.hint_fraction;
   trial.traffic_bytes = p.traffic_bytes;
+  trial.select_share = p.select_share;
+  trial.select_seed = p.select_seed;
   trial.cycles = t.cycles;
   return trial;
 }

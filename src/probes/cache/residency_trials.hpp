@@ -26,6 +26,10 @@ struct Placement {
   AccessWindow window;  ///< over the whole region when windowed
   EvictionHint hint = EvictionHint::kNone;
   double hint_fraction = 1.0;
+  /// A scattered placement: only the region's lines core/line_select.hpp selects at this share
+  /// and seed are placed, and sampled (1: the whole region).
+  double select_share = 1.0;
+  std::uint64_t select_seed = 0;
   std::uint64_t traffic_bytes = 0;
 };
 
