@@ -129,6 +129,9 @@ inline constexpr CategoryLabel kL2EvictLastCapRule[] = {
 inline constexpr FindingKey kL2EvictLastCapRule{"l2.evict_last.cap_rule", "class",
                                                 ValueKind::kCategory, labels::kL2EvictLastCapRule,
                                                 std::size(labels::kL2EvictLastCapRule)};
+inline constexpr FindingKey kL2PersistingCapRule{"l2.persisting.cap_rule", "class",
+                                                 ValueKind::kCategory, labels::kL2EvictLastCapRule,
+                                                 std::size(labels::kL2EvictLastCapRule)};
 
 // gpuprobe replay --runs (model.replay): the replay judged against the GPU's runs
 namespace labels {
@@ -291,6 +294,7 @@ inline constexpr const FindingKey* kKeys[] = {
     &kL2EvictLastMaxShare,
     &kL2DiscardDropsDirty,
     &kL2EvictLastCapRule,
+    &kL2PersistingCapRule,
     &kReplayFairPointsWithin,
     &kReplayFairPlateausWithin,
     &kReplayFairL1KneeError,

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <utility>
 #include <string>
 
 #include "analysis/l2_residency.hpp"
@@ -215,17 +216,22 @@ TEST(ResidencyJudge, CapRuleTellsPerSetFromAByteBudget) {
 }
 
 TEST(EvictionPriorityOnModel, TheCapIsFoundPerSetOrAByteBudgetAsModelled) {
-  for (bool budget : {false, true}) {
-    auto c = residency_model();
-    c.persisting.byte_budget = budget;
-    device::ModelDevice dev(c);
-    const auto f = run_on(dev, "cache.l2.eviction_priority");
-    const auto& rule = f.at(finding::kL2EvictLastCapRule.name);
-    EXPECT_EQ(rule.extra.value("label", ""), budget ? "byte_budget" : "per_set")
-        << rule.extra.dump();
-    EXPECT_GT(rule.confidence, 0.8) << rule.extra.dump();
-    EXPECT_EQ(rule.extra.value("cap_ways", 0), 8);
-  }
+  // evict_last lines and persisting-window lines share the cap: both experiments must find it.
+  const std::pair<const char*, const FindingKey*> experiments[] = {
+      {"cache.l2.eviction_priority", &finding::kL2EvictLastCapRule},
+      {"cache.l2.persisting", &finding::kL2PersistingCapRule}};
+  for (const auto& [id, key] : experiments)
+    for (bool budget : {false, true}) {
+      auto c = residency_model();
+      c.persisting.byte_budget = budget;
+      device::ModelDevice dev(c);
+      const auto f = run_on(dev, id);
+      const auto& rule = f.at(key->name);
+      EXPECT_EQ(rule.extra.value("label", ""), budget ? "byte_budget" : "per_set")
+          << id << " " << rule.extra.dump();
+      EXPECT_GT(rule.confidence, 0.8) << id << " " << rule.extra.dump();
+      EXPECT_EQ(rule.extra.value("cap_ways", 0), 8) << id;
+    }
 }
 
 rs::DiscardTrial discard_trial(bool discarded, std::uint64_t own, std::uint64_t marked,

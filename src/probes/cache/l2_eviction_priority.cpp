@@ -42,17 +42,13 @@ const EvictionHint kHints[] = {EvictionHint::kNone, EvictionHint::kEvictFirst,
                                EvictionHint::kEvictNormal, EvictionHint::kEvictLast,
                                EvictionHint::kEvictUnchanged};
 
-/// The scattered placement's share: a set's count of selected lines is Binomial(4 k, 1 / 4).
-constexpr double kScatterShare = 0.25;
-
 std::vector<Placement> plan_for(std::uint64_t l2, std::vector<std::uint64_t> set_asides,
                                 std::uint64_t found, int repeats, int ways) {
   std::vector<Placement> plan;
   const auto add = [&](Placement p) {
     for (int r = 0; r < repeats; ++r) {
       p.repeat = r;
-      // Each repetition scatters over other lines: independent draws of the sets' loads.
-      if (p.select_share < 1.0) p.select_seed = static_cast<std::uint64_t>(r) + 1;
+      p.select_seed = residency::scatter_seed(p, r);
       plan.push_back(p);
     }
   };
@@ -82,23 +78,11 @@ std::vector<Placement> plan_for(std::uint64_t l2, std::vector<std::uint64_t> set
       add(hinted("capacity", set_aside, static_cast<double>(l2) * share, EvictionHint::kEvictLast,
                  1.0, 2 * l2));
   add(hinted("fraction", set_asides.back(), quarter, EvictionHint::kEvictLast, 0.5, 2 * l2));
-  // Per set or a byte budget: the bytes of the set-aside's whole ways (k), contiguous (every
-  // set gets k lines) and scattered over four times the span (a set gets Binomial(4 k, 1 / 4)).
-  for (auto set_aside : set_asides) {
-    if (ways <= 0 || set_aside == 0) continue;
-    const std::uint64_t way_bytes = l2 / static_cast<std::uint64_t>(ways);
-    const std::uint64_t k = set_aside / way_bytes;
-    const std::uint64_t bytes = k * way_bytes / residency::kLine * residency::kLine;
-    if (k == 0 || bytes == 0) continue;
-    Placement even = hinted("cap_even", set_aside, 0, EvictionHint::kEvictLast, 1.0, 2 * l2);
-    even.region_bytes = bytes;
-    add(even);
-    Placement scattered = even;
-    scattered.group = "cap_scattered";
-    scattered.region_bytes = static_cast<std::uint64_t>(static_cast<double>(bytes) / kScatterShare);
-    scattered.select_share = kScatterShare;
-    add(scattered);
-  }
+  // Per set or a byte budget (residency::cap_placements).
+  for (auto set_aside : set_asides)
+    for (auto& p : residency::cap_placements(
+             hinted("cap", set_aside, 0, EvictionHint::kEvictLast, 1.0, 2 * l2), l2, ways, 0))
+      add(p);
   return plan;
 }
 
@@ -268,66 +252,6 @@ void add_discard_findings(ExperimentResult& r, const std::vector<rs::DiscardTria
   r.findings.push_back(f);
 }
 
-int cap_rule_code(const std::string& outcome) {
-  for (const auto& l : finding::labels::kL2EvictLastCapRule)
-    if (outcome == l.label) return l.code;
-  return -1;
-}
-
-/// l2.evict_last.cap_rule from the cap_even / cap_scattered trials, at the largest set-aside
-/// they ran at (results recorded before them, or without the L2's ways, have none).
-void add_cap_rule_findings(ExperimentResult& r, const rs::Samples& s, const rs::Classifier& c) {
-  std::vector<std::uint64_t> set_asides;
-  for (const auto& t : s.trials)
-    if (t.group == "cap_scattered" &&
-        std::find(set_asides.begin(), set_asides.end(), t.set_aside_bytes) == set_asides.end())
-      set_asides.push_back(t.set_aside_bytes);
-  if (set_asides.empty()) return;
-  std::sort(set_asides.begin(), set_asides.end());
-  Curve table{"cap_rule",
-              {"set_aside_bytes", "cap_ways", "even_kept", "scattered_kept", "predicted_per_set",
-               "predicted_byte_budget", "outcome"},
-              {}};
-  json by_set_aside = json::object();
-  rs::CapRuleVerdict judged;
-  for (auto b : set_asides) {
-    judged = rs::judge_cap_rule(s.trials, c, s.l2_bytes, s.l2_ways, b);
-    table.rows.push_back({b, judged.cap_ways, judged.even_kept, judged.scattered_kept,
-                          judged.predicted_per_set, judged.predicted_byte_budget, judged.outcome});
-    by_set_aside[std::to_string(b)] = judged.outcome;
-  }
-  const auto& v = judged;  // the largest set-aside's
-  Finding f{finding::kL2EvictLastCapRule.name,
-            static_cast<double>(cap_rule_code(v.outcome)),
-            finding::kL2EvictLastCapRule.unit,
-            v.confidence,
-            "where the cap on evict_last lines applies: per set (the set-aside's k ways of every "
-            "set) or as a byte budget over the whole L2. The set-aside's k ways' bytes placed "
-            "evict_last contiguously (every set gets k lines) and scattered at random over four "
-            "times the span (a set gets Binomial(4 k, 1/4) lines), then traffic of 2 x L2: a "
-            "per-set cap loses the lines a set gets beyond k, a byte budget keeps both alike",
-            json::object()};
-  f.extra = {{"label", v.outcome},
-             {"set_aside_bytes", v.set_aside_bytes},
-             {"cap_ways", v.cap_ways},
-             {"lines_per_set", v.lines_per_set},
-             {"even_kept", v.even_kept},
-             {"scattered_kept", v.scattered_kept},
-             {"predicted_per_set", v.predicted_per_set},
-             {"predicted_byte_budget", v.predicted_byte_budget},
-             {"z_per_set", v.z_per_set},
-             {"z_byte_budget", v.z_byte_budget},
-             {"z_between", v.z_between},
-             {"sampled_lines_even", v.even_lines},
-             {"sampled_lines_scattered", v.scattered_lines},
-             {"outcome_by_set_aside_bytes", by_set_aside}};
-  r.findings.push_back(f);
-  table.hints = table_hints(
-      "evict_last kept, contiguous against scattered, and what each cap "
-      "rule predicts");
-  r.curves.push_back(table);
-}
-
 void L2EvictionPriority::analyze(ExperimentResult& r) const {
   if (r.status == Status::kWaived) return;
   counters::cross_check(r);
@@ -459,7 +383,13 @@ void L2EvictionPriority::analyze(ExperimentResult& r) const {
   r.curves.push_back(table);
   capacity.hints = table_hints("how much of the L2 evict_last lines held");
   r.curves.push_back(capacity);
-  add_cap_rule_findings(r, s, c);
+  residency::add_cap_rule(
+      r, s, c, finding::kL2EvictLastCapRule,
+      "where the cap on evict_last lines applies: per set (the set-aside's k ways of every set) "
+      "or as a byte budget over the whole L2. The set-aside's k ways' bytes placed evict_last "
+      "contiguously (every set gets k lines) and scattered at random over a span 1 / share "
+      "times larger (a set gets Binomial(k / share, share) lines), then traffic of 2 x L2: a "
+      "per-set cap loses the lines a set gets beyond k, a byte budget keeps both alike");
   add_discard_findings(r, s.discard);
   const auto counter_statistics =
       r.statistics.contains("counters") ? r.statistics["counters"] : json();

@@ -40,22 +40,35 @@ constexpr std::uint64_t kSecondLayoutGap = 6 * kMiB;  // not a multiple of any p
 struct Plan {
   std::vector<Placement> trials;
   std::uint64_t area = 0;
+  std::uint64_t cap_end = 0;  ///< where the cap trials' regions end (they start at 0)
 };
 
 Plan plan_for(std::uint64_t l2, std::uint64_t max_set_aside, std::uint64_t max_window,
               std::uint64_t found, const std::vector<std::int64_t>& window_percent,
-              const std::vector<std::int64_t>& hit_percent, int repeats) {
+              const std::vector<std::int64_t>& hit_percent, int repeats, int ways) {
   Plan plan;
   const double s = static_cast<double>(max_set_aside);
   const auto window = [&](double bytes) { return std::min(whole_mib(bytes), max_window); };
   std::uint64_t largest = std::max(kControlBytes, window(static_cast<double>(l2) / 4));
   for (auto p : window_percent) largest = std::max(largest, window(s * p / 100.0));
+  // Per set or a byte budget: the largest set-aside's whole ways, contiguous and scattered.
+  Placement cap_base;
+  cap_base.group = "cap";
+  cap_base.set_aside_bytes = max_set_aside;
+  cap_base.windowed = true;
+  cap_base.window.hit_ratio = 1.0;
+  cap_base.window.hit = AccessProperty::kPersisting;
+  cap_base.window.miss = AccessProperty::kStreaming;
+  cap_base.traffic_bytes = 2 * l2;
+  const auto caps = residency::cap_placements(cap_base, l2, ways, max_window);
+  for (const auto& p : caps) plan.cap_end = std::max(plan.cap_end, p.region_bytes);
   largest = std::max(largest, window(2 * s));
   plan.area = (largest + kSecondLayoutGap + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB);
   const std::uint64_t second = plan.area + kSecondLayoutGap;
   const auto add = [&](Placement p) {
     for (int r = 0; r < repeats; ++r) {
       p.repeat = r;
+      p.select_seed = residency::scatter_seed(p, r);
       plan.trials.push_back(p);
     }
   };
@@ -106,6 +119,7 @@ Plan plan_for(std::uint64_t l2, std::uint64_t max_set_aside, std::uint64_t max_w
   add(windowed("confirm", full, second, window(1.5 * s), 0.5, P, S, heavy));
   add(windowed("confirm", full, second, window(2 * s), 0.75, P, S, heavy));
   add(windowed("confirm", whole_mib(s / 2), second, window(s), 1.0, P, S, heavy));
+  for (const auto& p : caps) add(p);
   return plan;
 }
 
@@ -116,8 +130,9 @@ class L2Persisting : public Experiment {
     return "what the persisting L2 set-aside keeps: the driver's limits, then windows "
            "(cudaAccessPolicyWindow, hitProp persisting) of several sizes, set-asides and hit "
            "ratios, each followed by plain traffic of 2 x L2 and a timed first pass over 512 "
-           "sampled lines; the capacity rule, checked on a second layout; hitProp streaming and "
-           "missProp against plain loads";
+           "sampled lines; the capacity rule, checked on a second layout; whether the capacity "
+           "is per set (contiguous against scattered lines); hitProp streaming and missProp "
+           "against plain loads";
   }
   std::vector<std::string> depends_on() const override { return {"cache.l2.ways"}; }
   std::vector<std::string> produces() const override { return {"l2.persisting.*"}; }
@@ -165,17 +180,20 @@ void L2Persisting::run(Context& ctx, ExperimentResult& r) const {
   const auto axes = axis_values(ctx.options);
   const std::uint64_t l2_bytes = ctx.device.info().l2_bytes;
   SetAsideGuard guard(*l2);
+  const auto ways = ctx.prior.get(finding::kCacheL2Ways);
+  const int l2_ways = ways ? static_cast<int>(ways->value) : 0;
   const auto plan =
       plan_for(l2_bytes, limits.max_set_aside_bytes, limits.max_window_bytes, guard.found(),
                axes.ints("window_percent"), axes.ints("hit_ratio_percent"),
-               static_cast<int>(axes.ints("repeats").front()));
-  const std::uint64_t traffic_offset = 2 * plan.area + kSecondLayoutGap;
+               static_cast<int>(axes.ints("repeats").front()), l2_ways);
+  // The traffic lies past every region: both layouts and the cap trials' spans.
+  const std::uint64_t traffic_offset = std::max(
+      2 * plan.area + kSecondLayoutGap, (plan.cap_end + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB));
   auto buffer = seq->alloc_probe_buffer(traffic_offset + 2 * l2_bytes);
   residency::TrialRunner runner(*l2, *seq, *buffer, traffic_offset, ctx.options.seed);
   rs::Samples samples;
   samples.l2_bytes = l2_bytes;
-  if (const auto ways = ctx.prior.get(finding::kCacheL2Ways))
-    samples.l2_ways = static_cast<int>(ways->value);
+  samples.l2_ways = l2_ways;
   samples.max_set_aside_bytes = limits.max_set_aside_bytes;
   samples.max_window_bytes = limits.max_window_bytes;
   samples.set_aside_found_bytes = guard.found();
@@ -309,7 +327,8 @@ void L2Persisting::analyze(ExperimentResult& r) const {
               {}};
   std::size_t agree = 0, specs = 0;
   for (const auto& t : s.trials) {
-    if (!t.windowed || t.repeat != 0) continue;
+    if (!t.windowed || t.repeat != 0 || t.group == "cap_even" || t.group == "cap_scattered")
+      continue;
     const auto same = rs::retention_of(s.trials, c, [&](const rs::Trial& u) {
       return u.group == t.group && u.region_offset == t.region_offset &&
              u.region_bytes == t.region_bytes && u.set_aside_bytes == t.set_aside_bytes &&
@@ -404,6 +423,14 @@ void L2Persisting::analyze(ExperimentResult& r) const {
                     .with_model({"predicted"})
                     .points();
   r.curves.push_back(curve);
+  residency::add_cap_rule(
+      r, s, c, finding::kL2PersistingCapRule,
+      "where the persisting capacity applies: per set (the set-aside's k ways of every set) or "
+      "as a byte budget over the whole L2. The set-aside's k ways' bytes loaded under a "
+      "persisting window (hitRatio 1) contiguously (every set gets k lines) and scattered at "
+      "random over a span 1 / share times larger (a set gets Binomial(k / share, share) lines; "
+      "the window covers the span), then traffic of 2 x L2: a per-set cap loses the lines a "
+      "set gets beyond k, a byte budget keeps both alike");
   r.statistics = residency::classification_statistics(c);
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/finding_names.hpp"
 #include "core/line_select.hpp"
 
 namespace gpuprobe::probes::residency {
@@ -143,6 +144,92 @@ analysis::residency::Trial TrialRunner::run(const Placement& p) {
   trial.select_seed = p.select_seed;
   trial.cycles = t.cycles;
   return trial;
+}
+
+std::uint64_t scatter_seed(const Placement& p, int repeat) {
+  return p.select_share < 1.0 ? static_cast<std::uint64_t>(repeat) + 1 : 0;
+}
+
+std::vector<Placement> cap_placements(Placement base, std::uint64_t l2_bytes, int ways,
+                                      std::uint64_t max_span) {
+  if (ways <= 0 || base.set_aside_bytes == 0) return {};
+  const std::uint64_t way_bytes = l2_bytes / static_cast<std::uint64_t>(ways);
+  const std::uint64_t k = way_bytes ? base.set_aside_bytes / way_bytes : 0;
+  const std::uint64_t bytes = k * way_bytes / kLine * kLine;
+  if (bytes == 0) return {};
+  for (std::uint64_t spread : {4, 3, 2}) {
+    const std::uint64_t span = bytes * spread;
+    if (max_span != 0 && span > max_span) continue;
+    Placement even = base;
+    even.group = "cap_even";
+    even.region_offset = 0;
+    even.region_bytes = bytes;
+    even.select_share = 1.0;
+    Placement scattered = even;
+    scattered.group = "cap_scattered";
+    scattered.region_bytes = span;
+    scattered.select_share = 1.0 / static_cast<double>(spread);
+    return {even, scattered};
+  }
+  return {};
+}
+
+namespace {
+
+int cap_rule_code(const std::string& outcome) {
+  for (const auto& l : finding::labels::kL2EvictLastCapRule)
+    if (outcome == l.label) return l.code;
+  return -1;
+}
+
+}  // namespace
+
+void add_cap_rule(ExperimentResult& r, const analysis::residency::Samples& s,
+                  const analysis::residency::Classifier& c, const FindingKey& key,
+                  const std::string& method) {
+  namespace rs = analysis::residency;
+  std::vector<std::uint64_t> set_asides;
+  for (const auto& t : s.trials)
+    if (t.group == "cap_scattered" &&
+        std::find(set_asides.begin(), set_asides.end(), t.set_aside_bytes) == set_asides.end())
+      set_asides.push_back(t.set_aside_bytes);
+  if (set_asides.empty()) return;
+  std::sort(set_asides.begin(), set_asides.end());
+  Curve table{"cap_rule",
+              {"set_aside_bytes", "cap_ways", "even_kept", "scattered_kept", "predicted_per_set",
+               "predicted_byte_budget", "outcome"},
+              {}};
+  nlohmann::json by_set_aside = nlohmann::json::object();
+  rs::CapRuleVerdict v;
+  for (auto b : set_asides) {
+    v = rs::judge_cap_rule(s.trials, c, s.l2_bytes, s.l2_ways, b);
+    table.rows.push_back({b, v.cap_ways, v.even_kept, v.scattered_kept, v.predicted_per_set,
+                          v.predicted_byte_budget, v.outcome});
+    by_set_aside[std::to_string(b)] = v.outcome;
+  }
+  // v: the largest set-aside's verdict.
+  Finding f{key.name, static_cast<double>(cap_rule_code(v.outcome)),
+            key.unit, v.confidence,
+            method,   nlohmann::json::object()};
+  f.extra = {{"label", v.outcome},
+             {"set_aside_bytes", v.set_aside_bytes},
+             {"cap_ways", v.cap_ways},
+             {"lines_per_set", v.lines_per_set},
+             {"even_kept", v.even_kept},
+             {"scattered_kept", v.scattered_kept},
+             {"predicted_per_set", v.predicted_per_set},
+             {"predicted_byte_budget", v.predicted_byte_budget},
+             {"z_per_set", v.z_per_set},
+             {"z_byte_budget", v.z_byte_budget},
+             {"z_between", v.z_between},
+             {"sampled_lines_even", v.even_lines},
+             {"sampled_lines_scattered", v.scattered_lines},
+             {"outcome_by_set_aside_bytes", by_set_aside}};
+  r.findings.push_back(f);
+  table.hints = table_hints(
+      "kept after traffic of 2 x L2, contiguous against scattered "
+      "placement, and what each cap rule predicts");
+  r.curves.push_back(table);
 }
 
 std::uint64_t whole_mib(double bytes) {

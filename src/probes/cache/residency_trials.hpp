@@ -58,6 +58,27 @@ class TrialRunner {
   std::uint64_t current_set_aside_ = ~std::uint64_t{0};
 };
 
+/// The seed of repetition `repeat` of a placement: a scattered one selects other lines each
+/// time (independent draws of the sets' loads); 0 for a contiguous one.
+std::uint64_t scatter_seed(const Placement& p, int repeat);
+
+/// The two placements analysis::residency::judge_cap_rule compares, from `base` (its set-aside,
+/// hint or window, traffic): the bytes of the set-aside's whole ways (k = floor(ways x
+/// set-aside / L2)) contiguous ("cap_even": a hashed index gives every set k lines) and
+/// scattered ("cap_scattered": lines selected at share 1/4 over a span four times larger, or at
+/// 1/3 or 1/2 where that span would pass max_span, 0 for none), so that a set gets
+/// Binomial(k / share, share) lines. A windowed base's window covers the whole region. None
+/// when ways is 0, the set-aside holds no whole way or no span fits.
+std::vector<Placement> cap_placements(Placement base, std::uint64_t l2_bytes, int ways,
+                                      std::uint64_t max_span);
+
+/// Adds finding `key` (a category of finding::labels::kL2EvictLastCapRule's labels) and the
+/// curve "cap_rule" from the samples' cap_even / cap_scattered trials, judged at the largest
+/// set-aside they ran at (nothing when there are none: results recorded before them).
+void add_cap_rule(ExperimentResult& r, const analysis::residency::Samples& s,
+                  const analysis::residency::Classifier& c, const FindingKey& key,
+                  const std::string& method);
+
 /// The region both controls use: read at once (near and far hits) or never placed (misses).
 inline constexpr std::uint64_t kControlBytes = std::uint64_t{8} << 20;
 /// `bytes` rounded down to whole MiB, at least 1 MiB (regions, windows and set-asides asked).
