@@ -430,6 +430,13 @@ void set_persisting(ModelConfig& c, const ResultFindings& f) {
     c.persisting.max_window_bytes =
         bytes > 0 ? std::min(static_cast<std::uint64_t>(bytes), std::uint64_t{1} << 40) : 0;
   }
+  // Where the cap applies (per set unless a cap-rule finding says a byte budget).
+  for (const auto* key : {&finding::kL2EvictLastCapRule, &finding::kL2PersistingCapRule})
+    if (f.has(key->name)) {
+      const json& x = f.extras.at(key->name);
+      c.persisting.byte_budget = x.is_object() && x.value("label", std::string()) == "byte_budget";
+      break;
+    }
   const std::string discard = finding::kL2DiscardDropsDirty.name;
   if (f.has(discard)) {
     const json& x = f.extras.at(discard);
@@ -466,8 +473,11 @@ json not_measured_list(const ModelConfig& c, const ResultFindings& f, const L1Ta
     not_measured.push_back("the persisting L2 set-aside (cache.l2.persisting): none modelled");
   else
     not_measured.push_back(
-        "the ways evict_last lines may take without a set-aside (0 modelled) and whether the "
-        "evict_last cap is per set (the set-aside's whole ways of every set modelled)");
+        std::string("the ways evict_last lines may take without a set-aside (0 modelled)") +
+        (f.has(finding::kL2EvictLastCapRule.name) || f.has(finding::kL2PersistingCapRule.name)
+             ? ""
+             : " and whether the evict_last cap is per set (the set-aside's whole ways of every "
+               "set modelled)"));
   if (!f.has(finding::kL2DiscardDropsDirty.name))
     not_measured.push_back(
         "discard.global.L2 of dirty lines (cache.l2.eviction_priority): dropped, as the PTX ISA "
@@ -569,7 +579,9 @@ std::string accelsim_config(const json& model) {
                             : 0.0;
     o << "# L2 persisting (not in the syntax): a set-aside of up to "
       << c.persisting.max_set_aside_bytes << " B (" << ways << " of " << c.l2.ways
-      << " ways of every set) holds persisting-window and evict_last lines; access-policy "
+      << (c.persisting.byte_budget ? " ways' bytes, a byte budget over every set)"
+                                   : " ways of every set)")
+      << " holds persisting-window and evict_last lines; access-policy "
          "windows up to "
       << c.persisting.max_window_bytes << " B; evict_first and streaming lines go first\n"
       << "# discard.global.L2 of a dirty line: "

@@ -471,8 +471,11 @@ TEST(ModelExport, PersistingLimitsAndDiscardReachTheModel) {
       {{"id", "cache.l2.eviction_priority"},
        {"status", "passed"},
        {"findings", nlohmann::json::array(
-                        {finding("l2.discard.drops_dirty", 0, {{"outcome", "written_back"}})})}});
+                        {finding("l2.discard.drops_dirty", 0, {{"outcome", "written_back"}}),
+                         finding("l2.evict_last.cap_rule", 1, {{"label", "byte_budget"}})})}});
   const auto m = device::model_from_result(result);
+  EXPECT_EQ(m.at("l2_persisting_byte_budget"), true);
+  EXPECT_EQ(device::model_config_from_json(m).persisting.byte_budget, true);
   EXPECT_EQ(m.at("l2_persisting_max_set_aside_bytes").get<std::uint64_t>(), 39321600u);
   EXPECT_EQ(m.at("l2_access_policy_max_window_bytes").get<std::uint64_t>(), 134217728u);
   EXPECT_EQ(m.at("l2_discard_writes_back"), true);
@@ -481,6 +484,7 @@ TEST(ModelExport, PersistingLimitsAndDiscardReachTheModel) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("discard.global.L2 of a dirty line: written back first"), std::string::npos);
+  EXPECT_NE(text.find("a byte budget over every set"), std::string::npos) << text;
 }
 
 // Measured L1 tags (cache.l1.tag_sets with its XOR masks) that name more lines than the L1
