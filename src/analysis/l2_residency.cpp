@@ -275,11 +275,9 @@ CapRuleVerdict judge_cap_rule(const std::vector<Trial>& trials, const Classifier
   const int n = static_cast<int>(std::lround(w * static_cast<double>(scattered.span) / l2));
   const double share = static_cast<double>(scattered.placed) / static_cast<double>(scattered.span);
   v.lines_per_set = n * share;
-  // What the even placement kept of what a per-set cap lets it keep: the losses not the cap's.
-  const double even_allowed =
-      std::min(1.0, v.cap_ways / (w * static_cast<double>(even.placed) / l2));
-  const double rho = std::min(1.0, even.kept / even_allowed);
-  v.predicted_per_set = rho * binomial_capped_share(n, share, v.cap_ways);
+  // Not scaled by what the even placement lost: a contiguous range's lines land a few sets
+  // one line over k (the hash is not perfectly even), a loss the random draw already has.
+  v.predicted_per_set = binomial_capped_share(n, share, v.cap_ways);
   v.predicted_byte_budget = std::min(
       1.0, even.kept * static_cast<double>(even.placed) / static_cast<double>(scattered.placed));
   const double se_s = share_se(scattered.kept, scattered.lines);

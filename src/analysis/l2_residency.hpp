@@ -162,8 +162,7 @@ RuleFit fit_rule(const std::vector<RulePoint>& points, std::uint64_t l2_bytes, i
 /// spreads evenly: every set gets about the same lines) and "cap_scattered" (lines picked at
 /// random over a span `1 / share` times larger: a set's count is Binomial(n, share), n the
 /// span's lines per set). A byte budget keeps both alike; a per-set cap of k ways loses in the
-/// scattered placement what each set gets beyond k: E[min(X, k)] / E[X] of it, scaled by what
-/// the even placement kept of what the cap allows there.
+/// scattered placement what each set gets beyond k: E[min(X, k)] / E[X] of it stays.
 struct CapRuleVerdict {
   std::string outcome = "undecided";  ///< per_set, byte_budget, neither or undecided
   std::uint64_t set_aside_bytes = 0;

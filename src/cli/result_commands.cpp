@@ -1,5 +1,6 @@
 #include "cli/result_commands.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -45,6 +46,22 @@ int analyze_command(const std::string& path, const std::string& format, std::ost
     json findings = json::array();
     for (const auto& f : r->findings) findings.push_back(to_json(f));
     e["findings"] = findings;
+    // The curves the analysis draws are re-derived with the findings (a curve of the same name
+    // replaced, inline); the curves the run measured stay as recorded.
+    if (!r->curves.empty()) {
+      json curves = e.contains("curves") && e["curves"].is_array() ? e["curves"] : json::array();
+      const json analysed = to_json(*r);
+      for (const auto& fresh : analysed.at("curves")) {
+        const auto same = std::find_if(curves.begin(), curves.end(), [&](const json& c) {
+          return c.is_object() && c.value("name", "") == fresh.at("name");
+        });
+        if (same != curves.end())
+          *same = fresh;
+        else
+          curves.push_back(fresh);
+      }
+      e["curves"] = curves;
+    }
     if (!e.contains("statistics") || !e["statistics"].is_object()) e["statistics"] = json::object();
     e["statistics"].update(r->statistics);
     // The analysis finds failed checks too (rows failing verification): the experiment is an

@@ -12,6 +12,7 @@
 #include "cli/app.hpp"
 #include "cli_runner.hpp"
 #include "core/finding_value.hpp"
+#include "core/json_input.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -225,6 +226,44 @@ TEST(Cli, ModelCharacterizeWritesCompleteResult) {
   EXPECT_NE(same.out.find(" 0% "), std::string::npos);
   EXPECT_EQ(same.out.find("%+"), std::string::npos);
   expect_one_line_error(gp({"compare", (dir / "result.json").string()}), "required");
+  fs::remove_all(dir);
+}
+
+// analyze re-derives the curves its analysis draws (a stale row replaced, the CSV beside the
+// result no longer named) and keeps the curves it does not draw as recorded.
+TEST(Cli, AnalyzeRederivesTheAnalysisCurvesAndKeepsTheOthers) {
+  auto recorded = json_input::load_result(std::string(GPUPROBE_SOURCE_DIR) +
+                                          "/results/h100/l2_cap_rule/result.json.gz");
+  nlohmann::json* cap = nullptr;
+  for (auto& e : recorded["experiments"]) {
+    if (e["id"] != "cache.l2.eviction_priority") continue;
+    for (auto& c : e["curves"])
+      if (c["name"] == "cap_rule") cap = &c;
+    e["curves"].push_back({{"name", "measured_only"}, {"columns", {"x"}}, {"rows", {{1}}}});
+  }
+  ASSERT_NE(cap, nullptr);
+  const auto truth = (*cap)["rows"];
+  (*cap)["rows"][0][4] = 0.123;  // a stale predicted_per_set
+  const auto dir = temp_dir("analyze_curves");
+  fs::create_directories(dir);
+  std::ofstream(dir / "result.json") << recorded.dump();
+  const auto out = gp({"analyze", (dir / "result.json").string(), "--format", "json"});
+  ASSERT_EQ(out.code, 0) << out.err;
+  const auto again = nlohmann::json::parse(out.out);
+  bool kept = false, rederived = false;
+  for (const auto& e : again["experiments"]) {
+    if (e["id"] != "cache.l2.eviction_priority") continue;
+    for (const auto& c : e["curves"]) {
+      kept = kept || (c["name"] == "measured_only" && c["rows"] == nlohmann::json{{1}});
+      if (c["name"] != "cap_rule") continue;
+      rederived = true;
+      EXPECT_FALSE(c.contains("file"));
+      EXPECT_NE(c["rows"][0][4], 0.123);
+      EXPECT_EQ(c["rows"][0][3], truth[0][3]);  // a measured share, as recorded
+    }
+  }
+  EXPECT_TRUE(kept);
+  EXPECT_TRUE(rederived);
   fs::remove_all(dir);
 }
 
