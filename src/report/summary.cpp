@@ -234,8 +234,18 @@ void residency_line(const FindingIndex& idx, SummaryCard& card) {
     s += " evict_last outlasts plain loads: " + display_text(*last) + ", holds at most " +
          percent_of(idx, fk::kL2EvictLastMaxShare.name) +
          " of the L2; evict_first goes first: " + shown(idx, fk::kL2EvictFirstGoesFirst.name);
-  if (idx.get(fk::kL2EvictLastCapRule.name))
-    s += "; evict_last's cap applies " + shown(idx, fk::kL2EvictLastCapRule.name);
+  const std::string last_cap = idx.get(fk::kL2EvictLastCapRule.name)
+                                   ? shown(idx, fk::kL2EvictLastCapRule.name)
+                                   : std::string();
+  const std::string window_cap = idx.get(fk::kL2PersistingCapRule.name)
+                                     ? shown(idx, fk::kL2PersistingCapRule.name)
+                                     : std::string();
+  if (!last_cap.empty() && last_cap == window_cap)
+    s += "; the cap on evict_last and persisting-window lines applies " + last_cap;
+  else {
+    if (!last_cap.empty()) s += "; evict_last's cap applies " + last_cap;
+    if (!window_cap.empty()) s += "; persisting windows' cap applies " + window_cap;
+  }
   if (idx.get(fk::kL2DiscardDropsDirty.name))
     s += "; discard.global.L2 drops dirty data (no write-back): " +
          shown(idx, fk::kL2DiscardDropsDirty.name);

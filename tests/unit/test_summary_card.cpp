@@ -235,7 +235,8 @@ TEST(SummaryCard, PersistingAndEvictionPriorityAreOneLineInWords) {
        {"findings",
         json::array(
             {f("l2.evict_last.protects", 1, "bool"), f("l2.evict_last.max_share", 0.62, "fraction"),
-             f("l2.evict_first.goes_first", 1, "bool"), f("l2.discard.drops_dirty", 0, "bool")})}});
+             f("l2.evict_first.goes_first", 1, "bool"), f("l2.discard.drops_dirty", 0, "bool"),
+             f("l2.evict_last.cap_rule", 0, "class", {{"label", "per_set"}})})}});
   // The card wraps long lines: read it with each wrap undone.
   std::string text;
   for (char ch : report::summary_text(report::summary_card(r)))
@@ -253,6 +254,8 @@ TEST(SummaryCard, PersistingAndEvictionPriorityAreOneLineInWords) {
       << line;
   EXPECT_NE(line.find("evict_first goes first: yes"), std::string::npos) << line;
   EXPECT_NE(line.find("drops dirty data (no write-back): no"), std::string::npos) << line;
+  // Only evict_last's cap was measured: said for evict_last alone.
+  EXPECT_NE(line.find("evict_last's cap applies per set"), std::string::npos) << line;
   EXPECT_EQ(report::summary_text(report::summary_card(h200())).find("L2 persisting"),
             std::string::npos);
 }
