@@ -16,6 +16,8 @@ std::string Samples::problem() const {
   for (const auto& t : trials) {
     if (t.cycles.empty())
       return "a trial of group " + text_input::quoted(t.group) + " has no cycles";
+    if (!(t.select_share > 0.0 && t.select_share <= 1.0))
+      return "a trial of group " + text_input::quoted(t.group) + " has select_share outside (0, 1]";
     there += t.group == "control_there";
     gone += t.group == "control_gone";
   }

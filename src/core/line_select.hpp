@@ -20,6 +20,7 @@ inline constexpr std::uint64_t kAll = std::uint64_t{1} << 32;
 /// The threshold of a share in (0, 1]: a line is selected when its 32-bit hash is below it.
 inline std::uint64_t threshold_of(double share) {
   if (!(share < 1.0)) return kAll;
+  if (!(share > 0.0)) return 0;  // none (and no undefined conversion of a negative or NaN)
   return static_cast<std::uint64_t>(share * static_cast<double>(kAll));
 }
 

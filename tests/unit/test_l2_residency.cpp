@@ -215,6 +215,22 @@ TEST(ResidencyJudge, CapRuleTellsPerSetFromAByteBudget) {
   EXPECT_LT(v.z_between, 2.0);
 }
 
+TEST(ResidencyJudge, AScatteredShareOutsideZeroToOneIsBadInput) {
+  rs::Samples s;
+  s.l2_bytes = 60 * kMiB;
+  s.trials = cap_trials(1.0, 0.88);
+  EXPECT_EQ(s.problem(), "");
+  for (double bad : {0.0, -3.0, 1.5}) {
+    s.trials.back().select_share = bad;
+    EXPECT_NE(s.problem().find("select_share outside (0, 1]"), std::string::npos) << bad;
+  }
+  // Trials recorded before scattered placements (no select_share) read as whole regions.
+  nlohmann::json old = rs::Trial{};
+  old.erase("select_share");
+  old.erase("select_seed");
+  EXPECT_DOUBLE_EQ(old.get<rs::Trial>().select_share, 1.0);
+}
+
 TEST(EvictionPriorityOnModel, TheCapIsFoundPerSetOrAByteBudgetAsModelled) {
   // evict_last lines and persisting-window lines share the cap: both experiments must find it.
   const std::pair<const char*, const FindingKey*> experiments[] = {
