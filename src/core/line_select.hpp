@@ -24,16 +24,21 @@ inline std::uint64_t threshold_of(double share) {
   return static_cast<std::uint64_t>(share * static_cast<double>(kAll));
 }
 
-/// splitmix64's finaliser of (line ^ seed): every bit of the line number moves the hash, so the
-/// selection is independent of where the line falls in a hashed cache's sets.
+/// splitmix64's finaliser of x + the golden-ratio increment: every bit of x moves every bit.
+/// (Also the modelled GPU's hash of line numbers.)
+GP_HOST_DEVICE inline std::uint64_t mix64(std::uint64_t x) {
+  std::uint64_t z = x + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// mix64(line ^ seed): every bit of the line number moves the hash, so the selection is
+/// independent of where the line falls in a hashed cache's sets.
 GP_HOST_DEVICE inline bool selected(std::uint64_t line, std::uint64_t seed,
                                     std::uint64_t threshold) {
   if (threshold >= kAll) return true;
-  std::uint64_t z = (line ^ seed) + 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (z >> 32) < threshold;
+  return (mix64(line ^ seed) >> 32) < threshold;
 }
 
 }  // namespace gpuprobe::line_select

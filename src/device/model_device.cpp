@@ -332,11 +332,7 @@ void ModelDevice::load_bulk(ProbeBuffer& buffer, const BulkLoads& loads) {
     // priority), the rest the miss property (or evict_unchanged).
     // splitmix64's finalizer: the choice is independent of the line's set (a plain
     // multiplicative hash is not, over the members of one hashed set).
-    std::uint64_t z = o / line + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    const double u = static_cast<double>(z >> 11) * 0x1.0p-53;
+    const double u = static_cast<double>(line_select::mix64(o / line) >> 11) * 0x1.0p-53;
     Mark m = Mark::kKeep;
     if (loads.windowed && o >= loads.window.offset && o < loads.window.offset + loads.window.bytes)
       m = of_property(u < loads.window.hit_ratio ? loads.window.hit : loads.window.miss);

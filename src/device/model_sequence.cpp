@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/line_select.hpp"
 #include "core/text_input.hpp"
 
 namespace gpuprobe::device {
@@ -139,13 +140,7 @@ void SetCache::clear() {
 
 namespace {
 
-/// splitmix64's finaliser of x + the golden-ratio increment: every bit of x moves every bit.
-std::uint64_t mix64(std::uint64_t x) {
-  std::uint64_t z = x + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+using line_select::mix64;
 
 }  // namespace
 
